@@ -1,0 +1,255 @@
+"""Binary calibration metrics as Polars expressions.
+
+Each function takes the probability of the positive class and a 0/1 label (column
+names or expressions) and returns an aggregating ``pl.Expr``: one Float64 value per
+group in ``select``, ``group_by().agg``, ``group_by_dynamic().agg``, ``rolling`` and
+``over``, in the in-memory and the streaming engine.
+
+Data policy, the same for every metric:
+
+* a row whose probability, label or weight is null is ignored, and counts toward
+  no denominator;
+* a group holding a probability outside [0, 1] or NaN, a label other than 0/1, or
+  a negative, NaN or infinite weight gives **null** (never a number);
+* a group with no usable row (or zero total weight) gives null.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_calib._exprs import IntoExpr, check_choice
+from polars_calib.binning import Binning
+from polars_calib.stats import (
+    NORMS,
+    binary_outcomes,
+    binned_error,
+    log_loss_term,
+    squared_error,
+    weighted_mean,
+)
+
+
+def ece(
+    prob: IntoExpr,
+    label: IntoExpr,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    norm: str = "l1",
+    weight: IntoExpr | None = None,
+) -> pl.Expr:
+    r"""Expected calibration error of binary probabilities.
+
+    Parameters
+    ----------
+    prob
+        Probability of the positive class, in [0, 1].
+    label
+        Outcome: bool, or integers/floats equal to 0 or 1.
+    n_bins
+        Number of bins, a positive int.
+    strategy
+        ``"uniform"``: equal-width bins; ``"quantile"``: equal-mass bins with edges at
+        the linear-interpolation quantiles of the group's probabilities.
+    closed
+        ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ..., ((B-1)/B, 1]``;
+        ``"left"``: ``[0, 1/B), ..., [(B-1)/B, 1]``.
+    norm
+        ``"l1"`` (ECE), ``"l2"`` (RMSCE) or ``"max"`` (MCE).
+    weight
+        Optional non-negative sample weights; every count and mean becomes weighted.
+
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
+
+    Notes
+    -----
+    With :math:`W_b` the weight in bin :math:`b`, :math:`W = \sum_b W_b` and
+    :math:`\mathrm{gap}_b` the observed frequency of positives minus the mean
+    predicted probability in the bin,
+
+    * ``l1``: :math:`\sum_b (W_b / W) |\mathrm{gap}_b|` (Naeini et al., 2015),
+    * ``l2``: :math:`\sqrt{\sum_b (W_b / W)\, \mathrm{gap}_b^2}`,
+    * ``max``: :math:`\max_b |\mathrm{gap}_b|` over bins with :math:`W_b > 0`.
+
+    Empty bins contribute nothing. Edges are exact: ``0.7`` with 10 bins is in
+    ``(0.6, 0.7]`` right-closed and in ``[0.7, 0.8)`` left-closed. Quantile edges are
+    the unweighted quantiles of the group's probabilities; tied edges give empty bins.
+
+    Examples
+    --------
+    The 10-item worked example with three bins:
+
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({
+    ...     "p": [0.61, 0.39, 0.31, 0.76, 0.22, 0.59, 0.92, 0.83, 0.57, 0.41],
+    ...     "y": [1, 1, 0, 1, 1, 1, 0, 1, 1, 0],
+    ... })
+    >>> df.select(ece=pc.ece("p", "y", n_bins=3).round(4))
+    shape: (1, 1)
+    ┌───────┐
+    │ ece   │
+    │ ---   │
+    │ f64   │
+    ╞═══════╡
+    │ 0.241 │
+    └───────┘
+
+    Per group, with the namespace form:
+
+    >>> df.with_columns(half=pl.int_range(pl.len()) % 2).group_by(
+    ...     "half", maintain_order=True
+    ... ).agg(ece=pl.col("p").calib.ece("y", n_bins=3).round(4))
+    shape: (2, 2)
+    ┌──────┬───────┐
+    │ half ┆ ece   │
+    │ ---  ┆ ---   │
+    │ i64  ┆ f64   │
+    ╞══════╪═══════╡
+    │ 0    ┆ 0.442 │
+    │ 1    ┆ 0.204 │
+    └──────┴───────┘
+    """
+    binning = Binning(n_bins, strategy, closed)
+    norm = check_choice("norm", norm, NORMS)
+    return binned_error(binary_outcomes(prob, label, weight), binning, norm)
+
+
+def mce(
+    prob: IntoExpr,
+    label: IntoExpr,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    weight: IntoExpr | None = None,
+) -> pl.Expr:
+    """Maximum calibration error: :func:`ece` with ``norm="max"``.
+
+    The largest ``|observed - mean predicted|`` over the non-empty bins.
+
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
+    >>> df.select(mce=pc.mce("p", "y", n_bins=2).round(4))
+    shape: (1, 1)
+    ┌────────┐
+    │ mce    │
+    │ ---    │
+    │ f64    │
+    ╞════════╡
+    │ 0.3167 │
+    └────────┘
+    """
+    return ece(
+        prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm="max", weight=weight
+    )
+
+
+def rmsce(
+    prob: IntoExpr,
+    label: IntoExpr,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    weight: IntoExpr | None = None,
+) -> pl.Expr:
+    """Root-mean-square calibration error: :func:`ece` with ``norm="l2"``.
+
+    ``sqrt(sum_b (W_b / W) * gap_b**2)``.
+
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
+    >>> df.select(rmsce=pc.rmsce("p", "y", n_bins=2).round(4))
+    shape: (1, 1)
+    ┌────────┐
+    │ rmsce  │
+    │ ---    │
+    │ f64    │
+    ╞════════╡
+    │ 0.2918 │
+    └────────┘
+    """
+    return ece(
+        prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm="l2", weight=weight
+    )
+
+
+def brier(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
+    """Brier score: the (weighted) mean of ``(p - y)**2``, in [0, 1].
+
+    Matches scikit-learn's ``brier_score_loss`` for binary labels.
+
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.3], "y": [0, 1, 1, 0]})
+    >>> df.select(brier=pc.brier("p", "y").round(4))
+    shape: (1, 1)
+    ┌────────┐
+    │ brier  │
+    │ ---    │
+    │ f64    │
+    ╞════════╡
+    │ 0.0375 │
+    └────────┘
+    """
+    outcomes = binary_outcomes(prob, label, weight)
+    return weighted_mean(outcomes, squared_error(outcomes.prob, outcomes.label))
+
+
+def log_loss(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
+    """Log-loss (cross-entropy), natural log, with p clipped to ``[eps, 1 - eps]``.
+
+    ``eps`` is the float64 machine epsilon, as in scikit-learn's ``log_loss``, so a
+    confident wrong prediction costs about 36 rather than infinity.
+
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.35], "y": [0, 1, 1, 0]})
+    >>> df.select(log_loss=pc.log_loss("p", "y").round(4))
+    shape: (1, 1)
+    ┌──────────┐
+    │ log_loss │
+    │ ---      │
+    │ f64      │
+    ╞══════════╡
+    │ 0.2162   │
+    └──────────┘
+    """
+    outcomes = binary_outcomes(prob, label, weight)
+    return weighted_mean(outcomes, log_loss_term(outcomes.prob, outcomes.label))

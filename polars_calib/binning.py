@@ -1,0 +1,150 @@
+"""The one bin rule every metric and table uses.
+
+Equal-width (``"uniform"``) bins have edges ``k / n_bins``, each the correctly rounded
+float of the exact fraction, so a probability read from a log as ``0.7`` (the double
+nearest 7/10) *is* the edge 7/10. Right-closed bins (the default, as scikit-learn's
+``calibration_curve``) are ``[0, 1/B], (1/B, 2/B], ..., ((B-1)/B, 1]``; left-closed
+bins are ``[0, 1/B), ..., [(B-1)/B, 1]`` with 1.0 in the last bin.
+
+The bin index is found without searching: ``k = floor(p * B)`` is at most one bin
+off (the product is rounded), and two comparisons against the exact edges ``k / B``
+and ``(k + 1) / B`` correct it. Neither ``floor``/``ceil`` of ``p * B`` alone
+(``0.07 * 100 == 7.000000000000001``) nor ``np.linspace`` edges
+(``0.6000000000000001``) get every edge right.
+
+Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantiles
+``k / B`` of the probabilities in the current group (numpy's default quantile, as
+``calibration_curve(strategy="quantile")``). Tied quantiles give empty bins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_calib._exprs import IntoExpr, check_choice, check_n_bins, to_expr
+
+STRATEGIES = ("uniform", "quantile")
+CLOSED = ("right", "left")
+
+
+@dataclass(frozen=True)
+class Binning:
+    """A checked binning rule: number of bins, strategy and closure.
+
+    Raises ``ValueError`` naming the parameter when one is out of range.
+    """
+
+    n_bins: int = 15
+    strategy: str = "uniform"
+    closed: str = "right"
+
+    def __post_init__(self) -> None:
+        check_n_bins(self.n_bins)
+        check_choice("strategy", self.strategy, STRATEGIES)
+        check_choice("closed", self.closed, CLOSED)
+
+    def index(self, prob: pl.Expr) -> pl.Expr:
+        """Int32 bin of probabilities already known to be null or in [0, 1] (no checks)."""
+        if self.strategy == "quantile":
+            return _quantile_bins(prob, self.n_bins, self.closed)
+        return _uniform_bins(prob, self.n_bins, self.closed)
+
+
+def uniform_edges(n_bins: int) -> list[float]:
+    """Return the ``n_bins + 1`` edges ``k / n_bins`` of equal-width bins.
+
+    Examples
+    --------
+    >>> import polars_calib as pc
+    >>> pc.uniform_edges(5)
+    [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    """
+    check_n_bins(n_bins)
+    return [k / n_bins for k in range(n_bins + 1)]
+
+
+def bin_index(
+    prob: IntoExpr,
+    *,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+) -> pl.Expr:
+    """Return the 0-based bin of each probability.
+
+    Parameters
+    ----------
+    prob
+        Probabilities in [0, 1]: a column name or an expression.
+    n_bins
+        Number of bins, a positive int.
+    strategy
+        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass within the group).
+    closed
+        ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
+        ``[0, 1/B), ..., [(B-1)/B, 1]``.
+
+    Returns
+    -------
+    Expr
+        ``Int32`` bin index in ``0 .. n_bins - 1``; null where the probability is
+        null, NaN or outside [0, 1].
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.0, 0.1, 0.7, 0.71, 1.0]})
+    >>> df.with_columns(
+    ...     right=pc.bin_index("p", n_bins=10),
+    ...     left=pc.bin_index("p", n_bins=10, closed="left"),
+    ... )
+    shape: (5, 3)
+    ┌──────┬───────┬──────┐
+    │ p    ┆ right ┆ left │
+    │ ---  ┆ ---   ┆ ---  │
+    │ f64  ┆ i32   ┆ i32  │
+    ╞══════╪═══════╪══════╡
+    │ 0.0  ┆ 0     ┆ 0    │
+    │ 0.1  ┆ 0     ┆ 1    │
+    │ 0.7  ┆ 6     ┆ 7    │
+    │ 0.71 ┆ 7     ┆ 7    │
+    │ 1.0  ┆ 9     ┆ 9    │
+    └──────┴───────┴──────┘
+    """
+    binning = Binning(n_bins, strategy, closed)
+    p = to_expr(prob, "prob").cast(pl.Float64)
+    return binning.index(pl.when(p.is_between(0.0, 1.0)).then(p))
+
+
+def _uniform_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
+    k = (p * n_bins).floor()
+    # Polars divides by a scalar through its reciprocal (7 / 10 -> 0.7000000000000001);
+    # dividing by a column-shaped B keeps each edge the correctly rounded k / B and
+    # stays elementwise, which the per-bin windows need.
+    per_row_n_bins = k * 0.0 + float(n_bins)
+    lower, upper = k / per_row_n_bins, (k + 1.0) / per_row_n_bins
+    if closed == "right":
+        above = (p > lower).cast(pl.Int32) + (p > upper).cast(pl.Int32)
+    else:
+        above = (p >= lower).cast(pl.Int32) + (p >= upper).cast(pl.Int32)
+    return (k.cast(pl.Int32) - 1 + above).clip(0, n_bins - 1)
+
+
+def quantile_edges(prob: pl.Expr, n_bins: int) -> list[pl.Expr]:
+    """The ``n_bins + 1`` linear-interpolation quantiles ``k / n_bins`` of `prob`."""
+    return [prob.quantile(k / n_bins, interpolation="linear") for k in range(n_bins + 1)]
+
+
+def _quantile_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
+    inner = quantile_edges(p, n_bins)[1:-1]
+    if not inner:
+        return pl.when(p.is_not_null()).then(pl.lit(0, dtype=pl.Int32))
+    if closed == "right":
+        above = [(p > edge).cast(pl.Int32) for edge in inner]
+    else:
+        above = [(p >= edge).cast(pl.Int32) for edge in inner]
+    # sum_horizontal skips nulls, so keep the null of a missing probability explicitly.
+    return pl.when(p.is_not_null()).then(pl.sum_horizontal(above).cast(pl.Int32))

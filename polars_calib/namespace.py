@@ -1,0 +1,104 @@
+"""The ``.calib`` namespace on ``pl.Expr``: one-line delegations to the free functions.
+
+The expression the namespace is called on is the probability; see the free
+functions in :mod:`polars_calib.binary` for parameters, formulas and examples.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import polars as pl
+
+from polars_calib import binary
+from polars_calib._exprs import IntoExpr
+
+
+@pl.api.register_expr_namespace("calib")
+class ExprCalibNamespace:
+    """Calibration metrics of the probabilities in this expression."""
+
+    def __init__(self, expr: pl.Expr) -> None:
+        self._prob = expr
+
+    def ece(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        norm: str = "l1",
+        weight: IntoExpr | None = None,
+    ) -> pl.Expr:
+        """Expected calibration error; see :func:`polars_calib.ece`."""
+        return binary.ece(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
+            weight=weight,
+        )
+
+    def mce(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        weight: IntoExpr | None = None,
+    ) -> pl.Expr:
+        """Maximum calibration error; see :func:`polars_calib.mce`."""
+        return binary.mce(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight
+        )
+
+    def rmsce(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        weight: IntoExpr | None = None,
+    ) -> pl.Expr:
+        """Root-mean-square calibration error; see :func:`polars_calib.rmsce`."""
+        return binary.rmsce(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight
+        )
+
+    def brier(self, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
+        """Brier score; see :func:`polars_calib.brier`."""
+        return binary.brier(self._prob, label, weight=weight)
+
+    def log_loss(self, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
+        """Log-loss; see :func:`polars_calib.log_loss`."""
+        return binary.log_loss(self._prob, label, weight=weight)
+
+
+class CalibExpr(pl.Expr):
+    """``pl.Expr`` as type checkers should see it once ``polars_calib`` is imported.
+
+    Never instantiated: :func:`col` returns a plain ``pl.Expr`` typed as this class.
+    """
+
+    calib: ExprCalibNamespace
+
+
+def col(name: str) -> CalibExpr:
+    """``pl.col(name)``, typed so that type checkers see its ``.calib`` namespace.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.2, 0.8], "y": [0, 1]})
+    >>> df.select(pc.col("p").calib.brier("y"))
+    shape: (1, 1)
+    ┌──────┐
+    │ p    │
+    │ ---  │
+    │ f64  │
+    ╞══════╡
+    │ 0.04 │
+    └──────┘
+    """
+    return cast(CalibExpr, pl.col(name))
