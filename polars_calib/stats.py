@@ -64,14 +64,18 @@ def binary_outcomes(prob: IntoExpr, label: IntoExpr, weight: IntoExpr | None) ->
     return Outcomes(pl.when(used).then(p), pl.when(used).then(y), w, invalid)
 
 
-def per_bin(value: pl.Expr, bins: pl.Expr) -> pl.Expr:
-    """Sum of `value` in each non-empty bin of the current group, one row per bin.
+def per_bin(value: pl.Expr, bins: pl.Expr, binning: Binning) -> pl.Expr:
+    """Sum of `value` in each bin of the current group, one row per bin.
 
-    The window over the bin index is a hash aggregation: it runs in every context
-    (select, over, group_by, windows) and in the streaming engine, and its cost
-    does not grow with the number of bins.
+    Uniform bins use a window over the bin index, a hash aggregation whose cost
+    does not grow with the number of bins; it runs in every context (select, over,
+    group_by, dynamic and rolling windows) and in the streaming engine. Quantile
+    bins depend on the group's quantiles, and Polars only accepts elementwise
+    window keys inside aggregations, so they sum one filtered bin at a time.
     """
-    return value.sum().over(bins).filter(bins.is_first_distinct() & bins.is_not_null())
+    if binning.strategy == "uniform":
+        return value.sum().over(bins).filter(bins.is_first_distinct() & bins.is_not_null())
+    return pl.concat_list([value.filter(bins == k).sum() for k in range(binning.n_bins)]).explode()
 
 
 def calibration_error(
@@ -96,11 +100,11 @@ def calibration_error(
 def binned_error(outcomes: Outcomes, binning: Binning, norm: str) -> pl.Expr:
     """Binned calibration error of validated outcomes; null for an invalid group."""
     bins = binning.index(outcomes.prob)
-    gap_sum = per_bin(outcomes.weighted(outcomes.label - outcomes.prob), bins)
+    gap_sum = per_bin(outcomes.weighted(outcomes.label - outcomes.prob), bins, binning)
     if outcomes.weight is None:
-        bin_weight = per_bin(outcomes.prob.is_not_null().cast(pl.Float64), bins)
+        bin_weight = per_bin(outcomes.prob.is_not_null().cast(pl.Float64), bins, binning)
     else:
-        bin_weight = per_bin(outcomes.weight, bins)
+        bin_weight = per_bin(outcomes.weight, bins, binning)
     error = calibration_error(gap_sum, bin_weight, outcomes.total_weight(), norm)
     return pl.when(~outcomes.invalid).then(error)
 
