@@ -83,7 +83,7 @@ def calibration_error(
 ) -> pl.Expr:
     """Finish ECE (``l1``), RMSCE (``l2``) or MCE (``max``) from per-bin series.
 
-    ``gap_sum`` is ``Y_b - P_b`` and ``bin_weight`` is ``W_b`` for each bin;
+    ``gap_sum`` is ``Y_b - P_b`` (or its negation: the norms ignore the sign) and ``bin_weight`` is ``W_b`` for each bin;
     ``total_weight`` is ``sum_b W_b``. Bins with zero weight contribute nothing;
     the result is null when the total weight is zero.
     """
@@ -100,7 +100,9 @@ def calibration_error(
 def binned_error(outcomes: Outcomes, binning: Binning, norm: str) -> pl.Expr:
     """Binned calibration error of validated outcomes; null for an invalid group."""
     bins = binning.index(outcomes.prob)
-    gap_sum = per_bin(outcomes.weighted(outcomes.label - outcomes.prob), bins, binning)
+    # Every norm ignores the sign of the gap; predicted-minus-observed keeps the
+    # probability as the expression's root, so the output is named after it.
+    gap_sum = per_bin(outcomes.weighted(outcomes.prob - outcomes.label), bins, binning)
     if outcomes.weight is None:
         bin_weight = per_bin(outcomes.prob.is_not_null().cast(pl.Float64), bins, binning)
     else:
@@ -117,7 +119,7 @@ def squared_error(prob: pl.Expr, label: pl.Expr) -> pl.Expr:
 def log_loss_term(prob: pl.Expr, label: pl.Expr) -> pl.Expr:
     """Per-row log-loss ``-(y log p + (1 - y) log(1 - p))`` with p clipped to [EPS, 1 - EPS]."""
     p = prob.clip(EPS, 1.0 - EPS)
-    return -(label * p.log() + (1.0 - label) * (1.0 - p).log())
+    return -(p.log() * label + (1.0 - p).log() * (1.0 - label))
 
 
 def weighted_mean(outcomes: Outcomes, term: pl.Expr) -> pl.Expr:
