@@ -10,12 +10,18 @@ them from a statistics table), so each metric has exactly one definition.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
+from typing import TypeVar
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, to_expr
-from polars_calib.binning import Binning
+from polars_calib._exprs import IntoExpr, check_choice, check_n_bins, to_expr
+from polars_calib.binning import Binning, uniform_edges
+from polars_calib.validation import CalibrationDataError, validated
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 NORMS = ("l1", "l2", "max")
 
@@ -53,8 +59,11 @@ def binary_outcomes(prob: IntoExpr, label: IntoExpr, weight: IntoExpr | None) ->
     """Validate and mask a binary problem: probabilities of the positive class and 0/1 labels."""
     p = to_expr(prob, "prob").cast(pl.Float64)
     y = to_expr(label, "label").cast(pl.Float64)
-    used = p.is_not_null() & y.is_not_null()
-    invalid = (~p.is_between(0.0, 1.0)).any() | (~((y == 0.0) | (y == 1.0))).any()
+    in_range = p.is_between(0.0, 1.0)  # false for NaN, null for null
+    invalid = (~in_range).any() | (~((y == 0.0) | (y == 1.0))).any()
+    # Out-of-range rows make the group null anyway; masking them keeps the binning
+    # arithmetic (a cast to an integer bin) away from NaN and huge values.
+    used = in_range & y.is_not_null()
     w = None
     if weight is not None:
         w = to_expr(weight, "weight").cast(pl.Float64)
@@ -127,3 +136,399 @@ def weighted_mean(outcomes: Outcomes, term: pl.Expr) -> pl.Expr:
     total = outcomes.total_weight()
     mean = outcomes.weighted(term).sum() / total
     return pl.when(~outcomes.invalid & (total > 0.0)).then(mean)
+
+
+# --------------------------------------------------------------------------
+# Frame level: a statistics table per (group, bin), and finishers reading it
+# --------------------------------------------------------------------------
+
+STATISTICS = ("count", "weight", "sum_p", "sum_y", "sum_squared_error", "sum_log_loss")
+"""The summable columns of a statistics table, after the keys and ``bin``."""
+
+METRICS = ("ece", "mce", "rmsce", "brier", "log_loss")
+
+RELIABILITY = (
+    "bin", "lower", "upper", "count", "mean_predicted", "observed", "gap",
+    "observed_lower", "observed_upper",
+)  # fmt: skip
+
+_RESERVED = frozenset((*STATISTICS, *METRICS, *RELIABILITY, "window"))
+
+# A constant key that stands for "the whole frame" when there are no group keys, so
+# that an empty input gives an empty result (Polars' select would give one row).
+_ALL = "__polars_calib_all__"
+
+_NORM_OF = {"ece": "l1", "rmsce": "l2", "mce": "max"}
+
+
+def key_names(by: str | Sequence[str] | None) -> list[str]:
+    """The group-key column names of `by`; raise ``ValueError`` on a clash with an output."""
+    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
+    for key in keys:
+        if not isinstance(key, str):
+            msg = f"`by` must be a column name or a sequence of them, got {key!r}"
+            raise TypeError(msg)
+        if key in _RESERVED:
+            msg = f"`by` cannot hold {key!r}: the result has a column of that name"
+            raise ValueError(msg)
+    if len(set(keys)) != len(keys):
+        msg = f"`by` names a column twice: {keys}"
+        raise ValueError(msg)
+    return keys
+
+
+def check_metrics(metrics: Sequence[str]) -> list[str]:
+    """`metrics` as a list, each one of :data:`METRICS`, else raise ``ValueError``."""
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    return [check_choice("metrics", metric, METRICS) for metric in metrics]
+
+
+def check_confidence(confidence: float) -> float:
+    """The normal quantile ``z`` of a two-sided interval at `confidence` in (0, 1)."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        msg = f"`confidence` must be a float in (0, 1), got {confidence!r}"
+        raise TypeError(msg)
+    if not 0.0 < confidence < 1.0:
+        msg = f"`confidence` must be in (0, 1), got {confidence!r}"
+        raise ValueError(msg)
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def used_rows(lf: pl.LazyFrame, outcomes: Outcomes) -> pl.LazyFrame:
+    """The rows whose probability, label and weight are all present."""
+    return lf.filter(outcomes.prob.is_not_null())
+
+
+def statistics_query(
+    lf: pl.LazyFrame,
+    prob: str,
+    label: str,
+    weight: str | None,
+    keys: list[str],
+    binning: Binning,
+) -> pl.LazyFrame:
+    """The statistics table of already validated data (see :func:`bin_statistics`)."""
+    outcomes = binary_outcomes(prob, label, weight)
+    p, y = outcomes.prob, outcomes.label
+    bins = binning.index(p)
+    if binning.strategy == "quantile" and keys:
+        bins = bins.over(keys)
+    return (
+        used_rows(lf, outcomes)
+        .with_columns(bins.alias("bin"))
+        .group_by(*keys, "bin")
+        .agg(
+            pl.len().cast(pl.Int64).alias("count"),
+            outcomes.total_weight().alias("weight"),
+            outcomes.weighted(p).sum().alias("sum_p"),
+            outcomes.weighted(y).sum().alias("sum_y"),
+            outcomes.weighted(squared_error(p, y)).sum().alias("sum_squared_error"),
+            outcomes.weighted(log_loss_term(p, y)).sum().alias("sum_log_loss"),
+        )
+        .sort(*keys, "bin", nulls_last=True)
+    )
+
+
+def bin_statistics(
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    *,
+    by: str | Sequence[str] | None = None,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    weight: str | None = None,
+) -> pl.LazyFrame:
+    """Sufficient statistics per group and bin: the mergeable form of every metric.
+
+    Every uniform-bin metric is a function of a few sums per bin, and sums add up:
+    statistics of partitions of a log (files, days, worker processes) concatenated
+    and passed to :func:`metrics_from_statistics` or
+    :func:`reliability_from_statistics` give the numbers of one pass over the
+    whole log.
+
+    Parameters
+    ----------
+    data
+        DataFrame or LazyFrame of predictions.
+    prob
+        Name of the column holding the probability of the positive class.
+    label
+        Name of the 0/1 (or boolean) outcome column.
+    by
+        Group-key column name(s); ``None`` for one group.
+    n_bins
+        Number of bins, a positive int.
+    strategy
+        ``"uniform"`` (equal width, mergeable) or ``"quantile"`` (equal mass within
+        each group; **not** mergeable: the edges depend on all of the group's rows).
+    closed
+        ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
+        ``[0, 1/B), ..., [(B-1)/B, 1]``.
+    weight
+        Name of an optional column of non-negative sample weights.
+
+    Returns
+    -------
+    LazyFrame
+        One row per group and non-empty bin, sorted by keys and bin: the keys,
+        ``bin`` (Int32, 0-based), ``count`` (Int64, rows), ``weight`` (Float64,
+        sum of weights; the count when unweighted), and the Float64 weighted sums
+        ``sum_p`` (of ``p``), ``sum_y`` (of ``y``), ``sum_squared_error`` (of
+        ``(p - y)**2``) and ``sum_log_loss`` (of the clipped log-loss term).
+
+    Raises
+    ------
+    CalibrationDataError
+        When the data are invalid (see :func:`polars_calib.validate`); the check
+        reads the data once, here.
+
+    Notes
+    -----
+    Rows with a null probability, label or weight are ignored. The bins are
+    :class:`polars_calib.Binning`'s, as in the expressions; quantile bins are
+    computed within each group (a window ``.over(by)``).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({
+    ...     "model": ["a", "a", "a", "b", "b"],
+    ...     "p": [0.1, 0.3, 0.8, 0.6, 0.9],
+    ...     "y": [0, 1, 1, 0, 1],
+    ... })
+    >>> pc.bin_statistics(df, "p", "y", by="model", n_bins=2).collect()
+    shape: (4, 8)
+    ┌───────┬─────┬───────┬────────┬───────┬───────┬───────────────────┬──────────────┐
+    │ model ┆ bin ┆ count ┆ weight ┆ sum_p ┆ sum_y ┆ sum_squared_error ┆ sum_log_loss │
+    │ ---   ┆ --- ┆ ---   ┆ ---    ┆ ---   ┆ ---   ┆ ---               ┆ ---          │
+    │ str   ┆ i32 ┆ i64   ┆ f64    ┆ f64   ┆ f64   ┆ f64               ┆ f64          │
+    ╞═══════╪═════╪═══════╪════════╪═══════╪═══════╪═══════════════════╪══════════════╡
+    │ a     ┆ 0   ┆ 2     ┆ 2.0    ┆ 0.4   ┆ 1.0   ┆ 0.5               ┆ 1.309333     │
+    │ a     ┆ 1   ┆ 1     ┆ 1.0    ┆ 0.8   ┆ 1.0   ┆ 0.04              ┆ 0.223144     │
+    │ b     ┆ 1   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   ┆ 0.37              ┆ 1.021651     │
+    └───────┴─────┴───────┴────────┴───────┴───────┴───────────────────┴──────────────┘
+    """
+    binning = Binning(n_bins, strategy, closed)
+    keys = key_names(by)
+    lf = validated(data, prob, label, weight, keys)
+    return statistics_query(lf, prob, label, weight, keys, binning)
+
+
+def _statistics_frame(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """`stats` as a LazyFrame, checking that it has the keys and the statistics columns."""
+    if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
+        raise TypeError(msg)
+    lf = stats.lazy()
+    schema = lf.collect_schema()
+    missing = [name for name in (*keys, "bin", *STATISTICS) if name not in schema]
+    if missing:
+        msg = (
+            f"`stats` is not a statistics table (see `bin_statistics`): missing column(s) "
+            f"{', '.join(map(repr, missing))}"
+        )
+        raise CalibrationDataError(msg)
+    return lf
+
+
+def _grouped(lf: pl.LazyFrame, keys: list[str]) -> tuple[pl.LazyFrame, list[str]]:
+    if keys:
+        return lf, keys
+    return lf.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
+
+
+def merge_statistics(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """Sum the rows of each (group, bin): one row per bin of each group."""
+    return stats.group_by(*keys, "bin").agg(
+        pl.col("count").cast(pl.Int64).sum(), pl.col(list(STATISTICS[1:])).sum()
+    )
+
+
+def finish_metrics(stats: pl.LazyFrame, keys: list[str], metrics: list[str]) -> pl.LazyFrame:
+    """Metrics per group from a statistics table with one row per (group, bin)."""
+    stats, group = _grouped(stats, keys)
+    total = pl.col("weight").sum()
+    gap_sum = pl.col("sum_y") - pl.col("sum_p")
+    columns = {
+        "count": pl.col("count").sum(),
+        "mean_predicted": pl.when(total > 0.0).then(pl.col("sum_p").sum() / total),
+        "observed": pl.when(total > 0.0).then(pl.col("sum_y").sum() / total),
+        "brier": pl.when(total > 0.0).then(pl.col("sum_squared_error").sum() / total),
+        "log_loss": pl.when(total > 0.0).then(pl.col("sum_log_loss").sum() / total),
+    }
+    for metric, norm in _NORM_OF.items():
+        columns[metric] = calibration_error(gap_sum, pl.col("weight"), total, norm)
+    names = ["count", "mean_predicted", "observed", *metrics]
+    return (
+        stats.group_by(group)
+        .agg(columns[name].alias(name) for name in names)
+        .sort(group, nulls_last=True)
+        .select(*keys, *names)
+    )
+
+
+def metrics_from_statistics(
+    stats: FrameT,
+    *,
+    by: str | Sequence[str] | None = None,
+    metrics: Sequence[str] = METRICS,
+) -> FrameT:
+    """Finish calibration metrics per group from one or many statistics tables.
+
+    Parameters
+    ----------
+    stats
+        Output of :func:`bin_statistics`, or several of them concatenated (for
+        example one per partition of a log, or yesterday's and today's): rows of the
+        same group and bin are summed first.
+    by
+        The group keys of the result, any of the statistics' key columns; keys left
+        out are summed over (statistics per ``("model", "segment")`` give metrics
+        per ``"model"``). ``None``: one group, all rows.
+    metrics
+        Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
+        compute, in this order.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `stats`; one row per group, sorted by the keys: the keys,
+        ``count`` (Int64), ``mean_predicted`` and ``observed`` (Float64, the
+        weighted mean probability and fraction of positives), then one Float64
+        column per metric, named after it. Empty statistics give an empty result.
+
+    Notes
+    -----
+    Uses the expressions' finisher on the summed statistics: with
+    ``W_b = weight``, ``gap_b = (sum_y - sum_p) / W_b`` and ``W = sum_b W_b``, ECE
+    is ``sum_b |sum_y - sum_p| / W``; Brier is ``sum(sum_squared_error) / W`` and
+    log-loss ``sum(sum_log_loss) / W``. Only uniform-bin statistics can be merged:
+    quantile edges depend on all the rows of a group.
+
+    Examples
+    --------
+    Statistics of two days, merged:
+
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> day1 = pl.DataFrame({"p": [0.1, 0.3, 0.8], "y": [0, 1, 1]})
+    >>> day2 = pl.DataFrame({"p": [0.6, 0.9], "y": [0, 1]})
+    >>> stats = pl.concat([
+    ...     pc.bin_statistics(day, "p", "y", n_bins=2).collect() for day in (day1, day2)
+    ... ])
+    >>> pc.metrics_from_statistics(stats, metrics=["ece", "brier"])
+    shape: (1, 5)
+    ┌───────┬────────────────┬──────────┬──────┬───────┐
+    │ count ┆ mean_predicted ┆ observed ┆ ece  ┆ brier │
+    │ ---   ┆ ---            ┆ ---      ┆ ---  ┆ ---   │
+    │ i64   ┆ f64            ┆ f64      ┆ f64  ┆ f64   │
+    ╞═══════╪════════════════╪══════════╪══════╪═══════╡
+    │ 5     ┆ 0.54           ┆ 0.6      ┆ 0.14 ┆ 0.182 │
+    └───────┴────────────────┴──────────┴──────┴───────┘
+    >>> pl.concat([day1, day2]).select(pc.ece("p", "y", n_bins=2), pc.brier("p", "y"))
+    """
+    keys = key_names(by)
+    names = check_metrics(metrics)
+    lf = _statistics_frame(stats, keys)
+    return same_kind(stats, finish_metrics(merge_statistics(lf, keys), keys, names))
+
+
+def uniform_grid(n_bins: int) -> pl.LazyFrame:
+    """The uniform bins with their exact edges: ``bin`` (Int32), ``lower``, ``upper``."""
+    edges = uniform_edges(n_bins)
+    return pl.LazyFrame(
+        {"bin": range(n_bins), "lower": edges[:-1], "upper": edges[1:]},
+        schema={"bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64},
+    )
+
+
+def reliability_rows(
+    stats: pl.LazyFrame, grid: pl.LazyFrame, keys: list[str], z: float
+) -> pl.LazyFrame:
+    """The reliability table from one statistics row per (group, bin).
+
+    `grid` holds ``bin``, ``lower`` and ``upper``, and the keys when the edges
+    differ by group; every group gets every bin of the grid, empty ones with count 0.
+    """
+    stats, group = _grouped(stats, keys)
+    if not set(group) <= set(grid.collect_schema().names()):
+        grid = stats.select(group).unique().join(grid, how="cross")
+    n = pl.col("weight")
+    has_weight = n > 0.0
+    observed = pl.when(has_weight).then(pl.col("sum_y") / n)
+    mean_predicted = pl.when(has_weight).then(pl.col("sum_p") / n)
+    # Wilson score interval for the observed fraction, with n the bin weight.
+    shrink = 1.0 + z * z / n
+    center = (pl.col("observed") + z * z / (2.0 * n)) / shrink
+    spread = pl.col("observed") * (1.0 - pl.col("observed")) / n + z * z / (4.0 * n * n)
+    half = z * spread.sqrt() / shrink
+    return (
+        grid.join(stats, on=[*group, "bin"], how="left", nulls_equal=True)
+        .with_columns(
+            pl.col("count").fill_null(0),
+            mean_predicted.alias("mean_predicted"),
+            observed.alias("observed"),
+        )
+        .with_columns(
+            (pl.col("observed") - pl.col("mean_predicted")).alias("gap"),
+            (center - half).alias("observed_lower"),
+            (center + half).alias("observed_upper"),
+        )
+        .sort(*group, "bin", nulls_last=True)
+        .select(*keys, *RELIABILITY)
+    )
+
+
+def reliability_from_statistics(
+    stats: FrameT,
+    *,
+    n_bins: int,
+    by: str | Sequence[str] | None = None,
+    confidence: float = 0.95,
+) -> FrameT:
+    """The reliability table per group from one or many uniform-bin statistics tables.
+
+    Parameters
+    ----------
+    stats
+        Output of :func:`bin_statistics` with ``strategy="uniform"``, or several
+        concatenated; rows of the same group and bin are summed first.
+    n_bins
+        The ``n_bins`` the statistics were computed with.
+    by
+        The group keys of the result, any of the statistics' key columns; keys left
+        out are summed over. ``None``: one group, all rows.
+    confidence
+        Confidence level of the Wilson interval on the observed fraction.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `stats`, with the columns of
+        :func:`polars_calib.reliability`.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.1, 0.3, 0.8, 0.6, 0.9], "y": [0, 1, 1, 0, 1]})
+    >>> stats = pc.bin_statistics(df, "p", "y", n_bins=4).collect()
+    >>> pc.reliability_from_statistics(stats, n_bins=4).select("bin", "count", "observed")
+    """
+    keys = key_names(by)
+    check_n_bins(n_bins)
+    z = check_confidence(confidence)
+    lf = _statistics_frame(stats, keys)
+    table = reliability_rows(merge_statistics(lf, keys), uniform_grid(n_bins), keys, z)
+    return same_kind(stats, table)
+
+
+def same_kind(data: FrameT, result: pl.LazyFrame) -> FrameT:
+    """`result` collected when `data` is a DataFrame, else left lazy."""
+    if isinstance(data, pl.DataFrame):
+        return result.collect()
+    return result
