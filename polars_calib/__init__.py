@@ -7,6 +7,7 @@ from polars_calib import namespace as _namespace  # noqa: F401  (registers `.cal
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
 from polars_calib.namespace import col
+from polars_calib.plot import plot_reliability, save_png
 
 __all__ = [
     "Binning",
@@ -16,7 +17,9 @@ __all__ = [
     "ece",
     "log_loss",
     "mce",
+    "plot_reliability",
     "rmsce",
+    "save_png",
     "uniform_edges",
 ]
 

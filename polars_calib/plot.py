@@ -1,0 +1,459 @@
+"""Reliability diagrams drawn from a reliability table.
+
+Computing and drawing are kept apart: :func:`polars_calib.reliability` returns a
+table (one row per group and bin), and :func:`plot_reliability` draws that table
+without computing any metric. Drawing needs the optional ``plot`` extra,
+``pip install 'polars_calib[plot]'`` (Altair, vl-convert for PNG export, and
+matplotlib); the libraries are imported only when a diagram is drawn.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard, Union, overload
+
+import polars as pl
+
+from polars_calib._exprs import check_choice
+
+if TYPE_CHECKING:
+    import altair as alt
+    from matplotlib.figure import Figure
+
+    AltairChart = Union[alt.VConcatChart, alt.HConcatChart]
+
+BACKENDS = ("altair", "matplotlib")
+
+TABLE_COLUMNS = (
+    "bin",
+    "lower",
+    "upper",
+    "count",
+    "mean_predicted",
+    "observed",
+    "observed_lower",
+    "observed_upper",
+)
+"""Columns :func:`plot_reliability` reads; a reliability table has them all."""
+
+INSTALL_HINT = "pip install 'polars_calib[plot]'"
+
+DEFAULT_TITLE = "Reliability diagram"
+X_TITLE = "Mean predicted probability"
+Y_TITLE = "Observed frequency of positives"
+COUNT_TITLE = "Count"
+BIN_TITLE = "Predicted probability (bins)"
+
+# Share of each bin's width left empty on either side, so neighbouring bars stay apart.
+BAR_PADDING = 0.06
+
+# Columns added to the drawing frame; the leading underscores keep them apart from user keys.
+GROUP = "__group__"
+BAR_LOWER = "__bar_lower__"
+BAR_UPPER = "__bar_upper__"
+
+
+def _require(module: str, purpose: str) -> None:
+    """Import `module`, or raise ImportError saying how to install the plot extra."""
+    try:
+        importlib.import_module(module)
+    except ImportError as error:
+        msg = f"{purpose} needs the `{module}` package; install it with {INSTALL_HINT}"
+        raise ImportError(msg) from error
+
+
+@overload
+def plot_reliability(
+    table: pl.DataFrame,
+    *,
+    backend: Literal["altair"] = ...,
+    by: str | Sequence[str] | None = ...,
+    facet: str | None = ...,
+    title: str | None = ...,
+) -> AltairChart: ...
+
+
+@overload
+def plot_reliability(
+    table: pl.DataFrame,
+    *,
+    backend: Literal["matplotlib"],
+    by: str | Sequence[str] | None = ...,
+    facet: str | None = ...,
+    title: str | None = ...,
+) -> Figure: ...
+
+
+def plot_reliability(
+    table: pl.DataFrame,
+    *,
+    backend: str = "altair",
+    by: str | Sequence[str] | None = None,
+    facet: str | None = None,
+    title: str | None = None,
+) -> AltairChart | Figure:
+    """Draw a reliability diagram from a reliability table.
+
+    The upper panel plots the observed frequency of positives against the mean
+    predicted probability of each non-empty bin, with the table's confidence
+    interval as whiskers, joined per group, over the dashed diagonal of perfect
+    calibration. The lower panel is the histogram of predictions: one bar per bin,
+    spanning the bin from ``lower`` to ``upper``, with its row count (groups share
+    a bin side by side). Each group gets one colour; several key columns are
+    combined into one key, such as ``"candidate / A"``.
+
+    Parameters
+    ----------
+    table
+        A reliability table, as returned by :func:`polars_calib.reliability`
+        (collected): the columns ``bin``, ``lower``, ``upper``, ``count``,
+        ``mean_predicted``, ``observed``, ``observed_lower`` and ``observed_upper``,
+        preceded by the group keys. Nothing is computed from raw predictions.
+    backend
+        ``"altair"`` (default, the library behind Polars' ``DataFrame.plot``) or
+        ``"matplotlib"``.
+    by
+        Column(s) giving one colour per group. By default, every column before
+        ``bin`` (the table's group keys, and ``class`` for a multi-class table)
+        other than `facet`.
+    facet
+        Optional column with one diagram per value, side by side.
+    title
+        Title of the chart; ``"Reliability diagram"`` by default.
+
+    Returns
+    -------
+    altair.VConcatChart or altair.HConcatChart or matplotlib.figure.Figure
+        With ``backend="altair"``: the diagram over its histogram, a
+        ``VConcatChart`` (an ``HConcatChart`` of them with `facet`). With
+        ``backend="matplotlib"``: a ``Figure`` with the same content (not
+        registered with ``pyplot``). Save either with :func:`save_png`.
+
+    Raises
+    ------
+    ImportError
+        When the plotting library is not installed.
+    TypeError
+        When `table` is not a DataFrame (collect a LazyFrame first).
+    ValueError
+        When a column is missing or an argument is out of range.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> table = pl.DataFrame({
+    ...     "model": ["a", "a", "b", "b"],
+    ...     "bin": [0, 1, 0, 1],
+    ...     "lower": [0.0, 0.5, 0.0, 0.5],
+    ...     "upper": [0.5, 1.0, 0.5, 1.0],
+    ...     "count": [40, 60, 55, 45],
+    ...     "mean_predicted": [0.3, 0.7, 0.2, 0.8],
+    ...     "observed": [0.25, 0.75, 0.3, 0.6],
+    ...     "observed_lower": [0.14, 0.63, 0.19, 0.46],
+    ...     "observed_upper": [0.40, 0.84, 0.43, 0.73],
+    ... })
+    >>> chart = pc.plot_reliability(table, title="Two models")
+    >>> type(chart).__name__
+    'VConcatChart'
+    >>> figure = pc.plot_reliability(table, backend="matplotlib")
+    >>> type(figure).__name__
+    'Figure'
+    """
+    check_choice("backend", backend, BACKENDS)
+    frame, groups, facets = _drawing_frame(table, by, facet)
+    legend_title = " / ".join(groups)
+    title = DEFAULT_TITLE if title is None else title
+    if backend == "altair":
+        _require("altair", "plot_reliability(backend='altair')")
+        return _altair(frame, groups, facet, facets, legend_title, title)
+    _require("matplotlib", "plot_reliability(backend='matplotlib')")
+    return _matplotlib(frame, groups, facet, facets, legend_title, title)
+
+
+def save_png(chart: AltairChart | Figure, path: str | Path, *, scale: float = 2.0) -> Path:
+    """Write a diagram from :func:`plot_reliability` to a PNG file.
+
+    Parameters
+    ----------
+    chart
+        An Altair chart (exported with ``vl-convert-python``) or a matplotlib
+        ``Figure`` (rendered with the Agg backend).
+    path
+        Where to write the image; parent directories must exist.
+    scale
+        Resolution multiplier: 2 doubles Altair's pixel size, and gives 200 dpi
+        for matplotlib.
+
+    Returns
+    -------
+    Path
+        The path written.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> table = pl.DataFrame({
+    ...     "bin": [0, 1], "lower": [0.0, 0.5], "upper": [0.5, 1.0], "count": [40, 60],
+    ...     "mean_predicted": [0.3, 0.7], "observed": [0.25, 0.75],
+    ...     "observed_lower": [0.14, 0.63], "observed_upper": [0.40, 0.84],
+    ... })
+    >>> figure = pc.plot_reliability(table, backend="matplotlib")
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     written = pc.save_png(figure, Path(directory) / "diagram.png")
+    ...     written.stat().st_size > 0
+    True
+    """
+    if not isinstance(scale, (int, float)) or isinstance(scale, bool) or scale <= 0:
+        msg = f"`scale` must be a positive number, got {scale!r}"
+        raise ValueError(msg)
+    path = Path(path)
+    if _is_figure(chart):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(chart)  # render off-screen, whatever pyplot's backend is
+        chart.savefig(path, format="png", dpi=100 * scale)
+        return path
+    if _is_altair(chart):
+        _require("vl_convert", "Saving an Altair chart as PNG")
+        chart.save(str(path), format="png", scale_factor=scale)
+        return path
+    msg = f"`chart` must be an Altair chart or a matplotlib Figure, got {type(chart).__name__}"
+    raise TypeError(msg)
+
+
+def _is_figure(chart: object) -> TypeGuard[Figure]:
+    return hasattr(chart, "savefig")
+
+
+def _is_altair(chart: object) -> TypeGuard[AltairChart]:
+    return hasattr(chart, "to_dict") and hasattr(chart, "save")
+
+
+def _as_list(value: str | Sequence[str] | None, argument: str) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+        return list(value)
+    msg = f"`{argument}` must be a column name or a sequence of them, got {value!r}"
+    raise TypeError(msg)
+
+
+def _drawing_frame(
+    table: pl.DataFrame, by: str | Sequence[str] | None, facet: str | None
+) -> tuple[pl.DataFrame, list[str], list[object]]:
+    """Check the table; add the group key and each bar's horizontal extent.
+
+    Returns the frame, the group columns and the facet values (``[None]`` without
+    facets), both in order of first appearance.
+    """
+    if isinstance(table, pl.LazyFrame):
+        msg = "`table` must be a DataFrame; collect the LazyFrame first"
+        raise TypeError(msg)
+    if not isinstance(table, pl.DataFrame):
+        msg = f"`table` must be a reliability table (a DataFrame), got {type(table).__name__}"
+        raise TypeError(msg)
+    missing = [name for name in TABLE_COLUMNS if name not in table.columns]
+    if missing:
+        msg = (
+            f"`table` is not a reliability table: missing column(s) {', '.join(missing)}"
+            " (compute it with polars_calib.reliability)"
+        )
+        raise ValueError(msg)
+    if facet is not None and not isinstance(facet, str):
+        msg = f"`facet` must be a column name, got {facet!r}"
+        raise TypeError(msg)
+    groups = _as_list(by, "by")
+    if groups is None:
+        keys = table.columns[: table.columns.index("bin")]
+        groups = [name for name in keys if name != facet]
+    for name in [*groups, *([facet] if facet is not None else [])]:
+        if name not in table.columns:
+            msg = f"column {name!r} is not in the reliability table (columns: {table.columns})"
+            raise ValueError(msg)
+    if facet is not None and facet in groups:
+        msg = f"`facet` column {facet!r} is also a `by` column"
+        raise ValueError(msg)
+
+    key = (
+        pl.concat_str(
+            [pl.col(name).cast(pl.String).fill_null("null") for name in groups], separator=" / "
+        )
+        if groups
+        else pl.lit("all")
+    )
+    frame = table.with_columns(key.alias(GROUP))
+    order = frame.get_column(GROUP).unique(maintain_order=True)
+    # Groups share each bin side by side: group i of k gets the i-th k-th of the bin.
+    position = pl.col(GROUP).replace_strict(order, pl.int_range(order.len(), eager=True))
+    width = pl.col("upper") - pl.col("lower")
+    share = (1.0 - 2.0 * BAR_PADDING) / order.len()
+    bar_lower = pl.col("lower") + width * (BAR_PADDING + share * position)
+    frame = frame.with_columns(
+        bar_lower.alias(BAR_LOWER), (bar_lower + width * share).alias(BAR_UPPER)
+    )
+    facets = (
+        frame.get_column(facet).unique(maintain_order=True).to_list() if facet else [None]
+    )
+    return frame, groups, facets
+
+
+def _altair(
+    frame: pl.DataFrame,
+    groups: list[str],
+    facet: str | None,
+    facets: list[object],
+    legend_title: str,
+    title: str,
+) -> AltairChart:
+    import altair as alt
+
+    order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
+    colour: Any = (  # a field encoding, or one constant colour without groups
+        alt.Color(f"{GROUP}:N", title=legend_title, sort=order, legend=alt.Legend(orient="right"))
+        if groups
+        else alt.value("#1f77b4")
+    )
+    unit = alt.Scale(domain=[0.0, 1.0], nice=False)
+    tooltip = [
+        *[alt.Tooltip(f"{name}:N") for name in groups],
+        alt.Tooltip("bin:O"),
+        alt.Tooltip("lower:Q", format=".3f"),
+        alt.Tooltip("upper:Q", format=".3f"),
+        alt.Tooltip("count:Q"),
+        alt.Tooltip("mean_predicted:Q", format=".3f"),
+        alt.Tooltip("observed:Q", format=".3f"),
+        alt.Tooltip("observed_lower:Q", format=".3f"),
+        alt.Tooltip("observed_upper:Q", format=".3f"),
+    ]
+
+    def panel(data: pl.DataFrame, panel_title: str | None) -> alt.VConcatChart:
+        x = alt.X("mean_predicted:Q", scale=unit, title=X_TITLE)
+        y = alt.Y("observed:Q", scale=unit, title=Y_TITLE)
+        diagonal = (
+            alt.Chart(pl.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]}))
+            .mark_line(color="gray", strokeDash=[4, 4], strokeWidth=1)
+            .encode(x=alt.X("x:Q", scale=unit), y=alt.Y("y:Q", scale=unit))
+            .properties(description="diagonal: perfect calibration")
+        )
+        base = alt.Chart(data)
+        curve = (
+            base.mark_line(strokeWidth=1.5, opacity=0.7)
+            .encode(x=x, y=y, color=colour, order=alt.Order("mean_predicted:Q"))
+            .properties(description="curve: observed against mean predicted")
+        )
+        error_bars = (
+            base.mark_errorbar(ticks=True)
+            .encode(
+                x=x,
+                y=alt.Y("observed_lower:Q", scale=unit, title=Y_TITLE),
+                y2="observed_upper:Q",
+                color=colour,
+            )
+            .properties(description="error bars: confidence interval of the observed frequency")
+        )
+        points = (
+            base.mark_point(filled=True, size=45, opacity=1.0)
+            .encode(x=x, y=y, color=colour, tooltip=tooltip)
+            .properties(description="points: one per non-empty bin")
+        )
+        diagram = alt.layer(diagonal, curve, error_bars, points).properties(
+            width=360, height=360
+        )
+        if panel_title is not None:
+            diagram = diagram.properties(title=panel_title)
+        histogram = (
+            base.mark_bar(opacity=0.85)
+            .encode(
+                x=alt.X(f"{BAR_LOWER}:Q", scale=unit, title=BIN_TITLE),
+                x2=f"{BAR_UPPER}:Q",
+                y=alt.Y("count:Q", title=COUNT_TITLE),
+                y2=alt.datum(0),
+                color=colour,
+                tooltip=tooltip,
+            )
+            .properties(description="histogram: count per bin", width=360, height=110)
+        )
+        return alt.vconcat(diagram, histogram, spacing=8)
+
+    chart_title = alt.TitleParams(title, anchor="middle", fontSize=15, offset=12)
+    if facet is None:
+        return panel(frame, None).properties(title=chart_title)
+    panels = [
+        panel(frame.filter(pl.col(facet).eq_missing(value)), f"{facet} = {value}")
+        for value in facets
+    ]
+    return alt.hconcat(*panels, spacing=24).properties(title=chart_title)
+
+
+def _matplotlib(
+    frame: pl.DataFrame,
+    groups: list[str],
+    facet: str | None,
+    facets: list[object],
+    legend_title: str,
+    title: str,
+) -> Figure:
+    from matplotlib.figure import Figure
+
+    order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
+    colours = {name: f"C{index % 10}" for index, name in enumerate(order)}
+    figure = Figure(figsize=(5.2 * len(facets) + (1.6 if groups else 0.0), 6.6), layout="constrained")
+    axes = figure.subplots(
+        2, len(facets), squeeze=False, gridspec_kw={"height_ratios": [3.2, 1.0]}
+    )
+    for column, value in enumerate(facets):
+        diagram, histogram = axes[0, column], axes[1, column]
+        data = frame if facet is None else frame.filter(pl.col(facet).eq_missing(value))
+        diagram.plot(
+            [0.0, 1.0], [0.0, 1.0], linestyle="--", linewidth=1, color="gray",
+            label="perfectly calibrated",
+        )
+        for name in order:
+            rows = data.filter(pl.col(GROUP) == name)
+            bars = rows.filter(pl.col("count") > 0)
+            histogram.bar(
+                bars.get_column(BAR_LOWER).to_list(),
+                bars.get_column("count").to_list(),
+                width=(bars.get_column(BAR_UPPER) - bars.get_column(BAR_LOWER)).to_list(),
+                align="edge", color=colours[name], alpha=0.85,
+            )
+            points = rows.filter(pl.col("mean_predicted").is_not_null()).sort("mean_predicted")
+            if points.is_empty():
+                continue
+            observed = points.get_column("observed")
+            diagram.errorbar(
+                points.get_column("mean_predicted").to_list(),
+                observed.to_list(),
+                yerr=[
+                    (observed - points.get_column("observed_lower")).to_list(),
+                    (points.get_column("observed_upper") - observed).to_list(),
+                ],
+                fmt="o-", markersize=4, linewidth=1.5, capsize=2.5, elinewidth=1,
+                color=colours[name], label=name if groups else "observed",
+            )
+        diagram.set_xlim(0.0, 1.0)
+        diagram.set_ylim(0.0, 1.0)
+        diagram.grid(True, linewidth=0.5, alpha=0.4)
+        diagram.set_xlabel(X_TITLE)
+        diagram.set_ylabel(Y_TITLE)
+        if facet is not None:
+            diagram.set_title(f"{facet} = {value}")
+        histogram.set_xlim(0.0, 1.0)
+        histogram.grid(True, axis="y", linewidth=0.5, alpha=0.4)
+        histogram.set_xlabel(BIN_TITLE)
+        histogram.set_ylabel(COUNT_TITLE)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    if groups:
+        figure.legend(handles, labels, title=legend_title, loc="outside right upper")
+    else:
+        axes[0, 0].legend(handles, labels, loc="upper left")
+    figure.suptitle(title)
+    return figure
