@@ -301,7 +301,7 @@ def bin_statistics(
     ...     "y": [0, 1, 1, 0, 1],
     ... })
     >>> pc.bin_statistics(df, "p", "y", by="model", n_bins=2).collect()
-    shape: (4, 8)
+    shape: (3, 8)
     ┌───────┬─────┬───────┬────────┬───────┬───────┬───────────────────┬──────────────┐
     │ model ┆ bin ┆ count ┆ weight ┆ sum_p ┆ sum_y ┆ sum_squared_error ┆ sum_log_loss │
     │ ---   ┆ --- ┆ ---   ┆ ---    ┆ ---   ┆ ---   ┆ ---               ┆ ---          │
@@ -427,9 +427,22 @@ def metrics_from_statistics(
     │ ---   ┆ ---            ┆ ---      ┆ ---  ┆ ---   │
     │ i64   ┆ f64            ┆ f64      ┆ f64  ┆ f64   │
     ╞═══════╪════════════════╪══════════╪══════╪═══════╡
-    │ 5     ┆ 0.54           ┆ 0.6      ┆ 0.14 ┆ 0.182 │
+    │ 5     ┆ 0.54           ┆ 0.6      ┆ 0.18 ┆ 0.182 │
     └───────┴────────────────┴──────────┴──────┴───────┘
-    >>> pl.concat([day1, day2]).select(pc.ece("p", "y", n_bins=2), pc.brier("p", "y"))
+
+    The same as one pass over both days:
+
+    >>> pl.concat([day1, day2]).select(
+    ...     ece=pc.ece("p", "y", n_bins=2), brier=pc.brier("p", "y")
+    ... )
+    shape: (1, 2)
+    ┌──────┬───────┐
+    │ ece  ┆ brier │
+    │ ---  ┆ ---   │
+    │ f64  ┆ f64   │
+    ╞══════╪═══════╡
+    │ 0.18 ┆ 0.182 │
+    └──────┴───────┘
     """
     keys = key_names(by)
     names = check_metrics(metrics)
@@ -518,6 +531,17 @@ def reliability_from_statistics(
     >>> df = pl.DataFrame({"p": [0.1, 0.3, 0.8, 0.6, 0.9], "y": [0, 1, 1, 0, 1]})
     >>> stats = pc.bin_statistics(df, "p", "y", n_bins=4).collect()
     >>> pc.reliability_from_statistics(stats, n_bins=4).select("bin", "count", "observed")
+    shape: (4, 3)
+    ┌─────┬───────┬──────────┐
+    │ bin ┆ count ┆ observed │
+    │ --- ┆ ---   ┆ ---      │
+    │ i32 ┆ i64   ┆ f64      │
+    ╞═════╪═══════╪══════════╡
+    │ 0   ┆ 1     ┆ 0.0      │
+    │ 1   ┆ 1     ┆ 1.0      │
+    │ 2   ┆ 1     ┆ 0.0      │
+    │ 3   ┆ 2     ┆ 1.0      │
+    └─────┴───────┴──────────┘
     """
     keys = key_names(by)
     check_n_bins(n_bins)

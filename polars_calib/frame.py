@@ -1,0 +1,434 @@
+"""Reliability tables and metric summaries of a whole frame, and the frame namespaces.
+
+:func:`reliability` and :func:`summary` are free functions taking a DataFrame or a
+LazyFrame and returning the same kind; ``df.calib.reliability(...)`` and
+``lf.calib.summary(...)`` delegate to them. Both are two-stage queries over the
+mergeable statistics of :mod:`polars_calib.stats`: sums per (group, bin), then a
+finisher per group, so they run in Polars' streaming engine.
+
+The data are checked before anything is computed (see
+:func:`polars_calib.validate`): a bad frame raises one
+:class:`~polars_calib.CalibrationDataError` naming each column, problem and row
+count. The check is one aggregating query run **eagerly, when the function is
+called**, for a LazyFrame too; the LazyFrame returned is then a plain lazy query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_calib.binning import Binning, quantile_edges
+from polars_calib.stats import (
+    METRICS,
+    FrameT,
+    binary_outcomes,
+    bin_statistics,
+    check_confidence,
+    check_metrics,
+    finish_metrics,
+    key_names,
+    reliability_rows,
+    same_kind,
+    statistics_query,
+    uniform_grid,
+    used_rows,
+)
+from polars_calib.validation import CalibrationDataError, validate, validated
+
+
+def reliability(
+    data: FrameT,
+    prob: str,
+    label: str,
+    *,
+    n_bins: int = 10,
+    strategy: str = "uniform",
+    closed: str = "right",
+    by: str | Sequence[str] | None = None,
+    weight: str | None = None,
+    confidence: float = 0.95,
+) -> FrameT:
+    """Reliability table: per bin, the mean prediction against the observed frequency.
+
+    Parameters
+    ----------
+    data
+        DataFrame or LazyFrame of predictions.
+    prob
+        Name of the column holding the probability of the positive class.
+    label
+        Name of the 0/1 (or boolean) outcome column.
+    n_bins
+        Number of bins, a positive int.
+    strategy
+        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass within each group).
+    closed
+        ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
+        ``[0, 1/B), ..., [(B-1)/B, 1]``.
+    by
+        Group-key column name(s); ``None`` for one group.
+    weight
+        Name of an optional column of non-negative sample weights.
+    confidence
+        Confidence level of the Wilson interval on the observed frequency.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `data`; ``n_bins`` rows per group, empty bins included,
+        sorted by keys and bin, with columns: the keys, ``bin`` (Int32, 0-based),
+        ``lower`` and ``upper`` (Float64 bin edges), ``count`` (Int64 rows),
+        ``mean_predicted``, ``observed`` (fraction of positives), ``gap``
+        (``observed - mean_predicted``), ``observed_lower`` and ``observed_upper``
+        (Wilson interval), all Float64 and null in an empty bin.
+
+    Raises
+    ------
+    CalibrationDataError
+        When the data are invalid (see :func:`polars_calib.validate`).
+
+    Notes
+    -----
+    Uniform edges are the exact ``k / n_bins``; quantile edges are the group's
+    linear-interpolation quantiles, tied edges giving empty bins. With weights,
+    the means are weighted and the Wilson interval uses the bin weight ``n``:
+    ``(p + z²/2n ± z √(p(1-p)/n + z²/4n²)) / (1 + z²/n)`` with ``p`` the observed
+    frequency and ``z`` the normal quantile of ``(1 + confidence) / 2``
+    (Wilson, 1927). Rows with a null probability, label or weight are ignored; a
+    group with no such row is absent.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({
+    ...     "p": [0.1, 0.2, 0.2, 0.7, 0.8, 0.9],
+    ...     "y": [0, 0, 1, 1, 0, 1],
+    ... })
+    >>> table = df.calib.reliability("p", "y", n_bins=4)
+    >>> table.select("bin", "lower", "upper", "count", "mean_predicted", "observed", "gap")
+    shape: (4, 7)
+    ┌─────┬───────┬───────┬───────┬────────────────┬──────────┬──────────┐
+    │ bin ┆ lower ┆ upper ┆ count ┆ mean_predicted ┆ observed ┆ gap      │
+    │ --- ┆ ---   ┆ ---   ┆ ---   ┆ ---            ┆ ---      ┆ ---      │
+    │ i32 ┆ f64   ┆ f64   ┆ i64   ┆ f64            ┆ f64      ┆ f64      │
+    ╞═════╪═══════╪═══════╪═══════╪════════════════╪══════════╪══════════╡
+    │ 0   ┆ 0.0   ┆ 0.25  ┆ 3     ┆ 0.166667       ┆ 0.333333 ┆ 0.166667 │
+    │ 1   ┆ 0.25  ┆ 0.5   ┆ 0     ┆ null           ┆ null     ┆ null     │
+    │ 2   ┆ 0.5   ┆ 0.75  ┆ 1     ┆ 0.7            ┆ 1.0      ┆ 0.3      │
+    │ 3   ┆ 0.75  ┆ 1.0   ┆ 2     ┆ 0.85           ┆ 0.5      ┆ -0.35    │
+    └─────┴───────┴───────┴───────┴────────────────┴──────────┴──────────┘
+
+    The 95% Wilson interval around each observed frequency:
+
+    >>> table.select(
+    ...     "bin", pl.col("observed", "observed_lower", "observed_upper").round(4)
+    ... )
+    shape: (4, 4)
+    ┌─────┬──────────┬────────────────┬────────────────┐
+    │ bin ┆ observed ┆ observed_lower ┆ observed_upper │
+    │ --- ┆ ---      ┆ ---            ┆ ---            │
+    │ i32 ┆ f64      ┆ f64            ┆ f64            │
+    ╞═════╪══════════╪════════════════╪════════════════╡
+    │ 0   ┆ 0.3333   ┆ 0.0615         ┆ 0.7923         │
+    │ 1   ┆ null     ┆ null           ┆ null           │
+    │ 2   ┆ 1.0      ┆ 0.2065         ┆ 1.0            │
+    │ 3   ┆ 0.5      ┆ 0.0945         ┆ 0.9055         │
+    └─────┴──────────┴────────────────┴────────────────┘
+    """
+    binning = Binning(n_bins, strategy, closed)
+    keys = key_names(by)
+    z = check_confidence(confidence)
+    if binning.strategy == "uniform":
+        stats = bin_statistics(
+            data, prob, label, by=keys, n_bins=n_bins, closed=closed, weight=weight
+        )
+        table = reliability_rows(stats, uniform_grid(n_bins), keys, z)
+    else:
+        lf = validated(data, prob, label, weight, keys)
+        stats = statistics_query(lf, prob, label, weight, keys, binning)
+        table = reliability_rows(stats, _quantile_grid(lf, prob, label, weight, keys, n_bins), keys, z)
+    return same_kind(data, table)
+
+
+def _quantile_grid(
+    lf: pl.LazyFrame, prob: str, label: str, weight: str | None, keys: list[str], n_bins: int
+) -> pl.LazyFrame:
+    """Per group, each quantile bin with its edges: the keys, ``bin``, ``lower``, ``upper``."""
+    outcomes = binary_outcomes(prob, label, weight)
+    edges = pl.concat_list(quantile_edges(outcomes.prob, n_bins)).alias("edges")
+    rows = used_rows(lf, outcomes)
+    per_group = rows.group_by(keys).agg(edges) if keys else rows.select(edges)
+    return per_group.select(
+        *keys,
+        pl.int_ranges(0, n_bins, dtype=pl.Int32).alias("bin"),
+        pl.col("edges").list.head(n_bins).alias("lower"),
+        pl.col("edges").list.tail(n_bins).alias("upper"),
+    ).explode("bin", "lower", "upper")
+
+
+def summary(
+    data: FrameT,
+    prob: str,
+    label: str,
+    *,
+    by: str | Sequence[str] | None = None,
+    time: str | None = None,
+    every: str | None = None,
+    n_bins: int = 15,
+    strategy: str = "uniform",
+    closed: str = "right",
+    metrics: Sequence[str] = METRICS,
+    weight: str | None = None,
+) -> FrameT:
+    """Calibration metrics per group, and per calendar window of a time column.
+
+    Parameters
+    ----------
+    data
+        DataFrame or LazyFrame of predictions.
+    prob
+        Name of the column holding the probability of the positive class.
+    label
+        Name of the 0/1 (or boolean) outcome column.
+    by
+        Group-key column name(s); ``None`` for one group.
+    time
+        Name of a Date or Datetime column; with `every`, the rows are grouped by
+        tumbling calendar windows as well.
+    every
+        Window length, a Polars duration string (``"1h"``, ``"1d"``, ``"1w"``,
+        ``"1mo"``); the ``window`` key holds each window's start,
+        ``pl.col(time).dt.truncate(every)``.
+    n_bins
+        Number of bins of the binned metrics, a positive int.
+    strategy
+        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass within each group).
+    closed
+        ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
+        ``[0, 1/B), ..., [(B-1)/B, 1]``.
+    metrics
+        Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
+        compute, in this order.
+    weight
+        Name of an optional column of non-negative sample weights.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `data`; one row per group, sorted by the keys: the `by`
+        keys, ``window`` (with `time`), ``count`` (Int64 rows), ``mean_predicted``
+        and ``observed`` (Float64 weighted mean probability and fraction of
+        positives), then one Float64 column per metric, named after it.
+
+    Raises
+    ------
+    CalibrationDataError
+        When the data are invalid (see :func:`polars_calib.validate`) or the time
+        column is not temporal.
+
+    Notes
+    -----
+    Equal, up to rounding, to the expression forms in ``group_by().agg``
+    (:func:`polars_calib.ece` and friends), computed as two aggregations:
+    :func:`polars_calib.bin_statistics` per (group, bin), then
+    :func:`polars_calib.metrics_from_statistics`'s finisher per group. Rows with a
+    null probability, label or weight are ignored; a group with no such row is
+    absent (the expressions give it null metrics).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({
+    ...     "model": ["a", "a", "a", "b", "b", "b"],
+    ...     "p": [0.1, 0.4, 0.8, 0.3, 0.6, 0.9],
+    ...     "y": [0, 1, 1, 0, 0, 1],
+    ... })
+    >>> df.calib.summary("p", "y", by="model", n_bins=5, metrics=["ece", "brier"])
+    shape: (2, 6)
+    ┌───────┬───────┬────────────────┬──────────┬──────────┬──────────┐
+    │ model ┆ count ┆ mean_predicted ┆ observed ┆ ece      ┆ brier    │
+    │ ---   ┆ ---   ┆ ---            ┆ ---      ┆ ---      ┆ ---      │
+    │ str   ┆ i64   ┆ f64            ┆ f64      ┆ f64      ┆ f64      │
+    ╞═══════╪═══════╪════════════════╪══════════╪══════════╪══════════╡
+    │ a     ┆ 3     ┆ 0.433333       ┆ 0.666667 ┆ 0.3      ┆ 0.136667 │
+    │ b     ┆ 3     ┆ 0.6            ┆ 0.333333 ┆ 0.333333 ┆ 0.153333 │
+    └───────┴───────┴────────────────┴──────────┴──────────┴──────────┘
+
+    Per day, from a LazyFrame (the result is lazy too):
+
+    >>> from datetime import datetime
+    >>> log = df.lazy().with_columns(
+    ...     ts=pl.Series([datetime(2024, 3, d, 12) for d in (1, 1, 2, 1, 2, 2)])
+    ... )
+    >>> log.calib.summary(
+    ...     "p", "y", by="model", time="ts", every="1d", metrics=["brier"]
+    ... ).collect()
+    shape: (4, 6)
+    ┌───────┬─────────────────────┬───────┬────────────────┬──────────┬───────┐
+    │ model ┆ window              ┆ count ┆ mean_predicted ┆ observed ┆ brier │
+    │ ---   ┆ ---                 ┆ ---   ┆ ---            ┆ ---      ┆ ---   │
+    │ str   ┆ datetime[μs]        ┆ i64   ┆ f64            ┆ f64      ┆ f64   │
+    ╞═══════╪═════════════════════╪═══════╪════════════════╪══════════╪═══════╡
+    │ a     ┆ 2024-03-01 00:00:00 ┆ 2     ┆ 0.25           ┆ 0.5      ┆ 0.185 │
+    │ a     ┆ 2024-03-02 00:00:00 ┆ 1     ┆ 0.8            ┆ 1.0      ┆ 0.04  │
+    │ b     ┆ 2024-03-01 00:00:00 ┆ 1     ┆ 0.3            ┆ 0.0      ┆ 0.09  │
+    │ b     ┆ 2024-03-02 00:00:00 ┆ 2     ┆ 0.75           ┆ 0.5      ┆ 0.185 │
+    └───────┴─────────────────────┴───────┴────────────────┴──────────┴───────┘
+    """
+    binning = Binning(n_bins, strategy, closed)
+    keys: list[str] = key_names(by)
+    names = check_metrics(metrics)
+    if (time is None) != (every is None):
+        msg = "`time` and `every` go together: give both or neither"
+        raise ValueError(msg)
+    if "window" in keys:
+        msg = "`by` cannot hold 'window': the result has a column of that name"
+        raise ValueError(msg)
+    lf = validated(data, prob, label, weight, [*keys, *([] if time is None else [time])])
+    if time is not None and every is not None:
+        dtype = lf.collect_schema()[time]
+        if not dtype.is_temporal() or dtype in (pl.Time, pl.Duration):
+            msg = f"invalid calibration data: column {time!r} holds {dtype}, but `time` must be a Date or Datetime"
+            raise CalibrationDataError(msg)
+        lf = lf.with_columns(pl.col(time).dt.truncate(every).alias("window"))
+        keys = [*keys, "window"]
+    stats = statistics_query(lf, prob, label, weight, keys, binning)
+    return same_kind(data, finish_metrics(stats, keys, names))
+
+
+@pl.api.register_lazyframe_namespace("calib")
+class LazyFrameCalibNamespace:
+    """Calibration tables of a LazyFrame of predictions; each method returns a LazyFrame."""
+
+    def __init__(self, lf: pl.LazyFrame) -> None:
+        self._lf = lf
+
+    def reliability(
+        self,
+        prob: str,
+        label: str,
+        *,
+        n_bins: int = 10,
+        strategy: str = "uniform",
+        closed: str = "right",
+        by: str | Sequence[str] | None = None,
+        weight: str | None = None,
+        confidence: float = 0.95,
+    ) -> pl.LazyFrame:
+        """Reliability table; see :func:`polars_calib.reliability`."""
+        return reliability(
+            self._lf, prob, label, n_bins=n_bins, strategy=strategy, closed=closed, by=by,
+            weight=weight, confidence=confidence,
+        )
+
+    def summary(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: str | Sequence[str] | None = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        metrics: Sequence[str] = METRICS,
+        weight: str | None = None,
+    ) -> pl.LazyFrame:
+        """Metrics per group and window; see :func:`polars_calib.summary`."""
+        return summary(
+            self._lf, prob, label, by=by, time=time, every=every, n_bins=n_bins,
+            strategy=strategy, closed=closed, metrics=metrics, weight=weight,
+        )
+
+    def bin_statistics(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: str | Sequence[str] | None = None,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        weight: str | None = None,
+    ) -> pl.LazyFrame:
+        """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
+        return bin_statistics(
+            self._lf, prob, label, by=by, n_bins=n_bins, strategy=strategy, closed=closed,
+            weight=weight,
+        )
+
+    def validate(self, prob: str, label: str, weight: str | None = None) -> None:
+        """Raise on invalid data; see :func:`polars_calib.validate`."""
+        validate(self._lf, prob, label, weight)
+
+
+@pl.api.register_dataframe_namespace("calib")
+class DataFrameCalibNamespace:
+    """Calibration tables of a DataFrame of predictions; each method returns a DataFrame."""
+
+    def __init__(self, df: pl.DataFrame) -> None:
+        self._df = df
+
+    def reliability(
+        self,
+        prob: str,
+        label: str,
+        *,
+        n_bins: int = 10,
+        strategy: str = "uniform",
+        closed: str = "right",
+        by: str | Sequence[str] | None = None,
+        weight: str | None = None,
+        confidence: float = 0.95,
+    ) -> pl.DataFrame:
+        """Reliability table; see :func:`polars_calib.reliability`."""
+        return reliability(
+            self._df, prob, label, n_bins=n_bins, strategy=strategy, closed=closed, by=by,
+            weight=weight, confidence=confidence,
+        )
+
+    def summary(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: str | Sequence[str] | None = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        metrics: Sequence[str] = METRICS,
+        weight: str | None = None,
+    ) -> pl.DataFrame:
+        """Metrics per group and window; see :func:`polars_calib.summary`."""
+        return summary(
+            self._df, prob, label, by=by, time=time, every=every, n_bins=n_bins,
+            strategy=strategy, closed=closed, metrics=metrics, weight=weight,
+        )
+
+    def bin_statistics(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: str | Sequence[str] | None = None,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        weight: str | None = None,
+    ) -> pl.DataFrame:
+        """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
+        return bin_statistics(
+            self._df, prob, label, by=by, n_bins=n_bins, strategy=strategy, closed=closed,
+            weight=weight,
+        ).collect()
+
+    def validate(self, prob: str, label: str, weight: str | None = None) -> None:
+        """Raise on invalid data; see :func:`polars_calib.validate`."""
+        validate(self._df, prob, label, weight)
