@@ -1,0 +1,154 @@
+"""Mergeable statistics: partitions, merged, give the numbers of one pass.
+
+Statistics of random partitions of a log, concatenated and finished, must equal
+the summary (and reliability table) of the whole log to 1e-12, and the expression
+forms; statistics per (model, segment) roll up to per model.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import polars_calib as pc
+
+sys.path.insert(0, str(Path(__file__).parent))
+import reference as ref  # noqa: E402
+
+LOG = Path(__file__).parents[1] / "examples" / "data" / "predictions.parquet"
+
+
+def sign_changing(seed: int, n: int, decimals: int | None, groups: int) -> pl.DataFrame:
+    """y ~ Bernoulli(p + 0.2 sin(2 pi p)), in `groups` groups, with weights."""
+    rng = np.random.default_rng(seed)
+    p = rng.random(n)
+    if decimals is not None:
+        p = np.round(p, decimals)
+    q = np.clip(p + 0.2 * np.sin(2 * math.pi * p), 0.0, 1.0)
+    return pl.DataFrame(
+        {
+            "g": rng.integers(0, groups, n),
+            "s": rng.integers(0, 2, n),
+            "p": p,
+            "y": (rng.random(n) < q).astype(np.int8),
+            "w": rng.random(n) * 3.0,
+        }
+    )
+
+
+def close(got: pl.DataFrame, want: pl.DataFrame) -> None:
+    assert_frame_equal(got, want, rel_tol=0, abs_tol=1e-12)
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 400),
+    parts=st.integers(1, 6),
+    n_bins=st.integers(1, 20),
+    closed=st.sampled_from(["right", "left"]),
+    decimals=st.sampled_from([None, 2]),
+    weighted=st.booleans(),
+)
+def test_merged_partitions_equal_one_pass(
+    seed: int, n: int, parts: int, n_bins: int, closed: str, decimals: int | None,
+    weighted: bool,
+) -> None:
+    df = sign_changing(seed, n, decimals, groups=3)
+    part = np.random.default_rng(seed + 1).integers(0, parts, n)
+    weight = "w" if weighted else None
+    binning = {"n_bins": n_bins, "closed": closed, "weight": weight}
+    stats = pl.concat(
+        [
+            pc.bin_statistics(df.filter(pl.Series(part == k)), "p", "y", by="g", **binning)  # type: ignore[arg-type]
+            for k in range(parts)
+        ]
+    )
+    # Lazy in, lazy out; the merge sums the rows of a (group, bin) seen in several parts.
+    merged = pc.metrics_from_statistics(stats, by="g")
+    assert isinstance(merged, pl.LazyFrame)
+    close(merged.collect(), pc.summary(df, "p", "y", by="g", **binning))  # type: ignore[arg-type]
+    close(
+        pc.reliability_from_statistics(stats.collect(), by="g", n_bins=n_bins),
+        pc.reliability(df, "p", "y", by="g", **binning),  # type: ignore[arg-type]
+    )
+    # and the expressions, directly
+    want = df.group_by("g").agg(ece=pc.ece("p", "y", **binning)).sort("g")  # type: ignore[arg-type]
+    np.testing.assert_allclose(merged.collect()["ece"], want["ece"], rtol=0, atol=1e-12)
+
+
+def test_statistics_roll_up_over_left_out_keys() -> None:
+    df = sign_changing(5, 500, 2, groups=3)
+    stats = pc.bin_statistics(df, "p", "y", by=["g", "s"], n_bins=10, weight="w").collect()
+    close(
+        pc.metrics_from_statistics(stats, by="g"),
+        pc.summary(df, "p", "y", by="g", n_bins=10, weight="w"),
+    )
+    close(pc.metrics_from_statistics(stats), pc.summary(df, "p", "y", n_bins=10, weight="w"))
+
+
+def test_incremental_update_yesterday_plus_today() -> None:
+    log = pl.read_parquet(LOG)
+    cut = log["ts"].dt.date() < pl.Series([log["ts"].dt.date().max()])
+    yesterday = pc.bin_statistics(log.filter(cut), "p", "y", by="model").collect()
+    today = log.lazy().filter(~cut).calib.bin_statistics("p", "y", by="model")
+    updated = pc.metrics_from_statistics(pl.concat([yesterday, today.collect()]), by="model")
+    close(updated, log.calib.summary("p", "y", by="model"))
+
+
+def test_statistics_columns_and_sums_match_the_oracle() -> None:
+    df = sign_changing(9, 300, 2, groups=1)
+    stats = df.calib.bin_statistics("p", "y", n_bins=7, closed="left", weight="w")
+    assert stats.schema == pl.Schema(
+        {
+            "bin": pl.Int32, "count": pl.Int64, "weight": pl.Float64, "sum_p": pl.Float64,
+            "sum_y": pl.Float64, "sum_squared_error": pl.Float64, "sum_log_loss": pl.Float64,
+        }
+    )  # fmt: skip
+    p, y, w = (df[c].to_numpy() for c in ("p", "y", "w"))
+    expected = ref.bin_stats(p, y, 7, "uniform", "left", w)
+    present = expected["count"] > 0
+    assert stats["bin"].to_list() == np.flatnonzero(present).tolist()
+    for name in ("count", "weight", "sum_p", "sum_y"):
+        np.testing.assert_allclose(stats[name], expected[name][present], rtol=1e-13, err_msg=name)
+    ids = ref.bin_ids(p, 7, "uniform", "left")
+    np.testing.assert_allclose(
+        stats["sum_squared_error"], np.bincount(ids, w * (p - y) ** 2)[present], rtol=1e-13
+    )
+    assert stats["sum_log_loss"].sum() / stats["weight"].sum() == pytest.approx(
+        ref.log_loss(p, y, w), rel=1e-13
+    )
+
+
+def test_quantile_statistics_are_per_group() -> None:
+    df = sign_changing(2, 300, None, groups=2)
+    stats = df.calib.bin_statistics("p", "y", by="g", n_bins=5, strategy="quantile")
+    for (g,), part in stats.partition_by("g", as_dict=True).items():
+        rows = df.filter(pl.col("g") == g)
+        expected = ref.bin_stats(rows["p"].to_numpy(), rows["y"].to_numpy(), 5, "quantile")
+        assert part["count"].to_list() == expected["count"][expected["count"] > 0].tolist()
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_statistics_in_the_streaming_engine(strategy: str) -> None:
+    query = pl.scan_parquet(LOG).calib.bin_statistics(
+        "p", "y", by=["model", "segment"], strategy=strategy
+    )
+    close(query.collect(engine="streaming"), query.collect(engine="in-memory"))
+
+
+def test_statistics_frame_errors() -> None:
+    stats = pc.bin_statistics(pl.DataFrame({"p": [0.3], "y": [1]}), "p", "y").collect()
+    with pytest.raises(pc.CalibrationDataError, match="missing column.*'sum_log_loss'"):
+        pc.metrics_from_statistics(stats.drop("sum_log_loss"))
+    with pytest.raises(pc.CalibrationDataError, match="missing column.*'model'"):
+        pc.reliability_from_statistics(stats, by="model", n_bins=15)
+    empty = pc.metrics_from_statistics(stats.head(0), by=None)
+    assert empty.height == 0
