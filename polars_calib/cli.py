@@ -1,0 +1,335 @@
+"""The ``polars-calib`` command line: calibration reports of a prediction log.
+
+``polars-calib report LOG --prob p --label y [--by model,segment] [--time ts --every 1d]
+[--out DIR]`` scans the log lazily, prints :func:`polars_calib.summary` and, with
+``--out``, writes the summary, the reliability table and its diagram. Also runs as
+``python -m polars_calib``. Errors are one line on stderr, ``polars-calib: error: ...``,
+with exit code 2 for a bad command line and 1 for unreadable or invalid data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+import polars as pl
+
+from polars_calib import __version__
+from polars_calib.binning import CLOSED, STRATEGIES
+from polars_calib.frame import reliability, summary
+from polars_calib.plot import INSTALL_HINT, plot_reliability, save_png
+from polars_calib.stats import METRICS
+
+PROG = "polars-calib"
+
+PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
+CSV_SUFFIXES = (".csv", ".tsv")
+
+# One or more "<integer><unit>" terms, the units Polars' duration strings accept.
+DURATION = re.compile(r"^(\d+(ns|us|µs|ms|s|m|h|d|w|mo|q|y|i))+(_saturating)?$")
+
+# Facet the diagram by the last `--by` key only when it has at most this many values.
+MAX_FACETS = 4
+
+
+class UsageError(Exception):
+    """A bad command line: exit code 2."""
+
+
+class DataError(Exception):
+    """Unreadable or invalid input data: exit code 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line, without the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The checked options of ``polars-calib report``."""
+
+    log: str
+    prob: str
+    label: str
+    by: list[str]
+    time: str | None
+    every: str | None
+    n_bins: int
+    strategy: str
+    closed: str
+    metrics: list[str]
+    weight: str | None
+    confidence: float
+    out: Path | None
+    quiet: bool
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"must be a positive integer, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 < value < 1.0:
+        msg = f"must be a number strictly between 0 and 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _names(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        msg = f"must be comma-separated column names, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return names
+
+
+def _duration(text: str) -> str:
+    if not DURATION.match(text):
+        msg = f"must be a Polars duration such as 1h, 1d, 1w or 1mo, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``polars-calib``."""
+    parser = _Parser(
+        prog=PROG,
+        description="Calibration reports (ECE, MCE, RMSCE, Brier, log-loss, reliability "
+        "tables and diagrams) of a log of predicted probabilities and 0/1 outcomes.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    report = commands.add_parser(
+        "report",
+        help="print calibration metrics per group; optionally write tables and a diagram",
+        description="Print the calibration summary of a prediction log, one row per group "
+        "(and time window); with --out, also write summary.csv, summary.parquet, "
+        "reliability.csv and reliability.png.",
+    )
+    report.add_argument(
+        "log", metavar="LOG",
+        help="a .parquet or .csv file, a glob of them (quote it), or a directory of parquet files",
+    )
+    report.add_argument("--prob", required=True, metavar="COL", help="probability column")
+    report.add_argument("--label", required=True, metavar="COL", help="0/1 outcome column")
+    report.add_argument(
+        "--by", type=_names, default=[], metavar="COLS",
+        help="comma-separated group-key columns, e.g. model,segment",
+    )
+    report.add_argument("--time", metavar="COL", help="Date/Datetime column (with --every)")
+    report.add_argument(
+        "--every", type=_duration, metavar="DURATION",
+        help="calendar window of the summary, e.g. 1h, 1d, 1w, 1mo (with --time)",
+    )
+    report.add_argument(
+        "--bins", type=_positive_int, default=15, metavar="N",
+        help="number of bins of the binned metrics and of the reliability table (default 15)",
+    )
+    report.add_argument(
+        "--strategy", choices=STRATEGIES, default="uniform",
+        help="equal-width or equal-mass bins (default uniform)",
+    )
+    report.add_argument(
+        "--closed", choices=CLOSED, default="right",
+        help="which side of each bin is closed (default right)",
+    )
+    report.add_argument(
+        "--metrics", type=_names, default=list(METRICS), metavar="NAMES",
+        help=f"comma-separated metrics among {','.join(METRICS)} (default: all)",
+    )
+    report.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
+    report.add_argument(
+        "--confidence", type=_confidence, default=0.95, metavar="LEVEL",
+        help="level of the Wilson interval in the reliability table (default 0.95)",
+    )
+    report.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
+    report.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
+    )
+    return parser
+
+
+def parse_report(argv: Sequence[str]) -> ReportOptions:
+    """Parse and check the command line; raise :class:`UsageError` when it is wrong."""
+    args = build_parser().parse_args(argv)
+    if (args.time is None) != (args.every is None):
+        msg = "--time and --every go together: give both or neither"
+        raise UsageError(msg)
+    unknown = [name for name in args.metrics if name not in METRICS]
+    if unknown:
+        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {', '.join(METRICS)})"
+        raise UsageError(msg)
+    return ReportOptions(
+        log=str(args.log),
+        prob=str(args.prob),
+        label=str(args.label),
+        by=list(args.by),
+        time=args.time,
+        every=args.every,
+        n_bins=int(args.bins),
+        strategy=str(args.strategy),
+        closed=str(args.closed),
+        metrics=list(args.metrics),
+        weight=args.weight,
+        confidence=float(args.confidence),
+        out=args.out,
+        quiet=bool(args.quiet),
+    )
+
+
+def scan(source: str) -> pl.LazyFrame:
+    """Scan a parquet or CSV file, a glob of them, or a directory of parquet files, lazily."""
+    path = Path(source)
+    if glob.has_magic(source):
+        if not glob.glob(source, recursive=True):
+            msg = f"no file matches {source!r}"
+            raise DataError(msg)
+    elif path.is_dir():
+        if not any(path.rglob("*.parquet")):
+            msg = f"directory {source!r} holds no .parquet file"
+            raise DataError(msg)
+        return pl.scan_parquet(path)
+    elif not path.exists():
+        msg = f"no such file: {source!r}"
+        raise DataError(msg)
+    suffix = path.suffix.lower()
+    if suffix in PARQUET_SUFFIXES:
+        return pl.scan_parquet(source)
+    if suffix in CSV_SUFFIXES:
+        separator = "\t" if suffix == ".tsv" else ","
+        return pl.scan_csv(source, separator=separator, try_parse_dates=True)
+    msg = f"cannot tell the format of {source!r}: expected a .parquet or .csv file"
+    raise DataError(msg)
+
+
+def _diagram_layout(table: pl.DataFrame, by: list[str]) -> tuple[list[str], str | None]:
+    """Colour by the keys; with several keys, facet by the last one if it has few values."""
+    if len(by) >= 2 and table.get_column(by[-1]).n_unique() <= MAX_FACETS:
+        return by[:-1], by[-1]
+    return by, None
+
+
+def draw_png(table: pl.DataFrame, by: list[str], path: Path, title: str) -> str | None:
+    """Draw the reliability diagram to `path` with Altair (vl-convert), else matplotlib.
+
+    Returns the backend used, or None when neither can write a PNG here.
+    """
+    colour, facet = _diagram_layout(table, by)
+    try:
+        save_png(plot_reliability(table, by=colour, facet=facet, title=title), path)
+        return "altair"
+    except ImportError:
+        pass
+    try:
+        figure = plot_reliability(
+            table, backend="matplotlib", by=colour, facet=facet, title=title
+        )
+        save_png(figure, path, scale=1.5)
+        return "matplotlib"
+    except ImportError:
+        return None
+
+
+def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
+    """Run ``polars-calib report``: print the summary and write the outputs."""
+
+    def progress(message: str) -> None:
+        if not options.quiet:
+            print(f"{PROG}: {message}", file=stderr, flush=True)
+
+    progress(f"scanning {options.log}")
+    lf = scan(options.log)
+    progress("checking the data and computing the summary...")
+    summary_query = summary(
+        lf, options.prob, options.label, by=options.by, time=options.time,
+        every=options.every, n_bins=options.n_bins, strategy=options.strategy,
+        closed=options.closed, metrics=options.metrics, weight=options.weight,
+    )
+    if options.out is None:
+        table = summary_query.collect()
+    else:
+        progress("computing the reliability table...")
+        reliability_query = reliability(
+            lf, options.prob, options.label, n_bins=options.n_bins,
+            strategy=options.strategy, closed=options.closed, by=options.by,
+            weight=options.weight, confidence=options.confidence,
+        )
+        table, bins = pl.collect_all([summary_query, reliability_query])
+    with pl.Config(
+        tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
+        fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
+    ):
+        print(table, file=stdout, flush=True)
+    if options.out is None:
+        return
+
+    out = options.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
+        raise DataError(msg) from error
+    progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
+    table.write_csv(out / "summary.csv")
+    table.write_parquet(out / "summary.parquet")
+    bins.write_csv(out / "reliability.csv")
+    progress(f"drawing {out / 'reliability.png'}")
+    title = f"Reliability diagram of {options.prob} ({Path(options.log).name})"
+    if draw_png(bins, options.by, out / "reliability.png", title) is None:
+        print(
+            f"{PROG}: note: skipped reliability.png (the plot extra is not installed: "
+            f"{INSTALL_HINT})",
+            file=stderr,
+        )
+
+
+def _one_line(error: BaseException) -> str:
+    """The first non-empty line of an error's message (Polars appends query plans)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 success, 1 data error, 2 usage error).
+
+    Examples
+    --------
+    >>> from polars_calib.cli import main
+    >>> main(["report", "predictions.parquet", "--prob", "p", "--bins", "0"])
+    2
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        options = parse_report(argv)
+        report(options, sys.stdout, sys.stderr)
+    except UsageError as error:
+        command = f"{PROG} report" if argv[:1] == ["report"] else PROG
+        print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
+        return 2
+    except (DataError, OSError, pl.exceptions.PolarsError, ValueError, TypeError) as error:
+        print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,213 @@
+"""The `polars-calib` command line, end to end in a subprocess (`python -m polars_calib`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_calib as pc
+
+HAS_PLOT = all(importlib.util.find_spec(m) for m in ("altair", "vl_convert"))
+
+
+def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "polars_calib", *map(str, args)],
+        capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False,
+    )
+
+
+def small_log(n: int = 1_200) -> pl.DataFrame:
+    """A deterministic log: two models, two segments, five days, probabilities to 2 dp."""
+    i = pl.int_range(n, dtype=pl.Int64)
+    return pl.select(
+        ts=pl.lit(datetime(2024, 3, 1)) + pl.duration(minutes=i * 6),
+        model=pl.when(i % 2 == 0).then(pl.lit("baseline")).otherwise(pl.lit("candidate")),
+        segment=pl.when(i % 3 == 0).then(pl.lit("A")).otherwise(pl.lit("B")),
+        p=((i * 37) % 101 / 100),
+        y=((i * 53 % 97) / 97 < (i * 37) % 101 / 100).cast(pl.Int8),
+        w=(i % 4 + 1).cast(pl.Float64),
+    )
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], code: int) -> str:
+    """The error is the one last line of stderr; any lines before are progress messages."""
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert all(line.startswith("polars-calib: ") for line in lines), result.stderr
+    errors = [line for line in lines if line.startswith("polars-calib: error: ")]
+    assert errors == lines[-1:], result.stderr
+    return errors[0]
+
+
+@pytest.fixture(scope="module")
+def log() -> pl.DataFrame:
+    return small_log()
+
+
+@pytest.fixture
+def parquet_log(tmp_path: Path, log: pl.DataFrame) -> Path:
+    path = tmp_path / "log.parquet"
+    log.write_parquet(path)
+    return path
+
+
+def test_report_parquet_writes_every_output(
+    tmp_path: Path, parquet_log: Path, log: pl.DataFrame
+) -> None:
+    out = tmp_path / "out"
+    result = run(
+        "report", parquet_log, "--prob", "p", "--label", "y", "--by", "model,segment",
+        "--bins", "8", "--out", out, cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    expected = pc.summary(log, "p", "y", by=["model", "segment"], n_bins=8)
+    assert_frame_equal(pl.read_parquet(out / "summary.parquet"), expected)
+    assert_frame_equal(
+        pl.read_csv(out / "summary.csv"), expected, check_dtypes=False, abs_tol=1e-12
+    )
+    reliability = pc.reliability(log, "p", "y", by=["model", "segment"], n_bins=8)
+    assert_frame_equal(
+        pl.read_csv(out / "reliability.csv"), reliability, check_dtypes=False, abs_tol=1e-12
+    )
+    # The printed table: every group, every metric column, floats to 4 decimals.
+    for row in expected.iter_rows(named=True):
+        assert f"{row['ece']:.4f}" in result.stdout
+        assert f"{row['log_loss']:.4f}" in result.stdout
+    assert all(name in result.stdout for name in expected.columns)
+    # Progress goes to stderr, one line per stage.
+    assert "polars-calib: scanning" in result.stderr
+    png = out / "reliability.png"
+    if HAS_PLOT:
+        assert png.stat().st_size > 0
+    else:
+        assert "skipped reliability.png" in result.stderr
+
+
+def test_report_csv_with_time_windows_and_weights(tmp_path: Path, log: pl.DataFrame) -> None:
+    path = tmp_path / "log.csv"
+    log.write_csv(path)
+    out = tmp_path / "out"
+    result = run(
+        "report", path, "--prob", "p", "--label", "y", "--by", "model", "--time", "ts",
+        "--every", "1d", "--weight", "w", "--metrics", "ece,brier", "--quiet", "--out", out,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""  # --quiet
+    expected = pc.summary(
+        log, "p", "y", by="model", time="ts", every="1d", weight="w", metrics=["ece", "brier"]
+    )
+    assert expected.height == 10  # 2 models x 5 days
+    assert_frame_equal(pl.read_parquet(out / "summary.parquet"), expected, check_dtypes=False)
+
+
+def test_report_without_out_only_prints(tmp_path: Path, parquet_log: Path) -> None:
+    result = run("report", parquet_log, "--prob", "p", "--label", "y", "-q", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "ece" in result.stdout and "log_loss" in result.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.parquet"]
+
+
+def test_directory_of_parquet_files(tmp_path: Path, log: pl.DataFrame) -> None:
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for index, part in enumerate(log.partition_by("segment", maintain_order=True)):
+        part.write_parquet(parts / f"part-{index}.parquet")
+    out = tmp_path / "out"
+    result = run("report", parts, "--prob", "p", "--label", "y", "--by", "model", "-q",
+                 "--out", out, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert_frame_equal(
+        pl.read_parquet(out / "summary.parquet"), pc.summary(log, "p", "y", by="model")
+    )
+
+
+def test_missing_column_is_a_one_line_data_error(tmp_path: Path, parquet_log: Path) -> None:
+    result = run("report", parquet_log, "--prob", "score", "--label", "y", cwd=tmp_path)
+    line = assert_one_line_error(result, 1)
+    assert "'score'" in line
+    result = run("report", parquet_log, "--prob", "p", "--label", "y", "--by", "region",
+                 cwd=tmp_path)
+    assert "'region'" in assert_one_line_error(result, 1)
+
+
+def test_bad_data_is_a_one_line_data_error(tmp_path: Path, log: pl.DataFrame) -> None:
+    path = tmp_path / "bad.parquet"
+    log.with_columns(p=pl.col("p") * 2).write_parquet(path)
+    result = run("report", path, "--prob", "p", "--label", "y", cwd=tmp_path)
+    assert "outside [0, 1]" in assert_one_line_error(result, 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("missing.parquet", None, "no such file"),
+        ("corrupt.parquet", b"not parquet", "parquet"),
+        ("log.json", b"{}", "cannot tell the format"),
+    ],
+)
+def test_unreadable_input(
+    tmp_path: Path, name: str, content: bytes | None, message: str
+) -> None:
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+    result = run("report", tmp_path / name, "--prob", "p", "--label", "y", "-q", cwd=tmp_path)
+    assert message in assert_one_line_error(result, 1)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--bins", "0"], "--bins"),
+        (["--strategy", "kmeans"], "--strategy"),
+        (["--time", "ts"], "--time and --every"),
+        (["--time", "ts", "--every", "fortnight"], "--every"),
+        (["--metrics", "ece,auc"], "'auc'"),
+        (["--no-such-option"], "unrecognized arguments"),
+    ],
+)
+def test_bad_option_is_a_one_line_usage_error(
+    tmp_path: Path, parquet_log: Path, options: list[str], message: str
+) -> None:
+    result = run("report", parquet_log, "--prob", "p", "--label", "y", *options, cwd=tmp_path)
+    assert message in assert_one_line_error(result, 2)
+
+
+def test_missing_required_option_and_command(tmp_path: Path, parquet_log: Path) -> None:
+    assert "--label" in assert_one_line_error(run("report", parquet_log, "--prob", "p", cwd=tmp_path), 2)
+    assert "COMMAND" in assert_one_line_error(run(cwd=tmp_path), 2)
+
+
+def test_without_plot_extra_the_image_is_skipped(tmp_path: Path, parquet_log: Path) -> None:
+    # Shadow the plotting libraries with modules that fail to import.
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    for module in ("altair", "matplotlib", "vl_convert"):
+        (shadow / f"{module}.py").write_text("raise ImportError('shadowed for a test')\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(shadow)}
+    out = tmp_path / "out"
+    result = run("report", parquet_log, "--prob", "p", "--label", "y", "--out", out,
+                 cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "polars-calib: note: skipped reliability.png" in result.stderr
+    assert "pip install 'polars_calib[plot]'" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == [
+        "reliability.csv", "summary.csv", "summary.parquet"
+    ]
+
+
+def test_help_and_version(tmp_path: Path) -> None:
+    result = run("report", "--help", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "--prob" in result.stdout and "--every" in result.stdout
+    version = run("--version", cwd=tmp_path)
+    assert version.stdout.strip() == f"polars-calib {pc.__version__}"

@@ -1,0 +1,199 @@
+"""Reliability diagrams: drawn from a given table, with every layer, by both backends."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+import polars_calib as pc
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def table() -> pl.DataFrame:
+    """A hand-made reliability table: two models, three bins, one bin empty.
+
+    The numbers are arbitrary (no data could produce them), so a diagram showing
+    them was drawn from the table, not recomputed.
+    """
+    return pl.DataFrame(
+        {
+            "model": ["a", "a", "a", "b", "b", "b"],
+            "bin": pl.Series([0, 1, 2, 0, 1, 2], dtype=pl.Int32),
+            "lower": [0.0, 1 / 3, 2 / 3] * 2,
+            "upper": [1 / 3, 2 / 3, 1.0] * 2,
+            "count": [7, 0, 11, 5, 13, 3],
+            "mean_predicted": [0.21, None, 0.83, 0.12, 0.51, 0.92],
+            "observed": [0.111, None, 0.777, 0.333, 0.444, 0.555],
+            "gap": [-0.099, None, -0.053, 0.213, -0.066, -0.365],
+            "observed_lower": [0.01, None, 0.6, 0.1, 0.2, 0.3],
+            "observed_upper": [0.3, None, 0.9, 0.6, 0.7, 0.8],
+        }
+    )
+
+
+def _views(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every unit view (a spec with a mark) in a Vega-Lite spec."""
+    if "mark" in spec:
+        return [spec]
+    children = [
+        child for key in ("layer", "vconcat", "hconcat", "concat") for child in spec.get(key, [])
+    ]
+    return [view for child in children for view in _views(child)]
+
+
+def _mark(view: dict[str, Any]) -> dict[str, Any]:
+    mark = view["mark"]
+    return mark if isinstance(mark, dict) else {"type": mark}
+
+
+def _field(view: dict[str, Any], channel: str) -> Any:
+    return view["encoding"].get(channel, {}).get("field")
+
+
+def test_altair_chart_has_every_layer(table: pl.DataFrame) -> None:
+    alt = pytest.importorskip("altair")
+    chart = pc.plot_reliability(table, title="Two models")
+    assert isinstance(chart, alt.VConcatChart)
+    spec = chart.to_dict()
+    assert spec["title"]["text"] == "Two models"
+    views = _views(spec)
+    kinds = {_mark(view)["type"] for view in views}
+    assert {"line", "errorbar", "point", "bar"} <= kinds
+
+    diagonal = [v for v in views if _mark(v)["type"] == "line" and "strokeDash" in _mark(v)]
+    assert len(diagonal) == 1
+    curve = [v for v in views if _mark(v)["type"] == "line" and "strokeDash" not in _mark(v)]
+    assert _field(curve[0], "x") == "mean_predicted"
+    assert _field(curve[0], "y") == "observed"
+
+    (points,) = [v for v in views if _mark(v)["type"] == "point"]
+    assert (_field(points, "x"), _field(points, "y")) == ("mean_predicted", "observed")
+    assert points["encoding"]["x"]["scale"]["domain"] == [0.0, 1.0]
+    assert points["encoding"]["y"]["scale"]["domain"] == [0.0, 1.0]
+
+    (whiskers,) = [v for v in views if _mark(v)["type"] == "errorbar"]
+    assert (_field(whiskers, "y"), _field(whiskers, "y2")) == ("observed_lower", "observed_upper")
+
+    (histogram,) = [v for v in views if _mark(v)["type"] == "bar"]
+    assert _field(histogram, "y") == "count"
+    assert "x2" in histogram["encoding"]
+    # One colour per group, with the key column as the legend title.
+    assert points["encoding"]["color"]["title"] == "model"
+
+
+def test_altair_draws_the_table_as_given(table: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    spec = pc.plot_reliability(table).to_dict()
+    rows = [row for values in spec["datasets"].values() for row in values if "observed" in row]
+    assert sorted(r["observed"] for r in rows if r["observed"] is not None) == sorted(
+        table.get_column("observed").drop_nulls().to_list()
+    )
+    # Bars of one bin sit side by side inside [lower, upper].
+    bars = pl.DataFrame(rows).select("lower", "upper", "__bar_lower__", "__bar_upper__")
+    assert bars.filter(
+        (pl.col("__bar_lower__") < pl.col("lower")) | (pl.col("__bar_upper__") > pl.col("upper"))
+    ).is_empty()
+
+
+def test_raw_predictions_are_refused() -> None:
+    predictions = pl.DataFrame({"p": [0.1, 0.9], "y": [0, 1]})
+    with pytest.raises(ValueError, match="not a reliability table: missing column"):
+        pc.plot_reliability(predictions)
+    with pytest.raises(TypeError, match="collect the LazyFrame first"):
+        pc.plot_reliability(predictions.lazy())  # type: ignore[call-overload]
+
+
+def test_bad_arguments(table: pl.DataFrame) -> None:
+    with pytest.raises(ValueError, match="`backend` must be one of"):
+        pc.plot_reliability(table, backend="plotly")  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="'segment' is not in the reliability table"):
+        pc.plot_reliability(table, by="segment")
+    with pytest.raises(ValueError, match="also a `by` column"):
+        pc.plot_reliability(table, by="model", facet="model")
+
+
+def test_combined_key_and_facets(table: pl.DataFrame) -> None:
+    alt = pytest.importorskip("altair")
+    sliced = pl.concat(
+        [table.with_columns(segment=pl.lit(s)) for s in ("x", "y")]
+    ).select("model", "segment", pl.exclude("model", "segment"))
+    combined = pc.plot_reliability(sliced).to_dict()
+    (points,) = [v for v in _views(combined) if _mark(v)["type"] == "point"]
+    assert points["encoding"]["color"]["title"] == "model / segment"
+    assert "a / x" in points["encoding"]["color"]["sort"]
+
+    faceted = pc.plot_reliability(sliced, facet="segment")
+    assert isinstance(faceted, alt.HConcatChart)
+    assert len(faceted.to_dict()["hconcat"]) == 2
+
+
+def test_one_group_has_no_legend(table: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    single = table.filter(pl.col("model") == "a").drop("model")
+    (points,) = [v for v in _views(pc.plot_reliability(single).to_dict()) if _mark(v)["type"] == "point"]
+    assert "field" not in points["encoding"]["color"]
+
+
+def test_matplotlib_figure_has_the_same_content(table: pl.DataFrame) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.container import BarContainer, ErrorbarContainer
+    from matplotlib.figure import Figure
+
+    figure = pc.plot_reliability(table, backend="matplotlib")
+    assert isinstance(figure, Figure)
+    diagram, histogram = figure.axes
+    assert diagram.get_xlim() == (0.0, 1.0) and diagram.get_ylim() == (0.0, 1.0)
+    assert sum(isinstance(c, ErrorbarContainer) for c in diagram.containers) == 2
+    bars = [patch for c in histogram.containers if isinstance(c, BarContainer) for patch in c]
+    assert sorted(bar.get_height() for bar in bars) == [3, 5, 7, 11, 13]  # the empty bin has none
+    assert [line.get_linestyle() for line in diagram.lines][0] == "--"  # the diagonal
+    legend_texts = [text.get_text() for text in figure.legends[0].get_texts()]
+    assert legend_texts == ["perfectly calibrated", "a", "b"]
+
+
+def test_matplotlib_facets(table: pl.DataFrame) -> None:
+    pytest.importorskip("matplotlib")
+    sliced = pl.concat([table.with_columns(segment=pl.lit(s)) for s in ("x", "y", "z")])
+    figure = pc.plot_reliability(sliced, backend="matplotlib", facet="segment")
+    assert len(figure.axes) == 6
+    assert [ax.get_title() for ax in figure.axes[:3]] == [
+        "segment = x", "segment = y", "segment = z"
+    ]
+
+
+def test_save_png_altair(table: pl.DataFrame, tmp_path: Path) -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("vl_convert")
+    written = pc.save_png(pc.plot_reliability(table), tmp_path / "altair.png", scale=1)
+    assert written.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_save_png_matplotlib(table: pl.DataFrame, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    figure = pc.plot_reliability(table, backend="matplotlib")
+    written = pc.save_png(figure, str(tmp_path / "matplotlib.png"), scale=1)
+    assert written == tmp_path / "matplotlib.png"
+    assert written.read_bytes().startswith(PNG_MAGIC)
+    assert written.stat().st_size > 10_000
+
+
+def test_save_png_refuses_other_objects(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="Altair chart or a matplotlib Figure"):
+        pc.save_png("chart", tmp_path / "x.png")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`scale` must be a positive number"):
+        pc.save_png("chart", tmp_path / "x.png", scale=0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("backend", "module"), [("altair", "altair"), ("matplotlib", "matplotlib")])
+def test_missing_library_says_how_to_install(
+    table: pl.DataFrame, monkeypatch: pytest.MonkeyPatch, backend: str, module: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
+    with pytest.raises(ImportError, match=r"pip install 'polars_calib\[plot\]'"):
+        pc.plot_reliability(table, backend=backend)  # type: ignore[call-overload]
