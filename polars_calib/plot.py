@@ -405,7 +405,10 @@ def _matplotlib(
 
     order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
     colours = {name: f"C{index % 10}" for index, name in enumerate(order)}
-    figure = Figure(figsize=(5.2 * len(facets) + (1.6 if groups else 0.0), 6.6), layout="constrained")
+    # The legend goes below the histograms, in as many columns as the width allows.
+    legend_columns = min(len(order) + 1, 3 * len(facets))
+    legend_rows = -(-(len(order) + 1) // legend_columns) + 1 if groups else 0
+    figure = Figure(figsize=(5.4 * len(facets), 6.6 + 0.25 * legend_rows), layout="constrained")
     axes = figure.subplots(
         2, len(facets), squeeze=False, gridspec_kw={"height_ratios": [3.2, 1.0]}
     )
@@ -452,7 +455,10 @@ def _matplotlib(
         histogram.set_ylabel(COUNT_TITLE)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     if groups:
-        figure.legend(handles, labels, title=legend_title, loc="outside right upper")
+        figure.legend(
+            handles, labels, title=legend_title, loc="outside lower center",
+            ncols=legend_columns, frameon=False,
+        )
     else:
         axes[0, 0].legend(handles, labels, loc="upper left")
     figure.suptitle(title)
