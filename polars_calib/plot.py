@@ -10,6 +10,7 @@ matplotlib); the libraries are imported only when a diagram is drawn.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeGuard, Union, overload
@@ -235,6 +236,11 @@ def _is_altair(chart: object) -> TypeGuard[AltairChart]:
     return hasattr(chart, "to_dict") and hasattr(chart, "save")
 
 
+def _escape(name: str) -> str:
+    """A column name as a Vega-Lite field, where dots and brackets address nested data."""
+    return re.sub(r"([.\[\]\\])", r"\\\1", name)
+
+
 def _as_list(value: str | Sequence[str] | None, argument: str) -> list[str] | None:
     if value is None:
         return None
@@ -294,7 +300,7 @@ def _drawing_frame(
     # Groups share each bin side by side: group i of k gets the i-th k-th of the bin.
     position = pl.col(GROUP).replace_strict(order, pl.int_range(order.len(), eager=True))
     width = pl.col("upper") - pl.col("lower")
-    share = (1.0 - 2.0 * BAR_PADDING) / order.len()
+    share = (1.0 - 2.0 * BAR_PADDING) / max(order.len(), 1)
     bar_lower = pl.col("lower") + width * (BAR_PADDING + share * position)
     frame = frame.with_columns(
         bar_lower.alias(BAR_LOWER), (bar_lower + width * share).alias(BAR_UPPER)
@@ -323,7 +329,7 @@ def _altair(
     )
     unit = alt.Scale(domain=[0.0, 1.0], nice=False)
     tooltip = [
-        *[alt.Tooltip(f"{name}:N") for name in groups],
+        *[alt.Tooltip(field=_escape(name), type="nominal", title=name) for name in groups],
         alt.Tooltip("bin:O"),
         alt.Tooltip("lower:Q", format=".3f"),
         alt.Tooltip("upper:Q", format=".3f"),

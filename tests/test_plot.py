@@ -197,3 +197,21 @@ def test_missing_library_says_how_to_install(
     monkeypatch.setitem(sys.modules, module, None)  # makes `import module` fail
     with pytest.raises(ImportError, match=r"pip install 'polars_calib\[plot\]'"):
         pc.plot_reliability(table, backend=backend)  # type: ignore[call-overload]
+
+
+def test_empty_table_draws_an_empty_diagram(table: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    empty = table.clear()
+    assert pc.plot_reliability(empty).to_dict()["vconcat"]
+    assert len(pc.plot_reliability(empty, backend="matplotlib").axes) == 2
+
+
+def test_key_with_a_dot_is_escaped_for_vega_lite(table: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    dotted = table.rename({"model": "model.version"})
+    (points,) = [
+        v for v in _views(pc.plot_reliability(dotted).to_dict()) if _mark(v)["type"] == "point"
+    ]
+    assert points["encoding"]["tooltip"][0]["field"] == "model\\.version"
+    assert points["encoding"]["color"]["title"] == "model.version"
