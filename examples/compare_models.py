@@ -33,7 +33,9 @@ def main(out_dir: Path) -> None:
     # Compute once; the diagram below draws this same table.
     table = pc.reliability(log, "p", "y", by="model", n_bins=N_BINS).collect()
     side_by_side = table.pivot(
-        on="model", index=["bin", "lower", "upper"], values=["count", "mean_predicted", "observed", "gap"]
+        on="model",
+        index=["bin", "lower", "upper"],
+        values=["count", "mean_predicted", "observed", "gap"],
     )
     print("\nReliability tables side by side (gap = observed - mean_predicted):")
     print(side_by_side.select(

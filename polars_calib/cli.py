@@ -177,7 +177,8 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         raise UsageError(msg)
     unknown = [name for name in args.metrics if name not in METRICS]
     if unknown:
-        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {', '.join(METRICS)})"
+        choices = ", ".join(METRICS)
+        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
         raise UsageError(msg)
     return ReportOptions(
         log=str(args.log),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from datetime import datetime
@@ -17,7 +18,9 @@ import polars_calib as pc
 HAS_PLOT = all(importlib.util.find_spec(m) for m in ("altair", "vl_convert"))
 
 
-def run(*args: str | Path, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    *args: str | Path, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "polars_calib", *map(str, args)],
         capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False,
@@ -183,7 +186,8 @@ def test_bad_option_is_a_one_line_usage_error(
 
 
 def test_missing_required_option_and_command(tmp_path: Path, parquet_log: Path) -> None:
-    assert "--label" in assert_one_line_error(run("report", parquet_log, "--prob", "p", cwd=tmp_path), 2)
+    no_label = run("report", parquet_log, "--prob", "p", cwd=tmp_path)
+    assert "--label" in assert_one_line_error(no_label, 2)
     assert "COMMAND" in assert_one_line_error(run(cwd=tmp_path), 2)
 
 
@@ -193,7 +197,7 @@ def test_without_plot_extra_the_image_is_skipped(tmp_path: Path, parquet_log: Pa
     shadow.mkdir()
     for module in ("altair", "matplotlib", "vl_convert"):
         (shadow / f"{module}.py").write_text("raise ImportError('shadowed for a test')\n")
-    env = {**__import__("os").environ, "PYTHONPATH": str(shadow)}
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
     out = tmp_path / "out"
     result = run("report", parquet_log, "--prob", "p", "--label", "y", "--out", out,
                  cwd=tmp_path, env=env)

@@ -136,7 +136,8 @@ def test_combined_key_and_facets(table: pl.DataFrame) -> None:
 def test_one_group_has_no_legend(table: pl.DataFrame) -> None:
     pytest.importorskip("altair")
     single = table.filter(pl.col("model") == "a").drop("model")
-    (points,) = [v for v in _views(pc.plot_reliability(single).to_dict()) if _mark(v)["type"] == "point"]
+    views = _views(pc.plot_reliability(single).to_dict())
+    (points,) = [v for v in views if _mark(v)["type"] == "point"]
     assert "field" not in points["encoding"]["color"]
 
 
@@ -190,7 +191,9 @@ def test_save_png_refuses_other_objects(tmp_path: Path) -> None:
         pc.save_png("chart", tmp_path / "x.png", scale=0)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("backend", "module"), [("altair", "altair"), ("matplotlib", "matplotlib")])
+@pytest.mark.parametrize(
+    ("backend", "module"), [("altair", "altair"), ("matplotlib", "matplotlib")]
+)
 def test_missing_library_says_how_to_install(
     table: pl.DataFrame, monkeypatch: pytest.MonkeyPatch, backend: str, module: str
 ) -> None:
