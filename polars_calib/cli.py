@@ -327,7 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = f"{PROG} report" if argv[:1] == ["report"] else PROG
         print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
         return 2
-    except (DataError, OSError, pl.exceptions.PolarsError, ValueError, TypeError) as error:
+    except (DataError, OSError, pl.exceptions.PolarsError, ValueError) as error:
         print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
