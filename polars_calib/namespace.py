@@ -10,7 +10,7 @@ from typing import cast
 
 import polars as pl
 
-from polars_calib import binary
+from polars_calib import binary, multiclass
 from polars_calib._exprs import IntoExpr
 
 
@@ -65,13 +65,68 @@ class ExprCalibNamespace:
             self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight
         )
 
-    def brier(self, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
-        """Brier score; see :func:`polars_calib.brier`."""
-        return binary.brier(self._prob, label, weight=weight)
+    def brier(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, sum_tol: float = 1e-6
+    ) -> pl.Expr:
+        """Brier score of probabilities or probability vectors; see :func:`polars_calib.brier`."""
+        return multiclass.brier(self._prob, label, weight=weight, sum_tol=sum_tol)
 
-    def log_loss(self, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
-        """Log-loss; see :func:`polars_calib.log_loss`."""
-        return binary.log_loss(self._prob, label, weight=weight)
+    def log_loss(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, sum_tol: float = 1e-6
+    ) -> pl.Expr:
+        """Log-loss of probabilities or probability vectors; see :func:`polars_calib.log_loss`."""
+        return multiclass.log_loss(self._prob, label, weight=weight, sum_tol=sum_tol)
+
+    def confidence_ece(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        norm: str = "l1",
+        weight: IntoExpr | None = None,
+        sum_tol: float = 1e-6,
+    ) -> pl.Expr:
+        """Confidence calibration error of probability vectors; see :func:`polars_calib.confidence_ece`."""
+        return multiclass.confidence_ece(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
+            weight=weight, sum_tol=sum_tol,
+        )
+
+    def classwise_ece(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        norm: str = "l1",
+        weight: IntoExpr | None = None,
+        sum_tol: float = 1e-6,
+    ) -> pl.Expr:
+        """Classwise calibration error of probability vectors; see :func:`polars_calib.classwise_ece`."""
+        return multiclass.classwise_ece(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
+            weight=weight, sum_tol=sum_tol,
+        )
+
+    def top_label_ece(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: str = "uniform",
+        closed: str = "right",
+        norm: str = "l1",
+        weight: IntoExpr | None = None,
+        sum_tol: float = 1e-6,
+    ) -> pl.Expr:
+        """Top-label calibration error of probability vectors; see :func:`polars_calib.top_label_ece`."""
+        return multiclass.top_label_ece(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
+            weight=weight, sum_tol=sum_tol,
+        )
 
 
 class CalibExpr(pl.Expr):
