@@ -8,6 +8,7 @@ forms; statistics per (model, segment) roll up to per model.
 from __future__ import annotations
 
 import math
+import subprocess
 import sys
 from pathlib import Path
 
@@ -152,3 +153,11 @@ def test_statistics_frame_errors() -> None:
         pc.reliability_from_statistics(stats, by="model", n_bins=15)
     empty = pc.metrics_from_statistics(stats.head(0), by=None)
     assert empty.height == 0
+
+
+def test_parallel_partitions_example_runs() -> None:
+    script = Path(__file__).parents[1] / "examples" / "parallel_partitions.py"
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert "merged statistics == one pass" in done.stdout
