@@ -235,10 +235,9 @@ def _grouped_error(
         return per_group.max() if reduce_max else per_group.mean()
 
     def with_key(fields: dict[str, pl.Expr]) -> pl.Expr:
-        fields = {**fields, "key": keyed(fields)}
-        if binning.strategy == "uniform":
-            return per_group_bin(fields)  # the key is elementwise here already
-        return _packed(fields, per_group_bin)
+        # Packed once more even when the key is elementwise: list.eval does not share
+        # common subexpressions, and the key is used five times.
+        return _packed({**fields, "key": keyed(fields)}, per_group_bin)
 
     return _packed(columns, with_key)
 
