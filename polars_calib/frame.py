@@ -19,7 +19,10 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_calib._exprs import check_choice
 from polars_calib.binning import Binning, quantile_edges
+from polars_calib.multiclass import SUM_TOLERANCE, check_sum_tol, vector_outcomes
+from polars_calib.multiclass import _confidence as confidence_outcomes
 from polars_calib.stats import (
     METRICS,
     FrameT,
@@ -35,7 +38,12 @@ from polars_calib.stats import (
     uniform_grid,
     used_rows,
 )
-from polars_calib.validation import CalibrationDataError, validate, validated
+from polars_calib.validation import (
+    CalibrationDataError,
+    is_vector,
+    validate,
+    validated,
+)
 
 
 def reliability(
@@ -49,6 +57,8 @@ def reliability(
     by: str | Sequence[str] | None = None,
     weight: str | None = None,
     confidence: float = 0.95,
+    reduction: str | None = None,
+    sum_tol: float = SUM_TOLERANCE,
 ) -> FrameT:
     """Reliability table: per bin, the mean prediction against the observed frequency.
 
@@ -73,12 +83,22 @@ def reliability(
         Name of an optional column of non-negative sample weights.
     confidence
         Confidence level of the Wilson interval on the observed frequency.
+    reduction
+        For probability vectors (an ``Array`` or ``List`` column, labels
+        ``0 .. K - 1``), the binary problem(s) tabulated: ``"confidence"`` (the
+        default: the largest probability against whether its arg-max is the label),
+        ``"top_label"`` (the same, per predicted class) or ``"classwise"`` (``p_j``
+        against ``label == j``, per class ``j``); as in
+        :func:`polars_calib.confidence_ece` and friends. ``None`` for binary data.
+    sum_tol
+        Largest accepted ``|sum(p) - 1|`` of a probability vector.
 
     Returns
     -------
     DataFrame or LazyFrame
         The same kind as `data`; ``n_bins`` rows per group, empty bins included,
-        sorted by keys and bin, with columns: the keys, ``bin`` (Int32, 0-based),
+        sorted by keys and bin, with columns: the keys, ``class`` (Int64, with
+        ``reduction="top_label"`` or ``"classwise"``), ``bin`` (Int32, 0-based),
         ``lower`` and ``upper`` (Float64 bin edges), ``count`` (Int64 rows),
         ``mean_predicted``, ``observed`` (fraction of positives), ``gap``
         (``observed - mean_predicted``), ``observed_lower`` and ``observed_upper``
@@ -141,6 +161,15 @@ def reliability(
     binning = Binning(n_bins, strategy, closed)
     keys = key_names(by)
     z = check_confidence(confidence)
+    if reduction is not None or _holds_vectors(data, prob):
+        reduction = check_choice("reduction", reduction or "confidence", REDUCTIONS)
+        lf = validated(data, prob, label, weight, keys, sum_tol=check_sum_tol(sum_tol))
+        lf, keys = _reduced(lf, prob, label, weight, keys, reduction)
+        stats = statistics_query(lf, prob, label, weight, keys, binning)
+        grid = uniform_grid(n_bins)
+        if binning.strategy == "quantile":
+            grid = _quantile_grid(lf, prob, label, weight, keys, n_bins)
+        return same_kind(data, reliability_rows(stats, grid, keys, z))
     if binning.strategy == "uniform":
         stats = bin_statistics(
             data, prob, label, by=keys, n_bins=n_bins, closed=closed, weight=weight
@@ -151,6 +180,43 @@ def reliability(
         stats = statistics_query(lf, prob, label, weight, keys, binning)
         table = reliability_rows(stats, _quantile_grid(lf, prob, label, weight, keys, n_bins), keys, z)
     return same_kind(data, table)
+
+
+REDUCTIONS = ("confidence", "top_label", "classwise")
+
+
+def _holds_vectors(data: pl.DataFrame | pl.LazyFrame, prob: str) -> bool:
+    schema = data.collect_schema() if isinstance(data, (pl.DataFrame, pl.LazyFrame)) else {}
+    dtype = schema.get(prob) if isinstance(prob, str) else None
+    return dtype is not None and is_vector(dtype)
+
+
+def _reduced(
+    lf: pl.LazyFrame, prob: str, label: str, weight: str | None, keys: list[str], reduction: str
+) -> tuple[pl.LazyFrame, list[str]]:
+    """Validated probability vectors as binary problems in the `prob` and `label` columns.
+
+    Adds the ``class`` key for the top-label and classwise reductions.
+    """
+    if "class" in keys:
+        msg = "`by` cannot hold 'class': the result has a column of that name"
+        raise ValueError(msg)
+    if reduction == "classwise":
+        vectors = pl.col(prob).cast(pl.List(pl.Float64))
+        exploded = lf.with_columns(
+            vectors, pl.int_ranges(0, vectors.list.len()).alias("class")
+        ).explode(prob, "class")
+        correct = (pl.col(label).cast(pl.Int64) == pl.col("class")).cast(pl.Float64)
+        return exploded.with_columns(correct.alias(label)), [*keys, "class"]
+    # Confidence and correctness exactly as the multi-class expressions define them.
+    outcomes = confidence_outcomes(vector_outcomes(prob, label, weight, sum_tol=1.0))
+    predicted = pl.col(prob).cast(pl.List(pl.Float64)).list.arg_max().cast(pl.Int64)
+    lf = lf.with_columns(
+        outcomes.prob.alias(prob), outcomes.label.alias(label), predicted.alias("class")
+    )
+    if reduction == "top_label":
+        return lf, [*keys, "class"]
+    return lf.drop("class"), keys
 
 
 def _quantile_grid(
@@ -318,11 +384,13 @@ class LazyFrameCalibNamespace:
         by: str | Sequence[str] | None = None,
         weight: str | None = None,
         confidence: float = 0.95,
+        reduction: str | None = None,
+        sum_tol: float = SUM_TOLERANCE,
     ) -> pl.LazyFrame:
         """Reliability table; see :func:`polars_calib.reliability`."""
         return reliability(
             self._lf, prob, label, n_bins=n_bins, strategy=strategy, closed=closed, by=by,
-            weight=weight, confidence=confidence,
+            weight=weight, confidence=confidence, reduction=reduction, sum_tol=sum_tol,
         )
 
     def summary(
@@ -385,11 +453,13 @@ class DataFrameCalibNamespace:
         by: str | Sequence[str] | None = None,
         weight: str | None = None,
         confidence: float = 0.95,
+        reduction: str | None = None,
+        sum_tol: float = SUM_TOLERANCE,
     ) -> pl.DataFrame:
         """Reliability table; see :func:`polars_calib.reliability`."""
         return reliability(
             self._df, prob, label, n_bins=n_bins, strategy=strategy, closed=closed, by=by,
-            weight=weight, confidence=confidence,
+            weight=weight, confidence=confidence, reduction=reduction, sum_tol=sum_tol,
         )
 
     def summary(

@@ -17,7 +17,6 @@ in the expressions. An empty frame is valid.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,50 +35,81 @@ class CalibrationDataError(ValueError):
 
 @dataclass(frozen=True)
 class _Check:
-    """One data problem: the rows of `column` where `bad` holds, described as `problem`."""
+    """One data problem: the rows of `column` where `bad` holds, described as `problem`.
+
+    `shown` is the Float64 value quoted from the first bad row, if any is worth quoting.
+    """
 
     column: str
     problem: str
     bad: pl.Expr
+    shown: pl.Expr | None = None
 
 
-def _checks(prob: str, label: str, weight: str | None) -> list[_Check]:
-    p = pl.col(prob).cast(pl.Float64)
+def _checks(prob: str, label: str, weight: str | None, sum_tol: float | None) -> list[_Check]:
     y = pl.col(label).cast(pl.Float64)
-    checks = [
-        _Check(prob, "probability NaN", p.is_nan()),
-        _Check(prob, "probability outside [0, 1]", ~p.is_nan() & ~p.is_between(0.0, 1.0)),
-        _Check(label, "label not 0 or 1", ~((y == 0.0) | (y == 1.0))),
-    ]
+    if sum_tol is None:
+        p = pl.col(prob).cast(pl.Float64)
+        checks = [
+            _Check(prob, "probability NaN", p.is_nan()),
+            _Check(prob, "probability outside [0, 1]", ~p.is_nan() & ~p.is_between(0.0, 1.0), p),
+            _Check(label, "label not 0 or 1", ~((y == 0.0) | (y == 1.0)), y),
+        ]
+    else:
+        vectors = pl.col(prob).cast(pl.List(pl.Float64))
+        n_classes = vectors.list.len()
+        entries_ok = vectors.list.eval(pl.element().is_between(0.0, 1.0).fill_null(False))
+        checks = [
+            _Check(prob, "vector holding a null, NaN or value outside [0, 1]",
+                   ~entries_ok.list.all()),
+            _Check(prob, f"vector sum off 1 by more than {sum_tol:g}",
+                   (vectors.list.sum() - 1.0).abs() > sum_tol, vectors.list.sum()),
+            _Check(prob, "vector shorter than the longest", n_classes < n_classes.max()),
+            _Check(label, "label not a class 0 .. K - 1",
+                   ~((y == y.floor()) & (y >= 0.0) & (y < n_classes)), y),
+        ]  # fmt: skip
     if weight is not None:
         w = pl.col(weight).cast(pl.Float64)
         checks += [
-            _Check(weight, "weight negative", w < 0.0),
-            _Check(weight, "weight NaN or infinite", ~w.is_finite()),
+            _Check(weight, "weight negative", w < 0.0, w),
+            _Check(weight, "weight NaN or infinite", ~w.is_finite(), w),
         ]
     return checks
 
 
+def is_vector(dtype: pl.DataType) -> bool:
+    """Whether `dtype` is a column of probability vectors (Array or List of numbers)."""
+    return isinstance(dtype, (pl.Array, pl.List)) and dtype.inner.is_numeric()
+
+
 def _schema_problems(
-    schema: pl.Schema, prob: str, label: str, weight: str | None, columns: Sequence[str]
+    schema: pl.Schema,
+    prob: str,
+    label: str,
+    weight: str | None,
+    columns: Sequence[str],
+    vectors: bool,
 ) -> list[str]:
     problems = []
-    roles = [(prob, "probability"), (label, "label")]
-    if weight is not None:
-        roles.append((weight, "weight"))
     for name in [prob, label, *([] if weight is None else [weight]), *columns]:
         if name not in schema:
             problems.append(f"column {name!r} is missing (columns: {', '.join(schema.names())})")
-    for name, role in roles:
+    # An all-null column (dtype Null) is valid: every row is ignored.
+    roles = {
+        prob: ("a probability vector must be an Array or List of numbers", is_vector)
+        if vectors
+        else ("a probability must be numeric", lambda d: d.is_numeric() or d == pl.Null),
+        label: (
+            "a label must be numeric or boolean",
+            lambda d: d.is_numeric() or d in (pl.Boolean, pl.Null),
+        ),
+    }
+    if weight is not None:
+        roles[weight] = ("a weight must be numeric", lambda d: d.is_numeric() or d == pl.Null)
+    for name, (rule, accepts) in roles.items():
         dtype = schema.get(name)
-        if dtype is None:
-            continue
-        # An all-null column (dtype Null) is valid: every row is ignored.
-        numeric = dtype.is_numeric() or dtype == pl.Null
-        numeric = numeric or (role == "label" and dtype == pl.Boolean)
-        if not numeric:
-            expected = "numeric or boolean" if role == "label" else "numeric"
-            problems.append(f"column {name!r} holds {dtype}, but a {role} must be {expected}")
+        if dtype is not None and not accepts(dtype):
+            problems.append(f"column {name!r} holds {dtype}, but {rule}")
     return problems
 
 
@@ -89,11 +119,12 @@ def check_schema(
     label: str,
     weight: str | None = None,
     columns: Sequence[str] = (),
+    vectors: bool = False,
 ) -> pl.LazyFrame:
     """Check names and dtypes from the schema alone; return the data as a LazyFrame.
 
-    `columns` are further columns that must exist (group keys, the time column).
-    Raises :class:`CalibrationDataError`.
+    `columns` are further columns that must exist (group keys, the time column);
+    with `vectors`, `prob` holds probability vectors. Raises :class:`CalibrationDataError`.
     """
     for argument, value in (("prob", prob), ("label", label), ("weight", weight)):
         if value is not None and not isinstance(value, str):
@@ -103,7 +134,7 @@ def check_schema(
         msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
         raise TypeError(msg)
     lf = data.lazy()
-    problems = _schema_problems(lf.collect_schema(), prob, label, weight, columns)
+    problems = _schema_problems(lf.collect_schema(), prob, label, weight, columns, vectors)
     if problems:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
     return lf
@@ -158,17 +189,27 @@ def validate(
 
 
 def validated(
-    data: Frame, prob: str, label: str, weight: str | None = None, columns: Sequence[str] = ()
+    data: Frame,
+    prob: str,
+    label: str,
+    weight: str | None = None,
+    columns: Sequence[str] = (),
+    sum_tol: float | None = None,
 ) -> pl.LazyFrame:
-    """:func:`validate` the data and return it as a LazyFrame."""
-    lf = check_schema(data, prob, label, weight, columns)
-    checks = _checks(prob, label, weight)
+    """:func:`validate` the data and return it as a LazyFrame.
+
+    With `sum_tol`, `prob` holds probability vectors that must sum to 1 within it,
+    and labels are classes ``0 .. K - 1``.
+    """
+    lf = check_schema(data, prob, label, weight, columns, vectors=sum_tol is not None)
+    checks = _checks(prob, label, weight, sum_tol)
     counts = lf.select(
         pl.len().alias("rows"),
         *(check.bad.sum().alias(f"n{i}") for i, check in enumerate(checks)),
         *(
-            pl.col(check.column).cast(pl.Float64).filter(check.bad).first().alias(f"e{i}")
+            check.shown.filter(check.bad).first().alias(f"e{i}")
             for i, check in enumerate(checks)
+            if check.shown is not None
         ),
     ).collect()
     total = counts.item(0, "rows")
@@ -176,8 +217,7 @@ def validated(
     for i, check in enumerate(checks):
         n = counts.item(0, f"n{i}")
         if n:
-            example = counts.item(0, f"e{i}")
-            shown = "" if math.isnan(example) else f" (e.g. {example})"
+            shown = f" (e.g. {counts.item(0, f'e{i}')})" if check.shown is not None else ""
             problems.append(f"column {check.column!r}: {check.problem} in {n} of {total} rows{shown}")
     if problems:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))

@@ -340,3 +340,98 @@ def test_window_by_date_and_boolean_labels() -> None:
     got = df.calib.summary("p", "y", time="day", every="1w", metrics=["brier"])
     assert got["window"].to_list() == [date(2024, 1, 1), date(2024, 1, 8)]
     assert got["brier"].to_list() == pytest.approx([(0.04 + 0.01) / 2, 0.16], abs=1e-15)
+
+
+# --------------------------------------------------------------------------
+# Multi-class reductions
+# --------------------------------------------------------------------------
+
+
+def dirichlet_log(seed: int, n: int, k: int, decimals: int | None) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.ones(k) * 0.7, n)
+    if decimals is not None:
+        probs = np.round(probs, decimals)
+        probs[:, -1] = np.clip(1.0 - probs[:, :-1].sum(axis=1), 0.0, 1.0)
+    labels = np.array([rng.choice(k, p=row / row.sum()) for row in probs])
+    return pl.DataFrame({"probs": probs, "y": labels, "w": rng.random(n)})
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(1, 120),
+    k=st.integers(2, 5),
+    n_bins=st.integers(1, 12),
+    closed=st.sampled_from(["right", "left"]),
+    decimals=st.sampled_from([None, 2]),
+    weighted=st.booleans(),
+)
+def test_multiclass_reliability_matches_reference(
+    seed: int, n: int, k: int, n_bins: int, closed: str, decimals: int | None, weighted: bool
+) -> None:
+    df = dirichlet_log(seed, n, k, decimals)
+    P, y = np.stack(df["probs"].to_numpy()), df["y"].to_numpy()
+    w = df["w"].to_numpy() if weighted else None
+    weight = "w" if weighted else None
+    conf, correct = P.max(axis=1), (P.argmax(axis=1) == y).astype(float)
+    binning = {"n_bins": n_bins, "closed": closed}
+
+    table = df.calib.reliability("probs", "y", weight=weight, **binning)  # type: ignore[arg-type]
+    assert table.columns == list(pc.stats.RELIABILITY)
+    assert_matches_reference(table, ref.reliability_table(conf, correct, weight=w, **binning))
+
+    table = df.calib.reliability("probs", "y", weight=weight, reduction="classwise", **binning)  # type: ignore[arg-type]
+    assert table.columns == ["class", *pc.stats.RELIABILITY]
+    for j in range(k):
+        expected = ref.reliability_table(P[:, j], y == j, weight=w, **binning)
+        assert_matches_reference(table.filter(pl.col("class") == j), expected)
+
+    table = df.calib.reliability("probs", "y", weight=weight, reduction="top_label", **binning)  # type: ignore[arg-type]
+    predicted = P.argmax(axis=1)
+    assert table["class"].unique().sort().to_list() == np.unique(predicted).tolist()
+    for j in np.unique(predicted):
+        rows = predicted == j
+        expected = ref.reliability_table(
+            conf[rows], correct[rows], weight=None if w is None else w[rows], **binning
+        )
+        assert_matches_reference(table.filter(pl.col("class") == j), expected)
+
+
+def test_multiclass_reliability_by_group_lazy_and_quantile() -> None:
+    df = dirichlet_log(4, 200, 3, None).with_columns(g=pl.int_range(pl.len()) % 2)
+    lazy = df.lazy().calib.reliability("probs", "y", by="g", reduction="top_label", n_bins=4)
+    assert isinstance(lazy, pl.LazyFrame)
+    assert lazy.collect().columns[:3] == ["g", "class", "bin"]
+    table = df.calib.reliability("probs", "y", strategy="quantile", n_bins=4)
+    P, y = np.stack(df["probs"].to_numpy()), df["y"].to_numpy()
+    expected = ref.reliability_table(P.max(axis=1), P.argmax(axis=1) == y, 4, "quantile")
+    assert_matches_reference(table, expected)
+
+
+@pytest.mark.parametrize(
+    ("probs", "labels", "message"),
+    [
+        ([[0.5, 0.5], [1.2, -0.2]], [0, 1], "column 'probs': vector holding a null, NaN or value"),
+        ([[0.5, 0.6], [0.3, 0.7]], [0, 1], "column 'probs': vector sum off 1 by more than 1e-06"),
+        ([[0.5, 0.5], [0.3, 0.7]], [0, 2], "column 'y': label not a class 0 .. K - 1 in 1 of 2"),
+        ([[0.5, 0.5], [0.2, 0.3, 0.5]], [0, 1], "column 'probs': vector shorter than the longest"),
+    ],
+)
+def test_multiclass_validation(
+    probs: list[list[float]], labels: list[int], message: str
+) -> None:
+    df = pl.DataFrame({"probs": probs, "y": labels})
+    with pytest.raises(pc.CalibrationDataError) as raised:
+        df.calib.reliability("probs", "y")
+    assert message in str(raised.value)
+
+
+def test_reduction_needs_vectors() -> None:
+    df = pl.DataFrame({"p": [0.2], "y": [1]})
+    with pytest.raises(pc.CalibrationDataError, match="must be an Array or List"):
+        df.calib.reliability("p", "y", reduction="classwise")
+    vectors = pl.DataFrame({"probs": [[0.2, 0.8]], "y": [1]})
+    with pytest.raises(ValueError, match="`reduction` must be one of"):
+        vectors.calib.reliability("probs", "y", reduction="top")
+    with pytest.raises(pc.CalibrationDataError, match="a probability must be numeric"):
+        vectors.calib.summary("probs", "y")
