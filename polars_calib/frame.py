@@ -39,7 +39,6 @@ from polars_calib.stats import (
     used_rows,
 )
 from polars_calib.validation import (
-    CalibrationDataError,
     is_vector,
     validate,
     validated,
@@ -161,25 +160,19 @@ def reliability(
     binning = Binning(n_bins, strategy, closed)
     keys = key_names(by)
     z = check_confidence(confidence)
-    if reduction is not None or _holds_vectors(data, prob):
+    vectors = reduction is not None or _holds_vectors(data, prob)
+    tol = check_sum_tol(sum_tol) if vectors else None
+    if vectors:
         reduction = check_choice("reduction", reduction or "confidence", REDUCTIONS)
-        lf = validated(data, prob, label, weight, keys, sum_tol=check_sum_tol(sum_tol))
+    lf = validated(data, prob, label, weight, keys, sum_tol=tol)
+    if reduction is not None:
         lf, keys = _reduced(lf, prob, label, weight, keys, reduction)
-        stats = statistics_query(lf, prob, label, weight, keys, binning)
-        grid = uniform_grid(n_bins)
-        if binning.strategy == "quantile":
-            grid = _quantile_grid(lf, prob, label, weight, keys, n_bins)
-        return same_kind(data, reliability_rows(stats, grid, keys, z))
-    if binning.strategy == "uniform":
-        stats = bin_statistics(
-            data, prob, label, by=keys, n_bins=n_bins, closed=closed, weight=weight
-        )
-        table = reliability_rows(stats, uniform_grid(n_bins), keys, z)
+    stats = statistics_query(lf, prob, label, weight, keys, binning)
+    if binning.strategy == "quantile":
+        grid = _quantile_grid(lf, prob, label, weight, keys, n_bins)
     else:
-        lf = validated(data, prob, label, weight, keys)
-        stats = statistics_query(lf, prob, label, weight, keys, binning)
-        table = reliability_rows(stats, _quantile_grid(lf, prob, label, weight, keys, n_bins), keys, z)
-    return same_kind(data, table)
+        grid = uniform_grid(n_bins)
+    return same_kind(data, reliability_rows(stats, grid, keys, z))
 
 
 REDUCTIONS = ("confidence", "top_label", "classwise")
@@ -354,12 +347,8 @@ def summary(
     if "window" in keys:
         msg = "`by` cannot hold 'window': the result has a column of that name"
         raise ValueError(msg)
-    lf = validated(data, prob, label, weight, [*keys, *([] if time is None else [time])])
+    lf = validated(data, prob, label, weight, keys, time=time)
     if time is not None and every is not None:
-        dtype = lf.collect_schema()[time]
-        if not dtype.is_temporal() or dtype in (pl.Time, pl.Duration):
-            msg = f"invalid calibration data: column {time!r} holds {dtype}, but `time` must be a Date or Datetime"
-            raise CalibrationDataError(msg)
         lf = lf.with_columns(pl.col(time).dt.truncate(every).alias("window"))
         keys = [*keys, "window"]
     stats = statistics_query(lf, prob, label, weight, keys, binning)

@@ -89,9 +89,11 @@ def _schema_problems(
     weight: str | None,
     columns: Sequence[str],
     vectors: bool,
+    time: str | None,
 ) -> list[str]:
     problems = []
-    for name in [prob, label, *([] if weight is None else [weight]), *columns]:
+    optional = [name for name in (weight, time) if name is not None]
+    for name in [prob, label, *optional, *columns]:
         if name not in schema:
             problems.append(f"column {name!r} is missing (columns: {', '.join(schema.names())})")
     # An all-null column (dtype Null) is valid: every row is ignored.
@@ -106,6 +108,11 @@ def _schema_problems(
     }
     if weight is not None:
         roles[weight] = ("a weight must be numeric", lambda d: d.is_numeric() or d == pl.Null)
+    if time is not None:
+        roles[time] = (
+            "`time` must be a Date or Datetime",
+            lambda d: d == pl.Date or isinstance(d, pl.Datetime),
+        )
     for name, (rule, accepts) in roles.items():
         dtype = schema.get(name)
         if dtype is not None and not accepts(dtype):
@@ -120,11 +127,13 @@ def check_schema(
     weight: str | None = None,
     columns: Sequence[str] = (),
     vectors: bool = False,
+    time: str | None = None,
 ) -> pl.LazyFrame:
     """Check names and dtypes from the schema alone; return the data as a LazyFrame.
 
     `columns` are further columns that must exist (group keys, the time column);
-    with `vectors`, `prob` holds probability vectors. Raises :class:`CalibrationDataError`.
+    with `vectors`, `prob` holds probability vectors; `time` names a column that must
+    hold dates or datetimes. Raises :class:`CalibrationDataError`.
     """
     for argument, value in (("prob", prob), ("label", label), ("weight", weight)):
         if value is not None and not isinstance(value, str):
@@ -134,7 +143,9 @@ def check_schema(
         msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
         raise TypeError(msg)
     lf = data.lazy()
-    problems = _schema_problems(lf.collect_schema(), prob, label, weight, columns, vectors)
+    problems = _schema_problems(
+        lf.collect_schema(), prob, label, weight, columns, vectors, time
+    )
     if problems:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
     return lf
@@ -195,13 +206,14 @@ def validated(
     weight: str | None = None,
     columns: Sequence[str] = (),
     sum_tol: float | None = None,
+    time: str | None = None,
 ) -> pl.LazyFrame:
     """:func:`validate` the data and return it as a LazyFrame.
 
     With `sum_tol`, `prob` holds probability vectors that must sum to 1 within it,
-    and labels are classes ``0 .. K - 1``.
+    and labels are classes ``0 .. K - 1``; `time` must hold dates or datetimes.
     """
-    lf = check_schema(data, prob, label, weight, columns, vectors=sum_tol is not None)
+    lf = check_schema(data, prob, label, weight, columns, sum_tol is not None, time)
     checks = _checks(prob, label, weight, sum_tol)
     counts = lf.select(
         pl.len().alias("rows"),
@@ -218,7 +230,8 @@ def validated(
         n = counts.item(0, f"n{i}")
         if n:
             shown = f" (e.g. {counts.item(0, f'e{i}')})" if check.shown is not None else ""
-            problems.append(f"column {check.column!r}: {check.problem} in {n} of {total} rows{shown}")
+            where = f"{check.problem} in {n} of {total} rows{shown}"
+            problems.append(f"column {check.column!r}: {where}")
     if problems:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
     return lf

@@ -68,7 +68,9 @@ def test_merged_partitions_equal_one_pass(
     binning = {"n_bins": n_bins, "closed": closed, "weight": weight}
     stats = pl.concat(
         [
-            pc.bin_statistics(df.filter(pl.Series(part == k)), "p", "y", by="g", **binning)  # type: ignore[arg-type]
+            pc.bin_statistics(
+                df.filter(pl.Series(part == k)), "p", "y", by="g", **binning  # type: ignore[arg-type]
+            )
             for k in range(parts)
         ]
     )
