@@ -351,7 +351,7 @@ def summary(
     if time is not None and every is not None:
         lf = lf.with_columns(pl.col(time).dt.truncate(every).alias("window"))
         keys = [*keys, "window"]
-    stats = statistics_query(lf, prob, label, weight, keys, binning)
+    stats = statistics_query(lf, prob, label, weight, keys, binning, names)
     return same_kind(data, finish_metrics(stats, keys, names))
 
 

@@ -207,25 +207,33 @@ def statistics_query(
     weight: str | None,
     keys: list[str],
     binning: Binning,
+    metrics: Sequence[str] = METRICS,
 ) -> pl.LazyFrame:
-    """The statistics table of already validated data (see :func:`bin_statistics`)."""
+    """The statistics table of already validated data (see :func:`bin_statistics`).
+
+    The Brier and log-loss sums are only computed when `metrics` asks for them
+    (the log-loss term costs two logarithms a row).
+    """
     outcomes = binary_outcomes(prob, label, weight)
     p, y = outcomes.prob, outcomes.label
     bins = binning.index(p)
     if binning.strategy == "quantile" and keys:
         bins = bins.over(keys)
+    sums = [
+        pl.len().cast(pl.Int64).alias("count"),
+        outcomes.total_weight().alias("weight"),
+        outcomes.weighted(p).sum().alias("sum_p"),
+        outcomes.weighted(y).sum().alias("sum_y"),
+    ]
+    if "brier" in metrics:
+        sums.append(outcomes.weighted(squared_error(p, y)).sum().alias("sum_squared_error"))
+    if "log_loss" in metrics:
+        sums.append(outcomes.weighted(log_loss_term(p, y)).sum().alias("sum_log_loss"))
     return (
         used_rows(lf, outcomes)
         .with_columns(bins.alias("bin"))
         .group_by(*keys, "bin")
-        .agg(
-            pl.len().cast(pl.Int64).alias("count"),
-            outcomes.total_weight().alias("weight"),
-            outcomes.weighted(p).sum().alias("sum_p"),
-            outcomes.weighted(y).sum().alias("sum_y"),
-            outcomes.weighted(squared_error(p, y)).sum().alias("sum_squared_error"),
-            outcomes.weighted(log_loss_term(p, y)).sum().alias("sum_log_loss"),
-        )
+        .agg(sums)
         .sort(*keys, "bin", nulls_last=True)
     )
 
