@@ -16,6 +16,7 @@ called**, for a LazyFrame too; the LazyFrame returned is then a plain lazy query
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Generic
 
 import polars as pl
 
@@ -355,12 +356,15 @@ def summary(
     return same_kind(data, finish_metrics(stats, keys, names))
 
 
-@pl.api.register_lazyframe_namespace("calib")
-class LazyFrameCalibNamespace:
-    """Calibration tables of a LazyFrame of predictions; each method returns a LazyFrame."""
+class _FrameCalibNamespace(Generic[FrameT]):
+    """The methods shared by the DataFrame and LazyFrame namespaces.
 
-    def __init__(self, lf: pl.LazyFrame) -> None:
-        self._lf = lf
+    Each delegates in one line to the free function, and returns the kind of frame
+    it was called on.
+    """
+
+    def __init__(self, data: FrameT) -> None:
+        self._data: FrameT = data
 
     def reliability(
         self,
@@ -375,10 +379,10 @@ class LazyFrameCalibNamespace:
         confidence: float = 0.95,
         reduction: str | None = None,
         sum_tol: float = SUM_TOLERANCE,
-    ) -> pl.LazyFrame:
+    ) -> FrameT:
         """Reliability table; see :func:`polars_calib.reliability`."""
         return reliability(
-            self._lf, prob, label, n_bins=n_bins, strategy=strategy, closed=closed, by=by,
+            self._data, prob, label, n_bins=n_bins, strategy=strategy, closed=closed, by=by,
             weight=weight, confidence=confidence, reduction=reduction, sum_tol=sum_tol,
         )
 
@@ -395,10 +399,10 @@ class LazyFrameCalibNamespace:
         closed: str = "right",
         metrics: Sequence[str] = METRICS,
         weight: str | None = None,
-    ) -> pl.LazyFrame:
+    ) -> FrameT:
         """Metrics per group and window; see :func:`polars_calib.summary`."""
         return summary(
-            self._lf, prob, label, by=by, time=time, every=every, n_bins=n_bins,
+            self._data, prob, label, by=by, time=time, every=every, n_bins=n_bins,
             strategy=strategy, closed=closed, metrics=metrics, weight=weight,
         )
 
@@ -412,82 +416,26 @@ class LazyFrameCalibNamespace:
         strategy: str = "uniform",
         closed: str = "right",
         weight: str | None = None,
-    ) -> pl.LazyFrame:
+    ) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        return bin_statistics(
-            self._lf, prob, label, by=by, n_bins=n_bins, strategy=strategy, closed=closed,
-            weight=weight,
+        return same_kind(
+            self._data,
+            bin_statistics(
+                self._data, prob, label, by=by, n_bins=n_bins, strategy=strategy,
+                closed=closed, weight=weight,
+            ),
         )
 
     def validate(self, prob: str, label: str, weight: str | None = None) -> None:
         """Raise on invalid data; see :func:`polars_calib.validate`."""
-        validate(self._lf, prob, label, weight)
+        validate(self._data, prob, label, weight)
+
+
+@pl.api.register_lazyframe_namespace("calib")
+class LazyFrameCalibNamespace(_FrameCalibNamespace[pl.LazyFrame]):
+    """Calibration tables of a LazyFrame of predictions; each method returns a LazyFrame."""
 
 
 @pl.api.register_dataframe_namespace("calib")
-class DataFrameCalibNamespace:
+class DataFrameCalibNamespace(_FrameCalibNamespace[pl.DataFrame]):
     """Calibration tables of a DataFrame of predictions; each method returns a DataFrame."""
-
-    def __init__(self, df: pl.DataFrame) -> None:
-        self._df = df
-
-    def reliability(
-        self,
-        prob: str,
-        label: str,
-        *,
-        n_bins: int = 10,
-        strategy: str = "uniform",
-        closed: str = "right",
-        by: str | Sequence[str] | None = None,
-        weight: str | None = None,
-        confidence: float = 0.95,
-        reduction: str | None = None,
-        sum_tol: float = SUM_TOLERANCE,
-    ) -> pl.DataFrame:
-        """Reliability table; see :func:`polars_calib.reliability`."""
-        return reliability(
-            self._df, prob, label, n_bins=n_bins, strategy=strategy, closed=closed, by=by,
-            weight=weight, confidence=confidence, reduction=reduction, sum_tol=sum_tol,
-        )
-
-    def summary(
-        self,
-        prob: str,
-        label: str,
-        *,
-        by: str | Sequence[str] | None = None,
-        time: str | None = None,
-        every: str | None = None,
-        n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
-        metrics: Sequence[str] = METRICS,
-        weight: str | None = None,
-    ) -> pl.DataFrame:
-        """Metrics per group and window; see :func:`polars_calib.summary`."""
-        return summary(
-            self._df, prob, label, by=by, time=time, every=every, n_bins=n_bins,
-            strategy=strategy, closed=closed, metrics=metrics, weight=weight,
-        )
-
-    def bin_statistics(
-        self,
-        prob: str,
-        label: str,
-        *,
-        by: str | Sequence[str] | None = None,
-        n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
-        weight: str | None = None,
-    ) -> pl.DataFrame:
-        """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        return bin_statistics(
-            self._df, prob, label, by=by, n_bins=n_bins, strategy=strategy, closed=closed,
-            weight=weight,
-        ).collect()
-
-    def validate(self, prob: str, label: str, weight: str | None = None) -> None:
-        """Raise on invalid data; see :func:`polars_calib.validate`."""
-        validate(self._df, prob, label, weight)
