@@ -40,6 +40,7 @@ from polars_calib.stats import (
     used_rows,
 )
 from polars_calib.validation import (
+    collect_validated,
     is_vector,
     validate,
     validated,
@@ -348,12 +349,17 @@ def summary(
     if "window" in keys:
         msg = "`by` cannot hold 'window': the result has a column of that name"
         raise ValueError(msg)
-    lf = validated(data, prob, label, weight, keys, time=time)
-    if time is not None and every is not None:
-        lf = lf.with_columns(pl.col(time).dt.truncate(every).alias("window"))
-        keys = [*keys, "window"]
-    stats = statistics_query(lf, prob, label, weight, keys, binning, names)
-    return same_kind(data, finish_metrics(stats, keys, names))
+    group = [*keys, "window"] if every is not None else keys
+
+    def statistics(lf: pl.LazyFrame) -> pl.LazyFrame:
+        if time is not None and every is not None:
+            lf = lf.with_columns(pl.col(time).dt.truncate(every).alias("window"))
+        return statistics_query(lf, prob, label, weight, group, binning, names)
+
+    # One run over the data: the statistics and the validation counts are collected
+    # together (a scan is read once), then the small statistics table is finished.
+    stats = collect_validated(data, prob, label, weight, keys, statistics, time=time)
+    return same_kind(data, finish_metrics(stats.lazy(), group, names))
 
 
 class _FrameCalibNamespace(Generic[FrameT]):

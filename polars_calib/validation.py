@@ -17,7 +17,7 @@ in the expressions. An empty frame is valid.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -215,7 +215,35 @@ def validated(
     """
     lf = check_schema(data, prob, label, weight, columns, sum_tol is not None, time)
     checks = _checks(prob, label, weight, sum_tol)
-    counts = lf.select(
+    _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
+    return lf
+
+
+def collect_validated(
+    data: Frame,
+    prob: str,
+    label: str,
+    weight: str | None,
+    columns: Sequence[str],
+    query: Callable[[pl.LazyFrame], pl.LazyFrame],
+    time: str | None = None,
+) -> pl.DataFrame:
+    """Collect ``query(data)`` and :func:`validate` the data in the same run.
+
+    Both queries are collected together, so Polars reads a scan once for the two
+    (its common-subplan elimination); the problems are raised before the result is
+    returned.
+    """
+    lf = check_schema(data, prob, label, weight, columns, False, time)
+    checks = _checks(prob, label, weight, None)
+    counts, result = pl.collect_all([_problem_counts(lf, checks), query(lf)])
+    _raise_for_problems(counts, checks)
+    return result
+
+
+def _problem_counts(lf: pl.LazyFrame, checks: list[_Check]) -> pl.LazyFrame:
+    """One aggregating query: the row count, and per check its bad rows and an example."""
+    return lf.select(
         pl.len().alias("rows"),
         *(check.bad.sum().alias(f"n{i}") for i, check in enumerate(checks)),
         *(
@@ -223,7 +251,10 @@ def validated(
             for i, check in enumerate(checks)
             if check.shown is not None
         ),
-    ).collect()
+    )
+
+
+def _raise_for_problems(counts: pl.DataFrame, checks: list[_Check]) -> None:
     total = counts.item(0, "rows")
     problems = []
     for i, check in enumerate(checks):
@@ -234,4 +265,3 @@ def validated(
             problems.append(f"column {check.column!r}: {where}")
     if problems:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
-    return lf
