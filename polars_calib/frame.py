@@ -9,8 +9,10 @@ finisher per group, so they run in Polars' streaming engine.
 The data are checked before anything is computed (see
 :func:`polars_calib.validate`): a bad frame raises one
 :class:`~polars_calib.CalibrationDataError` naming each column, problem and row
-count. The check is one aggregating query run **eagerly, when the function is
-called**, for a LazyFrame too; the LazyFrame returned is then a plain lazy query.
+count. The check runs **eagerly, when the function is called**, for a LazyFrame
+too. ``summary`` collects its per-(group, bin) statistics in the same run as the
+check (a scan is read once) and returns a lazy finisher over that small table;
+``reliability`` checks first and returns a plain lazy query.
 """
 
 from __future__ import annotations
