@@ -10,9 +10,9 @@ The data are checked before anything is computed (see
 :func:`polars_calib.validate`): a bad frame raises one
 :class:`~polars_calib.CalibrationDataError` naming each column, problem and row
 count. The check runs **eagerly, when the function is called**, for a LazyFrame
-too. ``summary`` collects its per-(group, bin) statistics in the same run as the
-check (a scan is read once) and returns a lazy finisher over that small table;
-``reliability`` checks first and returns a plain lazy query.
+too, in the same run as the computation (a scan is read once): ``summary``
+collects its per-(group, bin) statistics and returns a lazy finisher over that small
+table; ``reliability`` collects its table and returns it as a LazyFrame.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ from polars_calib.validation import (
     collect_validated,
     is_vector,
     validate,
-    validated,
 )
 
 
@@ -168,15 +167,24 @@ def reliability(
     tol = check_sum_tol(sum_tol) if vectors else None
     if vectors:
         reduction = check_choice("reduction", reduction or "confidence", REDUCTIONS)
-    lf = validated(data, prob, label, weight, keys, sum_tol=tol)
-    if reduction is not None:
-        lf, keys = _reduced(lf, prob, label, weight, keys, reduction)
-    stats = statistics_query(lf, prob, label, weight, keys, binning)
-    if binning.strategy == "quantile":
-        grid = _quantile_grid(lf, prob, label, weight, keys, n_bins)
-    else:
-        grid = uniform_grid(n_bins)
-    return same_kind(data, reliability_rows(stats, grid, keys, z))
+    if reduction is not None and "class" in keys:
+        msg = "`by` cannot hold 'class': the result has a column of that name"
+        raise ValueError(msg)
+
+    def table(lf: pl.LazyFrame) -> pl.LazyFrame:
+        group = keys
+        if reduction is not None:
+            lf, group = _reduced(lf, prob, label, weight, keys, reduction)
+        stats = statistics_query(lf, prob, label, weight, group, binning)
+        if binning.strategy == "quantile":
+            grid = _quantile_grid(lf, prob, label, weight, group, n_bins)
+        else:
+            grid = uniform_grid(n_bins)
+        return reliability_rows(stats, grid, group, z)
+
+    # One run over the data: the table and the validation counts are collected together.
+    result = collect_validated(data, prob, label, weight, keys, table, sum_tol=tol)
+    return same_kind(data, result.lazy())
 
 
 REDUCTIONS = ("confidence", "top_label", "classwise")
@@ -195,9 +203,6 @@ def _reduced(
 
     Adds the ``class`` key for the top-label and classwise reductions.
     """
-    if "class" in keys:
-        msg = "`by` cannot hold 'class': the result has a column of that name"
-        raise ValueError(msg)
     if reduction == "classwise":
         vectors = pl.col(prob).cast(pl.List(pl.Float64))
         exploded = lf.with_columns(

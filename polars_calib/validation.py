@@ -227,15 +227,16 @@ def collect_validated(
     columns: Sequence[str],
     query: Callable[[pl.LazyFrame], pl.LazyFrame],
     time: str | None = None,
+    sum_tol: float | None = None,
 ) -> pl.DataFrame:
     """Collect ``query(data)`` and :func:`validate` the data in the same run.
 
     Both queries are collected together, so Polars reads a scan once for the two
     (its common-subplan elimination); the problems are raised before the result is
-    returned.
+    returned. `sum_tol` and `time` as in :func:`validated`.
     """
-    lf = check_schema(data, prob, label, weight, columns, False, time)
-    checks = _checks(prob, label, weight, None)
+    lf = check_schema(data, prob, label, weight, columns, sum_tol is not None, time)
+    checks = _checks(prob, label, weight, sum_tol)
     counts, result = pl.collect_all([_problem_counts(lf, checks), query(lf)])
     _raise_for_problems(counts, checks)
     return result
