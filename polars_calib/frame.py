@@ -24,8 +24,13 @@ import polars as pl
 
 from polars_calib._exprs import check_choice
 from polars_calib.binning import Binning, quantile_edges
-from polars_calib.multiclass import SUM_TOLERANCE, check_sum_tol, vector_outcomes
-from polars_calib.multiclass import _confidence as confidence_outcomes
+from polars_calib.multiclass import SUM_TOLERANCE, check_sum_tol
+from polars_calib.reductions import (
+    REDUCTIONS,
+    finish_reduced,
+    reduced_problem,
+    reduced_statistics,
+)
 from polars_calib.stats import (
     METRICS,
     FrameT,
@@ -174,7 +179,7 @@ def reliability(
     def table(lf: pl.LazyFrame) -> pl.LazyFrame:
         group = keys
         if reduction is not None:
-            lf, group = _reduced(lf, prob, label, weight, keys, reduction)
+            lf, group = reduced_problem(lf, prob, label, weight, keys, reduction)
         stats = statistics_query(lf, prob, label, weight, group, binning)
         if binning.strategy == "quantile":
             grid = _quantile_grid(lf, prob, label, weight, group, n_bins)
@@ -187,38 +192,10 @@ def reliability(
     return same_kind(data, result.lazy())
 
 
-REDUCTIONS = ("confidence", "top_label", "classwise")
-
-
 def _holds_vectors(data: pl.DataFrame | pl.LazyFrame, prob: str) -> bool:
     schema = data.collect_schema() if isinstance(data, (pl.DataFrame, pl.LazyFrame)) else {}
     dtype = schema.get(prob) if isinstance(prob, str) else None
     return dtype is not None and is_vector(dtype)
-
-
-def _reduced(
-    lf: pl.LazyFrame, prob: str, label: str, weight: str | None, keys: list[str], reduction: str
-) -> tuple[pl.LazyFrame, list[str]]:
-    """Validated probability vectors as binary problems in the `prob` and `label` columns.
-
-    Adds the ``class`` key for the top-label and classwise reductions.
-    """
-    if reduction == "classwise":
-        vectors = pl.col(prob).cast(pl.List(pl.Float64))
-        exploded = lf.with_columns(
-            vectors, pl.int_ranges(0, vectors.list.len()).alias("class")
-        ).explode(prob, "class")
-        correct = (pl.col(label).cast(pl.Int64) == pl.col("class")).cast(pl.Float64)
-        return exploded.with_columns(correct.alias(label)), [*keys, "class"]
-    # Confidence and correctness exactly as the multi-class expressions define them.
-    outcomes = confidence_outcomes(vector_outcomes(prob, label, weight, sum_tol=1.0))
-    predicted = pl.col(prob).cast(pl.List(pl.Float64)).list.arg_max().cast(pl.Int64)
-    lf = lf.with_columns(
-        outcomes.prob.alias(prob), outcomes.label.alias(label), predicted.alias("class")
-    )
-    if reduction == "top_label":
-        return lf, [*keys, "class"]
-    return lf.drop("class"), keys
 
 
 def _quantile_grid(
@@ -250,6 +227,8 @@ def summary(
     closed: str = "right",
     metrics: Sequence[str] = METRICS,
     weight: str | None = None,
+    reduction: str | None = None,
+    sum_tol: float = SUM_TOLERANCE,
 ) -> FrameT:
     """Calibration metrics per group, and per calendar window of a time column.
 
@@ -282,6 +261,17 @@ def summary(
         compute, in this order.
     weight
         Name of an optional column of non-negative sample weights.
+    reduction
+        For probability vectors (an ``Array`` or ``List`` column, labels
+        ``0 .. K - 1``), which multi-class calibration error ``ece``, ``mce`` and
+        ``rmsce`` measure: ``"confidence"`` (the default for vectors),
+        ``"top_label"`` or ``"classwise"``, the numbers of
+        :func:`polars_calib.confidence_ece`, :func:`polars_calib.top_label_ece` and
+        :func:`polars_calib.classwise_ece`. ``brier`` and ``log_loss`` are then the
+        multi-class scores of :func:`polars_calib.brier` and
+        :func:`polars_calib.log_loss`. ``None`` for binary data.
+    sum_tol
+        Largest accepted ``|sum(p) - 1|`` of a probability vector.
 
     Returns
     -------
@@ -289,7 +279,8 @@ def summary(
         The same kind as `data`; one row per group, sorted by the keys: the `by`
         keys, ``window`` (with `time`), ``count`` (Int64 rows), ``mean_predicted``
         and ``observed`` (Float64 weighted mean probability and fraction of
-        positives), then one Float64 column per metric, named after it.
+        positives; for vectors, the mean confidence and the accuracy), then one
+        Float64 column per metric, named after it.
 
     Raises
     ------
@@ -357,16 +348,31 @@ def summary(
         msg = "`by` cannot hold 'window': the result has a column of that name"
         raise ValueError(msg)
     group = [*keys, "window"] if every is not None else keys
+    vectors = reduction is not None or _holds_vectors(data, prob)
+    tol = check_sum_tol(sum_tol) if vectors else None
+    if vectors:
+        reduction = check_choice("reduction", reduction or "confidence", REDUCTIONS)
+        if "class" in keys:
+            msg = "`by` cannot hold 'class': the statistics have a column of that name"
+            raise ValueError(msg)
 
     def statistics(lf: pl.LazyFrame) -> pl.LazyFrame:
         if time is not None and every is not None:
             lf = lf.with_columns(pl.col(time).dt.truncate(every).alias("window"))
+        if reduction is not None:
+            return reduced_statistics(
+                lf, prob, label, weight, group, binning, reduction, names
+            )
         return statistics_query(lf, prob, label, weight, group, binning, names)
 
     # One run over the data: the statistics and the validation counts are collected
     # together (a scan is read once), then the small statistics table is finished.
-    stats = collect_validated(data, prob, label, weight, keys, statistics, time=time)
-    return same_kind(data, finish_metrics(stats.lazy(), group, names))
+    stats = collect_validated(
+        data, prob, label, weight, keys, statistics, time=time, sum_tol=tol
+    ).lazy()
+    if reduction is not None:
+        return same_kind(data, finish_reduced(stats, group, names, reduction))
+    return same_kind(data, finish_metrics(stats, group, names))
 
 
 class _FrameCalibNamespace(Generic[FrameT]):
@@ -412,11 +418,14 @@ class _FrameCalibNamespace(Generic[FrameT]):
         closed: str = "right",
         metrics: Sequence[str] = METRICS,
         weight: str | None = None,
+        reduction: str | None = None,
+        sum_tol: float = SUM_TOLERANCE,
     ) -> FrameT:
         """Metrics per group and window; see :func:`polars_calib.summary`."""
         return summary(
             self._data, prob, label, by=by, time=time, every=every, n_bins=n_bins,
             strategy=strategy, closed=closed, metrics=metrics, weight=weight,
+            reduction=reduction, sum_tol=sum_tol,
         )
 
     def bin_statistics(
