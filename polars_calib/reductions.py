@@ -26,15 +26,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_calib.binning import Binning
-from polars_calib.multiclass import _brier_term, _confidence, vector_outcomes
 from polars_calib.stats import binary_outcomes, calibration_error, log_loss_term
 
 REDUCTIONS = ("confidence", "top_label", "classwise")
-
-# Every vector is valid by the time these queries run (the frame functions validate
-# in the same run and raise before any result is used), so the tolerance of the
-# masks below only keeps the arithmetic of a bad row away from the bin rule.
-_ANY_SUM = 1.0
 
 
 def reduced_problem(
@@ -44,32 +38,34 @@ def reduced_problem(
 
     Returns the frame and its group keys: `keys`, plus ``class`` for the top-label and
     classwise reductions (the predicted class, or the class of the exploded entry).
+    Rows with a null vector, label or weight keep a null in the problem, which
+    :func:`~polars_calib.stats.binary_outcomes` then ignores.
     """
+    vectors = pl.col(prob).cast(pl.List(pl.Float64))
+    true_class = pl.col(label).cast(pl.Int64, strict=False)
     if reduction == "classwise":
-        exploded = _exploded(lf, prob, label)
-        correct = (pl.col(label).cast(pl.Int64) == pl.col("class")).cast(pl.Float64)
+        columns = [*keys, prob, label, *([] if weight is None else [weight])]
+        exploded = lf.select(
+            *columns, pl.int_ranges(0, vectors.list.len()).alias("class")
+        ).with_columns(vectors).explode(prob, "class")
+        correct = (true_class == pl.col("class")).cast(pl.Float64)
         return exploded.with_columns(correct.alias(label)), [*keys, "class"]
     # Confidence and correctness exactly as the multi-class expressions define them.
-    outcomes = _confidence(vector_outcomes(prob, label, weight, _ANY_SUM))
+    predicted = vectors.list.arg_max().cast(pl.Int64)
     lf = lf.with_columns(
-        outcomes.prob.alias(prob), outcomes.label.alias(label), _predicted(prob).alias("class")
+        vectors.list.max().alias(prob),
+        (predicted == true_class).cast(pl.Float64).alias(label),
+        predicted.alias("class"),
     )
     if reduction == "top_label":
         return lf, [*keys, "class"]
     return lf.drop("class"), keys
 
 
-def _predicted(prob: str) -> pl.Expr:
-    """The arg-max of each vector (first maximal index on ties), Int64."""
-    return pl.col(prob).cast(pl.List(pl.Float64)).list.arg_max().cast(pl.Int64)
-
-
-def _exploded(lf: pl.LazyFrame, prob: str, label: str) -> pl.LazyFrame:
-    """One row per (row, class): `prob` holds ``p_j``, ``class`` holds ``j`` (Int64)."""
-    vectors = pl.col(prob).cast(pl.List(pl.Float64))
-    return lf.with_columns(
-        vectors, pl.int_ranges(0, vectors.list.len()).alias("class")
-    ).explode(prob, "class")
+def _used(prob: str, label: str, weight: str | None) -> pl.Expr:
+    """The rows whose vector, label and weight are all present."""
+    used = pl.col(prob).is_not_null() & pl.col(label).is_not_null()
+    return used if weight is None else used & pl.col(weight).is_not_null()
 
 
 def reduced_statistics(
@@ -90,6 +86,27 @@ def reduced_statistics(
     repeated on each of its rows. The Brier and log-loss sums are only computed
     when `metrics` asks for them.
     """
+    if reduction == "classwise" and binning.strategy == "uniform":
+        binned, group = _classwise_sums(lf, prob, label, weight, keys, binning), [*keys, "class"]
+    else:
+        binned, group = _problem_sums(lf, prob, label, weight, keys, binning, reduction)
+    rows = _row_sums(lf, prob, label, weight, keys, metrics)
+    joined = binned.join(rows, on=keys, how="left", nulls_equal=True) if keys else (
+        binned.join(rows, how="cross")
+    )
+    return joined.sort(*group, "bin", nulls_last=True)
+
+
+def _problem_sums(
+    lf: pl.LazyFrame,
+    prob: str,
+    label: str,
+    weight: str | None,
+    keys: list[str],
+    binning: Binning,
+    reduction: str,
+) -> tuple[pl.LazyFrame, list[str]]:
+    """Binary sums per (group[, class], bin) of the reduction's problem, and its keys."""
     problem, group = reduced_problem(lf, prob, label, weight, keys, reduction)
     outcomes = binary_outcomes(prob, label, weight)
     p, y = outcomes.prob, outcomes.label
@@ -107,11 +124,57 @@ def reduced_statistics(
             outcomes.weighted(y).sum().alias("sum_y"),
         )
     )
-    rows = _row_sums(lf, prob, label, weight, keys, metrics)
-    joined = binned.join(rows, on=keys, how="left", nulls_equal=True) if keys else (
-        binned.join(rows, how="cross")
+    return binned, group
+
+
+def _classwise_sums(
+    lf: pl.LazyFrame,
+    prob: str,
+    label: str,
+    weight: str | None,
+    keys: list[str],
+    binning: Binning,
+) -> pl.LazyFrame:
+    """Classwise sums per (group, class, uniform bin), the outcomes kept off the entries.
+
+    The label is 1 in one entry of each row: the entries carry only ``p_j`` and ``j``
+    (count, weight and ``sum_p`` per class and bin), and ``sum_y`` comes from one
+    entry per row, the true class's, binned alike. This halves the per-entry work of
+    the exploded problem; quantile bins cannot use it (their edges depend on all of
+    a class's entries).
+    """
+    used = lf.filter(_used(prob, label, weight))
+    w = None if weight is None else pl.col(weight).cast(pl.Float64)
+    weights = [] if w is None else [w]
+    p = pl.col(prob)
+    # Out-of-range entries only occur in data the validation refuses; keep NaN and
+    # huge values away from the integer cast of the bin rule.
+    bins = binning.index(pl.when(p.is_between(0.0, 1.0)).then(p)).alias("bin")
+    entries = (
+        used.select(
+            *keys, *weights, p.cast(pl.List(pl.Float64)),
+            pl.int_ranges(0, p.cast(pl.List(pl.Float64)).list.len()).alias("class"),
+        )  # fmt: skip
+        .explode(prob, "class")
+        .group_by(*keys, "class", bins)
+        .agg(
+            pl.len().cast(pl.Int64).alias("count"),
+            (pl.len().cast(pl.Float64) if w is None else w.sum()).alias("weight"),
+            (p if w is None else p * w).sum().alias("sum_p"),
+        )
     )
-    return joined.sort(*group, "bin", nulls_last=True)
+    true_class = pl.col(label).cast(pl.Int64, strict=False)
+    true_prob = p.cast(pl.List(pl.Float64)).list.get(true_class, null_on_oob=True)
+    outcomes = (
+        used.group_by(*keys, true_class.alias("class"), binning.index(
+            pl.when(true_prob.is_between(0.0, 1.0)).then(true_prob)).alias("bin")
+        )
+        .agg((pl.len().cast(pl.Float64) if w is None else w.sum()).alias("sum_y"))
+    )  # fmt: skip
+    on = [*keys, "class", "bin"]
+    return entries.join(outcomes, on=on, how="left", nulls_equal=True).with_columns(
+        pl.col("sum_y").fill_null(0.0)
+    )
 
 
 def _row_sums(
@@ -127,24 +190,31 @@ def _row_sums(
     ``rows`` and ``row_weight`` (count and total weight of the rows used), and the
     weighted sums ``row_confidence`` (largest probability), ``row_correct`` (arg-max
     equals the label), and when asked ``row_squared_error`` and ``row_log_loss``
-    (the multi-class Brier and log-loss terms).
+    (the multi-class Brier and log-loss terms, as :func:`polars_calib.brier` and
+    :func:`polars_calib.log_loss` define them).
     """
-    vectors = vector_outcomes(prob, label, weight, _ANY_SUM)
-    outcomes = _confidence(vectors)
-    true_prob = vectors.prob.list.get(vectors.label, null_on_oob=True)
+    vectors = pl.col(prob).cast(pl.List(pl.Float64))
+    true_class = pl.col(label).cast(pl.Int64, strict=False)
+    true_prob = vectors.list.get(true_class, null_on_oob=True)
+    w = None if weight is None else pl.col(weight).cast(pl.Float64)
+
+    def total(term: pl.Expr) -> pl.Expr:
+        return (term if w is None else term * w).sum()
+
+    correct = (vectors.list.arg_max().cast(pl.Int64) == true_class).cast(pl.Float64)
     sums = [
         pl.len().cast(pl.Int64).alias("rows"),
-        outcomes.total_weight().alias("row_weight"),
-        outcomes.weighted(outcomes.prob).sum().alias("row_confidence"),
-        outcomes.weighted(outcomes.label).sum().alias("row_correct"),
+        (pl.len().cast(pl.Float64) if w is None else w.sum()).alias("row_weight"),
+        total(vectors.list.max()).alias("row_confidence"),
+        total(correct).alias("row_correct"),
     ]
     if "brier" in metrics:
-        term = _brier_term(vectors, true_prob)
-        sums.append(outcomes.weighted(term).sum().alias("row_squared_error"))
+        # sum_c (p_c - [c = y])^2 = sum_c p_c^2 - 2 p_y + 1
+        squares = vectors.list.eval(pl.element() * pl.element()).list.sum()
+        sums.append(total(squares - 2.0 * true_prob + 1.0).alias("row_squared_error"))
     if "log_loss" in metrics:
-        term = log_loss_term(true_prob, pl.lit(1.0))
-        sums.append(outcomes.weighted(term).sum().alias("row_log_loss"))
-    used = lf.filter(outcomes.prob.is_not_null())
+        sums.append(total(log_loss_term(true_prob, pl.lit(1.0))).alias("row_log_loss"))
+    used = lf.filter(_used(prob, label, weight))
     return used.group_by(keys).agg(sums) if keys else used.select(sums)
 
 
