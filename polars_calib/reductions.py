@@ -13,10 +13,10 @@ of :mod:`polars_calib.multiclass` do, and bin them with the one bin rule of
   query itself, so the streaming engine processes them in chunks and the
   per-(class, bin) sums are one hash aggregation.
 
-The statistics table holds the binary sums per (group[, class], bin) and, beside
-them, the group's sums over rows (confidence, accuracy, the multi-class Brier and
-log-loss terms); both are aggregations of one query, so a summary reads the data
-once.
+The statistics table holds, per (group[, class], bin), the binary problem's sums
+and the sums over rows (confidence, accuracy, the multi-class Brier and log-loss
+terms), all in one aggregation over one pass: a summary reads the data once and
+the streaming engine keeps its memory to a few chunks of exploded rows.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_calib.binning import Binning
-from polars_calib.stats import binary_outcomes, calibration_error, log_loss_term
+from polars_calib.stats import EPS, calibration_error
 
 REDUCTIONS = ("confidence", "top_label", "classwise")
 
@@ -78,144 +78,83 @@ def reduced_statistics(
     reduction: str,
     metrics: Sequence[str] = (),
 ) -> pl.LazyFrame:
-    """Sums per (group[, class], bin) of validated probability vectors.
+    """Sums per (group[, class], bin) of validated probability vectors, in one aggregation.
 
     One row per group, class (top-label and classwise) and non-empty bin, sorted:
-    the keys, ``class``, ``bin``, the binary problem's ``count``, ``weight``,
-    ``sum_p`` and ``sum_y``, then the group's row sums (see :func:`_row_sums`),
-    repeated on each of its rows. The Brier and log-loss sums are only computed
-    when `metrics` asks for them.
-    """
-    if reduction == "classwise" and binning.strategy == "uniform":
-        binned, group = _classwise_sums(lf, prob, label, weight, keys, binning), [*keys, "class"]
-    else:
-        binned, group = _problem_sums(lf, prob, label, weight, keys, binning, reduction)
-    rows = _row_sums(lf, prob, label, weight, keys, metrics)
-    joined = binned.join(rows, on=keys, how="left", nulls_equal=True) if keys else (
-        binned.join(rows, how="cross")
-    )
-    return joined.sort(*group, "bin", nulls_last=True)
+    the keys, ``class``, ``bin``; the binary problem's ``count``, ``weight``,
+    ``sum_p`` and ``sum_y``; and sums over the rows whose entry this is (every row
+    once: in classwise problems, through its predicted class's entry): ``rows``,
+    ``row_weight``, ``row_confidence`` (largest probability), ``row_correct``
+    (arg-max equals the label) and, when `metrics` asks for them,
+    ``row_squared_error`` and ``row_log_loss`` (the multi-class Brier and log-loss
+    terms of :func:`polars_calib.brier` and :func:`polars_calib.log_loss`). Every
+    column adds up over partitions of the rows.
 
-
-def _problem_sums(
-    lf: pl.LazyFrame,
-    prob: str,
-    label: str,
-    weight: str | None,
-    keys: list[str],
-    binning: Binning,
-    reduction: str,
-) -> tuple[pl.LazyFrame, list[str]]:
-    """Binary sums per (group[, class], bin) of the reduction's problem, and its keys."""
-    problem, group = reduced_problem(lf, prob, label, weight, keys, reduction)
-    outcomes = binary_outcomes(prob, label, weight)
-    p, y = outcomes.prob, outcomes.label
-    bins = binning.index(p)
-    if binning.strategy == "quantile" and group:
-        bins = bins.over(group)
-    binned = (
-        problem.filter(p.is_not_null())
-        .with_columns(bins.alias("bin"))
-        .group_by(*group, "bin")
-        .agg(
-            pl.len().cast(pl.Int64).alias("count"),
-            outcomes.total_weight().alias("weight"),
-            outcomes.weighted(p).sum().alias("sum_p"),
-            outcomes.weighted(y).sum().alias("sum_y"),
-        )
-    )
-    return binned, group
-
-
-def _classwise_sums(
-    lf: pl.LazyFrame,
-    prob: str,
-    label: str,
-    weight: str | None,
-    keys: list[str],
-    binning: Binning,
-) -> pl.LazyFrame:
-    """Classwise sums per (group, class, uniform bin), the outcomes kept off the entries.
-
-    The label is 1 in one entry of each row: the entries carry only ``p_j`` and ``j``
-    (count, weight and ``sum_p`` per class and bin), and ``sum_y`` comes from one
-    entry per row, the true class's, binned alike. This halves the per-entry work of
-    the exploded problem; quantile bins cannot use it (their edges depend on all of
-    a class's entries).
-    """
-    used = lf.filter(_used(prob, label, weight))
-    w = None if weight is None else pl.col(weight).cast(pl.Float64)
-    weights = [] if w is None else [w]
-    p = pl.col(prob)
-    # Out-of-range entries only occur in data the validation refuses; keep NaN and
-    # huge values away from the integer cast of the bin rule.
-    bins = binning.index(pl.when(p.is_between(0.0, 1.0)).then(p)).alias("bin")
-    entries = (
-        used.select(
-            *keys, *weights, p.cast(pl.List(pl.Float64)),
-            pl.int_ranges(0, p.cast(pl.List(pl.Float64)).list.len()).alias("class"),
-        )  # fmt: skip
-        .explode(prob, "class")
-        .group_by(*keys, "class", bins)
-        .agg(
-            pl.len().cast(pl.Int64).alias("count"),
-            (pl.len().cast(pl.Float64) if w is None else w.sum()).alias("weight"),
-            (p if w is None else p * w).sum().alias("sum_p"),
-        )
-    )
-    true_class = pl.col(label).cast(pl.Int64, strict=False)
-    true_prob = p.cast(pl.List(pl.Float64)).list.get(true_class, null_on_oob=True)
-    outcomes = (
-        used.group_by(*keys, true_class.alias("class"), binning.index(
-            pl.when(true_prob.is_between(0.0, 1.0)).then(true_prob)).alias("bin")
-        )
-        .agg((pl.len().cast(pl.Float64) if w is None else w.sum()).alias("sum_y"))
-    )  # fmt: skip
-    on = [*keys, "class", "bin"]
-    return entries.join(outcomes, on=on, how="left", nulls_equal=True).with_columns(
-        pl.col("sum_y").fill_null(0.0)
-    )
-
-
-def _row_sums(
-    lf: pl.LazyFrame,
-    prob: str,
-    label: str,
-    weight: str | None,
-    keys: list[str],
-    metrics: Sequence[str],
-) -> pl.LazyFrame:
-    """Per group, sums over the rows (not the binary problems) of the vectors.
-
-    ``rows`` and ``row_weight`` (count and total weight of the rows used), and the
-    weighted sums ``row_confidence`` (largest probability), ``row_correct`` (arg-max
-    equals the label), and when asked ``row_squared_error`` and ``row_log_loss``
-    (the multi-class Brier and log-loss terms, as :func:`polars_calib.brier` and
-    :func:`polars_calib.log_loss` define them).
+    One aggregation over one pass: a second branch over the same source (a join of
+    two aggregations) would make Polars cache the whole source in memory.
     """
     vectors = pl.col(prob).cast(pl.List(pl.Float64))
     true_class = pl.col(label).cast(pl.Int64, strict=False)
-    true_prob = vectors.list.get(true_class, null_on_oob=True)
+    predicted = vectors.list.arg_max().cast(pl.Int64)
+    weights = [] if weight is None else [pl.col(weight).cast(pl.Float64)]
+    rows = lf.filter(_used(prob, label, weight))
+    group = [*keys, "class"]
+    if reduction == "classwise":
+        rows = rows.select(
+            *keys, *weights, true_class.alias("_label"), predicted.alias("_predicted"),
+            vectors.alias(prob), pl.int_ranges(0, vectors.list.len()).alias("class"),
+        ).explode(prob, "class")  # fmt: skip
+        p = pl.col(prob)
+        y = (pl.col("_label") == pl.col("class")).cast(pl.Float64)
+        # Each row counts once towards the row sums: through its predicted class's entry.
+        once: pl.Expr | None = (pl.col("_predicted") == pl.col("class")).cast(pl.Float64)
+        terms = {"row_confidence": p * once, "row_correct": y * once}
+        squared_error = (p - y) * (p - y)  # summed over a row's classes: its Brier term
+        true_log_loss = y * -p.clip(EPS, 1.0 - EPS).log()
+    else:
+        p = vectors.list.max()
+        y = (predicted == true_class).cast(pl.Float64)
+        once = None
+        terms = {"row_confidence": p, "row_correct": y}
+        true_prob = vectors.list.get(true_class, null_on_oob=True)
+        # sum_c (p_c - [c = y])^2 = sum_c p_c^2 - 2 p_y + 1
+        squares = vectors.list.eval(pl.element() * pl.element()).list.sum()
+        squared_error = squares - 2.0 * true_prob + 1.0
+        true_log_loss = -true_prob.clip(EPS, 1.0 - EPS).log()
+        if reduction == "top_label":
+            rows = rows.with_columns(predicted.alias("class"))
+        else:
+            group = keys
+    if "brier" in metrics:
+        terms["row_squared_error"] = squared_error
+    if "log_loss" in metrics:
+        terms["row_log_loss"] = true_log_loss
     w = None if weight is None else pl.col(weight).cast(pl.Float64)
 
     def total(term: pl.Expr) -> pl.Expr:
         return (term if w is None else term * w).sum()
 
-    correct = (vectors.list.arg_max().cast(pl.Int64) == true_class).cast(pl.Float64)
+    ones = pl.len().cast(pl.Float64) if w is None else w.sum()
+    # Out-of-range probabilities only occur in data the validation refuses: keep NaN
+    # and huge values away from the integer cast of the bin rule.
+    bins = binning.index(pl.when(p.is_between(0.0, 1.0)).then(p))
+    if binning.strategy == "quantile" and group:
+        bins = bins.over(group)
     sums = [
-        pl.len().cast(pl.Int64).alias("rows"),
-        (pl.len().cast(pl.Float64) if w is None else w.sum()).alias("row_weight"),
-        total(vectors.list.max()).alias("row_confidence"),
-        total(correct).alias("row_correct"),
+        pl.len().cast(pl.Int64).alias("count"),
+        ones.alias("weight"),
+        total(p).alias("sum_p"),
+        total(y).alias("sum_y"),
+        (pl.len() if once is None else once.sum()).cast(pl.Int64).alias("rows"),
+        (ones if once is None else total(once)).alias("row_weight"),
+        *(total(term).alias(name) for name, term in terms.items()),
     ]
-    if "brier" in metrics:
-        # sum_c (p_c - [c = y])^2 = sum_c p_c^2 - 2 p_y + 1
-        squares = vectors.list.eval(pl.element() * pl.element()).list.sum()
-        sums.append(total(squares - 2.0 * true_prob + 1.0).alias("row_squared_error"))
-    if "log_loss" in metrics:
-        sums.append(total(log_loss_term(true_prob, pl.lit(1.0))).alias("row_log_loss"))
-    used = lf.filter(_used(prob, label, weight))
-    return used.group_by(keys).agg(sums) if keys else used.select(sums)
+    return (
+        rows.with_columns(bins.alias("bin"))
+        .group_by(*group, "bin")
+        .agg(sums)
+        .sort(*group, "bin", nulls_last=True)
+    )
 
 
 _ALL = "__polars_calib_all__"
@@ -239,7 +178,7 @@ def finish_reduced(
     gap_sum = pl.col("sum_y") - pl.col("sum_p")
     row_sums = [name for name in stats.collect_schema().names() if name.startswith("row")]
     classes = stats.group_by(per_class).agg(
-        pl.col(row_sums).first(),
+        pl.col(row_sums).sum(),
         calibration_error(gap_sum, pl.col("weight"), total, "l1").alias("ece"),
         calibration_error(gap_sum, pl.col("weight"), total, "l2").alias("rmsce"),
         calibration_error(gap_sum, pl.col("weight"), total, "max").alias("mce"),
@@ -256,7 +195,7 @@ def finish_reduced(
     names = ["mean_predicted", "observed", *metrics]
     return (
         classes.group_by(group)
-        .agg(pl.col(row_sums).first(), *(reduced[name].alias(name) for name in reduced))
+        .agg(pl.col(row_sums).sum(), *(reduced[name].alias(name) for name in reduced))
         .with_columns(
             pl.col("rows").alias("count"),
             *(pl.when(weight > 0.0).then(pl.col(column) / weight).alias(name)
