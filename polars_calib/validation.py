@@ -38,12 +38,16 @@ class _Check:
     """One data problem: the rows of `column` where `bad` holds, described as `problem`.
 
     `shown` is the Float64 value quoted from the first bad row, if any is worth quoting.
+    With `whole`, `bad` and `shown` are already aggregates over the whole frame: a
+    flag and a description (a check that must compare rows with each other, done in
+    one streaming pass).
     """
 
     column: str
     problem: str
     bad: pl.Expr
     shown: pl.Expr | None = None
+    whole: bool = False
 
 
 def _checks(prob: str, label: str, weight: str | None, sum_tol: float | None) -> list[_Check]:
@@ -64,7 +68,11 @@ def _checks(prob: str, label: str, weight: str | None, sum_tol: float | None) ->
                    ~entries_ok.list.all()),
             _Check(prob, f"vector sum off 1 by more than {sum_tol:g}",
                    (vectors.list.sum() - 1.0).abs() > sum_tol, vectors.list.sum()),
-            _Check(prob, "vector shorter than the longest", n_classes < n_classes.max()),
+            # Not "shorter than the longest" per row: a global max inside a row-wise
+            # check makes the streaming engine hold the whole column.
+            _Check(prob, "vectors of different lengths", n_classes.min() != n_classes.max(),
+                   pl.format("from {} to {} entries", n_classes.min(), n_classes.max()),
+                   whole=True),
             _Check(label, "label not a class 0 .. K - 1",
                    ~((y == y.floor()) & (y >= 0.0) & (y < n_classes)), y),
         ]  # fmt: skip
@@ -244,15 +252,16 @@ def collect_validated(
 
 def _problem_counts(lf: pl.LazyFrame, checks: list[_Check]) -> pl.LazyFrame:
     """One aggregating query: the row count, and per check its bad rows and an example."""
-    return lf.select(
-        pl.len().alias("rows"),
-        *(check.bad.sum().alias(f"n{i}") for i, check in enumerate(checks)),
-        *(
-            check.shown.filter(check.bad).first().alias(f"e{i}")
-            for i, check in enumerate(checks)
-            if check.shown is not None
-        ),
-    )
+    counts = [
+        (check.bad.fill_null(False) if check.whole else check.bad.sum()).alias(f"n{i}")
+        for i, check in enumerate(checks)
+    ]
+    shown = [
+        (check.shown if check.whole else check.shown.filter(check.bad).first()).alias(f"e{i}")
+        for i, check in enumerate(checks)
+        if check.shown is not None
+    ]
+    return lf.select(pl.len().alias("rows"), *counts, *shown)
 
 
 def _raise_for_problems(counts: pl.DataFrame, checks: list[_Check]) -> None:
@@ -260,9 +269,13 @@ def _raise_for_problems(counts: pl.DataFrame, checks: list[_Check]) -> None:
     problems = []
     for i, check in enumerate(checks):
         n = counts.item(0, f"n{i}")
-        if n:
+        if not n:
+            continue
+        if check.whole:
+            where = f"{check.problem} ({counts.item(0, f'e{i}')})"
+        else:
             shown = f" (e.g. {counts.item(0, f'e{i}')})" if check.shown is not None else ""
             where = f"{check.problem} in {n} of {total} rows{shown}"
-            problems.append(f"column {check.column!r}: {where}")
+        problems.append(f"column {check.column!r}: {where}")
     if problems:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))

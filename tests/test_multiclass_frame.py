@@ -169,7 +169,7 @@ def test_rows_with_nulls_are_ignored() -> None:
         ([[0.5, 0.5], [float("nan"), 0.5]], [0, 1], "column 'probs': vector holding a null, NaN"),
         ([[0.5, 0.6], [0.3, 0.7]], [0, 1], "column 'probs': vector sum off 1 by more than 1e-06"),
         ([[0.5, 0.5], [0.3, 0.7]], [0, 2], "column 'y': label not a class 0 .. K - 1 in 1 of 2"),
-        ([[0.5, 0.5], [0.2, 0.3, 0.5]], [0, 1], "column 'probs': vector shorter than the longest"),
+        ([[0.5, 0.5], [0.2, 0.3, 0.5]], [0, 1], "column 'probs': vectors of different lengths (from 2 to 3 entries)"),
     ],
 )
 @pytest.mark.parametrize("reduction", sorted(EXPRESSIONS))
