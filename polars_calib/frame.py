@@ -237,9 +237,11 @@ def summary(
     data
         DataFrame or LazyFrame of predictions.
     prob
-        Name of the column holding the probability of the positive class.
+        Name of the column holding the probability of the positive class, or
+        probability vectors (``Array`` or ``List``; see `reduction`).
     label
-        Name of the 0/1 (or boolean) outcome column.
+        Name of the 0/1 (or boolean) outcome column; with vectors, the true class,
+        an integer in ``0 .. K - 1``.
     by
         Group-key column name(s); ``None`` for one group.
     time
