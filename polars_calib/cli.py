@@ -24,6 +24,7 @@ from polars_calib import __version__
 from polars_calib.binning import CLOSED, STRATEGIES
 from polars_calib.frame import reliability, summary
 from polars_calib.plot import INSTALL_HINT, plot_reliability, save_png
+from polars_calib.reductions import REDUCTIONS
 from polars_calib.stats import METRICS
 
 PROG = "polars-calib"
@@ -69,6 +70,7 @@ class ReportOptions:
     metrics: list[str]
     weight: str | None
     confidence: float
+    reduction: str | None
     out: Path | None
     quiet: bool
 
@@ -130,8 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
         "log", metavar="LOG",
         help="a .parquet or .csv file, a glob of them (quote it), or a directory of parquet files",
     )
-    report.add_argument("--prob", required=True, metavar="COL", help="probability column")
-    report.add_argument("--label", required=True, metavar="COL", help="0/1 outcome column")
+    report.add_argument(
+        "--prob", required=True, metavar="COL",
+        help="probability column, or a column of probability vectors (Array/List)",
+    )
+    report.add_argument(
+        "--label", required=True, metavar="COL",
+        help="0/1 outcome column, or the true class 0..K-1 for vectors",
+    )
     report.add_argument(
         "--by", type=_names, default=[], metavar="COLS",
         help="comma-separated group-key columns, e.g. model,segment",
@@ -161,6 +169,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--confidence", type=_confidence, default=0.95, metavar="LEVEL",
         help="level of the Wilson interval in the reliability table (default 0.95)",
+    )
+    report.add_argument(
+        "--reduction", choices=REDUCTIONS, metavar="{" + ",".join(REDUCTIONS) + "}",
+        help="for probability vectors: the multi-class ECE of the summary (default "
+        "confidence); the reliability table and diagram are the confidence ones",
     )
     report.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
     report.add_argument(
@@ -193,6 +206,7 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         metrics=list(args.metrics),
         weight=args.weight,
         confidence=float(args.confidence),
+        reduction=args.reduction,
         out=args.out,
         quiet=bool(args.quiet),
     )
@@ -265,6 +279,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         lf, options.prob, options.label, by=options.by, time=options.time,
         every=options.every, n_bins=options.n_bins, strategy=options.strategy,
         closed=options.closed, metrics=options.metrics, weight=options.weight,
+        reduction=options.reduction,
     )
     if options.out is None:
         table = summary_query.collect()
