@@ -6,11 +6,12 @@ nearest 7/10) *is* the edge 7/10. Right-closed bins (the default, as scikit-lear
 ``calibration_curve``) are ``[0, 1/B], (1/B, 2/B], ..., ((B-1)/B, 1]``; left-closed
 bins are ``[0, 1/B), ..., [(B-1)/B, 1]`` with 1.0 in the last bin.
 
-The bin index is found without searching: ``k = floor(p * B)`` is at most one bin
-off (the product is rounded), and two comparisons against the exact edges ``k / B``
-and ``(k + 1) / B`` correct it. Neither ``floor``/``ceil`` of ``p * B`` alone
-(``0.07 * 100 == 7.000000000000001``) nor ``np.linspace`` edges
-(``0.6000000000000001``) get every edge right.
+The bin index is found without searching, with one comparison against one exact
+edge: right-closed, the bin of ``p`` is ``k = floor(p * B)`` or ``k - 1``, and it is
+``k - 1`` exactly when ``p <= k / B``; left-closed, it is ``c = ceil(p * B)`` or
+``c - 1``, and ``c - 1`` exactly when ``p < c / B`` (see :func:`_uniform_bins`).
+Neither ``floor``/``ceil`` of ``p * B`` alone (``0.07 * 100 == 7.000000000000001``)
+nor ``np.linspace`` edges (``0.6000000000000001``) get every edge right.
 
 Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantiles
 ``k / B`` of the probabilities in the current group (numpy's default quantile, as
@@ -120,17 +121,30 @@ def bin_index(
 
 
 def _uniform_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
-    k = (p * n_bins).floor()
+    """Int32 uniform bin of probabilities in [0, 1] (anything else lands in a valid bin or null).
+
+    Why one comparison suffices: rounding is monotone and the integers involved are
+    doubles, so with ``t = fl(p * B)`` (the rounded product), ``t < k + 1`` implies
+    ``p * B < k + 1`` and ``t > k - 1`` implies ``p * B > k - 1``; and ``t`` is within
+    half an ulp of ``p * B``, far less than ``1/2``. Right-closed, ``k = floor(t)``
+    gives ``(k - 1/2) / B < p < (k + 1) / B``, so ``e_(k-1) < p <= e_(k+1)`` for the
+    correctly rounded edges ``e_j = fl(j / B)``: the bin is ``k`` if ``p > e_k``, else
+    ``k - 1``. Left-closed, ``c = ceil(t)`` gives ``(c - 1) / B < p < (c + 1/2) / B``,
+    so ``e_(c-1) <= p < e_(c+1)``: the bin is ``c`` if ``p >= e_c``, else ``c - 1``.
+    The clip puts ``p = 0`` (right) and ``p = 1`` (left) in the first and last bin.
+    """
     # Polars divides by a scalar through its reciprocal (7 / 10 -> 0.7000000000000001);
     # dividing by a column-shaped B keeps each edge the correctly rounded k / B and
     # stays elementwise, which the per-bin windows need.
-    per_row_n_bins = k * 0.0 + float(n_bins)
-    lower, upper = k / per_row_n_bins, (k + 1.0) / per_row_n_bins
     if closed == "right":
-        above = (p > lower).cast(pl.Int32) + (p > upper).cast(pl.Int32)
+        k = (p * n_bins).floor()
+        below = p <= k / k.clip(n_bins, n_bins)
     else:
-        above = (p >= lower).cast(pl.Int32) + (p >= upper).cast(pl.Int32)
-    return (k.cast(pl.Int32) - 1 + above).clip(0, n_bins - 1)
+        k = (p * n_bins).ceil()
+        below = p < k / k.clip(n_bins, n_bins)
+    # A non-strict cast: NaN or huge products (out-of-range data) become null, not errors.
+    index = k.cast(pl.Int32, strict=False) - below.cast(pl.Int32)
+    return index.clip(0, n_bins - 1)
 
 
 def quantile_edges(prob: pl.Expr, n_bins: int) -> list[pl.Expr]:
