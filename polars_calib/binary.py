@@ -22,8 +22,8 @@ from polars_calib._exprs import IntoExpr, check_choice
 from polars_calib.binning import Binning
 from polars_calib.stats import (
     NORMS,
+    binary_binned_error,
     binary_outcomes,
-    binned_error,
     log_loss_term,
     squared_error,
     weighted_mean,
@@ -117,7 +117,7 @@ def ece(
     """
     binning = Binning(n_bins, strategy, closed)
     norm = check_choice("norm", norm, NORMS)
-    return binned_error(binary_outcomes(prob, label, weight), binning, norm)
+    return binary_binned_error(prob, label, weight, binning, norm)
 
 
 def mce(
