@@ -137,9 +137,9 @@ def reduced_statistics(
         return (term if w is None else term * w).sum()
 
     ones = pl.len().cast(pl.Float64) if w is None else w.sum()
-    # Out-of-range probabilities only occur in data the validation refuses: keep NaN
-    # and huge values away from the integer cast of the bin rule.
-    bins = binning.index(pl.when(p.is_between(0.0, 1.0)).then(p))
+    # Out-of-range probabilities only occur in data the validation refuses (raised
+    # before any result is used); the bin rule maps them to a bin or null, no error.
+    bins = binning.index(p)
     if binning.strategy == "quantile" and group:
         bins = bins.over(group)
     sums = [
