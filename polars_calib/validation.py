@@ -9,7 +9,9 @@ with one :class:`CalibrationDataError` that lists every problem found:
 * a missing column, or one of the wrong dtype (probabilities stored as strings),
   found from the schema alone (``collect_schema()``, no data read);
 * probabilities outside [0, 1] or NaN, labels other than 0/1, negative, NaN or
-  infinite weights, counted in ONE aggregating query over the data.
+  infinite weights, found by ONE aggregating query over the data: for binary data,
+  minima, maxima and NaN tests, as cheap as reading the columns; only when they
+  show a problem does a second query count the rows of each problem for the message.
 
 Null probabilities, labels and weights are not errors: those rows are ignored, as
 in the expressions. An empty frame is valid.
@@ -83,6 +85,34 @@ def _checks(prob: str, label: str, weight: str | None, sum_tol: float | None) ->
             _Check(weight, "weight NaN or infinite", ~w.is_finite(), w),
         ]
     return checks
+
+
+def _screen(
+    schema: pl.Schema, prob: str, label: str, weight: str | None, sum_tol: float | None
+) -> pl.Expr | None:
+    """A boolean scalar, true when the data may hold a problem of :func:`_checks`; or None.
+
+    For binary data, reductions that cost little more than reading the columns
+    (min, max, any NaN) flag every problem the row-wise checks count (a superset:
+    it is never false when a check would find a row). Probability vectors have no
+    such shortcut: None, and the checks are counted directly.
+    """
+    if sum_tol is not None:
+        return None
+    p = pl.col(prob).cast(pl.Float64)
+    # min and max skip nulls, and the NaN test does not depend on whether they skip NaN.
+    problem = (p.min() < 0.0) | (p.max() > 1.0) | p.is_nan().any()
+    dtype = schema[label]
+    if dtype.is_integer():
+        problem = problem | (pl.col(label).min() < 0) | (pl.col(label).max() > 1)
+    elif dtype not in (pl.Boolean, pl.Null):
+        y = pl.col(label).cast(pl.Float64)
+        problem = problem | (~((y == 0.0) | (y == 1.0))).any()
+    if weight is not None:
+        w = pl.col(weight).cast(pl.Float64)
+        problem = problem | (w.min() < 0.0) | (~w.is_finite()).any()
+    # All-null columns give null minima: no problem.
+    return problem.fill_null(False).alias("problem")
 
 
 def is_vector(dtype: pl.DataType) -> bool:
@@ -169,8 +199,9 @@ def validate(
 ) -> None:
     """Raise :class:`CalibrationDataError` if the data cannot give calibration metrics.
 
-    Reads the data once: one aggregating ``select`` counts the rows with each
-    problem (on a LazyFrame, it is collected here).
+    Reads the data once when it is valid: one aggregating ``select`` of minima,
+    maxima and NaN tests (on a LazyFrame, it is collected here); bad data are read a
+    second time, to count the rows with each problem.
 
     Parameters
     ----------
@@ -222,8 +253,10 @@ def validated(
     and labels are classes ``0 .. K - 1``; `time` must hold dates or datetimes.
     """
     lf = check_schema(data, prob, label, weight, columns, sum_tol is not None, time)
-    checks = _checks(prob, label, weight, sum_tol)
-    _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
+    screen = _screen(lf.collect_schema(), prob, label, weight, sum_tol)
+    if screen is None or lf.select(screen).collect().item():
+        checks = _checks(prob, label, weight, sum_tol)
+        _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
     return lf
 
 
@@ -241,12 +274,21 @@ def collect_validated(
 
     Both queries are collected together, so Polars reads a scan once for the two
     (its common-subplan elimination); the problems are raised before the result is
-    returned. `sum_tol` and `time` as in :func:`validated`.
+    returned (for binary data, a cheap screen runs with the query, and only bad data
+    are read again, to count their problems). `sum_tol` and `time` as in
+    :func:`validated`.
     """
     lf = check_schema(data, prob, label, weight, columns, sum_tol is not None, time)
     checks = _checks(prob, label, weight, sum_tol)
-    counts, result = pl.collect_all([_problem_counts(lf, checks), query(lf)])
-    _raise_for_problems(counts, checks)
+    screen = _screen(lf.collect_schema(), prob, label, weight, sum_tol)
+    if screen is None:
+        counts, result = pl.collect_all([_problem_counts(lf, checks), query(lf)])
+        _raise_for_problems(counts, checks)
+        return result
+    flag, result = pl.collect_all([lf.select(screen), query(lf)])
+    if flag.item():
+        # Bad data: read it again to count the rows of each problem for the message.
+        _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
     return result
 
 
