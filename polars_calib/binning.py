@@ -52,6 +52,14 @@ class Binning:
             return _quantile_bins(prob, self.n_bins, self.closed)
         return _uniform_bins(prob, self.n_bins, self.closed)
 
+    def uniform_value(self, prob: pl.Expr) -> pl.Expr:
+        """The uniform bin of :meth:`index` as a Float64 holding the integer (no cast).
+
+        A cheaper grouping key (the integer cast is a pass of its own), for
+        probabilities in [0, 1]; the caller casts the few grouped values.
+        """
+        return _uniform_bin_value(prob, self.n_bins, self.closed)
+
 
 def uniform_edges(n_bins: int) -> list[float]:
     """Return the ``n_bins + 1`` edges ``k / n_bins`` of equal-width bins.
@@ -120,8 +128,8 @@ def bin_index(
     return binning.index(pl.when(p.is_between(0.0, 1.0)).then(p))
 
 
-def _uniform_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
-    """Int32 uniform bin of probabilities in [0, 1] (anything else lands in a valid bin or null).
+def _uniform_bin_value(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
+    """Uniform bin, a Float64 integer, of probabilities in [0, 1] (others: some bin, or NaN).
 
     Why one comparison suffices: rounding is monotone and the integers involved are
     doubles, so with ``t = fl(p * B)`` (the rounded product), ``t < k + 1`` implies
@@ -142,9 +150,12 @@ def _uniform_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
     else:
         k = (p * n_bins).ceil()
         below = p < k / k.clip(n_bins, n_bins)
-    # A non-strict cast: NaN or huge products (out-of-range data) become null, not errors.
-    index = k.cast(pl.Int32, strict=False) - below.cast(pl.Int32)
-    return index.clip(0, n_bins - 1)
+    return (k - below.cast(pl.Float64)).clip(0.0, n_bins - 1.0)
+
+
+def _uniform_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
+    # A non-strict cast: NaN (out-of-range data) becomes null, not an error.
+    return _uniform_bin_value(p, n_bins, closed).cast(pl.Int32, strict=False)
 
 
 def quantile_edges(prob: pl.Expr, n_bins: int) -> list[pl.Expr]:

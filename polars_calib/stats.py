@@ -19,7 +19,7 @@ import polars as pl
 
 from polars_calib._exprs import IntoExpr, check_choice, check_n_bins, to_expr
 from polars_calib.binning import Binning, uniform_edges
-from polars_calib.validation import CalibrationDataError, validated
+from polars_calib.validation import REFUSED, CalibrationDataError, validated
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -286,15 +286,15 @@ def used_rows(lf: pl.LazyFrame, outcomes: Outcomes) -> pl.LazyFrame:
     return lf.filter(outcomes.prob.is_not_null())
 
 
-# Integer key dtypes whose values, times the number of bins plus the bin, fit an Int64.
+# Integer key dtypes whose values, times the number of bins plus the bin, are exact doubles.
 _PACKABLE = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32)
 _NULL_KEY = 2**33  # stands for a null key in a packed key: outside every packable range
 _PACKED = "__polars_calib_key_bin__"
 
 
 def _packable_key(lf: pl.LazyFrame, keys: list[str], binning: Binning) -> str | None:
-    """The last key that can carry the bin in one Int64 (see :func:`statistics_query`)."""
-    if binning.strategy != "uniform" or binning.n_bins > 2**29:
+    """The last key that can carry the bin in one Float64 (see :func:`statistics_query`)."""
+    if binning.n_bins > 2**19:  # |key * (B + 1) + bin| < 2**53
         return None
     schema = lf.collect_schema()
     packable = [key for key in keys if schema[key] in _PACKABLE]
@@ -310,31 +310,41 @@ def statistics_query(
     binning: Binning,
     metrics: Sequence[str] = METRICS,
 ) -> pl.LazyFrame:
-    """The statistics table of already validated data (see :func:`bin_statistics`).
+    """The statistics table of the data (see :func:`bin_statistics`), screening it on the way.
 
-    The rows used are filtered once, so the sums need no masks. A hash aggregation
-    over one Int64 key costs about half one over two columns, so with uniform bins
-    the last key of an integer dtype up to 32 bits and the bin are packed into
-    ``key * n_bins + bin`` (a null key as 2**33), unpacked on the small result. The
-    Brier and log-loss sums are only computed when `metrics` asks for them (the
-    log-loss term costs two logarithms a row).
+    With uniform bins the table has one more column, :data:`~polars_calib.validation.REFUSED`:
+    the rows holding a value the validation refuses (a probability outside [0, 1] or
+    NaN, a label other than 0/1, a negative or non-finite weight) are gathered in
+    one extra bin, ``n_bins``, flagged there, so that
+    :func:`~polars_calib.validation.collect_validated` learns from the same pass over
+    the data whether to count the problems (it drops the column). Valid data give no
+    such row.
+
+    Each row's bin is one ``when/then`` chain (refused, else unused, else the bin),
+    so nothing is filtered or masked: the rows not used (a null probability, label
+    or weight) make a null bin, dropped from the small result. Uniform bins are
+    grouped as Float64 values (the integer cast is a pass of its own) and cast on the
+    result. A hash aggregation over one key costs about half one over two columns,
+    so the last key of an integer dtype up to 32 bits and the bin are packed into
+    ``key * (n_bins + 1) + bin`` (exact in a Float64; a null key as 2**33), unpacked
+    on the result. Quantile bins filter the rows used first (the edges are their
+    quantiles) and have no screen. The Brier and log-loss sums are only computed
+    when `metrics` asks for them (the log-loss term costs two logarithms a row).
     """
     p = pl.col(prob).cast(pl.Float64)
     y = pl.col(label).cast(pl.Float64)
-    # In [0, 1] also keeps NaN and huge values of data the validation refuses away
-    # from the bin rule's integer cast (the statistics are collected with the check).
-    used = p.is_between(0.0, 1.0) & y.is_not_null()
+    used = p.is_not_null() & y.is_not_null()
+    # Null where a value is null, which when() takes as false.
+    refused = ~p.is_between(0.0, 1.0) | ~((y == 0.0) | (y == 1.0))
     w = None
     if weight is not None:
         w = pl.col(weight).cast(pl.Float64)
         used = used & w.is_not_null()
+        refused = refused | ~((w >= 0.0) & w.is_finite())
 
     def weighted(value: pl.Expr) -> pl.Expr:
         return value if w is None else value * w
 
-    bins = binning.index(p)
-    if binning.strategy == "quantile" and keys:
-        bins = bins.over(keys)
     sums = [
         pl.len().cast(pl.Int64).alias("count"),
         weighted(p).sum().alias("sum_p"),
@@ -351,21 +361,44 @@ def statistics_query(
     columns: list[pl.Expr] = [pl.col("count"), weight_column.alias("weight")]
     columns += [pl.col(s.meta.output_name()) for s in sums if s.meta.output_name() not in (
         "count", "weight")]
-    rows = lf.filter(used)
+
+    if binning.strategy == "quantile":
+        bins = binning.index(p)
+        table = (
+            lf.filter(p.is_between(0.0, 1.0) & used)
+            .group_by(*keys, (bins.over(keys) if keys else bins).alias("bin"))
+            .agg(sums)
+            .select(*keys, "bin", *columns)
+        )
+        return table.sort(*keys, "bin", nulls_last=True)
+
+    n_bins = binning.n_bins
+    bins = pl.when(refused).then(float(n_bins)).when(used).then(binning.uniform_value(p))
     packed = _packable_key(lf, keys, binning)
+    sorted_ = False
     if packed is None:
-        table = rows.group_by(*keys, bins.alias("bin")).agg(sums).select(*keys, "bin", *columns)
+        table = lf.group_by(*keys, bins.alias("bin")).agg(sums).filter(
+            pl.col("bin").is_not_null()
+        )
+        bin_column = pl.col("bin").cast(pl.Int32)
     else:
-        n_bins = binning.n_bins
-        key = pl.col(packed).cast(pl.Int64).fill_null(_NULL_KEY) * n_bins + bins
+        key = pl.col(packed).cast(pl.Float64).fill_null(float(_NULL_KEY)) * (n_bins + 1) + bins
         others = [k for k in keys if k != packed]
-        code = pl.col(_PACKED) // n_bins
+        key_bin = pl.col(_PACKED).cast(pl.Int64)
+        code = key_bin // (n_bins + 1)
         dtype = lf.collect_schema()[packed]
-        table = rows.group_by(*others, key.alias(_PACKED)).agg(sums).with_columns(
-            pl.when(code != _NULL_KEY).then(code).cast(dtype).alias(packed),
-            (pl.col(_PACKED) - code * n_bins).cast(pl.Int32).alias("bin"),
-        ).select(*keys, "bin", *columns)
-    return table.sort(*keys, "bin", nulls_last=True)
+        table = lf.group_by(*others, key.alias(_PACKED)).agg(sums)
+        table = table.filter(pl.col(_PACKED).is_not_null())
+        if keys[-1] == packed:
+            # Sorting by the packed key is sorting by (key, bin), nulls last, and cheaper.
+            table, sorted_ = table.sort(*others, _PACKED, nulls_last=True), True
+        table = table.with_columns(
+            pl.when(code != _NULL_KEY).then(code).cast(dtype).alias(packed)
+        )
+        bin_column = (key_bin - code * (n_bins + 1)).cast(pl.Int32)
+    table = table.select(*keys, bin_column.alias("bin"), *columns)
+    table = table.with_columns((pl.col("bin") == n_bins).alias(REFUSED))
+    return table if sorted_ else table.sort(*keys, "bin", nulls_last=True)
 
 
 def bin_statistics(
@@ -453,7 +486,10 @@ def bin_statistics(
     binning = Binning(n_bins, strategy, closed)
     keys = key_names(by)
     lf = validated(data, prob, label, weight, keys)
-    return statistics_query(lf, prob, label, weight, keys, binning)
+    # The data are valid: no row is refused, and the screen's column goes.
+    return statistics_query(lf, prob, label, weight, keys, binning).select(
+        pl.exclude(REFUSED)
+    )
 
 
 def _statistics_frame(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:

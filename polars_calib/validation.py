@@ -27,6 +27,13 @@ import polars as pl
 Frame = pl.DataFrame | pl.LazyFrame
 """The frames the frame functions accept."""
 
+REFUSED = "__polars_calib_refused__"
+"""A boolean column a query may return: true on a row that gathers refused values.
+
+:func:`polars_calib.stats.statistics_query` screens the data this way in the pass
+that sums it; :func:`collect_validated` reads and drops the column.
+"""
+
 
 class CalibrationDataError(ValueError):
     """The data cannot give calibration metrics: a missing or mistyped column, or bad values.
@@ -281,11 +288,19 @@ def collect_validated(
     lf = check_schema(data, prob, label, weight, columns, sum_tol is not None, time)
     checks = _checks(prob, label, weight, sum_tol)
     screen = _screen(lf.collect_schema(), prob, label, weight, sum_tol)
+    result_query = query(lf)
+    if screen is not None and REFUSED in result_query.collect_schema():
+        # The query screened the data in its own pass (a summary's statistics table):
+        # collecting another query with it would read and decode a scan twice.
+        result = result_query.collect()
+        if result.get_column(REFUSED).any():
+            _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
+        return result.filter(~pl.col(REFUSED)).drop(REFUSED)
     if screen is None:
-        counts, result = pl.collect_all([_problem_counts(lf, checks), query(lf)])
+        counts, result = pl.collect_all([_problem_counts(lf, checks), result_query])
         _raise_for_problems(counts, checks)
         return result
-    flag, result = pl.collect_all([lf.select(screen), query(lf)])
+    flag, result = pl.collect_all([lf.select(screen), result_query])
     if flag.item():
         # Bad data: read it again to count the rows of each problem for the message.
         _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
