@@ -23,10 +23,9 @@ from polars_calib.binning import Binning
 from polars_calib.stats import (
     NORMS,
     binary_binned_error,
-    binary_outcomes,
+    binary_row_mean,
     log_loss_term,
     squared_error,
-    weighted_mean,
 )
 
 
@@ -221,8 +220,7 @@ def brier(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None) ->
     │ 0.0375 │
     └────────┘
     """
-    outcomes = binary_outcomes(prob, label, weight)
-    return weighted_mean(outcomes, squared_error(outcomes.prob, outcomes.label))
+    return binary_row_mean(prob, label, weight, squared_error)
 
 
 def log_loss(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
@@ -251,5 +249,4 @@ def log_loss(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None)
     │ 0.2162   │
     └──────────┘
     """
-    outcomes = binary_outcomes(prob, label, weight)
-    return weighted_mean(outcomes, log_loss_term(outcomes.prob, outcomes.label))
+    return binary_row_mean(prob, label, weight, log_loss_term)

@@ -10,7 +10,7 @@ them from a statistics table), so each metric has exactly one definition.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TypeVar
@@ -222,6 +222,30 @@ def weighted_mean(outcomes: Outcomes, term: pl.Expr) -> pl.Expr:
     total = outcomes.total_weight()
     mean = outcomes.weighted(term).sum() / total
     return pl.when(~outcomes.invalid & (total > 0.0)).then(mean)
+
+
+def binary_row_mean(
+    prob: IntoExpr,
+    label: IntoExpr,
+    weight: IntoExpr | None,
+    term: Callable[[pl.Expr, pl.Expr], pl.Expr],
+) -> pl.Expr:
+    """:func:`weighted_mean` of ``term(p, y)`` over a binary problem's rows, unmasked.
+
+    ``term`` must be null where ``p`` or ``y`` is (as :func:`squared_error` and
+    :func:`log_loss_term` are): nulls propagate instead of being masked. The rows
+    used are counted from ``p - y``, not from the term: without common-subexpression
+    elimination in aggregations, every reference to the term computes it again
+    (two logarithms a row for log-loss).
+    """
+    p, y, w, invalid = _binary_columns(prob, label, weight)
+    value = term(p, y)
+    present = p - y  # null where p or y is
+    if w is None:
+        total, weighted_sum = present.count().cast(pl.Float64), value.sum()
+    else:
+        total, weighted_sum = pl.when(present.is_not_null()).then(w).sum(), (value * w).sum()
+    return pl.when(~invalid & (total > 0.0)).then(weighted_sum / total)
 
 
 # --------------------------------------------------------------------------
