@@ -19,7 +19,11 @@ The multi-class case (K = 10 classes) times classwise ECE: the expression
 numpy loop of one ``bincount`` per class. ``bench/multiclass_scale.py`` measures
 K = 1000 classes x 1M rows from a parquet scan.
 
-Run ``python bench/benchmark.py`` (about 20 minutes on 2 cores; ``--quick`` for 1M and
+Each binary measurement is the best of three runs (two at 100M rows); each run starts
+when the CPUs are idle (the machine may be shared), and a scanned file is read once
+beforehand, so every contender scans it from the page cache.
+
+Run ``python bench/benchmark.py`` (about 3 minutes on 2 cores; ``--quick`` for 1M and
 10M rows only); it prints each time, the ratios and peak memory, and rewrites the table
 in ``docs/performance.md``. Nothing here is a test: timings vary by machine.
 """
@@ -132,13 +136,47 @@ def polars_query(contender: str, source: object, grouped: bool, by_day: bool) ->
     raise ValueError(contender)
 
 
+def _wait_idle(threshold: float = 0.9, window: float = 0.25, limit: float = 30.0) -> None:
+    """Wait (up to `limit` seconds) until the CPUs are idle: the machine may be shared.
+
+    Reads the idle share of all CPUs from /proc/stat over `window` seconds; on a
+    system without it, returns at once.
+    """
+    def idle() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            ticks = [int(field) for field in stat.readline().split()[1:]]
+        return ticks[3] + ticks[4], sum(ticks)
+
+    try:
+        deadline = time.perf_counter() + limit
+        while time.perf_counter() < deadline:
+            idle0, total0 = idle()
+            time.sleep(window)
+            idle1, total1 = idle()
+            if total1 > total0 and (idle1 - idle0) / (total1 - total0) >= threshold:
+                return
+    except OSError:
+        return
+
+
+def _warm(path: Path) -> None:
+    """Read the file once, in chunks, so that every contender scans it from the page cache."""
+    with path.open("rb") as file:
+        while file.read(1 << 24):
+            pass
+
+
 def worker(contender: str, rows: int, groups: int, mode: str, by_day: bool) -> dict[str, float]:
-    """Best of up to three runs (one for 100M rows), after loading the data."""
+    """Best of up to three runs (two for 100M rows), after loading the data.
+
+    Each run starts when the CPUs are idle (see :func:`_wait_idle`); a scanned file
+    is read once beforehand (see :func:`_warm`).
+    """
     import polars as pl
 
     path = data_path(rows, groups)
     grouped = groups > 1
-    repeats = 1 if rows >= 100_000_000 or contender == "sklearn" else 3
+    repeats = 1 if contender == "sklearn" else 2 if rows >= 100_000_000 else 3
     if contender in ("numpy", "sklearn"):
         df = pl.read_parquet(path)
         p, y = df["p"].to_numpy(), df["y"].to_numpy().astype(np.float64)
@@ -158,6 +196,7 @@ def worker(contender: str, rows: int, groups: int, mode: str, by_day: bool) -> d
             return query.collect() if isinstance(query, pl.LazyFrame) else query
 
     else:
+        _warm(path)
 
         def run() -> object:
             query = polars_query(contender, pl.scan_parquet(path), grouped, by_day)
@@ -166,6 +205,7 @@ def worker(contender: str, rows: int, groups: int, mode: str, by_day: bool) -> d
     base = _peak_mb()
     times = []
     for _ in range(repeats):
+        _wait_idle()
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
