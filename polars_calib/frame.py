@@ -10,7 +10,9 @@ The data are checked before anything is computed (see
 :func:`polars_calib.validate`): a bad frame raises one
 :class:`~polars_calib.CalibrationDataError` naming each column, problem and row
 count. The check runs **eagerly, when the function is called**, for a LazyFrame
-too, in the same run as the computation (a scan is read once): ``summary``
+too, together with the computation: the binary ``summary`` screens the data inside
+its statistics pass (a scan is read once; bad data are read again to count their
+problems), the others collect the checks and the computation together. ``summary``
 collects its per-(group, bin) statistics and returns a lazy finisher over that small
 table; ``reliability`` collects its table and returns it as a LazyFrame.
 """
@@ -367,8 +369,8 @@ def summary(
             )
         return statistics_query(lf, prob, label, weight, group, binning, names)
 
-    # One run over the data: the statistics and the validation counts are collected
-    # together (a scan is read once), then the small statistics table is finished.
+    # The statistics are collected with the validation (see `collect_validated`), then
+    # the small statistics table is finished lazily.
     stats = collect_validated(
         data, prob, label, weight, keys, statistics, time=time, sum_tol=tol
     ).lazy()

@@ -279,8 +279,7 @@ def collect_validated(
 ) -> pl.DataFrame:
     """Collect ``query(data)`` and :func:`validate` the data in the same run.
 
-    Both queries are collected together, so Polars reads a scan once for the two
-    (its common-subplan elimination); the problems are raised before the result is
+    Both queries are collected together (Polars may still decode a scan twice); the problems are raised before the result is
     returned (for binary data, a cheap screen runs with the query, and only bad data
     are read again, to count their problems). `sum_tol` and `time` as in
     :func:`validated`.
