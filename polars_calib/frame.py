@@ -170,13 +170,7 @@ def reliability(
     binning = Binning(n_bins, strategy, closed)
     keys = key_names(by)
     z = check_confidence(confidence)
-    vectors = reduction is not None or _holds_vectors(data, prob)
-    tol = check_sum_tol(sum_tol) if vectors else None
-    if vectors:
-        reduction = check_choice("reduction", reduction or "confidence", REDUCTIONS)
-    if reduction is not None and "class" in keys:
-        msg = "`by` cannot hold 'class': the result has a column of that name"
-        raise ValueError(msg)
+    reduction, tol = _check_reduction(data, prob, reduction, sum_tol, keys)
 
     def table(lf: pl.LazyFrame) -> pl.LazyFrame:
         group = keys
@@ -192,6 +186,24 @@ def reliability(
     # One run over the data: the table and the validation counts are collected together.
     result = collect_validated(data, prob, label, weight, keys, table, sum_tol=tol)
     return same_kind(data, result.lazy())
+
+
+def _check_reduction(
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    reduction: str | None,
+    sum_tol: float,
+    keys: list[str],
+) -> tuple[str | None, float | None]:
+    """The reduction (``"confidence"`` by default for vectors, None for binary data)
+    and the vector sum tolerance (None for binary data); raise on bad arguments."""
+    if reduction is None and not _holds_vectors(data, prob):
+        return None, None
+    reduction = check_choice("reduction", reduction or "confidence", REDUCTIONS)
+    if "class" in keys:
+        msg = "`by` cannot hold 'class': the reduction keys its statistics by class"
+        raise ValueError(msg)
+    return reduction, check_sum_tol(sum_tol)
 
 
 def _holds_vectors(data: pl.DataFrame | pl.LazyFrame, prob: str) -> bool:
@@ -352,13 +364,7 @@ def summary(
         msg = "`by` cannot hold 'window': the result has a column of that name"
         raise ValueError(msg)
     group = [*keys, "window"] if every is not None else keys
-    vectors = reduction is not None or _holds_vectors(data, prob)
-    tol = check_sum_tol(sum_tol) if vectors else None
-    if vectors:
-        reduction = check_choice("reduction", reduction or "confidence", REDUCTIONS)
-        if "class" in keys:
-            msg = "`by` cannot hold 'class': the statistics have a column of that name"
-            raise ValueError(msg)
+    reduction, tol = _check_reduction(data, prob, reduction, sum_tol, keys)
 
     def statistics(lf: pl.LazyFrame) -> pl.LazyFrame:
         if time is not None and every is not None:

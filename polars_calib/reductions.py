@@ -26,7 +26,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_calib.binning import Binning
-from polars_calib.stats import EPS, calibration_error
+from polars_calib.stats import EPS, calibration_error, grouped
 
 REDUCTIONS = ("confidence", "top_label", "classwise")
 
@@ -44,10 +44,8 @@ def reduced_problem(
     vectors = pl.col(prob).cast(pl.List(pl.Float64))
     true_class = pl.col(label).cast(pl.Int64, strict=False)
     if reduction == "classwise":
-        columns = [*keys, prob, label, *([] if weight is None else [weight])]
-        exploded = lf.select(
-            *columns, pl.int_ranges(0, vectors.list.len()).alias("class")
-        ).with_columns(vectors).explode(prob, "class")
+        carried = [pl.col(label), *([] if weight is None else [pl.col(weight)])]
+        exploded = _exploded(lf, prob, keys, carried, pl.Int64)
         correct = (true_class == pl.col("class")).cast(pl.Float64)
         return exploded.with_columns(correct.alias(label)), [*keys, "class"]
     # Confidence and correctness exactly as the multi-class expressions define them.
@@ -60,6 +58,20 @@ def reduced_problem(
     if reduction == "top_label":
         return lf, [*keys, "class"]
     return lf.drop("class"), keys
+
+
+def _exploded(
+    lf: pl.LazyFrame,
+    prob: str,
+    keys: list[str],
+    carried: list[pl.Expr],
+    dtype: type[pl.Int32] | type[pl.Int64],
+) -> pl.LazyFrame:
+    """One row per (row, class): the keys, `carried`, `prob` holding ``p_j`` (Float64) and
+    ``class`` holding ``j`` (of `dtype`); other columns are not repeated."""
+    vectors = pl.col(prob).cast(pl.List(pl.Float64))
+    classes = pl.int_ranges(0, vectors.list.len(), dtype=dtype).alias("class")
+    return lf.select(*keys, *carried, vectors.alias(prob), classes).explode(prob, "class")
 
 
 def _used(prob: str, label: str, weight: str | None) -> pl.Expr:
@@ -101,11 +113,8 @@ def reduced_statistics(
     rows = lf.filter(_used(prob, label, weight))
     group = [*keys, "class"]
     if reduction == "classwise":
-        rows = rows.select(
-            *keys, *weights, true_class.alias("_label"), predicted.alias("_predicted"),
-            vectors.alias(prob),
-            pl.int_ranges(0, vectors.list.len(), dtype=pl.Int32).alias("class"),
-        ).explode(prob, "class")  # fmt: skip
+        carried = [*weights, true_class.alias("_label"), predicted.alias("_predicted")]
+        rows = _exploded(rows, prob, keys, carried, pl.Int32)
         p = pl.col(prob)
         y = (pl.col("_label") == pl.col("class")).cast(pl.Float64)
         # Each row counts once towards the row sums: through its predicted class's entry.
@@ -159,9 +168,6 @@ def reduced_statistics(
     )
 
 
-_ALL = "__polars_calib_all__"
-
-
 def finish_reduced(
     stats: pl.LazyFrame, keys: list[str], metrics: list[str], reduction: str
 ) -> pl.LazyFrame:
@@ -172,9 +178,7 @@ def finish_reduced(
     ``mean_predicted`` (the mean confidence), ``observed`` (the accuracy), ``brier``
     and ``log_loss`` come from the row sums.
     """
-    group = keys or [_ALL]
-    if not keys:
-        stats = stats.with_columns(pl.lit(True).alias(_ALL))
+    stats, group = grouped(stats, keys)
     per_class = group if reduction == "confidence" else [*group, "class"]
     total = pl.col("weight").sum()
     gap_sum = pl.col("sum_y") - pl.col("sum_p")

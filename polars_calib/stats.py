@@ -533,7 +533,8 @@ def _statistics_frame(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> pl
     return lf
 
 
-def _grouped(lf: pl.LazyFrame, keys: list[str]) -> tuple[pl.LazyFrame, list[str]]:
+def grouped(lf: pl.LazyFrame, keys: list[str]) -> tuple[pl.LazyFrame, list[str]]:
+    """`lf` and its group keys; a constant key stands for the whole frame when there are none."""
     if keys:
         return lf, keys
     return lf.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
@@ -548,7 +549,7 @@ def merge_statistics(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 def finish_metrics(stats: pl.LazyFrame, keys: list[str], metrics: list[str]) -> pl.LazyFrame:
     """Metrics per group from a statistics table with one row per (group, bin)."""
-    stats, group = _grouped(stats, keys)
+    stats, group = grouped(stats, keys)
     total = pl.col("weight").sum()
     gap_sum = pl.col("sum_y") - pl.col("sum_p")
     columns = {
@@ -665,7 +666,7 @@ def reliability_rows(
     `grid` holds ``bin``, ``lower`` and ``upper``, and the keys when the edges
     differ by group; every group gets every bin of the grid, empty ones with count 0.
     """
-    stats, group = _grouped(stats, keys)
+    stats, group = grouped(stats, keys)
     if not set(group) <= set(grid.collect_schema().names()):
         grid = stats.select(group).unique().join(grid, how="cross")
     n = pl.col("weight")

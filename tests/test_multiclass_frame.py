@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
-from test_multiclass import _vectors, tempered_log
+from test_multiclass import _vectors, tempered_log, tutorial  # noqa: F401 (a fixture)
 
 import polars_calib as pc
 import reference
@@ -88,14 +88,6 @@ def test_summary_matches_the_expressions(
     assert got["count"].to_list() == want["count"].to_list()
     for column in got.columns[2:]:
         assert got[column].to_list() == pytest.approx(want[column].to_list(), abs=1e-12), column
-
-
-@pytest.fixture(scope="module")
-def tutorial() -> pl.DataFrame:
-    rows = [[float(v) for v in row] for row in reference.TUTORIAL_P]
-    return pl.DataFrame(
-        {"probs": pl.Series(rows, dtype=pl.Array(pl.Float64, 3)), "y": reference.TUTORIAL_Y}
-    )
 
 
 @pytest.mark.parametrize(
