@@ -35,12 +35,11 @@ def main() -> None:
         log.sort("ts")
         .group_by_dynamic("ts", every="1d", group_by="model")
         .agg(count=pl.len(), ece=pc.ece("p", "y", n_bins=N_BINS))
-        .rename({"ts": "window"})
-        .sort("model", "window")
+        .sort("model", "ts")
         .collect()
     )
-    both = daily.select("model", "window", "ece").join(
-        by_expression, on=["model", "window"], suffix="_expression"
+    both = daily.select("model", "ts", "ece").join(
+        by_expression, on=["model", "ts"], suffix="_expression"
     )
     largest = both.select((pl.col("ece") - pl.col("ece_expression")).abs().max()).item()
     print(f"\nsummary() and the expression agree on {both.height} model-days "
@@ -48,7 +47,7 @@ def main() -> None:
 
     # Daily ECE side by side: one row per day, one column per model.
     wide = (
-        daily.with_columns(day=pl.col("window").dt.date())
+        daily.with_columns(day=pl.col("ts").dt.date())
         .pivot(on="model", index="day", values="ece")
         .with_columns((pl.col("candidate") - pl.col("baseline")).alias("candidate - baseline"))
     )

@@ -64,7 +64,7 @@ def main() -> None:
         for merged, by in ((per_model, ["model"]), (per_segment, KEYS)):
             one_pass = whole.calib.summary("p", "y", by=by, n_bins=N_BINS).collect()
             assert_frame_equal(merged, one_pass, rel_tol=0, abs_tol=1e-12)
-        table = pc.reliability_from_statistics(statistics, by="model", n_bins=N_BINS)
+        table = pc.reliability_from_statistics(statistics, by="model")
         one_pass_table = whole.calib.reliability("p", "y", by="model", n_bins=N_BINS).collect()
         assert_frame_equal(table, one_pass_table, rel_tol=0, abs_tol=1e-12)
     print("merged statistics == one pass (to 1e-12): summary per model, per segment, reliability")

@@ -2,28 +2,37 @@
 
 Importing the package registers the ``.calib`` namespace on ``pl.Expr``,
 ``pl.DataFrame`` and ``pl.LazyFrame``.
+
+Where things are: :mod:`~polars_calib._problem` (the input: a binary problem and
+its validity rule), :mod:`~polars_calib.binning` (the bin rule),
+:mod:`~polars_calib.statistics` (the statistics table and its finishers),
+:mod:`~polars_calib._finish` (the finishers of the expressions),
+:mod:`~polars_calib.binary` and :mod:`~polars_calib.multiclass` (the expressions),
+:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`
+and :mod:`~polars_calib.cli`.
 """
 
+from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on frames)
 from polars_calib import namespace as _namespace  # noqa: F401  (registers `.calib`)
-from polars_calib.binary import ece, mce, rmsce
+from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
 from polars_calib.frame import reliability, summary
 from polars_calib.multiclass import (
-    brier,
     classwise_ece,
     confidence_ece,
-    log_loss,
+    multiclass_brier,
+    multiclass_log_loss,
     prob_vector,
     top_label_ece,
 )
 from polars_calib.namespace import col
 from polars_calib.plot import plot_reliability, save_png
-from polars_calib.stats import (
+from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
     reliability_from_statistics,
 )
-from polars_calib.validation import CalibrationDataError, validate
+from polars_calib.validation import CalibrationDataError, refused_rows, validate
 
 __all__ = [
     "Binning",
@@ -38,8 +47,11 @@ __all__ = [
     "log_loss",
     "mce",
     "metrics_from_statistics",
+    "multiclass_brier",
+    "multiclass_log_loss",
     "plot_reliability",
     "prob_vector",
+    "refused_rows",
     "reliability",
     "reliability_from_statistics",
     "rmsce",

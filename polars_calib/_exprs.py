@@ -1,14 +1,19 @@
-"""Turning user arguments into expressions, and checking parameters at build time."""
+"""Turning user arguments (column names, expressions, group keys) into expressions."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Sequence
 from typing import Union
 
 import polars as pl
 
+__all__ = ["IntoExpr", "Keys", "GroupKeys", "group_keys", "output_name", "to_expr"]
+
 IntoExpr = Union[str, pl.Expr]
 """A column name or a Polars expression."""
+
+Keys = Union[IntoExpr, Sequence[IntoExpr], None]
+"""Group keys: a column name, an expression, a sequence of them, or None for one group."""
 
 
 def to_expr(value: IntoExpr, argument: str) -> pl.Expr:
@@ -24,18 +29,44 @@ def to_expr(value: IntoExpr, argument: str) -> pl.Expr:
     raise TypeError(msg)
 
 
-def check_n_bins(n_bins: object) -> int:
-    """Return `n_bins` if it is a positive int, else raise ``ValueError``."""
-    if isinstance(n_bins, bool) or not isinstance(n_bins, int) or n_bins < 1:
-        msg = f"`n_bins` must be a positive int, got {n_bins!r}"
+def output_name(value: IntoExpr, argument: str) -> str:
+    """The name of the column `value` gives (a name, or an expression's output name)."""
+    name = to_expr(value, argument).meta.output_name(raise_if_undetermined=False)
+    if name is None:
+        msg = f"`{argument}` must have an output name: give the expression an alias"
         raise ValueError(msg)
-    return n_bins
+    return name
 
 
-def check_choice(argument: str, value: object, choices: Collection[str]) -> str:
-    """Return `value` if it is one of `choices`, else raise ``ValueError`` naming `argument`."""
-    if not isinstance(value, str) or value not in choices:
-        options = ", ".join(repr(c) for c in choices)
-        msg = f"`{argument}` must be one of {options}, got {value!r}"
-        raise ValueError(msg)
-    return value
+class GroupKeys:
+    """Checked group keys: the expressions and the names of the columns they make."""
+
+    def __init__(self, by: Keys, reserved: frozenset[str] = frozenset()) -> None:
+        values: list[IntoExpr] = (
+            [] if by is None else [by] if isinstance(by, (str, pl.Expr)) else list(by)
+        )
+        self.exprs = [to_expr(value, "by") for value in values]
+        self.names = [output_name(value, "by") for value in values]
+        for name in self.names:
+            if name in reserved:
+                msg = f"`by` cannot hold {name!r}: the result has a column of that name"
+                raise ValueError(msg)
+        if len(set(self.names)) != len(self.names):
+            msg = f"`by` names a column twice: {self.names}"
+            raise ValueError(msg)
+
+    def computed(self) -> list[pl.Expr]:
+        """The keys that are expressions rather than plain columns (to add to a frame)."""
+        return [
+            expr for expr, name in zip(self.exprs, self.names)
+            if not expr.meta.is_column() or expr.meta.output_name() != name
+        ]  # fmt: skip
+
+    def columns(self) -> list[str]:
+        """The names of existing columns the keys read (for the schema check)."""
+        return sorted({root for expr in self.exprs for root in expr.meta.root_names()})
+
+
+def group_keys(by: Keys, reserved: frozenset[str] = frozenset()) -> GroupKeys:
+    """:class:`GroupKeys` of `by`; a name in `reserved` (an output column) is refused."""
+    return GroupKeys(by, reserved)

@@ -16,17 +16,17 @@ Data policy, the same for every metric:
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, check_choice
+from polars_calib._exprs import IntoExpr
+from polars_calib._finish import binned_error, row_mean
+from polars_calib._options import NORMS, Closed, Norm, Strategy, check_choice
+from polars_calib._problem import binary_problem
 from polars_calib.binning import Binning
-from polars_calib.stats import (
-    NORMS,
-    binary_binned_error,
-    binary_row_mean,
-    log_loss_term,
-    squared_error,
-)
+
+__all__ = ["brier", "ece", "log_loss", "mce", "rmsce"]
 
 
 def ece(
@@ -34,10 +34,11 @@ def ece(
     label: IntoExpr,
     *,
     n_bins: int = 15,
-    strategy: str = "uniform",
-    closed: str = "right",
-    norm: str = "l1",
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
+    norm: Norm = "l1",
     weight: IntoExpr | None = None,
+    pos_label: Any = None,
 ) -> pl.Expr:
     r"""Expected calibration error of binary probabilities.
 
@@ -115,8 +116,8 @@ def ece(
     └──────┴───────┘
     """
     binning = Binning(n_bins, strategy, closed)
-    norm = check_choice("norm", norm, NORMS)
-    return binary_binned_error(prob, label, weight, binning, norm)
+    check_choice("norm", norm, NORMS)
+    return binned_error(binary_problem(prob, label, weight, pos_label), binning, norm)
 
 
 def mce(
@@ -124,9 +125,10 @@ def mce(
     label: IntoExpr,
     *,
     n_bins: int = 15,
-    strategy: str = "uniform",
-    closed: str = "right",
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
     weight: IntoExpr | None = None,
+    pos_label: Any = None,
 ) -> pl.Expr:
     """Maximum calibration error: :func:`ece` with ``norm="max"``.
 
@@ -153,7 +155,8 @@ def mce(
     └────────┘
     """
     return ece(
-        prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm="max", weight=weight
+        prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm="max", weight=weight,
+        pos_label=pos_label,
     )
 
 
@@ -162,9 +165,10 @@ def rmsce(
     label: IntoExpr,
     *,
     n_bins: int = 15,
-    strategy: str = "uniform",
-    closed: str = "right",
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
     weight: IntoExpr | None = None,
+    pos_label: Any = None,
 ) -> pl.Expr:
     """Root-mean-square calibration error: :func:`ece` with ``norm="l2"``.
 
@@ -191,11 +195,14 @@ def rmsce(
     └────────┘
     """
     return ece(
-        prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm="l2", weight=weight
+        prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm="l2", weight=weight,
+        pos_label=pos_label,
     )
 
 
-def brier(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
+def brier(
+    prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+) -> pl.Expr:
     """Brier score: the (weighted) mean of ``(p - y)**2``, in [0, 1].
 
     Matches scikit-learn's ``brier_score_loss`` for binary labels.
@@ -220,10 +227,12 @@ def brier(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None) ->
     │ 0.0375 │
     └────────┘
     """
-    return binary_row_mean(prob, label, weight, squared_error)
+    return row_mean(binary_problem(prob, label, weight, pos_label), "squared_error")
 
 
-def log_loss(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
+def log_loss(
+    prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+) -> pl.Expr:
     """Log-loss (cross-entropy), natural log, with p clipped to ``[eps, 1 - eps]``.
 
     ``eps`` is the float64 machine epsilon, as in scikit-learn's ``log_loss``, so a
@@ -249,4 +258,4 @@ def log_loss(prob: IntoExpr, label: IntoExpr, *, weight: IntoExpr | None = None)
     │ 0.2162   │
     └──────────┘
     """
-    return binary_row_mean(prob, label, weight, log_loss_term)
+    return row_mean(binary_problem(prob, label, weight, pos_label), "log_loss")

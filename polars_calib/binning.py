@@ -13,6 +13,20 @@ edge: right-closed, the bin of ``p`` is ``k = floor(p * B)`` or ``k - 1``, and i
 Neither ``floor``/``ceil`` of ``p * B`` alone (``0.07 * 100 == 7.000000000000001``)
 nor ``np.linspace`` edges (``0.6000000000000001``) get every edge right.
 
+Every encoding of the rule lives here, so that nothing else compares a probability with
+an edge:
+
+* :meth:`Binning.value` / :meth:`Binning.index`: the bin of each row (a Float64 holding
+  the integer, or Int32), for a window or a group-by over ``(keys, bin)``;
+* :meth:`Binning.masks`: one boolean per uniform bin, for the masked sums of the
+  expression path: up to :data:`MAX_MASKED_BINS` bins, an expression sums each bin as
+  ``when(mask).then(x).sum()`` (no index, no window: it streams and costs a comparison
+  per bin and row); above that, or with quantile bins, it sums over a window keyed by
+  the index, whose cost does not grow with the number of bins;
+* :func:`uniform_edges` and :meth:`Binning.grid`: the exact edges, as floats and as a
+  frame of ``bin, lower, upper``;
+* :func:`quantile_edges`: the quantile edges of a group, as expressions.
+
 Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantiles
 ``k / B`` of the probabilities in the current group (numpy's default quantile, as
 ``calibration_curve(strategy="quantile")``). Tied quantiles give empty bins.
@@ -24,35 +38,60 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, check_choice, check_n_bins, to_expr
+from polars_calib._exprs import IntoExpr, to_expr
+from polars_calib._options import (
+    CLOSED,
+    STRATEGIES,
+    Closed,
+    Strategy,
+    check_choice,
+    check_n_bins,
+)
 
-STRATEGIES = ("uniform", "quantile")
-CLOSED = ("right", "left")
+__all__ = [
+    "MAX_MASKED_BINS",
+    "Binning",
+    "bin_index",
+    "quantile_edges",
+    "uniform_edges",
+]
+
+MAX_MASKED_BINS = 40
+"""Up to this many uniform bins, expressions sum each bin through its mask."""
 
 
 @dataclass(frozen=True)
 class Binning:
     """A checked binning rule: number of bins, strategy and closure.
 
-    Raises ``ValueError`` naming the parameter when one is out of range.
+    Raises ``TypeError`` or ``ValueError`` naming the parameter when one is wrong.
     """
 
     n_bins: int = 15
-    strategy: str = "uniform"
-    closed: str = "right"
+    strategy: Strategy = "uniform"
+    closed: Closed = "right"
 
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)
         check_choice("strategy", self.strategy, STRATEGIES)
         check_choice("closed", self.closed, CLOSED)
 
+    @property
+    def masked(self) -> bool:
+        """Whether expressions sum each bin through :meth:`masks` (see the module doc)."""
+        return self.strategy == "uniform" and self.n_bins <= MAX_MASKED_BINS
+
     def index(self, prob: pl.Expr) -> pl.Expr:
-        """Int32 bin of probabilities already known to be null or in [0, 1] (no checks)."""
+        """Int32 bin of probabilities already known to be null or in [0, 1] (no checks).
+
+        Quantile bins use the quantiles of `prob` in the current group (or window).
+        """
         if self.strategy == "quantile":
             return _quantile_bins(prob, self.n_bins, self.closed)
-        return _uniform_bins(prob, self.n_bins, self.closed)
+        # A non-strict cast: NaN (out-of-range data) becomes null, not an error.
+        return self.value(prob).cast(pl.Int32, strict=False)
 
-    def uniform_value(self, prob: pl.Expr) -> pl.Expr:
+    def value(self, prob: pl.Expr) -> pl.Expr:
         """The uniform bin of :meth:`index` as a Float64 holding the integer (no cast).
 
         A cheaper grouping key (the integer cast is a pass of its own), for
@@ -60,9 +99,33 @@ class Binning:
         """
         return _uniform_bin_value(prob, self.n_bins, self.closed)
 
+    def masks(self, prob: pl.Expr) -> list[pl.Expr]:
+        """Per uniform bin, whether `prob` (null or in [0, 1]) lies in it; a null is in none."""
+        edges = uniform_edges(self.n_bins)
+        if self.n_bins == 1:
+            return [prob.is_not_null()]
+        right = self.closed == "right"
+        masks = [prob <= edges[1] if right else prob < edges[1]]
+        for lower, upper in zip(edges[1:-2], edges[2:-1]):
+            masks.append(
+                (prob > lower) & (prob <= upper) if right else (prob >= lower) & (prob < upper)
+            )
+        masks.append(prob > edges[-2] if right else prob >= edges[-2])
+        return masks
+
+    def grid(self) -> pl.LazyFrame:
+        """The uniform bins with their exact edges: ``bin`` (Int32), ``lower``, ``upper``."""
+        edges = uniform_edges(self.n_bins)
+        return pl.LazyFrame(
+            {"bin": range(self.n_bins), "lower": edges[:-1], "upper": edges[1:]},
+            schema={"bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64},
+        )
+
 
 def uniform_edges(n_bins: int) -> list[float]:
     """Return the ``n_bins + 1`` edges ``k / n_bins`` of equal-width bins.
+
+    Python's ``k / n`` is the correctly rounded double of the fraction.
 
     Examples
     --------
@@ -78,8 +141,8 @@ def bin_index(
     prob: IntoExpr,
     *,
     n_bins: int = 15,
-    strategy: str = "uniform",
-    closed: str = "right",
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
 ) -> pl.Expr:
     """Return the 0-based bin of each probability.
 
@@ -100,6 +163,10 @@ def bin_index(
     Expr
         ``Int32`` bin index in ``0 .. n_bins - 1``; null where the probability is
         null, NaN or outside [0, 1].
+
+    See Also
+    --------
+    uniform_edges : the edges of the uniform bins.
 
     Examples
     --------
@@ -151,11 +218,6 @@ def _uniform_bin_value(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
         k = (p * n_bins).ceil()
         below = p < k / k.clip(n_bins, n_bins)
     return (k - below.cast(pl.Float64)).clip(0.0, n_bins - 1.0)
-
-
-def _uniform_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
-    # A non-strict cast: NaN (out-of-range data) becomes null, not an error.
-    return _uniform_bin_value(p, n_bins, closed).cast(pl.Int32, strict=False)
 
 
 def quantile_edges(prob: pl.Expr, n_bins: int) -> list[pl.Expr]:

@@ -21,11 +21,20 @@ from typing import NoReturn, TextIO
 import polars as pl
 
 from polars_calib import __version__
-from polars_calib.binning import CLOSED, STRATEGIES
-from polars_calib.frame import reliability, summary
+from polars_calib._options import CLOSED, METRICS, REDUCTIONS, STRATEGIES, check_confidence
+from polars_calib.binning import Binning
+from polars_calib.frame import finish_summary
 from polars_calib.plot import INSTALL_HINT, plot_reliability, save_png
-from polars_calib.reductions import REDUCTIONS
-from polars_calib.stats import METRICS
+from polars_calib.statistics import (
+    collect_checked,
+    merge_statistics,
+    prepare,
+    reliability_rows,
+    statistics_query,
+    terms_for,
+)
+
+__all__ = ["build_parser", "main", "parse_report", "report", "scan"]
 
 PROG = "polars-calib"
 
@@ -274,23 +283,32 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
 
     progress(f"scanning {options.log}")
     lf = scan(options.log)
-    progress("checking the data and computing the summary...")
-    summary_query = summary(
-        lf, options.prob, options.label, by=options.by, time=options.time,
-        every=options.every, n_bins=options.n_bins, strategy=options.strategy,
-        closed=options.closed, metrics=options.metrics, weight=options.weight,
-        reduction=options.reduction,
+    progress("computing the statistics (one pass over the log)...")
+    binning = Binning(options.n_bins, options.strategy, options.closed)  # type: ignore[arg-type]
+    prepared = prepare(
+        lf, options.prob, options.label, by=options.by, weight=options.weight,
+        reduction=options.reduction, time=options.time, every=options.every,  # type: ignore[arg-type]
+    )  # fmt: skip
+    query = statistics_query(
+        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics)
     )
-    if options.out is None:
-        table = summary_query.collect()
-    else:
-        progress("computing the reliability table...")
-        reliability_query = reliability(
-            lf, options.prob, options.label, n_bins=options.n_bins,
-            strategy=options.strategy, closed=options.closed, by=options.by,
-            weight=options.weight, confidence=options.confidence,
-        )
-        table, bins = pl.collect_all([summary_query, reliability_query])
+    stats = collect_checked(prepared, query)
+    table = finish_summary(stats.lazy(), prepared, options.metrics).collect()
+    z = check_confidence(options.confidence)
+    if options.out is not None:
+        reuse = prepared.reduction in (None, "confidence")
+        if reuse and (options.time is None or options.strategy == "uniform"):
+            # The same table, summed over the time windows: no second pass.
+            bins = reliability_rows(merge_statistics(stats.lazy(), options.by), options.by, z)
+        else:
+            progress("computing the reliability table (a second pass)...")
+            per_key = prepare(
+                lf, options.prob, options.label, by=options.by, weight=options.weight,
+                reduction=None if prepared.reduction is None else "confidence",
+            )  # fmt: skip
+            plan = statistics_query(per_key.lf, per_key.problem, per_key.keys, binning, ())
+            bins = reliability_rows(collect_checked(per_key, plan).lazy(), options.by, z)
+        bins_table = bins.collect()
     with pl.Config(
         tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
         fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
@@ -308,10 +326,10 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
     table.write_csv(out / "summary.csv")
     table.write_parquet(out / "summary.parquet")
-    bins.write_csv(out / "reliability.csv")
+    bins_table.write_csv(out / "reliability.csv")
     progress(f"drawing {out / 'reliability.png'}")
     title = f"Reliability diagram of {options.prob} ({Path(options.log).name})"
-    if draw_png(bins, options.by, out / "reliability.png", title) is None:
+    if draw_png(bins_table, options.by, out / "reliability.png", title) is None:
         print(
             f"{PROG}: note: skipped reliability.png (the plot extra is not installed: "
             f"{INSTALL_HINT})",

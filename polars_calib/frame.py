@@ -1,58 +1,59 @@
 """Reliability tables and metric summaries of a whole frame, and the frame namespaces.
 
-:func:`reliability` and :func:`summary` are free functions taking a DataFrame or a
-LazyFrame and returning the same kind; ``df.calib.reliability(...)`` and
-``lf.calib.summary(...)`` delegate to them. Both are two-stage queries over the
-mergeable statistics of :mod:`polars_calib.stats`: sums per (group, bin), then a
-finisher per group, so they run in Polars' streaming engine.
+:func:`reliability` and :func:`summary` are compositions of the statistics table
+(:mod:`polars_calib.statistics`): one aggregation of the problem per (group, bin),
+then a finisher over the small result. They take a DataFrame or a LazyFrame and
+return the same kind; ``df.calib.reliability(...)`` and ``lf.calib.summary(...)``
+delegate to them.
 
-The data are checked before anything is computed (see
-:func:`polars_calib.validate`): a bad frame raises one
-:class:`~polars_calib.CalibrationDataError` naming each column, problem and row
-count. The check runs **eagerly, when the function is called**, for a LazyFrame
-too, together with the computation: the binary ``summary`` screens the data inside
-its statistics pass (a scan is read once; bad data are read again to count their
-problems), the others collect the checks and the computation together. ``summary``
-collects its per-(group, bin) statistics and returns a lazy finisher over that small
-table; ``reliability`` collects its table and returns it as a LazyFrame.
+A LazyFrame method returns a plan that reads nothing until collected; a group with
+refused rows gets null metrics and its ``refused`` count. A DataFrame method runs
+the query and raises :class:`~polars_calib.CalibrationDataError` on refused rows.
+Missing or mistyped columns raise from the schema alone, for both.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Generic
+from typing import Any, Generic
 
 import polars as pl
 
-from polars_calib._exprs import check_choice
-from polars_calib.binning import Binning, quantile_edges
-from polars_calib.multiclass import SUM_TOLERANCE, check_sum_tol
-from polars_calib.reductions import (
-    REDUCTIONS,
-    finish_reduced,
-    reduced_problem,
-    reduced_statistics,
-)
-from polars_calib.stats import (
+from polars_calib._exprs import Keys
+from polars_calib._options import (
     METRICS,
-    FrameT,
-    binary_outcomes,
-    bin_statistics,
+    SUM_TOLERANCE,
+    TOP_LABEL_AVERAGES,
+    Closed,
+    Metric,
+    Reduction,
+    Strategy,
+    TopLabelAverage,
+    check_choice,
     check_confidence,
     check_metrics,
+)
+from polars_calib.binning import Binning
+from polars_calib.statistics import (
+    FrameT,
+    Prepared,
+    bin_statistics,
+    collect_checked,
     finish_metrics,
-    key_names,
+    prepare,
     reliability_rows,
-    same_kind,
     statistics_query,
-    uniform_grid,
-    used_rows,
+    terms_for,
 )
-from polars_calib.validation import (
-    collect_validated,
-    is_vector,
-    validate,
-)
+from polars_calib.validation import refused_rows, validate
+
+__all__ = [
+    "DataFrameCalibNamespace",
+    "LazyFrameCalibNamespace",
+    "finish_summary",
+    "reliability",
+    "summary",
+]
 
 
 def reliability(
@@ -60,14 +61,15 @@ def reliability(
     prob: str,
     label: str,
     *,
-    n_bins: int = 10,
-    strategy: str = "uniform",
-    closed: str = "right",
-    by: str | Sequence[str] | None = None,
+    n_bins: int = 15,
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
+    by: Keys = None,
     weight: str | None = None,
     confidence: float = 0.95,
-    reduction: str | None = None,
+    reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
+    pos_label: Any = None,
 ) -> FrameT:
     """Reliability table: per bin, the mean prediction against the observed frequency.
 
@@ -87,7 +89,7 @@ def reliability(
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
     by
-        Group-key column name(s); ``None`` for one group.
+        Group keys: column names or expressions; ``None`` for one group.
     weight
         Name of an optional column of non-negative sample weights.
     confidence
@@ -106,7 +108,7 @@ def reliability(
     -------
     DataFrame or LazyFrame
         The same kind as `data`; ``n_bins`` rows per group, empty bins included,
-        sorted by keys and bin, with columns: the keys, ``class`` (Int64, with
+        sorted by keys and bin, with columns: the keys, ``class`` (Int32, with
         ``reduction="top_label"`` or ``"classwise"``), ``bin`` (Int32, 0-based),
         ``lower`` and ``upper`` (Float64 bin edges), ``count`` (Int64 rows),
         ``mean_predicted``, ``observed`` (fraction of positives), ``gap``
@@ -116,7 +118,8 @@ def reliability(
     Raises
     ------
     CalibrationDataError
-        When the data are invalid (see :func:`polars_calib.validate`).
+        A missing or mistyped column (from the schema, no data read); with a
+        DataFrame, refused rows (see :func:`polars_calib.validate`).
 
     Notes
     -----
@@ -125,8 +128,17 @@ def reliability(
     the means are weighted and the Wilson interval uses the bin weight ``n``:
     ``(p + z²/2n ± z √(p(1-p)/n + z²/4n²)) / (1 + z²/n)`` with ``p`` the observed
     frequency and ``z`` the normal quantile of ``(1 + confidence) / 2``
-    (Wilson, 1927). Rows with a null probability, label or weight are ignored; a
-    group with no such row is absent.
+    (Wilson, 1927), exact at the ends: the interval of an all-0 bin starts at 0 and
+    that of an all-1 bin ends at 1. Rows with a null probability, label or weight
+    are ignored; a group with no such row keeps its bins, with count 0.
+
+    A DataFrame holding refused rows raises :class:`~polars_calib.CalibrationDataError`.
+    A LazyFrame gives a plan that reads nothing until collected; a group holding
+    refused rows keeps its counts, with null means and intervals.
+
+    See Also
+    --------
+    summary, reliability_from_statistics, polars_calib.plot_reliability
 
     Examples
     --------
@@ -168,64 +180,16 @@ def reliability(
     └─────┴──────────┴────────────────┴────────────────┘
     """
     binning = Binning(n_bins, strategy, closed)
-    keys = key_names(by)
     z = check_confidence(confidence)
-    reduction, tol = _check_reduction(data, prob, reduction, sum_tol, keys)
-
-    def table(lf: pl.LazyFrame) -> pl.LazyFrame:
-        group = keys
-        if reduction is not None:
-            lf, group = reduced_problem(lf, prob, label, weight, keys, reduction)
-        stats = statistics_query(lf, prob, label, weight, group, binning)
-        if binning.strategy == "quantile":
-            grid = _quantile_grid(lf, prob, label, weight, group, n_bins)
-        else:
-            grid = uniform_grid(n_bins)
-        return reliability_rows(stats, grid, group, z)
-
-    # One run over the data: the table and the validation counts are collected together.
-    result = collect_validated(data, prob, label, weight, keys, table, sum_tol=tol)
-    return same_kind(data, result.lazy())
-
-
-def _check_reduction(
-    data: pl.DataFrame | pl.LazyFrame,
-    prob: str,
-    reduction: str | None,
-    sum_tol: float,
-    keys: list[str],
-) -> tuple[str | None, float | None]:
-    """The reduction (``"confidence"`` by default for vectors, None for binary data)
-    and the vector sum tolerance (None for binary data); raise on bad arguments."""
-    if reduction is None and not _holds_vectors(data, prob):
-        return None, None
-    reduction = check_choice("reduction", reduction or "confidence", REDUCTIONS)
-    if "class" in keys:
-        msg = "`by` cannot hold 'class': the reduction keys its statistics by class"
-        raise ValueError(msg)
-    return reduction, check_sum_tol(sum_tol)
-
-
-def _holds_vectors(data: pl.DataFrame | pl.LazyFrame, prob: str) -> bool:
-    schema = data.collect_schema() if isinstance(data, (pl.DataFrame, pl.LazyFrame)) else {}
-    dtype = schema.get(prob) if isinstance(prob, str) else None
-    return dtype is not None and is_vector(dtype)
-
-
-def _quantile_grid(
-    lf: pl.LazyFrame, prob: str, label: str, weight: str | None, keys: list[str], n_bins: int
-) -> pl.LazyFrame:
-    """Per group, each quantile bin with its edges: the keys, ``bin``, ``lower``, ``upper``."""
-    outcomes = binary_outcomes(prob, label, weight)
-    edges = pl.concat_list(quantile_edges(outcomes.prob, n_bins)).alias("edges")
-    rows = used_rows(lf, outcomes)
-    per_group = rows.group_by(keys).agg(edges) if keys else rows.select(edges)
-    return per_group.select(
-        *keys,
-        pl.int_ranges(0, n_bins, dtype=pl.Int32).alias("bin"),
-        pl.col("edges").list.head(n_bins).alias("lower"),
-        pl.col("edges").list.tail(n_bins).alias("upper"),
-    ).explode("bin", "lower", "upper")
+    prepared = prepare(
+        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
+        pos_label=pos_label,
+    )  # fmt: skip
+    plan = statistics_query(prepared.lf, prepared.problem, prepared.keys, binning, ())
+    if isinstance(data, pl.DataFrame):
+        stats = collect_checked(prepared, plan)
+        return reliability_rows(stats.lazy(), prepared.keys, z).collect()
+    return reliability_rows(plan, prepared.keys, z)
 
 
 def summary(
@@ -233,17 +197,21 @@ def summary(
     prob: str,
     label: str,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Keys = None,
     time: str | None = None,
     every: str | None = None,
     n_bins: int = 15,
-    strategy: str = "uniform",
-    closed: str = "right",
-    metrics: Sequence[str] = METRICS,
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
+    metrics: Sequence[Metric] = METRICS,
     weight: str | None = None,
-    reduction: str | None = None,
+    reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
+    pos_label: Any = None,
+    average: TopLabelAverage = "macro",
 ) -> FrameT:
+
+
     """Calibration metrics per group, and per calendar window of a time column.
 
     Parameters
@@ -257,13 +225,14 @@ def summary(
         Name of the 0/1 (or boolean) outcome column; with vectors, the true class,
         an integer in ``0 .. K - 1``.
     by
-        Group-key column name(s); ``None`` for one group.
+        Group keys: column names or expressions (``pl.col("ts").dt.truncate("1w")``);
+        ``None`` for one group.
     time
         Name of a Date or Datetime column; with `every`, the rows are grouped by
         tumbling calendar windows as well.
     every
         Window length, a Polars duration string (``"1h"``, ``"1d"``, ``"1w"``,
-        ``"1mo"``); the ``window`` key holds each window's start,
+        ``"1mo"``); the `time` key holds each window's start,
         ``pl.col(time).dt.truncate(every)``.
     n_bins
         Number of bins of the binned metrics, a positive int.
@@ -284,25 +253,34 @@ def summary(
         ``"top_label"`` or ``"classwise"``, the numbers of
         :func:`polars_calib.confidence_ece`, :func:`polars_calib.top_label_ece` and
         :func:`polars_calib.classwise_ece`. ``brier`` and ``log_loss`` are then the
-        multi-class scores of :func:`polars_calib.brier` and
-        :func:`polars_calib.log_loss`. ``None`` for binary data.
+        multi-class scores of :func:`polars_calib.multiclass_brier` and
+        :func:`polars_calib.multiclass_log_loss`. ``None`` for binary data.
     sum_tol
         Largest accepted ``|sum(p) - 1|`` of a probability vector.
+    pos_label
+        Binary data: the label of the positive class when labels are not 0/1.
+    average
+        ``reduction="top_label"``: ``"macro"`` (default) or ``"weighted"`` mean over
+        predicted classes (see :func:`polars_calib.top_label_ece`).
 
     Returns
     -------
     DataFrame or LazyFrame
         The same kind as `data`; one row per group, sorted by the keys: the `by`
-        keys, ``window`` (with `time`), ``count`` (Int64 rows), ``mean_predicted``
-        and ``observed`` (Float64 weighted mean probability and fraction of
-        positives; for vectors, the mean confidence and the accuracy), then one
-        Float64 column per metric, named after it.
+        keys, `time` (each window's start, with `every`), ``count`` (Int64, rows
+        used), ``refused`` (Int64, rows refused), ``mean_predicted`` and
+        ``observed`` (Float64 weighted mean probability and fraction of positives),
+        then one Float64 column per metric, named after it. For probability vectors
+        the means are ``mean_confidence`` and ``accuracy``, and the binned metrics
+        are named after the reduction: ``confidence_ece``, ``classwise_mce``,
+        ``top_label_rmsce``, ...
 
     Raises
     ------
     CalibrationDataError
-        When the data are invalid (see :func:`polars_calib.validate`) or the time
-        column is not temporal.
+        A missing or mistyped column, or a time column that is not temporal (from
+        the schema, no data read); with a DataFrame, refused rows (see
+        :func:`polars_calib.validate`).
 
     Notes
     -----
@@ -310,8 +288,19 @@ def summary(
     (:func:`polars_calib.ece` and friends), computed as two aggregations:
     :func:`polars_calib.bin_statistics` per (group, bin), then
     :func:`polars_calib.metrics_from_statistics`'s finisher per group. Rows with a
-    null probability, label or weight are ignored; a group with no such row is
-    absent (the expressions give it null metrics).
+    null probability, label or weight are ignored; a group with no such row keeps
+    its row, with count 0 and null metrics, as the expressions give it.
+
+    **When data are read.** On a DataFrame the query runs at once (the data are
+    read once; bad data a second time, to count the problems for the error). On a
+    LazyFrame it returns a plan that reads nothing until collected, so
+    ``collect(engine="streaming")`` and ``pl.collect_all`` apply to the whole work;
+    a group holding refused rows gets its ``refused`` count and null metrics
+    instead of an error (:func:`polars_calib.refused_rows` tells why).
+
+    See Also
+    --------
+    reliability, bin_statistics, metrics_from_statistics
 
     Examples
     --------
@@ -323,15 +312,15 @@ def summary(
     ...     "y": [0, 1, 1, 0, 0, 1],
     ... })
     >>> df.calib.summary("p", "y", by="model", n_bins=5, metrics=["ece", "brier"])
-    shape: (2, 6)
-    ┌───────┬───────┬────────────────┬──────────┬──────────┬──────────┐
-    │ model ┆ count ┆ mean_predicted ┆ observed ┆ ece      ┆ brier    │
-    │ ---   ┆ ---   ┆ ---            ┆ ---      ┆ ---      ┆ ---      │
-    │ str   ┆ i64   ┆ f64            ┆ f64      ┆ f64      ┆ f64      │
-    ╞═══════╪═══════╪════════════════╪══════════╪══════════╪══════════╡
-    │ a     ┆ 3     ┆ 0.433333       ┆ 0.666667 ┆ 0.3      ┆ 0.136667 │
-    │ b     ┆ 3     ┆ 0.6            ┆ 0.333333 ┆ 0.333333 ┆ 0.153333 │
-    └───────┴───────┴────────────────┴──────────┴──────────┴──────────┘
+    shape: (2, 7)
+    ┌───────┬───────┬─────────┬────────────────┬──────────┬──────────┬──────────┐
+    │ model ┆ count ┆ refused ┆ mean_predicted ┆ observed ┆ ece      ┆ brier    │
+    │ ---   ┆ ---   ┆ ---     ┆ ---            ┆ ---      ┆ ---      ┆ ---      │
+    │ str   ┆ i64   ┆ i64     ┆ f64            ┆ f64      ┆ f64      ┆ f64      │
+    ╞═══════╪═══════╪═════════╪════════════════╪══════════╪══════════╪══════════╡
+    │ a     ┆ 3     ┆ 0       ┆ 0.433333       ┆ 0.666667 ┆ 0.3      ┆ 0.136667 │
+    │ b     ┆ 3     ┆ 0       ┆ 0.6            ┆ 0.333333 ┆ 0.333333 ┆ 0.153333 │
+    └───────┴───────┴─────────┴────────────────┴──────────┴──────────┴──────────┘
 
     Per day, from a LazyFrame (the result is lazy too):
 
@@ -342,47 +331,48 @@ def summary(
     >>> log.calib.summary(
     ...     "p", "y", by="model", time="ts", every="1d", metrics=["brier"]
     ... ).collect()
-    shape: (4, 6)
-    ┌───────┬─────────────────────┬───────┬────────────────┬──────────┬───────┐
-    │ model ┆ window              ┆ count ┆ mean_predicted ┆ observed ┆ brier │
-    │ ---   ┆ ---                 ┆ ---   ┆ ---            ┆ ---      ┆ ---   │
-    │ str   ┆ datetime[μs]        ┆ i64   ┆ f64            ┆ f64      ┆ f64   │
-    ╞═══════╪═════════════════════╪═══════╪════════════════╪══════════╪═══════╡
-    │ a     ┆ 2024-03-01 00:00:00 ┆ 2     ┆ 0.25           ┆ 0.5      ┆ 0.185 │
-    │ a     ┆ 2024-03-02 00:00:00 ┆ 1     ┆ 0.8            ┆ 1.0      ┆ 0.04  │
-    │ b     ┆ 2024-03-01 00:00:00 ┆ 1     ┆ 0.3            ┆ 0.0      ┆ 0.09  │
-    │ b     ┆ 2024-03-02 00:00:00 ┆ 2     ┆ 0.75           ┆ 0.5      ┆ 0.185 │
-    └───────┴─────────────────────┴───────┴────────────────┴──────────┴───────┘
+    shape: (4, 7)
+    ┌───────┬─────────────────────┬───────┬─────────┬────────────────┬──────────┬───────┐
+    │ model ┆ ts                  ┆ count ┆ refused ┆ mean_predicted ┆ observed ┆ brier │
+    │ ---   ┆ ---                 ┆ ---   ┆ ---     ┆ ---            ┆ ---      ┆ ---   │
+    │ str   ┆ datetime[μs]        ┆ i64   ┆ i64     ┆ f64            ┆ f64      ┆ f64   │
+    ╞═══════╪═════════════════════╪═══════╪═════════╪════════════════╪══════════╪═══════╡
+    │ a     ┆ 2024-03-01 00:00:00 ┆ 2     ┆ 0       ┆ 0.25           ┆ 0.5      ┆ 0.185 │
+    │ a     ┆ 2024-03-02 00:00:00 ┆ 1     ┆ 0       ┆ 0.8            ┆ 1.0      ┆ 0.04  │
+    │ b     ┆ 2024-03-01 00:00:00 ┆ 1     ┆ 0       ┆ 0.3            ┆ 0.0      ┆ 0.09  │
+    │ b     ┆ 2024-03-02 00:00:00 ┆ 2     ┆ 0       ┆ 0.75           ┆ 0.5      ┆ 0.185 │
+    └───────┴─────────────────────┴───────┴─────────┴────────────────┴──────────┴───────┘
     """
     binning = Binning(n_bins, strategy, closed)
-    keys: list[str] = key_names(by)
     names = check_metrics(metrics)
-    if (time is None) != (every is None):
-        msg = "`time` and `every` go together: give both or neither"
-        raise ValueError(msg)
-    if "window" in keys:
-        msg = "`by` cannot hold 'window': the result has a column of that name"
-        raise ValueError(msg)
-    group = [*keys, "window"] if every is not None else keys
-    reduction, tol = _check_reduction(data, prob, reduction, sum_tol, keys)
+    check_choice("average", average, TOP_LABEL_AVERAGES)
+    prepared = prepare(
+        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
+        pos_label=pos_label, time=time, every=every,
+    )  # fmt: skip
+    plan = statistics_query(
+        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
+    )
+    if isinstance(data, pl.DataFrame):
+        plan = collect_checked(prepared, plan).lazy()
+    table = finish_summary(plan, prepared, names, average)
+    return table.collect() if isinstance(data, pl.DataFrame) else table
 
-    def statistics(lf: pl.LazyFrame) -> pl.LazyFrame:
-        if time is not None and every is not None:
-            lf = lf.with_columns(pl.col(time).dt.truncate(every).alias("window"))
-        if reduction is not None:
-            return reduced_statistics(
-                lf, prob, label, weight, group, binning, reduction, names
-            )
-        return statistics_query(lf, prob, label, weight, group, binning, names)
 
-    # The statistics are collected with the validation (see `collect_validated`), then
-    # the small statistics table is finished lazily.
-    stats = collect_validated(
-        data, prob, label, weight, keys, statistics, time=time, sum_tol=tol
-    ).lazy()
-    if reduction is not None:
-        return same_kind(data, finish_reduced(stats, group, names, reduction))
-    return same_kind(data, finish_metrics(stats, group, names))
+def finish_summary(
+    stats: pl.LazyFrame,
+    prepared: Prepared,
+    metrics: Sequence[str],
+    average: TopLabelAverage = "macro",
+) -> pl.LazyFrame:
+    """The summary of a statistics table of `prepared`: its metrics, named for vectors."""
+    table = finish_metrics(stats, prepared.keys, metrics, average)
+    if prepared.reduction is None:
+        return table
+    # Vector summaries say what their columns hold.
+    renamed = {"mean_predicted": "mean_confidence", "observed": "accuracy"}
+    renamed |= {m: f"{prepared.reduction}_{m}" for m in ("ece", "mce", "rmsce") if m in metrics}
+    return table.rename(renamed)
 
 
 class _FrameCalibNamespace(Generic[FrameT]):
@@ -395,77 +385,35 @@ class _FrameCalibNamespace(Generic[FrameT]):
     def __init__(self, data: FrameT) -> None:
         self._data: FrameT = data
 
-    def reliability(
-        self,
-        prob: str,
-        label: str,
-        *,
-        n_bins: int = 10,
-        strategy: str = "uniform",
-        closed: str = "right",
-        by: str | Sequence[str] | None = None,
-        weight: str | None = None,
-        confidence: float = 0.95,
-        reduction: str | None = None,
-        sum_tol: float = SUM_TOLERANCE,
-    ) -> FrameT:
-        """Reliability table; see :func:`polars_calib.reliability`."""
-        return reliability(
-            self._data, prob, label, n_bins=n_bins, strategy=strategy, closed=closed, by=by,
-            weight=weight, confidence=confidence, reduction=reduction, sum_tol=sum_tol,
-        )
+    def reliability(self, prob: str, label: str, **options: Any) -> FrameT:
+        """Reliability table; see :func:`polars_calib.reliability` for the options."""
+        return reliability(self._data, prob, label, **options)
 
-    def summary(
-        self,
-        prob: str,
-        label: str,
-        *,
-        by: str | Sequence[str] | None = None,
-        time: str | None = None,
-        every: str | None = None,
-        n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
-        metrics: Sequence[str] = METRICS,
-        weight: str | None = None,
-        reduction: str | None = None,
-        sum_tol: float = SUM_TOLERANCE,
-    ) -> FrameT:
-        """Metrics per group and window; see :func:`polars_calib.summary`."""
-        return summary(
-            self._data, prob, label, by=by, time=time, every=every, n_bins=n_bins,
-            strategy=strategy, closed=closed, metrics=metrics, weight=weight,
-            reduction=reduction, sum_tol=sum_tol,
-        )
+    def summary(self, prob: str, label: str, **options: Any) -> FrameT:
+        """Metrics per group and window; see :func:`polars_calib.summary` for the options."""
+        return summary(self._data, prob, label, **options)
 
-    def bin_statistics(
-        self,
-        prob: str,
-        label: str,
-        *,
-        by: str | Sequence[str] | None = None,
-        n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
-        weight: str | None = None,
-    ) -> FrameT:
+    def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        return same_kind(
-            self._data,
-            bin_statistics(
-                self._data, prob, label, by=by, n_bins=n_bins, strategy=strategy,
-                closed=closed, weight=weight,
-            ),
-        )
+        return bin_statistics(self._data, prob, label, **options)
 
-    def validate(self, prob: str, label: str, weight: str | None = None) -> None:
+    def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:
+        """Per group, the rows each data check refuses; see :func:`polars_calib.refused_rows`."""
+        counts = refused_rows(prob, label, **options)
+        query = self._data.lazy()
+        grouped = query.group_by(by, maintain_order=True) if by is not None else None
+        result = (grouped.agg(counts) if grouped is not None else query.select(counts))
+        result = result.unnest("refused_rows")
+        return result.collect() if isinstance(self._data, pl.DataFrame) else result
+
+    def validate(self, prob: str, label: str, weight: str | None = None, **options: Any) -> None:
         """Raise on invalid data; see :func:`polars_calib.validate`."""
-        validate(self._data, prob, label, weight)
+        validate(self._data, prob, label, weight, **options)
 
 
 @pl.api.register_lazyframe_namespace("calib")
 class LazyFrameCalibNamespace(_FrameCalibNamespace[pl.LazyFrame]):
-    """Calibration tables of a LazyFrame of predictions; each method returns a LazyFrame."""
+    """Calibration tables of a LazyFrame of predictions; each method returns a LazyFrame plan."""
 
 
 @pl.api.register_dataframe_namespace("calib")

@@ -1,17 +1,21 @@
 """The ``.calib`` namespace on ``pl.Expr``: one-line delegations to the free functions.
 
 The expression the namespace is called on is the probability; see the free
-functions in :mod:`polars_calib.binary` for parameters, formulas and examples.
+functions in :mod:`polars_calib.binary` and :mod:`polars_calib.multiclass` for parameters, formulas and examples.
 """
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import polars as pl
 
 from polars_calib import binary, multiclass
 from polars_calib._exprs import IntoExpr
+from polars_calib._options import SUM_TOLERANCE, Closed, Norm, Strategy, TopLabelAverage
+from polars_calib.validation import refused_rows
+
+__all__ = ["CalibExpr", "ExprCalibNamespace", "col"]
 
 
 @pl.api.register_expr_namespace("calib")
@@ -26,15 +30,16 @@ class ExprCalibNamespace:
         label: IntoExpr,
         *,
         n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
-        norm: str = "l1",
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        norm: Norm = "l1",
         weight: IntoExpr | None = None,
+        pos_label: Any = None,
     ) -> pl.Expr:
         """Expected calibration error; see :func:`polars_calib.ece`."""
         return binary.ece(
             self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
-            weight=weight,
+            weight=weight, pos_label=pos_label,
         )
 
     def mce(
@@ -42,13 +47,15 @@ class ExprCalibNamespace:
         label: IntoExpr,
         *,
         n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
         weight: IntoExpr | None = None,
+        pos_label: Any = None,
     ) -> pl.Expr:
         """Maximum calibration error; see :func:`polars_calib.mce`."""
         return binary.mce(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
         )
 
     def rmsce(
@@ -56,37 +63,57 @@ class ExprCalibNamespace:
         label: IntoExpr,
         *,
         n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
         weight: IntoExpr | None = None,
+        pos_label: Any = None,
     ) -> pl.Expr:
         """Root-mean-square calibration error; see :func:`polars_calib.rmsce`."""
         return binary.rmsce(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
         )
 
     def brier(
-        self, label: IntoExpr, *, weight: IntoExpr | None = None, sum_tol: float = 1e-6
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """Brier score of probabilities or probability vectors; see :func:`polars_calib.brier`."""
-        return multiclass.brier(self._prob, label, weight=weight, sum_tol=sum_tol)
+        """Brier score of binary probabilities; see :func:`polars_calib.brier`."""
+        return binary.brier(self._prob, label, weight=weight, pos_label=pos_label)
 
     def log_loss(
-        self, label: IntoExpr, *, weight: IntoExpr | None = None, sum_tol: float = 1e-6
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """Log-loss of probabilities or probability vectors; see :func:`polars_calib.log_loss`."""
-        return multiclass.log_loss(self._prob, label, weight=weight, sum_tol=sum_tol)
+        """Log-loss of binary probabilities; see :func:`polars_calib.log_loss`."""
+        return binary.log_loss(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def refused_rows(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """Rows refused per data check; see :func:`polars_calib.refused_rows`."""
+        return refused_rows(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def multiclass_brier(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, sum_tol: float = SUM_TOLERANCE
+    ) -> pl.Expr:
+        """Brier score of probability vectors; see :func:`polars_calib.multiclass_brier`."""
+        return multiclass.multiclass_brier(self._prob, label, weight=weight, sum_tol=sum_tol)
+
+    def multiclass_log_loss(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, sum_tol: float = SUM_TOLERANCE
+    ) -> pl.Expr:
+        """Log-loss of probability vectors; see :func:`polars_calib.multiclass_log_loss`."""
+        return multiclass.multiclass_log_loss(self._prob, label, weight=weight, sum_tol=sum_tol)
 
     def confidence_ece(
         self,
         label: IntoExpr,
         *,
         n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
-        norm: str = "l1",
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        norm: Norm = "l1",
         weight: IntoExpr | None = None,
-        sum_tol: float = 1e-6,
+        sum_tol: float = SUM_TOLERANCE,
     ) -> pl.Expr:
         """Confidence calibration error of probability vectors; see :func:`polars_calib.confidence_ece`."""
         return multiclass.confidence_ece(
@@ -99,11 +126,11 @@ class ExprCalibNamespace:
         label: IntoExpr,
         *,
         n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
-        norm: str = "l1",
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        norm: Norm = "l1",
         weight: IntoExpr | None = None,
-        sum_tol: float = 1e-6,
+        sum_tol: float = SUM_TOLERANCE,
     ) -> pl.Expr:
         """Classwise calibration error of probability vectors; see :func:`polars_calib.classwise_ece`."""
         return multiclass.classwise_ece(
@@ -116,16 +143,17 @@ class ExprCalibNamespace:
         label: IntoExpr,
         *,
         n_bins: int = 15,
-        strategy: str = "uniform",
-        closed: str = "right",
-        norm: str = "l1",
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        norm: Norm = "l1",
         weight: IntoExpr | None = None,
-        sum_tol: float = 1e-6,
+        sum_tol: float = SUM_TOLERANCE,
+        average: TopLabelAverage = "macro",
     ) -> pl.Expr:
         """Top-label calibration error of probability vectors; see :func:`polars_calib.top_label_ece`."""
         return multiclass.top_label_ece(
             self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
-            weight=weight, sum_tol=sum_tol,
+            weight=weight, sum_tol=sum_tol, average=average,
         )
 
 

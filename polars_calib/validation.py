@@ -1,17 +1,14 @@
-"""Checking a frame of predictions before the frame functions summarise it.
+"""Refusing bad data: schema checks, counts of refused rows, and the error that names them.
 
-The expression forms (:func:`polars_calib.ece` and friends) cannot raise while data
-flows, so they turn a bad group into null. The frame functions
-(:func:`polars_calib.reliability`, :func:`polars_calib.summary`,
-:func:`polars_calib.bin_statistics`) see the whole frame, so they refuse bad data
-with one :class:`CalibrationDataError` that lists every problem found:
+The rule of what is refused lives in :mod:`polars_calib._problem` (one predicate per
+problem, with a text per check); this module turns it into:
 
-* a missing column, or one of the wrong dtype (probabilities stored as strings),
-  found from the schema alone (``collect_schema()``, no data read);
-* probabilities outside [0, 1] or NaN, labels other than 0/1, negative, NaN or
-  infinite weights, found by ONE aggregating query over the data: for binary data,
-  minima, maxima and NaN tests, as cheap as reading the columns; only when they
-  show a problem does a second query count the rows of each problem for the message.
+* :class:`CalibrationDataError`, raised by the DataFrame functions and by
+  :func:`validate`, naming each column, the problem and how many rows have it;
+* a missing column, or one of the wrong dtype, found from the schema alone
+  (``collect_schema()``: no data read);
+* :func:`refused_rows`, an expression counting, per group, the rows each check
+  refuses: the reason behind a null metric.
 
 Null probabilities, labels and weights are not errors: those rows are ignored, as
 in the expressions. An empty frame is valid.
@@ -19,20 +16,23 @@ in the expressions. An empty frame is valid.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
-Frame = pl.DataFrame | pl.LazyFrame
-"""The frames the frame functions accept."""
+from polars_calib._exprs import IntoExpr
+from polars_calib._problem import Check, binary_problem
 
-REFUSED = "__polars_calib_refused__"
-"""A boolean column a query may return: true on a row that gathers refused values.
-
-:func:`polars_calib.stats.statistics_query` screens the data this way in the pass
-that sums it; :func:`collect_validated` reads and drops the column.
-"""
+__all__ = [
+    "CalibrationDataError",
+    "check_schema",
+    "is_vector",
+    "problem_counts",
+    "raise_for_problems",
+    "refused_rows",
+    "validate",
+]
 
 
 class CalibrationDataError(ValueError):
@@ -42,143 +42,31 @@ class CalibrationDataError(ValueError):
     """
 
 
-@dataclass(frozen=True)
-class _Check:
-    """One data problem: the rows of `column` where `bad` holds, described as `problem`.
-
-    `shown` is the Float64 value quoted from the first bad row, if any is worth quoting.
-    With `whole`, `bad` and `shown` are already aggregates over the whole frame: a
-    flag and a description (a check that must compare rows with each other, done in
-    one streaming pass).
-    """
-
-    column: str
-    problem: str
-    bad: pl.Expr
-    shown: pl.Expr | None = None
-    whole: bool = False
-
-
-def _checks(prob: str, label: str, weight: str | None, sum_tol: float | None) -> list[_Check]:
-    y = pl.col(label).cast(pl.Float64)
-    if sum_tol is None:
-        p = pl.col(prob).cast(pl.Float64)
-        checks = [
-            _Check(prob, "probability NaN", p.is_nan()),
-            _Check(prob, "probability outside [0, 1]", ~p.is_nan() & ~p.is_between(0.0, 1.0), p),
-            _Check(label, "label not 0 or 1", ~((y == 0.0) | (y == 1.0)), y),
-        ]
-    else:
-        vectors = pl.col(prob).cast(pl.List(pl.Float64))
-        n_classes = vectors.list.len()
-        entries_ok = vectors.list.eval(pl.element().is_between(0.0, 1.0).fill_null(False))
-        checks = [
-            _Check(prob, "vector holding a null, NaN or value outside [0, 1]",
-                   ~entries_ok.list.all()),
-            _Check(prob, f"vector sum off 1 by more than {sum_tol:g}",
-                   (vectors.list.sum() - 1.0).abs() > sum_tol, vectors.list.sum()),
-            # Not "shorter than the longest" per row: a global max inside a row-wise
-            # check makes the streaming engine hold the whole column.
-            _Check(prob, "vectors of different lengths", n_classes.min() != n_classes.max(),
-                   pl.format("from {} to {} entries", n_classes.min(), n_classes.max()),
-                   whole=True),
-            _Check(label, "label not a class 0 .. K - 1",
-                   ~((y == y.floor()) & (y >= 0.0) & (y < n_classes)), y),
-        ]  # fmt: skip
-    if weight is not None:
-        w = pl.col(weight).cast(pl.Float64)
-        checks += [
-            _Check(weight, "weight negative", w < 0.0, w),
-            _Check(weight, "weight NaN or infinite", ~w.is_finite(), w),
-        ]
-    return checks
-
-
-def _screen(
-    schema: pl.Schema, prob: str, label: str, weight: str | None, sum_tol: float | None
-) -> pl.Expr | None:
-    """A boolean scalar, true when the data may hold a problem of :func:`_checks`; or None.
-
-    For binary data, reductions that cost little more than reading the columns
-    (min, max, any NaN) flag every problem the row-wise checks count (a superset:
-    it is never false when a check would find a row). Probability vectors have no
-    such shortcut: None, and the checks are counted directly.
-    """
-    if sum_tol is not None:
-        return None
-    p = pl.col(prob).cast(pl.Float64)
-    # min and max skip nulls, and the NaN test does not depend on whether they skip NaN.
-    problem = (p.min() < 0.0) | (p.max() > 1.0) | p.is_nan().any()
-    dtype = schema[label]
-    if dtype.is_integer():
-        problem = problem | (pl.col(label).min() < 0) | (pl.col(label).max() > 1)
-    elif dtype not in (pl.Boolean, pl.Null):
-        y = pl.col(label).cast(pl.Float64)
-        problem = problem | (~((y == 0.0) | (y == 1.0))).any()
-    if weight is not None:
-        w = pl.col(weight).cast(pl.Float64)
-        problem = problem | (w.min() < 0.0) | (~w.is_finite()).any()
-    # All-null columns give null minima: no problem.
-    return problem.fill_null(False).alias("problem")
-
-
 def is_vector(dtype: pl.DataType) -> bool:
     """Whether `dtype` is a column of probability vectors (Array or List of numbers)."""
     return isinstance(dtype, (pl.Array, pl.List)) and dtype.inner.is_numeric()
 
 
-def _schema_problems(
-    schema: pl.Schema,
-    prob: str,
-    label: str,
-    weight: str | None,
-    columns: Sequence[str],
-    vectors: bool,
-    time: str | None,
-) -> list[str]:
-    problems = []
-    optional = [name for name in (weight, time) if name is not None]
-    for name in [prob, label, *optional, *columns]:
-        if name not in schema:
-            problems.append(f"column {name!r} is missing (columns: {', '.join(schema.names())})")
-    # An all-null column (dtype Null) is valid: every row is ignored.
-    roles = {
-        prob: ("a probability vector must be an Array or List of numbers", is_vector)
-        if vectors
-        else ("a probability must be numeric", lambda d: d.is_numeric() or d == pl.Null),
-        label: (
-            "a label must be numeric or boolean",
-            lambda d: d.is_numeric() or d in (pl.Boolean, pl.Null),
-        ),
-    }
-    if weight is not None:
-        roles[weight] = ("a weight must be numeric", lambda d: d.is_numeric() or d == pl.Null)
-    if time is not None:
-        roles[time] = (
-            "`time` must be a Date or Datetime",
-            lambda d: d == pl.Date or isinstance(d, pl.Datetime),
-        )
-    for name, (rule, accepts) in roles.items():
-        dtype = schema.get(name)
-        if dtype is not None and not accepts(dtype):
-            problems.append(f"column {name!r} holds {dtype}, but {rule}")
-    return problems
+def _numeric(dtype: pl.DataType) -> bool:
+    return dtype.is_numeric() or dtype == pl.Null
 
 
 def check_schema(
-    data: Frame,
+    data: object,
     prob: str,
     label: str,
     weight: str | None = None,
     columns: Sequence[str] = (),
     vectors: bool = False,
     time: str | None = None,
+    pos_label: Any = None,
 ) -> pl.LazyFrame:
     """Check names and dtypes from the schema alone; return the data as a LazyFrame.
 
-    `columns` are further columns that must exist (group keys, the time column);
-    with `vectors`, `prob` holds probability vectors; `time` names a column that must
-    hold dates or datetimes. Raises :class:`CalibrationDataError`.
+    `columns` are further columns that must exist (those group keys read); with
+    `vectors`, `prob` holds probability vectors; `time` must hold dates or
+    datetimes; with `pos_label`, the label may have any dtype. Raises ``TypeError``
+    for arguments of the wrong type, :class:`CalibrationDataError` for the data.
     """
     for argument, value in (("prob", prob), ("label", label), ("weight", weight)):
         if value is not None and not isinstance(value, str):
@@ -188,125 +76,41 @@ def check_schema(
         msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
         raise TypeError(msg)
     lf = data.lazy()
-    problems = _schema_problems(
-        lf.collect_schema(), prob, label, weight, columns, vectors, time
-    )
+    schema = lf.collect_schema()
+    problems = []
+    optional = [name for name in (weight, time) if name is not None]
+    for name in dict.fromkeys([prob, label, *optional, *columns]):
+        if name not in schema:
+            problems.append(f"column {name!r} is missing (columns: {', '.join(schema.names())})")
+    # An all-null column (dtype Null) is valid: every row is ignored.
+    roles: dict[str, tuple[str, Any]] = {
+        prob: ("a probability vector must be an Array or List of numbers", is_vector)
+        if vectors
+        else ("a probability must be numeric", _numeric),
+    }
+    if pos_label is None:
+        roles[label] = (
+            "a label must be numeric or boolean (or give `pos_label`)",
+            lambda d: _numeric(d) or d == pl.Boolean,
+        )
+    if weight is not None:
+        roles[weight] = ("a weight must be numeric", _numeric)
+    if time is not None:
+        roles[time] = (
+            "`time` must be a Date or Datetime",
+            lambda d: d == pl.Date or isinstance(d, pl.Datetime),
+        )
+    for name, (rule, accepts) in roles.items():
+        dtype = schema.get(name)
+        if dtype is not None and not accepts(dtype):
+            hint = " (use the multi-class functions or `reduction=`)" if is_vector(dtype) else ""
+            problems.append(f"column {name!r} holds {dtype}, but {rule}{hint}")
     if problems:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
     return lf
 
 
-def validate(
-    data: Frame,
-    prob: str,
-    label: str,
-    weight: str | None = None,
-    *,
-    columns: Sequence[str] = (),
-) -> None:
-    """Raise :class:`CalibrationDataError` if the data cannot give calibration metrics.
-
-    Reads the data once when it is valid: one aggregating ``select`` of minima,
-    maxima and NaN tests (on a LazyFrame, it is collected here); bad data are read a
-    second time, to count the rows with each problem.
-
-    Parameters
-    ----------
-    data
-        DataFrame or LazyFrame of predictions.
-    prob
-        Name of the column holding the probability of the positive class.
-    label
-        Name of the 0/1 (or boolean) outcome column.
-    weight
-        Name of an optional column of non-negative sample weights.
-    columns
-        Further column names that must exist (group keys, a time column).
-
-    Raises
-    ------
-    CalibrationDataError
-        A ``ValueError`` naming each column, its problem and how many rows have it:
-        a missing column, a non-numeric probability, label or weight, probabilities
-        outside [0, 1] or NaN, labels other than 0/1, negative, NaN or infinite
-        weights. Null values are not errors: those rows are ignored.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_calib as pc
-    >>> df = pl.DataFrame({"p": [0.2, 1.5, None, 0.7], "y": [0, 1, 1, 3]})
-    >>> pc.validate(df, "p", "y")
-    Traceback (most recent call last):
-    ...
-    polars_calib.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 4 rows (e.g. 1.5); column 'y': label not 0 or 1 in 1 of 4 rows (e.g. 3.0)
-    >>> pc.validate(df.filter(pl.col("p") < 1, pl.col("y") < 2), "p", "y")
-    """
-    validated(data, prob, label, weight, columns)
-
-
-def validated(
-    data: Frame,
-    prob: str,
-    label: str,
-    weight: str | None = None,
-    columns: Sequence[str] = (),
-    sum_tol: float | None = None,
-    time: str | None = None,
-) -> pl.LazyFrame:
-    """:func:`validate` the data and return it as a LazyFrame.
-
-    With `sum_tol`, `prob` holds probability vectors that must sum to 1 within it,
-    and labels are classes ``0 .. K - 1``; `time` must hold dates or datetimes.
-    """
-    lf = check_schema(data, prob, label, weight, columns, sum_tol is not None, time)
-    screen = _screen(lf.collect_schema(), prob, label, weight, sum_tol)
-    if screen is None or lf.select(screen).collect().item():
-        checks = _checks(prob, label, weight, sum_tol)
-        _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
-    return lf
-
-
-def collect_validated(
-    data: Frame,
-    prob: str,
-    label: str,
-    weight: str | None,
-    columns: Sequence[str],
-    query: Callable[[pl.LazyFrame], pl.LazyFrame],
-    time: str | None = None,
-    sum_tol: float | None = None,
-) -> pl.DataFrame:
-    """Collect ``query(data)`` and :func:`validate` the data in the same run.
-
-    Both queries are collected together (Polars may still decode a scan twice); the problems are raised before the result is
-    returned (for binary data, a cheap screen runs with the query, and only bad data
-    are read again, to count their problems). `sum_tol` and `time` as in
-    :func:`validated`.
-    """
-    lf = check_schema(data, prob, label, weight, columns, sum_tol is not None, time)
-    checks = _checks(prob, label, weight, sum_tol)
-    screen = _screen(lf.collect_schema(), prob, label, weight, sum_tol)
-    result_query = query(lf)
-    if screen is not None and REFUSED in result_query.collect_schema():
-        # The query screened the data in its own pass (a summary's statistics table):
-        # collecting another query with it would read and decode a scan twice.
-        result = result_query.collect()
-        if result.get_column(REFUSED).any():
-            _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
-        return result.filter(~pl.col(REFUSED)).drop(REFUSED)
-    if screen is None:
-        counts, result = pl.collect_all([_problem_counts(lf, checks), result_query])
-        _raise_for_problems(counts, checks)
-        return result
-    flag, result = pl.collect_all([lf.select(screen), result_query])
-    if flag.item():
-        # Bad data: read it again to count the rows of each problem for the message.
-        _raise_for_problems(_problem_counts(lf, checks).collect(), checks)
-    return result
-
-
-def _problem_counts(lf: pl.LazyFrame, checks: list[_Check]) -> pl.LazyFrame:
+def problem_counts(lf: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
     """One aggregating query: the row count, and per check its bad rows and an example."""
     counts = [
         (check.bad.fill_null(False) if check.whole else check.bad.sum()).alias(f"n{i}")
@@ -320,7 +124,8 @@ def _problem_counts(lf: pl.LazyFrame, checks: list[_Check]) -> pl.LazyFrame:
     return lf.select(pl.len().alias("rows"), *counts, *shown)
 
 
-def _raise_for_problems(counts: pl.DataFrame, checks: list[_Check]) -> None:
+def raise_for_problems(counts: pl.DataFrame, checks: Sequence[Check]) -> None:
+    """Raise :class:`CalibrationDataError` listing every check with bad rows, if any."""
     total = counts.item(0, "rows")
     problems = []
     for i, check in enumerate(checks):
@@ -335,3 +140,119 @@ def _raise_for_problems(counts: pl.DataFrame, checks: list[_Check]) -> None:
         problems.append(f"column {check.column!r}: {where}")
     if problems:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
+
+
+def validate(
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    weight: str | None = None,
+    *,
+    columns: Sequence[str] = (),
+    pos_label: Any = None,
+) -> None:
+    """Raise :class:`CalibrationDataError` if the data cannot give calibration metrics.
+
+    Reads the data once (on a LazyFrame, the check is collected here): one
+    aggregating query counting the rows each check refuses.
+
+    Parameters
+    ----------
+    data
+        DataFrame or LazyFrame of predictions.
+    prob
+        Name of the column holding the probability of the positive class.
+    label
+        Name of the 0/1 (or boolean) outcome column.
+    weight
+        Name of an optional column of non-negative sample weights.
+    columns
+        Further column names that must exist (group keys, a time column).
+    pos_label
+        The label value of the positive class, when labels are not 0/1.
+
+    Raises
+    ------
+    CalibrationDataError
+        A ``ValueError`` naming each column, its problem and how many rows have it:
+        a missing column, a non-numeric probability, label or weight, probabilities
+        outside [0, 1] or NaN, labels other than 0/1, negative, NaN or infinite
+        weights. Null values are not errors: those rows are ignored.
+
+    See Also
+    --------
+    refused_rows : the same checks counted per group, as an expression.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.2, 1.5, None, 0.7], "y": [0, 1, 1, 3]})
+    >>> pc.validate(df, "p", "y")
+    Traceback (most recent call last):
+    ...
+    polars_calib.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 4 rows (e.g. 1.5); column 'y': label not 0 or 1 in 1 of 4 rows (e.g. 3.0)
+    >>> pc.validate(df.filter(pl.col("p") < 1, pl.col("y") < 2), "p", "y")
+    """
+    lf = check_schema(data, prob, label, weight, columns, pos_label=pos_label)
+    checks = binary_problem(prob, label, weight, pos_label).checks
+    raise_for_problems(problem_counts(lf, checks).collect(), checks)
+
+
+def refused_rows(
+    prob: IntoExpr,
+    label: IntoExpr,
+    *,
+    weight: IntoExpr | None = None,
+    pos_label: Any = None,
+) -> pl.Expr:
+    """Count, per group, the rows each data check refuses: why a metric is null.
+
+    The same checks as the metrics' null policy and :func:`validate`, as an
+    aggregating expression for ``select``, ``group_by().agg`` or ``over``.
+
+    Parameters
+    ----------
+    prob, label, weight, pos_label
+        As :func:`polars_calib.ece`.
+
+    Returns
+    -------
+    Expr
+        A struct with ``rows`` (UInt32, all rows of the group), ``refused`` (rows
+        refused for any reason) and one count per check, named by its problem
+        (``"probability NaN"``, ``"probability outside [0, 1]"``, ``"label not 0 or
+        1"``, and with weights ``"weight negative"``, ``"weight NaN or infinite"``).
+
+    See Also
+    --------
+    validate : raise on the first bad frame.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({
+    ...     "model": ["a", "a", "b", "b"],
+    ...     "p": [0.2, 1.5, 0.3, 0.7],
+    ...     "y": [0, 1, 1, 3],
+    ... })
+    >>> df.group_by("model", maintain_order=True).agg(
+    ...     ece=pc.ece("p", "y"), why=pc.refused_rows("p", "y")
+    ... ).unnest("why").select("model", "ece", "refused", "probability outside [0, 1]",
+    ...                        "label not 0 or 1")
+    shape: (2, 5)
+    ┌───────┬──────┬─────────┬────────────────────────────┬──────────────────┐
+    │ model ┆ ece  ┆ refused ┆ probability outside [0, 1] ┆ label not 0 or 1 │
+    │ ---   ┆ ---  ┆ ---     ┆ ---                        ┆ ---              │
+    │ str   ┆ f64  ┆ u32     ┆ u32                        ┆ u32              │
+    ╞═══════╪══════╪═════════╪════════════════════════════╪══════════════════╡
+    │ a     ┆ null ┆ 1       ┆ 1                          ┆ 0                │
+    │ b     ┆ null ┆ 1       ┆ 0                          ┆ 1                │
+    └───────┴──────┴─────────┴────────────────────────────┴──────────────────┘
+    """
+    problem = binary_problem(prob, label, weight, pos_label)
+    counts = [check.bad.fill_null(False).sum().alias(check.problem) for check in problem.checks]
+    return pl.struct(
+        pl.len().alias("rows"), problem.refused.sum().alias("refused"), *counts
+    ).alias("refused_rows")

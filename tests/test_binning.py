@@ -118,8 +118,6 @@ def test_uniform_edges_are_correctly_rounded() -> None:
     [
         ({"n_bins": 0}, "`n_bins` must be a positive int, got 0"),
         ({"n_bins": -3}, "`n_bins` must be a positive int, got -3"),
-        ({"n_bins": 2.5}, "`n_bins` must be a positive int, got 2.5"),
-        ({"n_bins": True}, "`n_bins` must be a positive int, got True"),
         ({"strategy": "kmeans"}, "`strategy` must be one of 'uniform', 'quantile', got 'kmeans'"),
         ({"closed": "both"}, "`closed` must be one of 'right', 'left', got 'both'"),
     ],
@@ -130,6 +128,24 @@ def test_bad_binning_parameters_raise_when_the_expression_is_built(
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         pc.bin_index("p", **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="must be"):
+        pc.ece("p", "y", **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"n_bins": 2.5}, "`n_bins` must be a positive int, got float 2.5"),
+        ({"n_bins": True}, "`n_bins` must be a positive int, got bool True"),
+        ({"strategy": 1}, "`strategy` must be one of 'uniform', 'quantile', got int 1"),
+    ],
+)
+def test_parameters_of_the_wrong_type_raise_type_error(
+    kwargs: dict[str, object], message: str
+) -> None:
+    # One rule: a wrong type raises TypeError, a wrong value ValueError.
+    with pytest.raises(TypeError, match=message):
+        pc.bin_index("p", **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="must be"):
         pc.ece("p", "y", **kwargs)  # type: ignore[arg-type]
 
 

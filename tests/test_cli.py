@@ -234,6 +234,6 @@ def test_probability_vectors_with_a_reduction(tmp_path: Path) -> None:
     written = pl.read_parquet(tmp_path / "out" / "summary.parquet")
     expected = log.calib.summary("probs", "y", by="model", n_bins=3, reduction="classwise")
     assert_frame_equal(written, expected, rel_tol=0.0, abs_tol=1e-15)
-    assert written["ece"][0] == pytest.approx(0.191667, abs=1e-6)  # torchmetrics' example
+    assert written["classwise_ece"][0] == pytest.approx(0.191667, abs=1e-6)  # torchmetrics' example
     table = pl.read_csv(tmp_path / "out" / "reliability.csv")
     assert "class" not in table.columns  # the confidence reliability table

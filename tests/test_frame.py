@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_calib as pc
+from polars_calib._options import METRICS
+from polars_calib.statistics import RELIABILITY
 
 sys.path.insert(0, str(Path(__file__).parent))
 import reference as ref  # noqa: E402
@@ -152,7 +154,7 @@ def expression_summary(
 def assert_frames_close(got: pl.DataFrame, want: pl.DataFrame, keys: list[str]) -> None:
     want = want.sort(keys)
     assert got.select(keys).equals(want.select(keys))
-    for name in pc.stats.METRICS:
+    for name in METRICS:
         np.testing.assert_allclose(
             got[name].to_numpy(), want[name].to_numpy(), rtol=0, atol=1e-12, err_msg=name
         )
@@ -166,7 +168,7 @@ def log() -> pl.DataFrame:
 SUMMARY_CASES = [
     ({"by": "model"}, ["model"], {}),
     ({"by": ["model", "segment"]}, ["model", "segment"], {"n_bins": 10, "closed": "left"}),
-    ({"by": "model", "time": "ts", "every": "1d"}, ["model", "window"], {"n_bins": 20}),
+    ({"by": "model", "time": "ts", "every": "1d"}, ["model", "ts"], {"n_bins": 20}),
     ({"by": "model"}, ["model"], {"weight": "w"}),
     ({"by": "segment"}, ["segment"], {"strategy": "quantile", "n_bins": 8}),
 ]
@@ -187,10 +189,10 @@ def test_summary_equals_expressions(
     else:
         assert isinstance(result, pl.DataFrame)
         got = result
-    assert got.columns == [*keys, "count", "mean_predicted", "observed", *pc.stats.METRICS]
-    key_exprs: list[pl.Expr | str] = [k for k in keys if k != "window"]
-    if "window" in keys:
-        key_exprs.append(pl.col("ts").dt.truncate("1d").alias("window"))
+    assert got.columns == [*keys, "count", "refused", "mean_predicted", "observed", *METRICS]
+    key_exprs: list[pl.Expr | str] = [k for k in keys if k != "ts"]
+    if "ts" in keys:
+        key_exprs.append(pl.col("ts").dt.truncate("1d"))
     want = expression_summary(log.lazy(), key_exprs, **binning)
     want = want.collect(engine=engine)  # type: ignore[arg-type]
     assert_frames_close(got, want, keys)
@@ -201,7 +203,7 @@ def test_summary_equals_expressions(
 def test_summary_without_keys_and_namespace_forms(log: pl.DataFrame) -> None:
     got = log.calib.summary("p", "y", metrics=["ece", "brier"])
     want = log.select(ece=pc.ece("p", "y"), brier=pc.brier("p", "y"))
-    assert got.columns == ["count", "mean_predicted", "observed", "ece", "brier"]
+    assert got.columns == ["count", "refused", "mean_predicted", "observed", "ece", "brier"]
     assert got["count"].item() == log.height
     assert got["ece"].item() == pytest.approx(want["ece"].item(), abs=1e-12)
     assert got["brier"].item() == pytest.approx(want["brier"].item(), abs=1e-12)
@@ -259,11 +261,43 @@ def test_each_data_problem_raises_one_clear_error(
     change: dict[str, list[object]], message: str, call: str
 ) -> None:
     data = {"p": [0.2, 0.4, 0.5, 0.3], "y": [0, 1, 1, 0], "w": [1.0, 1.0, 2.0, 1.0], **change}
-    lf = pl.LazyFrame(data)
+    df = pl.DataFrame(data)
     with pytest.raises(pc.CalibrationDataError) as raised:
-        getattr(lf.calib, call)("p", "y", weight="w")
+        getattr(df.calib, call)("p", "y", weight="w")
     assert message in str(raised.value)
     assert isinstance(raised.value, ValueError)
+
+
+@pytest.mark.parametrize(("change", "message"), BAD[:5])
+def test_a_lazy_plan_counts_refused_rows_and_gives_null(
+    change: dict[str, list[object]], message: str
+) -> None:
+    data = {"p": [0.2, 0.4, 0.5, 0.3], "y": [0, 1, 1, 0], "w": [1.0, 1.0, 2.0, 1.0], **change}
+    good = {"p": [0.2, 0.4], "y": [0, 1], "w": [1.0, 1.0]}
+    lf = pl.concat([
+        pl.LazyFrame(data).with_columns(g=pl.lit("bad")),
+        pl.LazyFrame(good).with_columns(g=pl.lit("good")),
+    ], how="diagonal_relaxed")
+    plan = lf.calib.summary("p", "y", by="g", weight="w")
+    assert isinstance(plan, pl.LazyFrame)
+    got = plan.collect()
+    bad, fine = got.row(0, named=True), got.row(1, named=True)
+    assert bad["refused"] > 0 and bad["ece"] is None and bad["brier"] is None
+    assert fine["refused"] == 0 and fine["ece"] is not None
+    table = lf.calib.reliability("p", "y", by="g", weight="w").collect()
+    assert table.filter(pl.col("g") == "bad")["observed"].null_count() == table.height // 2
+    # The per-group diagnostic says why.
+    why = lf.calib.refused_rows("p", "y", by="g", weight="w").collect()
+    assert why.filter(pl.col("g") == "bad")["refused"].item() == bad["refused"]
+
+
+@pytest.mark.parametrize(("change", "message"), BAD[5:])
+def test_a_lazy_plan_refuses_bad_dtypes_from_the_schema(
+    change: dict[str, list[object]], message: str
+) -> None:
+    data = {"p": [0.2, 0.4, 0.5, 0.3], "y": [0, 1, 1, 0], "w": [1.0, 1.0, 2.0, 1.0], **change}
+    with pytest.raises(pc.CalibrationDataError, match=message):
+        pl.LazyFrame(data).calib.summary("p", "y", weight="w")
 
 
 def test_all_problems_are_reported_together() -> None:
@@ -304,30 +338,38 @@ def test_argument_errors() -> None:
 
 @pytest.mark.parametrize("by", [None, "model"])
 @pytest.mark.parametrize("strategy", ["uniform", "quantile"])
-def test_empty_input_gives_an_empty_result(by: str | None, strategy: str) -> None:
+def test_empty_input_gives_no_groups_or_one_empty_whole(by: str | None, strategy: str) -> None:
+    # With keys, an empty frame has no groups; without, the whole frame is one group
+    # (as an expression in `select` gives one null), with count 0 and null metrics.
     empty = pl.DataFrame(
         schema={"model": pl.String, "ts": pl.Date, "p": pl.Float64, "y": pl.Int64}
     )
     keys = [] if by is None else [by]
     table = empty.calib.reliability("p", "y", by=by, strategy=strategy)
-    assert table.height == 0
-    assert table.columns == [*keys, *pc.stats.RELIABILITY]
+    assert table.height == (0 if keys else 15)
+    assert table.columns == [*keys, *RELIABILITY]
+    assert table["count"].sum() == 0 and table["observed"].null_count() == table.height
     summary = empty.lazy().calib.summary("p", "y", by=by, time="ts", every="1w").collect()
     assert summary.height == 0
     assert summary.schema == pl.Schema(
         {
             **{k: pl.String for k in keys},
-            "window": pl.Date,
+            "ts": pl.Date,
             "count": pl.Int64,
-            **{name: pl.Float64 for name in ["mean_predicted", "observed", *pc.stats.METRICS]},
+            "refused": pl.Int64,
+            **{name: pl.Float64 for name in ["mean_predicted", "observed", *METRICS]},
         }
     )
-    assert pc.bin_statistics(empty, "p", "y", by=by).collect().height == 0
+    whole = empty.calib.summary("p", "y", by=by, strategy=strategy)
+    assert whole.height == (0 if keys else 1)
+    assert whole["ece"].null_count() == whole.height
+    assert pc.bin_statistics(empty, "p", "y", by=by)["count"].sum() == 0
 
 
-def test_all_null_columns_are_valid_and_give_no_rows() -> None:
+def test_all_null_columns_are_valid_and_give_an_empty_group() -> None:
     df = pl.DataFrame({"p": [None, None], "y": [None, None]})
-    assert df.calib.summary("p", "y").height == 0
+    got = df.calib.summary("p", "y")
+    assert got["count"].to_list() == [0] and got["ece"].to_list() == [None]
 
 
 def test_window_by_date_and_boolean_labels() -> None:
@@ -339,7 +381,7 @@ def test_window_by_date_and_boolean_labels() -> None:
         }
     )
     got = df.calib.summary("p", "y", time="day", every="1w", metrics=["brier"])
-    assert got["window"].to_list() == [date(2024, 1, 1), date(2024, 1, 8)]
+    assert got["day"].to_list() == [date(2024, 1, 1), date(2024, 1, 8)]
     assert got["brier"].to_list() == pytest.approx([(0.04 + 0.01) / 2, 0.16], abs=1e-15)
 
 
@@ -380,13 +422,13 @@ def test_multiclass_reliability_matches_reference(
     tol = {"sum_tol": 0.05}
 
     table = df.calib.reliability("probs", "y", weight=weight, **tol, **binning)  # type: ignore[arg-type]
-    assert table.columns == list(pc.stats.RELIABILITY)
+    assert table.columns == list(RELIABILITY)
     assert_matches_reference(table, ref.reliability_table(conf, correct, weight=w, **binning))
 
     table = df.calib.reliability(
         "probs", "y", weight=weight, reduction="classwise", **tol, **binning  # type: ignore[arg-type]
     )
-    assert table.columns == ["class", *pc.stats.RELIABILITY]
+    assert table.columns == ["class", *RELIABILITY]
     for j in range(k):
         expected = ref.reliability_table(P[:, j], y == j, weight=w, **binning)
         assert_matches_reference(table.filter(pl.col("class") == j), expected)
@@ -427,9 +469,10 @@ def test_multiclass_reliability_by_group_lazy_and_quantile() -> None:
 def test_multiclass_validation(
     probs: list[list[float]], labels: list[int], message: str
 ) -> None:
+    # Vectors of different lengths only break the classwise reduction (a class key).
     df = pl.DataFrame({"probs": probs, "y": labels})
     with pytest.raises(pc.CalibrationDataError) as raised:
-        df.calib.reliability("probs", "y")
+        df.calib.reliability("probs", "y", reduction="classwise")
     assert message in str(raised.value)
 
 

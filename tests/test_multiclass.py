@@ -193,10 +193,10 @@ def test_brier_and_log_loss_match_numpy_reference(
     for dtype in ("array", "list"):
         df = pl.DataFrame({"probs": _vectors(P, dtype), "y": y, "w": w})
         kw = {"weight": "w" if weighted else None}
-        assert _value(df, pc.brier("probs", "y", **kw)) == pytest.approx(
+        assert _value(df, pc.multiclass_brier("probs", "y", **kw)) == pytest.approx(
             reference.multiclass_brier(P, y, weight), abs=1e-12
         )
-        assert _value(df, pl.col("probs").calib.log_loss("y", **kw)) == pytest.approx(
+        assert _value(df, pl.col("probs").calib.multiclass_log_loss("y", **kw)) == pytest.approx(
             reference.multiclass_log_loss(P, y, weight), rel=1e-12
         )
 
@@ -207,28 +207,34 @@ def test_brier_and_log_loss_match_sklearn() -> None:
     P[0] = [1.0, 0.0, 0.0, 0.0]  # clipped at machine epsilon in both when y[0] != 0
     df = pl.DataFrame({"probs": _vectors(P), "y": y, "w": w})
     labels = list(range(4))
-    assert _value(df, pc.brier("probs", "y")) == pytest.approx(
+    assert _value(df, pc.multiclass_brier("probs", "y")) == pytest.approx(
         metrics.brier_score_loss(y, P, labels=labels), abs=1e-12
     )
-    assert _value(df, pc.brier("probs", "y", weight="w")) == pytest.approx(
+    assert _value(df, pc.multiclass_brier("probs", "y", weight="w")) == pytest.approx(
         metrics.brier_score_loss(y, P, sample_weight=w, labels=labels), abs=1e-12
     )
-    assert _value(df, pc.log_loss("probs", "y")) == pytest.approx(
+    assert _value(df, pc.multiclass_log_loss("probs", "y")) == pytest.approx(
         metrics.log_loss(y, P, labels=labels), rel=1e-12
     )
-    assert _value(df, pc.log_loss("probs", "y", weight="w")) == pytest.approx(
+    assert _value(df, pc.multiclass_log_loss("probs", "y", weight="w")) == pytest.approx(
         metrics.log_loss(y, P, sample_weight=w, labels=labels), rel=1e-12
     )
 
 
-def test_brier_dispatches_on_dtype() -> None:
+def test_vector_scores_against_binary_ones() -> None:
     df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.3], "y": [0, 1, 1, 0]})
-    two = df.select(probs=pl.concat_arr(1.0 - pl.col("p"), pl.col("p")), y="y")
+    two = df.select(probs=pl.concat_list(1.0 - pl.col("p"), pl.col("p")), y="y")
     binary = _value(df, pl.col("p").calib.brier("y"))
     assert binary == pytest.approx(0.0375, abs=1e-15)
     # The vector score sums over both classes: twice the binary one for K = 2.
-    assert _value(two, pl.col("probs").calib.brier("y")) == pytest.approx(2 * binary, abs=1e-15)
-    assert _value(two, pc.log_loss("probs", "y")) == pytest.approx(
+    assert _value(two, pl.col("probs").calib.multiclass_brier("y")) == pytest.approx(
+        2 * binary, abs=1e-15
+    )
+    # A vector column in a binary metric is refused when the query is planned.
+    for metric in (pc.brier, pc.log_loss, pc.ece):
+        with pytest.raises(pl.exceptions.InvalidOperationError, match="list"):
+            two.select(metric("probs", "y"))
+    assert _value(two, pc.multiclass_log_loss("probs", "y")) == pytest.approx(
         _value(df, pc.log_loss("p", "y")), rel=1e-12
     )
 
@@ -243,8 +249,8 @@ METRICS: dict[str, pl.Expr] = {
     "classwise_max": pc.classwise_ece("probs", "y", n_bins=8, norm="max"),
     "top_label": pl.col("probs").calib.top_label_ece("y", n_bins=8, weight="w"),
     "top_label_l2_q": pc.top_label_ece("probs", "y", n_bins=4, strategy="quantile", norm="l2"),
-    "brier": pl.col("probs").calib.brier("y", weight="w"),
-    "log_loss": pc.log_loss("probs", "y"),
+    "brier": pl.col("probs").calib.multiclass_brier("y", weight="w"),
+    "log_loss": pc.multiclass_log_loss("probs", "y"),
 }
 
 
@@ -329,7 +335,8 @@ def test_whole_frame_streaming(log: pl.DataFrame) -> None:
 GOOD = [[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6], [0.5, 0.4, 0.1]]
 GOOD_Y = [0, 1, 1, 2]
 ALL_METRICS: list[Callable[..., pl.Expr]] = [
-    pc.confidence_ece, pc.classwise_ece, pc.top_label_ece, pc.brier, pc.log_loss,
+    pc.confidence_ece, pc.classwise_ece, pc.top_label_ece, pc.multiclass_brier,
+    pc.multiclass_log_loss,
 ]
 
 
@@ -364,7 +371,11 @@ def test_bad_data_gives_null_for_its_group(
             continue
         result = df.group_by("g").agg(metric("probs", "y", **kw)).sort("g")["probs"].to_list()
         assert result[0] is not None
-        assert result[1] is None
+        if len(probs) == 2 and metric is not pc.classwise_ece:
+            # A shorter vector is a valid vector; only classwise needs one length K.
+            assert result[1] is not None
+        else:
+            assert result[1] is None
 
 
 @pytest.mark.parametrize("metric", ALL_METRICS)
@@ -387,22 +398,25 @@ def test_sum_tolerance_is_adjustable() -> None:
     rounded = pl.DataFrame({"probs": [[0.333, 0.333, 0.333], [0.7, 0.2, 0.1]], "y": [0, 0]})
     assert _value(rounded, pc.classwise_ece("probs", "y")) is None
     assert _value(rounded, pc.classwise_ece("probs", "y", sum_tol=3 * 0.0005)) is not None
-    assert _value(rounded, pc.brier("probs", "y", sum_tol=0.002)) is not None
+    assert _value(rounded, pc.multiclass_brier("probs", "y", sum_tol=0.002)) is not None
 
 
 @pytest.mark.parametrize("metric", [pc.confidence_ece, pc.classwise_ece, pc.top_label_ece])
 @pytest.mark.parametrize(
     "kw",
     [{"n_bins": 0}, {"n_bins": 2.5}, {"strategy": "equal"}, {"closed": "both"}, {"norm": "l3"},
-     {"sum_tol": -1.0}, {"sum_tol": float("nan")}],
+     {"sum_tol": -1.0}, {"sum_tol": float("nan")}, {"sum_tol": "1e-6"}],
 )
 def test_bad_parameters_raise_at_build_time(metric: Metric, kw: dict[str, object]) -> None:
-    with pytest.raises(ValueError, match=next(iter(kw))):
+    # A value of the wrong type raises TypeError (a ValueError's sibling), a bad value ValueError.
+    wrong_type = any(isinstance(v, str) and k == "sum_tol" or isinstance(v, float) and k == "n_bins"
+                     for k, v in kw.items())
+    with pytest.raises(TypeError if wrong_type else ValueError, match=next(iter(kw))):
         metric("probs", "y", **kw)
 
 
 def test_bad_vector_parameters_raise() -> None:
     with pytest.raises(ValueError, match="sum_tol"):
-        pc.brier("probs", "y", sum_tol=-1.0)
+        pc.multiclass_brier("probs", "y", sum_tol=-1.0)
     with pytest.raises(ValueError, match="at least one"):
         pc.prob_vector()

@@ -69,7 +69,7 @@ def test_merged_partitions_equal_one_pass(
     stats = pl.concat(
         [
             pc.bin_statistics(
-                df.filter(pl.Series(part == k)), "p", "y", by="g", **binning  # type: ignore[arg-type]
+                df.lazy().filter(pl.Series(part == k)), "p", "y", by="g", **binning  # type: ignore[arg-type]
             )
             for k in range(parts)
         ]
@@ -79,7 +79,7 @@ def test_merged_partitions_equal_one_pass(
     assert isinstance(merged, pl.LazyFrame)
     close(merged.collect(), pc.summary(df, "p", "y", by="g", **binning))  # type: ignore[arg-type]
     close(
-        pc.reliability_from_statistics(stats.collect(), by="g", n_bins=n_bins),
+        pc.reliability_from_statistics(stats.collect(), by="g"),
         pc.reliability(df, "p", "y", by="g", **binning),  # type: ignore[arg-type]
     )
     # and the expressions, directly
@@ -89,7 +89,7 @@ def test_merged_partitions_equal_one_pass(
 
 def test_statistics_roll_up_over_left_out_keys() -> None:
     df = sign_changing(5, 500, 2, groups=3)
-    stats = pc.bin_statistics(df, "p", "y", by=["g", "s"], n_bins=10, weight="w").collect()
+    stats = pc.bin_statistics(df, "p", "y", by=["g", "s"], n_bins=10, weight="w")
     close(
         pc.metrics_from_statistics(stats, by="g"),
         pc.summary(df, "p", "y", by="g", n_bins=10, weight="w"),
@@ -100,7 +100,7 @@ def test_statistics_roll_up_over_left_out_keys() -> None:
 def test_incremental_update_yesterday_plus_today() -> None:
     log = pl.read_parquet(LOG)
     cut = log["ts"].dt.date() < pl.Series([log["ts"].dt.date().max()])
-    yesterday = pc.bin_statistics(log.filter(cut), "p", "y", by="model").collect()
+    yesterday = pc.bin_statistics(log.filter(cut), "p", "y", by="model")
     today = log.lazy().filter(~cut).calib.bin_statistics("p", "y", by="model")
     updated = pc.metrics_from_statistics(pl.concat([yesterday, today.collect()]), by="model")
     close(updated, log.calib.summary("p", "y", by="model"))
@@ -111,13 +111,18 @@ def test_statistics_columns_and_sums_match_the_oracle() -> None:
     stats = df.calib.bin_statistics("p", "y", n_bins=7, closed="left", weight="w")
     assert stats.schema == pl.Schema(
         {
-            "bin": pl.Int32, "count": pl.Int64, "weight": pl.Float64, "sum_p": pl.Float64,
-            "sum_y": pl.Float64, "sum_squared_error": pl.Float64, "sum_log_loss": pl.Float64,
+            "bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64, "count": pl.Int64,
+            "weight": pl.Float64, "sum_p": pl.Float64, "sum_y": pl.Float64,
+            "sum_squared_error": pl.Float64, "sum_log_loss": pl.Float64,
         }
     )  # fmt: skip
+    # Every bin, with its exact edges: the table describes itself.
+    assert stats["bin"].to_list() == list(range(7))
+    assert stats["upper"].to_list() == pc.uniform_edges(7)[1:]
     p, y, w = (df[c].to_numpy() for c in ("p", "y", "w"))
     expected = ref.bin_stats(p, y, 7, "uniform", "left", w)
     present = expected["count"] > 0
+    stats = stats.filter(pl.col("count") > 0)
     assert stats["bin"].to_list() == np.flatnonzero(present).tolist()
     for name in ("count", "weight", "sum_p", "sum_y"):
         np.testing.assert_allclose(stats[name], expected[name][present], rtol=1e-13, err_msg=name)
@@ -136,7 +141,7 @@ def test_quantile_statistics_are_per_group() -> None:
     for (g,), part in stats.partition_by("g", as_dict=True).items():
         rows = df.filter(pl.col("g") == g)
         expected = ref.bin_stats(rows["p"].to_numpy(), rows["y"].to_numpy(), 5, "quantile")
-        assert part["count"].to_list() == expected["count"][expected["count"] > 0].tolist()
+        assert part["count"].to_list() == expected["count"].tolist()
 
 
 @pytest.mark.parametrize("strategy", ["uniform", "quantile"])
@@ -148,13 +153,34 @@ def test_statistics_in_the_streaming_engine(strategy: str) -> None:
 
 
 def test_statistics_frame_errors() -> None:
-    stats = pc.bin_statistics(pl.DataFrame({"p": [0.3], "y": [1]}), "p", "y").collect()
-    with pytest.raises(pc.CalibrationDataError, match="missing column.*'sum_log_loss'"):
+    stats = pc.bin_statistics(pl.DataFrame({"p": [0.3], "y": [1]}), "p", "y")
+    with pytest.raises(pc.CalibrationDataError, match="no sum_log_loss"):
         pc.metrics_from_statistics(stats.drop("sum_log_loss"))
     with pytest.raises(pc.CalibrationDataError, match="missing column.*'model'"):
-        pc.reliability_from_statistics(stats, by="model", n_bins=15)
+        pc.reliability_from_statistics(stats, by="model")
     empty = pc.metrics_from_statistics(stats.head(0), by=None)
-    assert empty.height == 0
+    assert empty.height == 0  # an empty table has no groups
+
+
+def test_statistics_that_cannot_merge_are_refused() -> None:
+    # Quantile edges depend on all of a group's rows: two partitions' tables hold the
+    # same bin with other edges. So do tables of different n_bins.
+    df = sign_changing(3, 400, None, groups=2)
+    halves = [df.head(200), df.tail(200)]
+    quantile = pl.concat([pc.bin_statistics(h, "p", "y", by="g", strategy="quantile") for h in halves])
+    with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
+        pc.metrics_from_statistics(quantile, by="g")
+    with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
+        pc.reliability_from_statistics(quantile, by="g")
+    # One partition's quantile table finishes; lazily, a clash gives null, not a number.
+    one = pc.bin_statistics(df, "p", "y", by="g", strategy="quantile")
+    assert pc.metrics_from_statistics(one, by="g")["ece"].null_count() == 0
+    lazy = pc.metrics_from_statistics(quantile.lazy(), by="g").collect()
+    assert lazy["ece"].null_count() == lazy.height
+    mixed = pl.concat([pc.bin_statistics(halves[0], "p", "y", n_bins=10),
+                       pc.bin_statistics(halves[1], "p", "y", n_bins=12)])
+    with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
+        pc.metrics_from_statistics(mixed)
 
 
 def test_parallel_partitions_example_runs() -> None:

@@ -1,0 +1,117 @@
+"""The option types of the public API and their checks, run when an expression is built.
+
+One rule for errors: an argument of the wrong type raises ``TypeError``, a value out
+of range ``ValueError`` (both naming the argument); bad *data* raise
+:class:`~polars_calib.CalibrationDataError` or give a documented null.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from statistics import NormalDist
+from typing import Literal, TypeVar, get_args
+
+__all__ = [
+    "Closed",
+    "Metric",
+    "Norm",
+    "Reduction",
+    "Strategy",
+    "TopLabelAverage",
+    "check_choice",
+    "check_confidence",
+    "check_metrics",
+    "check_n_bins",
+    "check_sum_tol",
+]
+
+Strategy = Literal["uniform", "quantile"]
+"""Equal-width bins, or equal-mass bins at the group's quantiles."""
+
+Closed = Literal["right", "left"]
+"""Which side of each bin is closed."""
+
+Norm = Literal["l1", "l2", "max"]
+"""ECE (``l1``), RMSCE (``l2``) or MCE (``max``)."""
+
+Reduction = Literal["confidence", "top_label", "classwise"]
+"""How probability vectors become binary problems."""
+
+Metric = Literal["ece", "mce", "rmsce", "brier", "log_loss"]
+"""A metric a summary can compute."""
+
+TopLabelAverage = Literal["macro", "weighted"]
+"""Top-label ECE: unweighted mean over predicted classes, or weighted by their share."""
+
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+CLOSED: tuple[Closed, ...] = get_args(Closed)
+NORMS: tuple[Norm, ...] = get_args(Norm)
+REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
+METRICS: tuple[Metric, ...] = get_args(Metric)
+TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
+
+SUM_TOLERANCE = 1e-6
+"""Default largest ``|sum(p) - 1|`` accepted for a probability vector.
+
+A float64 softmax is off by about ``K * 1e-16`` and a float32 one, cast to float64,
+by about ``1e-7`` (each entry rounds with relative error ``2**-24``, and the entries
+sum to 1); 1e-6 accepts both with margin while rejecting vectors that are not
+normalised (``1e-3`` off and more) or rows that lost a class. Probabilities
+rounded to ``d`` decimals can be off by up to ``K * 0.5 * 10**-d``: pass that as
+``sum_tol``.
+"""
+
+T = TypeVar("T", bound=str)
+
+
+def check_n_bins(n_bins: object) -> int:
+    """Return `n_bins` if it is a positive int; ``TypeError`` or ``ValueError`` otherwise."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, int):
+        msg = f"`n_bins` must be a positive int, got {type(n_bins).__name__} {n_bins!r}"
+        raise TypeError(msg)
+    if n_bins < 1:
+        msg = f"`n_bins` must be a positive int, got {n_bins!r}"
+        raise ValueError(msg)
+    return n_bins
+
+
+def check_choice(argument: str, value: object, choices: Collection[str]) -> str:
+    """Return `value` if it is one of `choices`; ``TypeError`` or ``ValueError`` otherwise."""
+    options = ", ".join(repr(c) for c in choices)
+    if not isinstance(value, str):
+        msg = f"`{argument}` must be one of {options}, got {type(value).__name__} {value!r}"
+        raise TypeError(msg)
+    if value not in choices:
+        msg = f"`{argument}` must be one of {options}, got {value!r}"
+        raise ValueError(msg)
+    return value
+
+
+def check_metrics(metrics: str | Sequence[str]) -> list[str]:
+    """`metrics` as a list, each one of :data:`METRICS`."""
+    if isinstance(metrics, str):
+        metrics = [metrics]
+    return [check_choice("metrics", metric, METRICS) for metric in metrics]
+
+
+def check_confidence(confidence: object) -> float:
+    """The normal quantile ``z`` of a two-sided interval at `confidence` in (0, 1)."""
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        msg = f"`confidence` must be a float in (0, 1), got {confidence!r}"
+        raise TypeError(msg)
+    if not 0.0 < confidence < 1.0:
+        msg = f"`confidence` must be in (0, 1), got {confidence!r}"
+        raise ValueError(msg)
+    return NormalDist().inv_cdf(0.5 + confidence / 2.0)
+
+
+def check_sum_tol(sum_tol: object) -> float:
+    """Return `sum_tol` as a float if it is a finite number >= 0."""
+    if isinstance(sum_tol, bool) or not isinstance(sum_tol, (int, float)):
+        msg = f"`sum_tol` must be a finite number >= 0, got {sum_tol!r}"
+        raise TypeError(msg)
+    if not math.isfinite(sum_tol) or sum_tol < 0:
+        msg = f"`sum_tol` must be a finite number >= 0, got {sum_tol!r}"
+        raise ValueError(msg)
+    return float(sum_tol)

@@ -1,0 +1,244 @@
+"""The input of every feature: a binary problem and its one row-level validity rule.
+
+Every metric, table, error message and diagnostic starts from a :class:`Problem`:
+probabilities ``p`` and 0/1 outcomes ``y`` (Float64), an optional weight, an optional
+class key, the per-row score terms (squared error, log-loss), and the checks that
+decide which rows are **refused**. Binary data give one problem
+(:func:`binary_problem`); probability vectors give one per reduction
+(:func:`vector_problem`):
+
+* ``"confidence"``: the largest probability against whether its arg-max (first
+  maximal index on ties, as ``numpy.argmax``) is the label;
+* ``"top_label"``: the same, keyed by the predicted class;
+* ``"classwise"``: ``p_j`` against ``label == j`` for every class ``j``, keyed by the
+  class: the columns are lists, one entry per class, exploded by the caller.
+
+A row is **present** when its probability, label and weight are all non-null; a
+present or partly null row is **refused** when any of its non-null values breaks a
+check (a probability outside [0, 1] or NaN, a label other than 0/1, a bad weight; for
+vectors, a bad entry, a sum off 1, a label that is not a class). Rows that are not
+present are ignored; expressions give a group holding a refused row null, frame
+functions count refused rows per group. The checks' texts are the error messages.
+
+Non-numeric inputs are refused when the query is planned: the checks apply
+``is_nan`` to the probability and compare the label with numbers, which Polars
+rejects for strings, categoricals, booleans (probabilities) and vectors (binary
+problems) before reading any data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+from polars_calib._exprs import IntoExpr, to_expr
+from polars_calib._options import REDUCTIONS, Reduction, check_choice
+
+__all__ = ["EPS", "Check", "Problem", "binary_problem", "vector_problem"]
+
+# float64 machine epsilon: log-loss clips probabilities to [EPS, 1 - EPS], as scikit-learn does.
+EPS = 2.220446049250313e-16
+
+
+@dataclass(frozen=True)
+class Check:
+    """One data problem: the rows of `column` where `bad` holds, described as `problem`.
+
+    `bad` is null where the check does not apply (a null value). `shown` is the
+    Float64 value quoted from the first bad row, if any is worth quoting. With
+    `whole`, `bad` and `shown` are aggregates over the group: a flag and a
+    description (a check that compares rows with each other).
+    """
+
+    column: str
+    problem: str
+    bad: pl.Expr
+    shown: pl.Expr | None = None
+    whole: bool = False
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A binary calibration problem over the rows of a frame or group.
+
+    ``prob`` and ``label`` are Float64 (``label`` 0/1 on valid rows), ``weight``
+    Float64 or None, ``key`` an integer class or None; they are not masked: a null
+    input makes them null. ``terms`` are per-row sums a score needs (``squared_error``
+    and ``log_loss``; for the classwise reduction also ``confidence`` and
+    ``correct``), defined so that summing them over a group's entries gives the
+    group's total. With ``exploded``, ``prob``, ``label``, ``key`` and ``terms`` are
+    lists (one entry per class) that the caller explodes together.
+    """
+
+    prob: pl.Expr
+    label: pl.Expr
+    weight: pl.Expr | None
+    present: pl.Expr
+    checks: tuple[Check, ...]
+    terms: dict[str, pl.Expr] = field(default_factory=dict)
+    key: pl.Expr | None = None
+    exploded: bool = False
+
+    @property
+    def refused(self) -> pl.Expr:
+        """Row-level: true on a row holding a value a check refuses, else false."""
+        rows = [check.bad.fill_null(False) for check in self.checks if not check.whole]
+        return pl.any_horizontal(rows) if rows else pl.lit(False)
+
+    @property
+    def invalid(self) -> pl.Expr:
+        """Aggregate: true when the group holds a refused row or fails a whole check."""
+        flags = [self.refused.any()]
+        flags += [check.bad.fill_null(False) for check in self.checks if check.whole]
+        return pl.any_horizontal(flags)
+
+    @property
+    def used(self) -> pl.Expr:
+        """Row-level: the row is present and not refused."""
+        return self.present & ~self.refused
+
+    def weighted(self, value: pl.Expr) -> pl.Expr:
+        """`value` times the row weight (unchanged when unweighted)."""
+        return value if self.weight is None else value * self.weight
+
+
+def _name(value: IntoExpr, default: str) -> str:
+    return to_expr(value, default).meta.output_name(raise_if_undetermined=False) or default
+
+
+def _weight_checks(weight: IntoExpr | None) -> tuple[pl.Expr | None, list[Check]]:
+    if weight is None:
+        return None, []
+    w = to_expr(weight, "weight").cast(pl.Float64)
+    name = _name(weight, "weight")
+    return w, [
+        Check(name, "weight negative", w < 0.0, w),
+        Check(name, "weight NaN or infinite", ~w.is_finite(), w),
+    ]
+
+
+def _present(*values: pl.Expr | None) -> pl.Expr:
+    return pl.all_horizontal([value.is_not_null() for value in values if value is not None])
+
+
+def binary_problem(
+    prob: IntoExpr,
+    label: IntoExpr,
+    weight: IntoExpr | None = None,
+    pos_label: Any = None,
+) -> Problem:
+    """The problem of binary probabilities `prob` and outcomes `label`.
+
+    Without `pos_label`, labels must be 0/1 (or boolean); with it, a label is 1 when
+    it equals `pos_label` and 0 otherwise (any non-null label is valid: 1/2, -1/1 or
+    strings, as scikit-learn's ``pos_label``).
+    """
+    raw_p = to_expr(prob, "prob")
+    raw_y = to_expr(label, "label")
+    p = raw_p.cast(pl.Float64)
+    p_name, y_name = _name(prob, "prob"), _name(label, "label")
+    w, checks = _weight_checks(weight)
+    # is_nan of the column itself, not of its cast: Polars refuses it for strings,
+    # booleans, categoricals and vectors when the query is planned.
+    checks = [
+        Check(p_name, "probability NaN", raw_p.is_nan()),
+        Check(p_name, "probability outside [0, 1]", ~raw_p.is_nan() & ~p.is_between(0.0, 1.0), p),
+        *checks,
+    ]
+    if pos_label is None:
+        # Compared uncast: a string or categorical label is refused when planned.
+        checks.insert(2, Check(y_name, "label not 0 or 1", ~((raw_y == 0) | (raw_y == 1)),
+                               raw_y.cast(pl.Float64)))  # fmt: skip
+        y = raw_y.cast(pl.Float64)
+    else:
+        y = (raw_y == pos_label).cast(pl.Float64)
+    terms = {"squared_error": (p - y) * (p - y), "log_loss": _log_loss_term(p, y)}
+    return Problem(p, y, w, _present(p, y, w), tuple(checks), terms)
+
+
+def _log_loss_term(p: pl.Expr, y: pl.Expr) -> pl.Expr:
+    """``-(y log p + (1 - y) log(1 - p))`` with p clipped to ``[EPS, 1 - EPS]``."""
+    clipped = p.clip(EPS, 1.0 - EPS)
+    return -(clipped.log() * y + (1.0 - clipped).log() * (1.0 - y))
+
+
+def vector_checks(
+    prob: IntoExpr, label: IntoExpr, weight: IntoExpr | None, sum_tol: float
+) -> tuple[pl.Expr, pl.Expr, pl.Expr | None, list[Check]]:
+    """Vectors as ``List(Float64)``, labels, weights, and the row checks of vector data."""
+    # Non-strict: an Array always converts to a List, but Polars' strict cast fails on
+    # a null it meets inside a masked ``when/then`` (a null label beside an Array).
+    vectors = to_expr(prob, "prob").cast(pl.List(pl.Float64), strict=False)
+    raw_y = to_expr(label, "label")
+    y = raw_y.cast(pl.Float64)
+    p_name, y_name = _name(prob, "prob"), _name(label, "label")
+    w, weight_checks = _weight_checks(weight)
+    n_classes = vectors.list.len()
+    entries_ok = vectors.list.eval(pl.element().is_between(0.0, 1.0).fill_null(False)).list.all()
+    total = vectors.list.sum()
+    checks = [
+        Check(p_name, "vector holding a null, NaN or value outside [0, 1]", ~entries_ok),
+        Check(p_name, "vector sum off 1 by more than {sum_tol:g}".format(sum_tol=sum_tol),
+              entries_ok & ((total - 1.0).abs() > sum_tol), total),
+        # Compared uncast first: a string or categorical label is refused when planned.
+        Check(y_name, "label not a class 0 .. K - 1",
+              ~((raw_y >= 0) & (y == y.floor()) & (y < n_classes)), y),
+        *weight_checks,
+    ]  # fmt: skip
+    return vectors, y, w, checks
+
+
+def vector_problem(
+    prob: IntoExpr,
+    label: IntoExpr,
+    weight: IntoExpr | None,
+    sum_tol: float,
+    reduction: Reduction,
+) -> Problem:
+    """The binary problem(s) of probability vectors under `reduction` (see the module)."""
+    check_choice("reduction", reduction, REDUCTIONS)
+    vectors, y, w, checks = vector_checks(prob, label, weight, sum_tol)
+    present = _present(vectors, y, w)
+    predicted = vectors.list.arg_max().cast(pl.Int64)
+    # A refused row may hold an out-of-range label: index it safely (its result is unused).
+    true_class = y.cast(pl.Int64, strict=False)
+    if reduction == "classwise":
+        n_classes = vectors.list.len()
+        classes = pl.int_ranges(0, n_classes, dtype=pl.Int64)
+        # Never null beside a present vector (a null label gives zeros), so that every
+        # list of the row explodes to the same length; `present` marks the rows used.
+        hit = _one_hot(true_class.fill_null(-1), n_classes)
+        on_predicted = _one_hot(predicted, n_classes)
+        lengths = pl.when(present).then(n_classes)
+        checks.append(Check(
+            _name(prob, "prob"), "vectors of different lengths",
+            lengths.min() != lengths.max(),
+            pl.format("from {} to {} entries", lengths.min(), lengths.max()), whole=True,
+        ))  # fmt: skip
+        gap = vectors - hit
+        terms = {
+            "squared_error": gap * gap,
+            "log_loss": vectors.list.eval(-pl.element().clip(EPS, 1.0 - EPS).log()) * hit,
+            "confidence": vectors * on_predicted,
+            "correct": hit * on_predicted,
+        }
+        return Problem(vectors, hit, w, present, tuple(checks), terms, classes, exploded=True)
+    confidence = vectors.list.max()
+    correct = (predicted == true_class).cast(pl.Float64)
+    true_prob = vectors.list.get(true_class, null_on_oob=True)
+    # sum_c (p_c - [c = y])^2 = sum_c p_c^2 - 2 p_y + 1
+    squares = vectors.list.eval(pl.element() * pl.element()).list.sum()
+    terms = {
+        "squared_error": squares - 2.0 * true_prob + 1.0,
+        "log_loss": -true_prob.clip(EPS, 1.0 - EPS).log(),
+    }
+    key = predicted if reduction == "top_label" else None
+    return Problem(confidence, correct, w, present, tuple(checks), terms, key)
+
+
+def _one_hot(index: pl.Expr, n_classes: pl.Expr) -> pl.Expr:
+    """A Float64 list of length `n_classes`, 1.0 at `index` (null where `index` is)."""
+    # int_ranges(-i, K - i) is 0 exactly at position i.
+    return pl.int_ranges(-index, n_classes - index).list.eval((pl.element() == 0).cast(pl.Float64))

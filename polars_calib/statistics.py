@@ -1,0 +1,826 @@
+"""The statistics table: sums per (group[, class], bin), and the finishers that read it.
+
+Every frame feature is one aggregation of a :class:`~polars_calib._problem.Problem`
+into this table, then a finisher over the small result:
+
+``keys..., [class], bin, lower, upper, count, weight, sum_p, sum_y[, sum_<term>...]``
+
+* one row per group (and class, for the top-label and classwise reductions) and
+  bin, **every** bin of the grid included (empty ones with count 0), so the table
+  describes its own bins (``lower``, ``upper``: the exact edges) and a group never
+  vanishes, even when all its rows are null;
+* one more row per group holding refused rows: ``bin``, ``lower``, ``upper`` and the
+  sums null, ``count`` the number of refused rows;
+* ``count`` (Int64) rows; ``weight`` their total weight (the count when unweighted);
+  ``sum_p``, ``sum_y`` the weighted sums of the problem's ``p`` and ``y``; and
+  ``sum_squared_error``, ``sum_log_loss`` (and for the classwise reduction
+  ``sum_confidence``, ``sum_correct``): the weighted sums of the problem's row terms.
+
+Uniform-bin tables merge by summing rows of the same group and bin (partitions, days,
+processes, engines); quantile bins depend on all of a group's rows, so tables of
+different partitions hold the same bin with different edges, which the finishers
+refuse. Later statistics (test terms, bootstrap replicates, fits) add columns or keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import polars as pl
+
+from polars_calib._exprs import Keys, group_keys
+from polars_calib._finish import calibration_error
+from polars_calib._options import (
+    METRICS,
+    REDUCTIONS,
+    SUM_TOLERANCE,
+    TOP_LABEL_AVERAGES,
+    Closed,
+    Metric,
+    Norm,
+    Reduction,
+    Strategy,
+    TopLabelAverage,
+    check_choice,
+    check_confidence,
+    check_metrics,
+    check_sum_tol,
+)
+from polars_calib._problem import Problem, binary_problem, vector_problem
+from polars_calib.binning import Binning, quantile_edges
+from polars_calib.validation import (
+    CalibrationDataError,
+    check_schema,
+    is_vector,
+    problem_counts,
+    raise_for_problems,
+)
+
+__all__ = [
+    "RELIABILITY",
+    "SUMS",
+    "Prepared",
+    "bin_statistics",
+    "collect_checked",
+    "finish_metrics",
+    "merge_statistics",
+    "metrics_from_statistics",
+    "prepare",
+    "reliability_from_statistics",
+    "reliability_rows",
+    "statistics_query",
+]
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+SUMS = ("count", "weight", "sum_p", "sum_y")
+"""The summable columns every statistics table has, after the keys and the bin."""
+
+
+
+RELIABILITY = (
+    "bin", "lower", "upper", "count", "mean_predicted", "observed", "gap",
+    "observed_lower", "observed_upper",
+)  # fmt: skip
+
+_RESERVED = frozenset(
+    (*SUMS, *METRICS, *RELIABILITY, "class", "refused", "mean_confidence", "accuracy")
+)
+_NORM_OF: dict[str, Norm] = {"ece": "l1", "rmsce": "l2", "mce": "max"}
+_TERM_OF = {"brier": "squared_error", "log_loss": "log_loss"}
+
+# Internal column names of the query (never in a result).
+_P, _Y, _W, _REFUSED, _PRESENT = (f"__polars_calib_{n}__" for n in ("p", "y", "w", "refused", "present"))
+_PACKED = "__polars_calib_key_bin__"
+# A constant key that stands for "the whole frame" when there are no group keys, so
+# that an empty input gives an empty result (Polars' select would give one row).
+_ALL = "__polars_calib_all__"
+# Integer key dtypes whose values, times the number of bins plus the bin, are exact doubles.
+_PACKABLE = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32)
+_NULL_KEY = 2**33  # stands for a null key in a packed key: outside every packable range
+_REFUSED_BIN = -1.0  # the bin of refused rows, counted per group
+_IGNORED_BIN = -2.0  # the bin of ignored rows (a null input): only their group is kept
+
+
+def terms_for(metrics: Sequence[str]) -> list[str]:
+    """The row terms a list of metrics needs summed."""
+    return [_TERM_OF[m] for m in metrics if m in _TERM_OF]
+
+
+def statistics_query(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    binning: Binning,
+    terms: Sequence[str] = ("squared_error", "log_loss"),
+) -> pl.LazyFrame:
+    """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
+
+    `keys` are columns of `lf`. One aggregation over one pass of the data: each row's
+    bin is one ``when/then`` chain (refused, else the bin when present, else
+    ignored), so nothing is filtered or masked; ignored rows are dropped from the
+    small result after their group is noted. Uniform bins are grouped as Float64
+    values (the integer cast is a pass of its own) and cast on the result. A hash
+    aggregation over one key costs about half one over two columns, so the last key
+    of an integer dtype up to 32 bits and the bin are packed into
+    ``key * (n_bins + 2) + bin + 2`` (exact in a Float64; a null key as 2**33; bin -1
+    gathers refused rows and -2 ignored ones, which keep their group). Only
+    the row terms in `terms` are summed (log-loss costs two logarithms a row).
+    """
+    if problem.key is not None:
+        keys = [*keys, "class"]
+    if problem.exploded:
+        # Classwise tables always carry the row sums that make a row's mean confidence
+        # and accuracy (and tell the finishers the table is classwise).
+        terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
+    p, y, w = problem.prob, problem.label, problem.weight
+    refused, present = problem.refused, problem.present
+    term_exprs = {name: problem.terms[name] for name in terms}
+    if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
+        # Columns of their own: exploded, or needed by the quantile window.
+        columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
+                   **{f"__{name}": term for name, term in term_exprs.items()}}  # fmt: skip
+        if w is not None:
+            columns[_W] = w
+        base = [name for name in keys if name != "class"]
+        lf = lf.select(*base, *(expr.alias(name) for name, expr in columns.items()))
+        if problem.exploded:
+            lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs)]
+            lf = lf.explode(lists)
+        lf = lf.with_columns(pl.col("class").cast(pl.Int32))
+        p, y, refused, present = pl.col(_P), pl.col(_Y), pl.col(_REFUSED), pl.col(_PRESENT)
+        w = None if w is None else pl.col(_W)
+        term_exprs = {name: pl.col(f"__{name}") for name in term_exprs}
+    elif problem.key is not None:
+        lf = lf.with_columns(problem.key.cast(pl.Int32).alias("class"))
+
+    def weighted(value: pl.Expr) -> pl.Expr:
+        return value if w is None else value * w
+
+    sums = [
+        pl.len().cast(pl.Int64).alias("count"),
+        weighted(p).sum().alias("sum_p"),
+        weighted(y).sum().alias("sum_y"),
+        *(weighted(term).sum().alias(f"sum_{name}") for name, term in term_exprs.items()),
+    ]
+    if w is not None:
+        sums.append(w.sum().alias("weight"))
+    names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in term_exprs)]
+
+    if binning.strategy == "quantile":
+        used = present & ~refused
+        bins = binning.index(pl.when(used).then(p))
+        bins = bins.over(keys) if keys else bins
+        bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
+        table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
+        grid = _quantile_grid(lf, p, used, keys, binning)
+    else:
+        bin_value = (
+            pl.when(refused).then(_REFUSED_BIN).when(present).then(binning.value(p))
+            .otherwise(_IGNORED_BIN)
+        )  # fmt: skip
+        table = _uniform_table(lf, keys, bin_value, sums, binning)
+        grid = binning.grid()
+    if w is None:
+        table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
+    return _completed(table, grid, keys, names)
+
+
+def _uniform_table(
+    lf: pl.LazyFrame, keys: list[str], bin_value: pl.Expr, sums: list[pl.Expr], binning: Binning
+) -> pl.LazyFrame:
+    """Aggregate by keys and uniform bin (packed with an integer key where possible)."""
+    schema = lf.collect_schema()
+    packable = [key for key in keys if schema[key] in _PACKABLE] if binning.n_bins < 2**19 else []
+    if not packable:
+        table = lf.group_by(*keys, bin_value.alias("bin")).agg(sums)
+        return table.with_columns(pl.col("bin").cast(pl.Int32))
+    packed, stride = packable[-1], binning.n_bins + 2
+    key = pl.col(packed).cast(pl.Float64).fill_null(float(_NULL_KEY)) * stride + bin_value + 2.0
+    others = [k for k in keys if k != packed]
+    table = lf.group_by(*others, key.alias(_PACKED)).agg(sums)
+    key_bin = pl.col(_PACKED).cast(pl.Int64)
+    code = key_bin // stride
+    return table.with_columns(
+        pl.when(code != _NULL_KEY).then(code).cast(schema[packed]).alias(packed),
+        (key_bin - code * stride - 2).cast(pl.Int32).alias("bin"),
+    ).drop(_PACKED)
+
+
+def _quantile_grid(
+    lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], binning: Binning
+) -> pl.LazyFrame:
+    """Per group, each quantile bin with its edges: the keys, ``bin``, ``lower``, ``upper``."""
+    n_bins = binning.n_bins
+    edges = pl.concat_list(quantile_edges(pl.when(used).then(p), n_bins)).alias("edges")
+    per_group = lf.group_by(keys).agg(edges) if keys else lf.select(edges)
+    return per_group.select(
+        *keys,
+        pl.int_ranges(0, n_bins, dtype=pl.Int32).alias("bin"),
+        pl.col("edges").list.head(n_bins).alias("lower"),
+        pl.col("edges").list.tail(n_bins).alias("upper"),
+    ).explode("bin", "lower", "upper")
+
+
+def _completed(
+    table: pl.LazyFrame, grid: pl.LazyFrame, keys: list[str], names: list[str]
+) -> pl.LazyFrame:
+    """Every bin of every group (empty ones zero), the refused rows' row, sorted."""
+    sums = [name for name in names if name != "count"]
+    groups = table.select(keys).unique() if keys else pl.LazyFrame({_ALL: [True]})
+    if "class" in keys:
+        # Classes come from the rows used or refused (an ignored row has no class); a
+        # group with ignored rows only keeps one grid, of a null class.
+        base = [key for key in keys if key != "class"]
+        groups = table.filter(pl.col("bin") >= -1).select(keys).unique()
+        if base:
+            lone = table.select(base).unique().join(groups, on=base, how="anti", nulls_equal=True)
+        else:
+            lone = pl.LazyFrame({_ALL: [True]}).join(
+                groups.select(pl.lit(True).alias(_ALL)).unique(), on=_ALL, how="anti"
+            ).drop(_ALL)
+        lone = lone.with_columns(pl.lit(None, pl.Int32).alias("class"))
+        groups = pl.concat([groups, lone.select(keys)])
+    if keys and set(keys) <= set(grid.collect_schema().names()):
+        # Quantile grids are per group; a group with no used row has null edges.
+        full = groups.join(grid, on=keys, how="left", nulls_equal=True)
+    else:
+        full = groups.join(grid, how="cross")
+    binned = table.filter(pl.col("bin") >= 0)
+    if not keys:
+        binned = binned.with_columns(pl.lit(True).alias(_ALL))
+    full = full.join(binned, on=[*(keys or [_ALL]), "bin"], how="left", nulls_equal=True)
+    full = full.with_columns(pl.col("count").fill_null(0), pl.col(sums).fill_null(0.0))
+    refused = table.filter(pl.col("bin") == -1).with_columns(
+        pl.lit(None, pl.Int32).alias("bin"),
+        pl.lit(None, pl.Float64).alias("lower"),
+        pl.lit(None, pl.Float64).alias("upper"),
+        *(pl.lit(None, pl.Float64).alias(name) for name in sums),
+    )
+    columns = [*keys, "bin", "lower", "upper", *names]
+    result = pl.concat([full.select(columns), refused.select(columns)], how="vertical_relaxed")
+    return result.sort(*keys, "bin", nulls_last=True)
+
+
+# --------------------------------------------------------------------------
+# Finishers
+# --------------------------------------------------------------------------
+
+
+def grouped(lf: pl.LazyFrame, keys: list[str]) -> tuple[pl.LazyFrame, list[str]]:
+    """`lf` and its group keys; a constant key stands for the whole frame when there are none."""
+    if keys:
+        return lf, keys
+    return lf.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
+
+
+def sum_columns(stats: pl.LazyFrame) -> list[str]:
+    """The summable columns of a statistics table."""
+    return [n for n in stats.collect_schema().names() if n in SUMS or n.startswith("sum_")]
+
+
+def merge_statistics(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """Sum the rows of each (group[, class], bin, edges): one row per bin of each group.
+
+    Keys of `stats` not in `keys` are summed over. Rows of the same bin with other
+    edges stay apart (quantile statistics of different partitions), for the
+    finishers to refuse.
+    """
+    group = [*keys, *(["class"] if "class" in stats.collect_schema().names() else [])]
+    sums = sum_columns(stats)
+    return stats.group_by(*group, "bin", "lower", "upper").agg(
+        pl.col("count").cast(pl.Int64).sum(), pl.col([s for s in sums if s != "count"]).sum()
+    )
+
+
+def finish_metrics(
+    stats: pl.LazyFrame,
+    keys: list[str],
+    metrics: Sequence[str],
+    average: TopLabelAverage = "macro",
+) -> pl.LazyFrame:
+    """Metrics per group from merged statistics (one row per group, class and bin).
+
+    Columns: the keys, ``count`` (rows used), ``refused`` (rows refused), then
+    ``mean_predicted`` and ``observed`` (the weighted means of ``p`` and ``y``: for
+    vector tables, the mean confidence and the accuracy), then `metrics`. A group
+    holding a refused row, a bin merged from different edges, or (classwise) classes
+    with different row counts gets null metrics.
+    """
+    schema = stats.collect_schema().names()
+    stats, group = grouped(stats, keys)
+    keyed = "class" in schema
+    classwise = "sum_confidence" in schema
+    per_class = [*group, "class"] if keyed else group
+    binned = pl.col("bin").is_not_null()
+    weight = pl.col("weight").filter(binned)
+    total = weight.sum()
+    gap = (pl.col("sum_y") - pl.col("sum_p")).filter(binned)
+    row_sums = [n for n in ("sum_squared_error", "sum_log_loss") if n in schema]
+    mean_sums = ["sum_confidence", "sum_correct"] if classwise else ["sum_p", "sum_y"]
+    classes = stats.group_by(per_class).agg(
+        pl.col("count").filter(binned).sum().alias("count"),
+        pl.col("count").filter(~binned).sum().alias("refused"),
+        total.alias("weight"),
+        pl.col([*row_sums, *mean_sums]).filter(binned).sum(),
+        pl.col("bin").filter(binned).is_duplicated().any().alias("clash"),
+        *(calibration_error(gap, weight, total, norm).alias(metric)
+          for metric, norm in _NORM_OF.items()),
+    )  # fmt: skip
+
+    def rows(column: str) -> pl.Expr:
+        # Classwise: every row is in every class, so a group's rows are one class's rows.
+        return pl.col(column).max() if classwise else pl.col(column).sum()
+
+    has_weight = pl.col("weight") > 0.0
+    reduced = {
+        "ece": pl.col("ece").max() if not keyed else _class_mean("ece", average, classwise),
+        "rmsce": pl.col("rmsce").max() if not keyed else _class_mean("rmsce", average, classwise),
+        "mce": pl.col("mce").max(),
+    }
+    invalid = (
+        (pl.col("refused").sum() > 0)
+        | pl.col("clash").any()
+        | ((pl.col("count").min() != pl.col("count").max()) if classwise else pl.lit(False))
+    )
+    per_group = classes.group_by(group).agg(
+        rows("count").alias("count"),
+        pl.col("refused").sum().alias("refused") if not classwise else pl.col("refused").max(),
+        rows("weight").alias("weight"),
+        pl.col([*row_sums, *mean_sums]).sum(),
+        *(value.alias(name) for name, value in reduced.items()),
+        invalid.alias("invalid"),
+    )
+    ok = ~pl.col("invalid") & has_weight
+    means = {
+        "mean_predicted": pl.col(mean_sums[0]) / pl.col("weight"),
+        "observed": pl.col(mean_sums[1]) / pl.col("weight"),
+        "brier": pl.col("sum_squared_error") / pl.col("weight"),
+        "log_loss": pl.col("sum_log_loss") / pl.col("weight"),
+    }
+    values = {**means, **{m: pl.col(m) for m in _NORM_OF}}
+    names = ["mean_predicted", "observed", *metrics]
+    return (
+        per_group.select(
+            *group, "count", "refused",
+            *(pl.when(ok).then(values[name]).alias(name) for name in names),
+        )  # fmt: skip
+        .sort(group, nulls_last=True)
+        .select(*keys, "count", "refused", *names)
+    )
+
+
+def _class_mean(metric: str, average: TopLabelAverage, classwise: bool) -> pl.Expr:
+    """The mean of a per-class metric over the classes with positive weight."""
+    if average == "weighted" and not classwise:
+        used = pl.col(metric).is_not_null()
+        return (pl.col(metric) * pl.col("weight")).filter(used).sum() / pl.col("weight").filter(
+            used
+        ).sum()
+    return pl.col(metric).mean()
+
+
+def reliability_rows(stats: pl.LazyFrame, keys: list[str], z: float) -> pl.LazyFrame:
+    """The reliability table from merged statistics (one row per group, class and bin).
+
+    Every bin of the table is a row, empty ones with count 0 and null means; a group
+    holding refused rows keeps its counts, with null means and intervals.
+    """
+    from polars_calib._intervals import wilson_interval
+
+    schema = stats.collect_schema().names()
+    group = [*keys, *(["class"] if "class" in schema else [])]
+    stats, grouping = grouped(stats, group)
+    n = pl.col("weight")
+    flags = stats.with_columns(
+        (pl.col("count") * pl.col("bin").is_null()).sum().over(grouping).alias("_refused"),
+    ).filter(pl.col("bin").is_not_null())
+    clash = pl.col("bin").is_duplicated().over(grouping)
+    has_weight = (n > 0.0) & (pl.col("_refused") == 0) & ~clash
+    observed = pl.when(has_weight).then(pl.col("sum_y") / n)
+    mean_predicted = pl.when(has_weight).then(pl.col("sum_p") / n)
+    lower, upper = wilson_interval(pl.when(has_weight).then(pl.col("sum_y")), n, z)
+    return (
+        flags.with_columns(
+            mean_predicted.alias("mean_predicted"),
+            observed.alias("observed"),
+            lower.alias("observed_lower"),
+            upper.alias("observed_upper"),
+        )
+        .with_columns((pl.col("observed") - pl.col("mean_predicted")).alias("gap"))
+        .sort(*grouping, "bin", nulls_last=True)
+        .select(*group, *RELIABILITY)
+    )
+
+
+# --------------------------------------------------------------------------
+# Public: the table of a frame, and the finishers of (merged) tables
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A frame of predictions checked and turned into a problem, with its group keys.
+
+    ``reduction`` is None for binary data. ``lf`` holds the computed keys.
+    """
+
+    data: pl.DataFrame | pl.LazyFrame
+    lf: pl.LazyFrame
+    problem: Problem
+    keys: list[str]
+    reduction: Reduction | None
+
+
+def prepare(
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = None,
+    weight: str | None = None,
+    reduction: Reduction | None = None,
+    sum_tol: float = SUM_TOLERANCE,
+    pos_label: Any = None,
+    time: str | None = None,
+    every: str | None = None,
+    reserved: frozenset[str] = frozenset(),
+) -> Prepared:
+    """Check a frame's schema (no data read) and build its problem and group keys.
+
+    Probability vectors (an Array or List column) take `reduction` (``"confidence"``
+    by default); binary data refuse a `reduction`.
+    """
+    keys = group_keys(by, reserved | _RESERVED)
+    if (time is None) != (every is None):
+        msg = "`time` and `every` go together: give both or neither"
+        raise ValueError(msg)
+    if time is not None and time in keys.names:
+        msg = f"`by` cannot hold {time!r}: it is the `time` window key"
+        raise ValueError(msg)
+    if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+        raise TypeError(msg)
+    dtype = data.collect_schema().get(prob) if isinstance(prob, str) else None
+    vectors = dtype is not None and is_vector(dtype)
+    if reduction is not None:
+        check_choice("reduction", reduction, REDUCTIONS)
+        vectors = True  # the schema check says what the column holds
+    tol = check_sum_tol(sum_tol)
+    if vectors and "class" in keys.names:
+        msg = "`by` cannot hold 'class': the reduction keys its statistics by class"
+        raise ValueError(msg)
+    lf = check_schema(
+        data, prob, label, weight, keys.columns(), vectors=vectors, time=time,
+        pos_label=pos_label,
+    )  # fmt: skip
+    names = list(keys.names)
+    added = keys.computed()
+    if time is not None and every is not None:
+        added.append(pl.col(time).dt.truncate(every).alias(time))
+        names.append(time)
+    if added:
+        lf = lf.with_columns(added)
+    if vectors:
+        used_reduction: Reduction = reduction or "confidence"
+        problem = vector_problem(prob, label, weight, tol, used_reduction)
+        return Prepared(data, lf, problem, names, used_reduction)
+    return Prepared(data, lf, binary_problem(prob, label, weight, pos_label), names, None)
+
+
+def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
+    """Collect a statistics table; raise :class:`CalibrationDataError` if it counts refused rows.
+
+    Valid data are read once. Bad data are read a second time, to count the rows of
+    each problem for the message.
+    """
+    stats = plan.collect()
+    if stats.filter(pl.col("bin").is_null())["count"].sum():
+        checks = prepared.problem.checks
+        raise_for_problems(problem_counts(prepared.lf, checks).collect(), checks)
+    if "sum_confidence" in stats.columns:
+        # Classwise: every row is in every class, so classes with different row counts
+        # mean vectors of different lengths (read again only then, for the message).
+        per_class = stats.group_by([*prepared.keys, "class"]).agg(pl.col("count").sum())
+        counts = pl.col("count").n_unique()
+        uneven = per_class.select((counts.over(prepared.keys) if prepared.keys else counts) > 1)
+        if uneven.to_series().any():
+            whole = [c for c in prepared.problem.checks if c.whole]
+            raise_for_problems(problem_counts(prepared.lf, whole).collect(), whole)
+    return stats
+
+
+def bin_statistics(
+    data: FrameT,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = None,
+    n_bins: int = 15,
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
+    weight: str | None = None,
+    reduction: Reduction | None = None,
+    sum_tol: float = SUM_TOLERANCE,
+    pos_label: Any = None,
+    metrics: Sequence[Metric] = METRICS,
+) -> FrameT:
+    """Sufficient statistics per group and bin: the mergeable form of every metric.
+
+    Every uniform-bin metric is a function of a few sums per bin, and sums add up:
+    statistics of partitions of a log (files, days, worker processes) concatenated
+    and passed to :func:`metrics_from_statistics` or
+    :func:`reliability_from_statistics` give the numbers of one pass over the
+    whole log.
+
+    Parameters
+    ----------
+    data
+        DataFrame or LazyFrame of predictions.
+    prob
+        Name of the column holding the probability of the positive class, or
+        probability vectors (``Array`` or ``List``).
+    label
+        Name of the 0/1 (or boolean) outcome column; with vectors, the true class.
+    by
+        Group keys: column names or expressions (``pl.col("ts").dt.truncate("1d")``);
+        ``None`` for one group.
+    n_bins
+        Number of bins, a positive int.
+    strategy
+        ``"uniform"`` (equal width, mergeable) or ``"quantile"`` (equal mass within
+        each group; **not** mergeable: the edges depend on all of the group's rows).
+    closed
+        ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
+        ``[0, 1/B), ..., [(B-1)/B, 1]``.
+    weight
+        Name of an optional column of non-negative sample weights.
+    reduction
+        For probability vectors: ``"confidence"`` (default), ``"top_label"`` or
+        ``"classwise"`` (see :func:`polars_calib.summary`).
+    sum_tol
+        Vectors: largest accepted ``|sum(p) - 1|``.
+    pos_label
+        The label of the positive class when labels are not 0/1 (binary data).
+    metrics
+        Which metrics the table must be able to finish: the Brier and log-loss sums
+        are computed only when asked for.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `data`, sorted by keys and bin: the keys, ``class`` (Int32,
+        for the top-label and classwise reductions), ``bin`` (Int32, 0-based; every
+        bin of every group, empty ones with count 0), ``lower`` and ``upper``
+        (Float64, the bin's edges), ``count`` (Int64, rows), ``weight`` (Float64,
+        their total weight; the count when unweighted), the Float64 weighted sums
+        ``sum_p``, ``sum_y``, ``sum_squared_error`` and ``sum_log_loss``, and with
+        the classwise reduction ``sum_confidence`` and ``sum_correct`` (the largest
+        probability and whether it is right, on each row's predicted class). A group
+        holding refused rows has one more row with a null ``bin`` and sums, whose
+        ``count`` is the number of refused rows.
+
+    Raises
+    ------
+    CalibrationDataError
+        A DataFrame holding refused rows (see :func:`polars_calib.validate`), or a
+        missing or mistyped column. A LazyFrame is checked from its schema only; its
+        refused rows are counted in the plan (the null-bin rows).
+
+    Notes
+    -----
+    One aggregation over one pass of the data (see :mod:`polars_calib.statistics`).
+    Rows with a null probability, label or weight are ignored, but their group keeps
+    its rows. Quantile bins are computed within each group.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({
+    ...     "model": ["a", "a", "a", "b", "b"],
+    ...     "p": [0.1, 0.3, 0.8, 0.6, 0.9],
+    ...     "y": [0, 1, 1, 0, 1],
+    ... })
+    >>> pc.bin_statistics(df, "p", "y", by="model", n_bins=2, metrics=["ece"])
+    shape: (4, 8)
+    ┌───────┬─────┬───────┬───────┬───────┬────────┬───────┬───────┐
+    │ model ┆ bin ┆ lower ┆ upper ┆ count ┆ weight ┆ sum_p ┆ sum_y │
+    │ ---   ┆ --- ┆ ---   ┆ ---   ┆ ---   ┆ ---    ┆ ---   ┆ ---   │
+    │ str   ┆ i32 ┆ f64   ┆ f64   ┆ i64   ┆ f64    ┆ f64   ┆ f64   │
+    ╞═══════╪═════╪═══════╪═══════╪═══════╪════════╪═══════╪═══════╡
+    │ a     ┆ 0   ┆ 0.0   ┆ 0.5   ┆ 2     ┆ 2.0    ┆ 0.4   ┆ 1.0   │
+    │ a     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 1     ┆ 1.0    ┆ 0.8   ┆ 1.0   │
+    │ b     ┆ 0   ┆ 0.0   ┆ 0.5   ┆ 0     ┆ 0.0    ┆ 0.0   ┆ 0.0   │
+    │ b     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   │
+    └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
+    """
+    binning = Binning(n_bins, strategy, closed)
+    names = check_metrics(metrics)
+    prepared = prepare(
+        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
+        pos_label=pos_label,
+    )  # fmt: skip
+    plan = statistics_query(
+        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
+    )
+    if isinstance(data, pl.DataFrame):
+        return collect_checked(prepared, plan)
+    return plan
+
+
+def _statistics_frame(stats: object, keys: list[str]) -> pl.LazyFrame:
+    """`stats` as a LazyFrame, checking that it has the keys and the statistics columns."""
+    if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
+        raise TypeError(msg)
+    lf = stats.lazy()
+    schema = lf.collect_schema()
+    missing = [name for name in (*keys, "bin", "lower", "upper", *SUMS) if name not in schema]
+    if missing:
+        msg = (
+            f"`stats` is not a statistics table (see `bin_statistics`): missing column(s) "
+            f"{', '.join(map(repr, missing))}"
+        )
+        raise CalibrationDataError(msg)
+    return lf
+
+
+def _merged(stats: FrameT, keys: list[str]) -> pl.LazyFrame:
+    """Merge a statistics table; a DataFrame whose bins clash raises here."""
+    merged = merge_statistics(_statistics_frame(stats, keys), keys)
+    if isinstance(stats, pl.DataFrame):
+        table: pl.DataFrame = merged.collect()
+        group = [*keys, *(["class"] if "class" in table.columns else [])]
+        clash = table.filter(pl.col("bin").is_not_null()).filter(
+            pl.struct(*group, "bin").is_duplicated()
+        )
+        if clash.height:
+            msg = (
+                "`stats` holds the same bin with different edges (statistics with "
+                "quantile bins, or different `n_bins`, from several partitions): "
+                f"they cannot be merged; first: {clash.row(0, named=True)}"
+            )
+            raise CalibrationDataError(msg)
+        return table.lazy()
+    return merged
+
+
+def metrics_from_statistics(
+    stats: FrameT,
+    *,
+    by: str | Sequence[str] | None = None,
+    metrics: Sequence[Metric] = METRICS,
+    average: TopLabelAverage = "macro",
+) -> FrameT:
+    """Finish calibration metrics per group from one or many statistics tables.
+
+    Parameters
+    ----------
+    stats
+        Output of :func:`bin_statistics`, or several of them concatenated (for
+        example one per partition of a log, or yesterday's and today's): rows of the
+        same group and bin are summed first.
+    by
+        The group keys of the result, any of the statistics' key columns; keys left
+        out are summed over (statistics per ``("model", "segment")`` give metrics
+        per ``"model"``). ``None``: one group, all rows.
+    metrics
+        Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
+        compute, in this order (Brier and log-loss need the table's sums of them).
+    average
+        Top-label statistics: ``"macro"`` or ``"weighted"`` mean over predicted
+        classes (see :func:`polars_calib.top_label_ece`).
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `stats`; one row per group, sorted by the keys: the keys,
+        ``count`` (Int64, rows used), ``refused`` (Int64, rows refused),
+        ``mean_predicted`` and ``observed`` (Float64, the weighted mean probability
+        and fraction of positives; for vector statistics, the mean confidence and
+        the accuracy), then one Float64 column per metric, named after it. A group
+        with refused rows, or with no used row, has null metrics.
+
+    Raises
+    ------
+    CalibrationDataError
+        `stats` is not a statistics table, or (a DataFrame) holds the same bin with
+        different edges: quantile statistics of several partitions cannot be merged.
+        A LazyFrame gives such a group null metrics.
+
+    Notes
+    -----
+    With ``W_b = weight``, ``gap_b = (sum_y - sum_p) / W_b`` and ``W = sum_b W_b``,
+    ECE is ``sum_b |sum_y - sum_p| / W``; Brier is ``sum(sum_squared_error) / W`` and
+    log-loss ``sum(sum_log_loss) / W``: the expressions' finisher on summed
+    statistics.
+
+    See Also
+    --------
+    bin_statistics, reliability_from_statistics
+
+    Examples
+    --------
+    Statistics of two days, merged:
+
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> day1 = pl.DataFrame({"p": [0.1, 0.3, 0.8], "y": [0, 1, 1]})
+    >>> day2 = pl.DataFrame({"p": [0.6, 0.9], "y": [0, 1]})
+    >>> stats = pl.concat([pc.bin_statistics(day, "p", "y", n_bins=2) for day in (day1, day2)])
+    >>> pc.metrics_from_statistics(stats, metrics=["ece", "brier"])
+    shape: (1, 6)
+    ┌───────┬─────────┬────────────────┬──────────┬──────┬───────┐
+    │ count ┆ refused ┆ mean_predicted ┆ observed ┆ ece  ┆ brier │
+    │ ---   ┆ ---     ┆ ---            ┆ ---      ┆ ---  ┆ ---   │
+    │ i64   ┆ i64     ┆ f64            ┆ f64      ┆ f64  ┆ f64   │
+    ╞═══════╪═════════╪════════════════╪══════════╪══════╪═══════╡
+    │ 5     ┆ 0       ┆ 0.54           ┆ 0.6      ┆ 0.18 ┆ 0.182 │
+    └───────┴─────────┴────────────────┴──────────┴──────┴───────┘
+
+    The same as one pass over both days:
+
+    >>> pl.concat([day1, day2]).select(
+    ...     ece=pc.ece("p", "y", n_bins=2), brier=pc.brier("p", "y")
+    ... )
+    shape: (1, 2)
+    ┌──────┬───────┐
+    │ ece  ┆ brier │
+    │ ---  ┆ ---   │
+    │ f64  ┆ f64   │
+    ╞══════╪═══════╡
+    │ 0.18 ┆ 0.182 │
+    └──────┴───────┘
+    """
+    keys = group_keys(by).names
+    names = check_metrics(metrics)
+    check_choice("average", average, TOP_LABEL_AVERAGES)
+    schema = _statistics_frame(stats, keys).collect_schema()
+    missing = [f"sum_{_TERM_OF[m]}" for m in names if m in _TERM_OF]
+    missing = [name for name in missing if name not in schema]
+    if missing:
+        msg = f"`stats` has no {', '.join(missing)}: compute it with `metrics` including them"
+        raise CalibrationDataError(msg)
+    table = finish_metrics(_merged(stats, keys), keys, names, average)
+    return table.collect() if isinstance(stats, pl.DataFrame) else table
+
+
+def reliability_from_statistics(
+    stats: FrameT,
+    *,
+    by: str | Sequence[str] | None = None,
+    confidence: float = 0.95,
+) -> FrameT:
+    """The reliability table per group from one or many statistics tables.
+
+    Parameters
+    ----------
+    stats
+        Output of :func:`bin_statistics`, or several concatenated; rows of the same
+        group and bin are summed first. The table carries its bins: no ``n_bins``.
+    by
+        The group keys of the result, any of the statistics' key columns; keys left
+        out are summed over. ``None``: one group, all rows.
+    confidence
+        Confidence level of the Wilson interval on the observed fraction.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `stats`, with the columns of :func:`polars_calib.reliability`.
+
+    Raises
+    ------
+    CalibrationDataError
+        As :func:`metrics_from_statistics`.
+
+    See Also
+    --------
+    bin_statistics, metrics_from_statistics
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.1, 0.3, 0.8, 0.6, 0.9], "y": [0, 1, 1, 0, 1]})
+    >>> stats = pc.bin_statistics(df, "p", "y", n_bins=4)
+    >>> pc.reliability_from_statistics(stats).select("bin", "upper", "count", "observed")
+    shape: (4, 4)
+    ┌─────┬───────┬───────┬──────────┐
+    │ bin ┆ upper ┆ count ┆ observed │
+    │ --- ┆ ---   ┆ ---   ┆ ---      │
+    │ i32 ┆ f64   ┆ i64   ┆ f64      │
+    ╞═════╪═══════╪═══════╪══════════╡
+    │ 0   ┆ 0.25  ┆ 1     ┆ 0.0      │
+    │ 1   ┆ 0.5   ┆ 1     ┆ 1.0      │
+    │ 2   ┆ 0.75  ┆ 1     ┆ 0.0      │
+    │ 3   ┆ 1.0   ┆ 2     ┆ 1.0      │
+    └─────┴───────┴───────┴──────────┘
+    """
+    keys = group_keys(by).names
+    z = check_confidence(confidence)
+    table = reliability_rows(_merged(stats, keys), keys, z)
+    return table.collect() if isinstance(stats, pl.DataFrame) else table
