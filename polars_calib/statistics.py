@@ -129,6 +129,11 @@ def statistics_query(
     gathers refused rows and -2 ignored ones, which keep their group). Only
     the row terms in `terms` are summed (log-loss costs two logarithms a row).
     """
+    whole = not keys
+    if whole:
+        # One group: a constant key, dropped at the end, so that the plan has the shape
+        # of a grouped one, whose branches over the small result share one read.
+        lf, keys = lf.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
     if problem.key is not None:
         keys = [*keys, "class"]
     if problem.exploded:
@@ -175,17 +180,18 @@ def statistics_query(
         bins = bins.over(keys) if keys else bins
         bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
         table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        grid = _quantile_grid(lf, p, used, keys, binning)
+        edges: pl.LazyFrame | None = _quantile_grid(lf, p, used, keys, binning)
     else:
         bin_value = (
             pl.when(refused).then(_REFUSED_BIN).when(present).then(binning.value(p))
             .otherwise(_IGNORED_BIN)
         )  # fmt: skip
         table = _uniform_table(lf, keys, bin_value, sums, binning)
-        grid = binning.grid()
+        edges = None
     if w is None:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
-    return _completed(table, grid, keys, names)
+    result = _completed(table, binning.grid(), edges, keys, names, whole)
+    return result.drop(_ALL) if whole else result
 
 
 def _uniform_table(
@@ -225,43 +231,59 @@ def _quantile_grid(
 
 
 def _completed(
-    table: pl.LazyFrame, grid: pl.LazyFrame, keys: list[str], names: list[str]
+    table: pl.LazyFrame,
+    grid: pl.LazyFrame,
+    edges: pl.LazyFrame | None,
+    keys: list[str],
+    names: list[str],
+    whole: bool,
 ) -> pl.LazyFrame:
-    """Every bin of every group (empty ones zero), the refused rows' row, sorted."""
+    """Every bin of every group (empty ones zero), the refused rows' row, sorted.
+
+    `grid` holds the uniform bins and edges; `edges`, when given, the quantile edges
+    of each group (a group with no used row keeps its bins, with null edges).
+
+    The small aggregated `table` feeds several branches; ``cache()`` lets them share
+    one evaluation, so the data are read once. With `whole` (no group keys), the one
+    group exists even in empty data, as an expression in ``select`` gives one row.
+    """
+    table = table.cache()
     sums = [name for name in names if name != "count"]
-    groups = table.select(keys).unique() if keys else pl.LazyFrame({_ALL: [True]})
+    base = [key for key in keys if key != "class"]
+    if whole:
+        # Joined with the table's keys although constant: with every branch reading the
+        # same cached table, Polars evaluates it once.
+        groups = pl.LazyFrame({_ALL: [True]}).join(
+            table.select(keys).unique(), on=_ALL, how="left"
+        )
+    else:
+        groups = table.select(keys).unique()
     if "class" in keys:
         # Classes come from the rows used or refused (an ignored row has no class); a
         # group with ignored rows only keeps one grid, of a null class.
-        base = [key for key in keys if key != "class"]
-        groups = table.filter(pl.col("bin") >= -1).select(keys).unique()
-        if base:
-            lone = table.select(base).unique().join(groups, on=base, how="anti", nulls_equal=True)
-        else:
-            lone = pl.LazyFrame({_ALL: [True]}).join(
-                groups.select(pl.lit(True).alias(_ALL)).unique(), on=_ALL, how="anti"
-            ).drop(_ALL)
+        known = table.filter(pl.col("bin") >= -1).select(keys).unique()
+        lone = groups.select(base).unique().join(known, on=base, how="anti", nulls_equal=True)
         lone = lone.with_columns(pl.lit(None, pl.Int32).alias("class"))
-        groups = pl.concat([groups, lone.select(keys)])
-    if keys and set(keys) <= set(grid.collect_schema().names()):
-        # Quantile grids are per group; a group with no used row has null edges.
-        full = groups.join(grid, on=keys, how="left", nulls_equal=True)
-    else:
-        full = groups.join(grid, how="cross")
+        groups = pl.concat([known, lone.select(keys)])
+    full = groups.join(grid, how="cross")
+    if edges is not None:
+        full = full.drop("lower", "upper").join(
+            edges, on=[*keys, "bin"], how="left", nulls_equal=True
+        )
     binned = table.filter(pl.col("bin") >= 0)
-    if not keys:
-        binned = binned.with_columns(pl.lit(True).alias(_ALL))
-    full = full.join(binned, on=[*(keys or [_ALL]), "bin"], how="left", nulls_equal=True)
+    full = full.join(binned, on=[*keys, "bin"], how="left", nulls_equal=True)
     full = full.with_columns(pl.col("count").fill_null(0), pl.col(sums).fill_null(0.0))
+    # The refused rows' sums are nulled after the concat, not here: a branch that
+    # reads fewer columns would be pruned to another aggregation, and read the data again.
     refused = table.filter(pl.col("bin") == -1).with_columns(
         pl.lit(None, pl.Int32).alias("bin"),
         pl.lit(None, pl.Float64).alias("lower"),
         pl.lit(None, pl.Float64).alias("upper"),
-        *(pl.lit(None, pl.Float64).alias(name) for name in sums),
     )
     columns = [*keys, "bin", "lower", "upper", *names]
     result = pl.concat([full.select(columns), refused.select(columns)], how="vertical_relaxed")
-    return result.sort(*keys, "bin", nulls_last=True)
+    binned_sums = pl.when(pl.col("bin").is_not_null()).then(pl.col(sums))
+    return result.with_columns(binned_sums).sort(*keys, "bin", nulls_last=True)
 
 
 # --------------------------------------------------------------------------
