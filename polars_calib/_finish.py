@@ -99,12 +99,12 @@ def _masked_error(problem: Problem, binning: Binning, norm: Norm) -> pl.Expr:
     p, w = problem.prob, problem.weight
     gap = p - problem.label
     masks = binning.masks(p)
-    if w is None:
+    # The weight of the rows whose gap is present (none when unweighted: count them).
+    used_weight = None if w is None else pl.when(gap.is_not_null()).then(w)
+    if used_weight is None:
         weighted_gap, total = gap, gap.count().cast(pl.Float64)
     else:
-        weighted_gap = gap * w
-        used_weight = pl.when(gap.is_not_null()).then(w)
-        total = used_weight.sum()
+        weighted_gap, total = gap * w, used_weight.sum()
     if norm == "l1":
         sums = [pl.when(mask).then(weighted_gap).sum().abs() for mask in masks]
         value = pl.sum_horizontal(sums) / total
@@ -112,7 +112,7 @@ def _masked_error(problem: Problem, binning: Binning, norm: Norm) -> pl.Expr:
         terms = []
         for mask in masks:
             gap_sum = weighted_gap.filter(mask).sum()
-            if w is None:
+            if used_weight is None:
                 bin_weight = gap.filter(mask).count().cast(pl.Float64)
             else:
                 bin_weight = used_weight.filter(mask).sum()

@@ -13,7 +13,7 @@ import argparse
 import glob
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -26,6 +26,7 @@ from polars_calib.binning import Binning
 from polars_calib.frame import finish_summary
 from polars_calib.plot import INSTALL_HINT, plot_reliability, save_png
 from polars_calib.statistics import (
+    Prepared,
     collect_checked,
     merge_statistics,
     prepare,
@@ -294,21 +295,6 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     )
     stats = collect_checked(prepared, query)
     table = finish_summary(stats.lazy(), prepared, options.metrics).collect()
-    z = check_confidence(options.confidence)
-    if options.out is not None:
-        reuse = prepared.reduction in (None, "confidence")
-        if reuse and (options.time is None or options.strategy == "uniform"):
-            # The same table, summed over the time windows: no second pass.
-            bins = reliability_rows(merge_statistics(stats.lazy(), options.by), options.by, z)
-        else:
-            progress("computing the reliability table (a second pass)...")
-            per_key = prepare(
-                lf, options.prob, options.label, by=options.by, weight=options.weight,
-                reduction=None if prepared.reduction is None else "confidence",
-            )  # fmt: skip
-            plan = statistics_query(per_key.lf, per_key.problem, per_key.keys, binning, ())
-            bins = reliability_rows(collect_checked(per_key, plan).lazy(), options.by, z)
-        bins_table = bins.collect()
     with pl.Config(
         tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
         fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
@@ -323,6 +309,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     except OSError as error:
         msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
         raise DataError(msg) from error
+    bins_table = _reliability_table(lf, options, prepared, stats, binning, progress)
     progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
     table.write_csv(out / "summary.csv")
     table.write_parquet(out / "summary.parquet")
@@ -335,6 +322,31 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             f"{INSTALL_HINT})",
             file=stderr,
         )
+
+
+def _reliability_table(
+    lf: pl.LazyFrame,
+    options: ReportOptions,
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    binning: Binning,
+    progress: Callable[[str], None],
+) -> pl.DataFrame:
+    """The reliability table per `--by` key: from the summary's statistics when they hold
+    the confidence (or binary) problem on mergeable bins, else from a second pass."""
+    z = check_confidence(options.confidence)
+    if prepared.reduction in (None, "confidence") and (
+        options.time is None or options.strategy == "uniform"
+    ):
+        # The same table, summed over the time windows: no second pass.
+        return reliability_rows(merge_statistics(stats.lazy(), options.by), options.by, z).collect()
+    progress("computing the reliability table (a second pass)...")
+    per_key = prepare(
+        lf, options.prob, options.label, by=options.by, weight=options.weight,
+        reduction=None if prepared.reduction is None else "confidence",
+    )  # fmt: skip
+    plan = statistics_query(per_key.lf, per_key.problem, per_key.keys, binning, ())
+    return reliability_rows(collect_checked(per_key, plan).lazy(), options.by, z).collect()
 
 
 def _one_line(error: BaseException) -> str:

@@ -42,6 +42,7 @@ from polars_calib.statistics import (
     finish_metrics,
     prepare,
     reliability_rows,
+    same_kind,
     statistics_query,
     terms_for,
 )
@@ -355,8 +356,7 @@ def summary(
     )
     if isinstance(data, pl.DataFrame):
         plan = collect_checked(prepared, plan).lazy()
-    table = finish_summary(plan, prepared, names, average)
-    return table.collect() if isinstance(data, pl.DataFrame) else table
+    return same_kind(data, finish_summary(plan, prepared, names, average))
 
 
 def finish_summary(
@@ -403,8 +403,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
         query = self._data.lazy()
         grouped = query.group_by(by, maintain_order=True) if by is not None else None
         result = (grouped.agg(counts) if grouped is not None else query.select(counts))
-        result = result.unnest("refused_rows")
-        return result.collect() if isinstance(self._data, pl.DataFrame) else result
+        return same_kind(self._data, result.unnest("refused_rows"))
 
     def validate(self, prob: str, label: str, weight: str | None = None, **options: Any) -> None:
         """Raise on invalid data; see :func:`polars_calib.validate`."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import polars as pl
 
@@ -70,6 +70,7 @@ __all__ = [
     "prepare",
     "reliability_from_statistics",
     "reliability_rows",
+    "same_kind",
     "statistics_query",
 ]
 
@@ -653,6 +654,14 @@ def bin_statistics(
     return plan
 
 
+def same_kind(data: FrameT, result: pl.LazyFrame) -> FrameT:
+    """`result` collected when `data` is a DataFrame, else the plan itself."""
+    done: pl.DataFrame | pl.LazyFrame = (
+        result.collect() if isinstance(data, pl.DataFrame) else result
+    )
+    return cast(FrameT, done)
+
+
 def _statistics_frame(stats: object, keys: list[str]) -> pl.LazyFrame:
     """`stats` as a LazyFrame, checking that it has the keys and the statistics columns."""
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
@@ -786,8 +795,7 @@ def metrics_from_statistics(
     if missing:
         msg = f"`stats` has no {', '.join(missing)}: compute it with `metrics` including them"
         raise CalibrationDataError(msg)
-    table = finish_metrics(_merged(stats, keys), keys, names, average)
-    return table.collect() if isinstance(stats, pl.DataFrame) else table
+    return same_kind(stats, finish_metrics(_merged(stats, keys), keys, names, average))
 
 
 def reliability_from_statistics(
@@ -844,5 +852,4 @@ def reliability_from_statistics(
     """
     keys = group_keys(by).names
     z = check_confidence(confidence)
-    table = reliability_rows(_merged(stats, keys), keys, z)
-    return table.collect() if isinstance(stats, pl.DataFrame) else table
+    return same_kind(stats, reliability_rows(_merged(stats, keys), keys, z))

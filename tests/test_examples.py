@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+import pytest
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples"
 HAS_PLOT = all(importlib.util.find_spec(m) for m in ("altair", "vl_convert"))
 
 
@@ -45,3 +49,14 @@ def test_segment_slicing(tmp_path: Path) -> None:
     assert "ECE per slice with `over`" in out
     assert "baseline / segment C" in out  # the slice the log was built to hide
 
+
+
+def test_readme_python_snippets_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("altair")
+    readme = (ROOT / "README.md").read_text()
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    for block in re.findall(r"```python\n(.*?)```", readme, re.S):
+        exec(block, namespace)  # noqa: S102 - the README's own code
+    assert (tmp_path / "reliability.png").exists()

@@ -1,0 +1,89 @@
+"""Every encoding of the bin rule agrees: index, value, masks and searchsorted on exact edges."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from polars_calib.binning import Binning, uniform_edges
+
+
+def searchsorted_bins(p: np.ndarray, n_bins: int, closed: str) -> np.ndarray:
+    """The documented rule on the correctly rounded edges k / B, by searching."""
+    edges = np.array([float(Fraction(k, n_bins)) for k in range(n_bins + 1)])
+    if closed == "right":  # (e_k, e_(k+1)], 0 in the first bin
+        index = np.searchsorted(edges, p, side="left") - 1
+    else:  # [e_k, e_(k+1)), 1 in the last bin
+        index = np.searchsorted(edges, p, side="right") - 1
+    return np.clip(index, 0, n_bins - 1)
+
+
+def near_edges(n_bins: int, seed: int, ulps: int = 4) -> np.ndarray:
+    """Every edge k / B and its neighbours within `ulps` ulps, inside [0, 1]."""
+    rng = np.random.default_rng(seed)
+    ks = np.arange(n_bins + 1) if n_bins <= 200 else rng.integers(0, n_bins + 1, 200)
+    edges = np.array([k / n_bins for k in ks])
+    values = [edges]
+    up, down = edges.copy(), edges.copy()
+    for _ in range(ulps):
+        up, down = np.nextafter(up, 2.0), np.nextafter(down, -1.0)
+        values += [up, down]
+    p = np.concatenate([*values, rng.random(50)])
+    return p[(p >= 0.0) & (p <= 1.0)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n_bins=st.integers(1, 3000),
+    closed=st.sampled_from(["right", "left"]),
+    seed=st.integers(0, 2**16),
+)
+@example(n_bins=10, closed="right", seed=0)
+@example(n_bins=100, closed="left", seed=0)
+@example(n_bins=40, closed="right", seed=1)  # the last masked count
+@example(n_bins=41, closed="left", seed=1)  # the first windowed count
+@example(n_bins=3000, closed="right", seed=2)
+def test_index_value_masks_and_searchsorted_agree(n_bins: int, closed: str, seed: int) -> None:
+    p = near_edges(n_bins, seed)
+    binning = Binning(n_bins, "uniform", closed)  # type: ignore[arg-type]
+    frame = pl.DataFrame({"p": p})
+    got = frame.select(
+        index=binning.index(pl.col("p")),
+        value=binning.value(pl.col("p")),
+    )
+    want = searchsorted_bins(p, n_bins, closed)
+    np.testing.assert_array_equal(got["index"].to_numpy(), want)
+    np.testing.assert_array_equal(got["value"].to_numpy(), want.astype(np.float64))
+    if n_bins <= 200:  # one column per bin: keep it small
+        masks = frame.select(
+            pl.concat_list(
+                [m.cast(pl.Int32) for m in binning.masks(pl.col("p"))]
+            ).list.arg_max().alias("masked"),
+            pl.sum_horizontal(binning.masks(pl.col("p"))).alias("hits"),
+        )
+        assert masks["hits"].to_list() == [1] * len(p)  # every p in exactly one bin
+        np.testing.assert_array_equal(masks["masked"].to_numpy(), want)
+
+
+def test_the_grid_holds_the_exact_edges() -> None:
+    for n_bins in (1, 3, 10, 49, 100):
+        grid = Binning(n_bins).grid().collect()
+        assert grid["bin"].to_list() == list(range(n_bins))
+        assert grid["lower"].to_list() == uniform_edges(n_bins)[:-1]
+        assert grid["upper"].to_list() == [float(Fraction(k, n_bins)) for k in range(1, n_bins + 1)]
+
+
+@pytest.mark.parametrize("closed", ["right", "left"])
+def test_a_null_is_in_no_bin(closed: str) -> None:
+    binning = Binning(5, "uniform", closed)  # type: ignore[arg-type]
+    got = pl.DataFrame({"p": [None, 0.5]}, schema={"p": pl.Float64}).select(
+        index=binning.index(pl.col("p")),
+        hits=pl.sum_horizontal(binning.masks(pl.col("p"))),
+    )
+    assert got["index"].to_list() == [None, 2]
+    assert got["hits"].to_list() == [0, 1]
