@@ -20,10 +20,9 @@ vectors, a bad entry, a sum off 1, a label that is not a class). Rows that are n
 present are ignored; expressions give a group holding a refused row null, frame
 functions count refused rows per group. The checks' texts are the error messages.
 
-Non-numeric inputs are refused when the query is planned: the checks apply
-``is_nan`` to the probability and compare the label with numbers, which Polars
-rejects for strings, categoricals, booleans (probabilities) and vectors (binary
-problems) before reading any data.
+Non-numeric inputs are refused when the query is planned: the rule compares the
+probability and the label, uncast, with numbers, which Polars rejects for strings,
+categoricals and vectors (binary problems) before reading any data.
 """
 
 from __future__ import annotations
@@ -63,6 +62,11 @@ class Check:
 class Problem:
     """A binary calibration problem over the rows of a frame or group.
 
+    ``refused`` is the row-level rule: true on a row holding a value the checks
+    refuse, false or null otherwise (``when`` takes null as false); it is one cheap
+    expression, evaluated on every row, and the ``checks`` are its breakdown by
+    reason, counted only to explain a refusal (a test keeps the two equal).
+
     ``prob`` and ``label`` are Float64 (``label`` 0/1 on valid rows), ``weight``
     Float64 or None, ``key`` an integer class or None; they are not masked: a null
     input makes them null. ``terms`` are per-row sums a score needs (``squared_error``
@@ -76,23 +80,20 @@ class Problem:
     label: pl.Expr
     weight: pl.Expr | None
     present: pl.Expr
+    refused: pl.Expr
     checks: tuple[Check, ...]
     terms: dict[str, pl.Expr] = field(default_factory=dict)
     key: pl.Expr | None = None
     exploded: bool = False
 
     @property
-    def refused(self) -> pl.Expr:
-        """Row-level: true on a row holding a value a check refuses, else false."""
-        rows = [check.bad.fill_null(False) for check in self.checks if not check.whole]
-        return pl.any_horizontal(rows) if rows else pl.lit(False)
-
-    @property
     def invalid(self) -> pl.Expr:
         """Aggregate: true when the group holds a refused row or fails a whole check."""
-        flags = [self.refused.any()]
-        flags += [check.bad.fill_null(False) for check in self.checks if check.whole]
-        return pl.any_horizontal(flags)
+        flag = self.refused.any()
+        for check in self.checks:
+            if check.whole:
+                flag = flag | check.bad.fill_null(False)
+        return flag
 
     @property
     def used(self) -> pl.Expr:
@@ -140,8 +141,6 @@ def binary_problem(
     p = raw_p.cast(pl.Float64)
     p_name, y_name = _name(prob, "prob"), _name(label, "label")
     w, checks = _weight_checks(weight)
-    # is_nan of the column itself, not of its cast: Polars refuses it for strings,
-    # booleans, categoricals and vectors when the query is planned.
     checks = [
         Check(p_name, "probability NaN", raw_p.is_nan()),
         Check(p_name, "probability outside [0, 1]", ~raw_p.is_nan() & ~p.is_between(0.0, 1.0), p),
@@ -154,8 +153,15 @@ def binary_problem(
         y = raw_y.cast(pl.Float64)
     else:
         y = (raw_y == pos_label).cast(pl.Float64)
+    # The rule, in one pass: is_between is false for NaN and null for null; compared
+    # uncast, a string or a vector fails when the query is planned.
+    refused = ~raw_p.is_between(0.0, 1.0)
+    if pos_label is None:
+        refused = refused | ~((raw_y == 0) | (raw_y == 1))
+    if w is not None:
+        refused = refused | ~((w >= 0.0) & w.is_finite())
     terms = {"squared_error": (p - y) * (p - y), "log_loss": _log_loss_term(p, y)}
-    return Problem(p, y, w, _present(p, y, w), tuple(checks), terms)
+    return Problem(p, y, w, _present(p, y, w), refused, tuple(checks), terms)
 
 
 def _log_loss_term(p: pl.Expr, y: pl.Expr) -> pl.Expr:
@@ -166,8 +172,8 @@ def _log_loss_term(p: pl.Expr, y: pl.Expr) -> pl.Expr:
 
 def vector_checks(
     prob: IntoExpr, label: IntoExpr, weight: IntoExpr | None, sum_tol: float
-) -> tuple[pl.Expr, pl.Expr, pl.Expr | None, list[Check]]:
-    """Vectors as ``List(Float64)``, labels, weights, and the row checks of vector data."""
+) -> tuple[pl.Expr, pl.Expr, pl.Expr | None, pl.Expr, list[Check]]:
+    """Vectors as ``List(Float64)``, labels, weights, the refused rule and its checks."""
     # Non-strict: an Array always converts to a List, but Polars' strict cast fails on
     # a null it meets inside a masked ``when/then`` (a null label beside an Array).
     vectors = to_expr(prob, "prob").cast(pl.List(pl.Float64), strict=False)
@@ -187,7 +193,12 @@ def vector_checks(
               ~((raw_y >= 0) & (y == y.floor()) & (y < n_classes)), y),
         *weight_checks,
     ]  # fmt: skip
-    return vectors, y, w, checks
+    refused = ~entries_ok | ((total - 1.0).abs() > sum_tol) | ~(
+        (raw_y >= 0) & (y == y.floor()) & (y < n_classes)
+    )
+    if w is not None:
+        refused = refused | ~((w >= 0.0) & w.is_finite())
+    return vectors, y, w, refused, checks
 
 
 def vector_problem(
@@ -199,7 +210,7 @@ def vector_problem(
 ) -> Problem:
     """The binary problem(s) of probability vectors under `reduction` (see the module)."""
     check_choice("reduction", reduction, REDUCTIONS)
-    vectors, y, w, checks = vector_checks(prob, label, weight, sum_tol)
+    vectors, y, w, refused, checks = vector_checks(prob, label, weight, sum_tol)
     present = _present(vectors, y, w)
     predicted = vectors.list.arg_max().cast(pl.Int64)
     # A refused row may hold an out-of-range label: index it safely (its result is unused).
@@ -224,7 +235,9 @@ def vector_problem(
             "confidence": vectors * on_predicted,
             "correct": hit * on_predicted,
         }
-        return Problem(vectors, hit, w, present, tuple(checks), terms, classes, exploded=True)
+        return Problem(
+            vectors, hit, w, present, refused, tuple(checks), terms, classes, exploded=True
+        )
     confidence = vectors.list.max()
     correct = (predicted == true_class).cast(pl.Float64)
     true_prob = vectors.list.get(true_class, null_on_oob=True)
@@ -235,7 +248,7 @@ def vector_problem(
         "log_loss": -true_prob.clip(EPS, 1.0 - EPS).log(),
     }
     key = predicted if reduction == "top_label" else None
-    return Problem(confidence, correct, w, present, tuple(checks), terms, key)
+    return Problem(confidence, correct, w, present, refused, tuple(checks), terms, key)
 
 
 def _one_hot(index: pl.Expr, n_classes: pl.Expr) -> pl.Expr:

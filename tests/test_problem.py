@@ -1,0 +1,53 @@
+"""The one refused rule equals the union of its checks (the reasons the messages give)."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from polars_calib._problem import binary_problem, vector_problem
+
+ODD = [None, math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, 5e-324, 1.0 + 2**-52, -1e-300, 0.5, 2.0]
+
+
+def _agree(frame: pl.DataFrame, problem: object) -> None:
+    rule = problem.refused  # type: ignore[attr-defined]
+    checks = problem.checks  # type: ignore[attr-defined]
+    union = pl.any_horizontal([c.bad.fill_null(False) for c in checks if not c.whole])
+    got = frame.select(rule=rule.fill_null(False), union=union)
+    assert got["rule"].to_list() == got["union"].to_list()
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    p=st.lists(st.sampled_from(ODD) | st.floats(allow_nan=True), min_size=1, max_size=30),
+    y=st.lists(st.sampled_from([None, 0, 1, 2, -1]), min_size=1, max_size=30),
+    w=st.lists(st.sampled_from(ODD) | st.floats(allow_nan=True), min_size=1, max_size=30),
+)
+@example(p=[math.nan, None, 0.0, 1.0], y=[None, 1, 2, 0], w=[1.0, -0.0, math.inf, None])
+def test_binary_rule_equals_its_checks(
+    p: list[float | None], y: list[int | None], w: list[float | None]
+) -> None:
+    n = min(len(p), len(y), len(w))
+    frame = pl.DataFrame(
+        {"p": p[:n], "y": y[:n], "w": w[:n]},
+        schema={"p": pl.Float64, "y": pl.Int64, "w": pl.Float64},
+    )
+    _agree(frame, binary_problem("p", "y", "w"))
+    _agree(frame, binary_problem("p", "y"))
+    _agree(frame.with_columns(pl.col("p").cast(pl.Float32)), binary_problem("p", "y"))
+
+
+@pytest.mark.parametrize("reduction", ["confidence", "top_label", "classwise"])
+def test_vector_rule_equals_its_checks(reduction: str) -> None:
+    frame = pl.DataFrame({
+        "probs": [[0.2, 0.8], [0.5, None], [1.2, -0.2], [0.5, 0.6], None, [math.nan, 1.0],
+                  [0.3, 0.7], [0.3, 0.7], [], [0.1, 0.9]],
+        "y": [1, 0, 0, 1, 1, 0, 2, -1, 0, None],
+        "w": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0],
+    })  # fmt: skip
+    _agree(frame, vector_problem("probs", "y", "w", 1e-6, reduction))  # type: ignore[arg-type]
