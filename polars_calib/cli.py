@@ -24,7 +24,7 @@ from polars_calib import __version__
 from polars_calib._options import CLOSED, METRICS, REDUCTIONS, STRATEGIES, check_confidence
 from polars_calib.binning import Binning
 from polars_calib.frame import finish_summary
-from polars_calib.plot import INSTALL_HINT, plot_reliability, save_png
+from polars_calib.plot import INSTALL_HINT, default_layout, plot_reliability, save_png
 from polars_calib.statistics import (
     Prepared,
     collect_checked,
@@ -44,9 +44,6 @@ CSV_SUFFIXES = (".csv", ".tsv")
 
 # One or more "<integer><unit>" terms, the units Polars' duration strings accept.
 DURATION = re.compile(r"^(\d+(ns|us|µs|ms|s|m|h|d|w|mo|q|y|i))+(_saturating)?$")
-
-# Facet the diagram by the last `--by` key only when it has at most this many values.
-MAX_FACETS = 4
 
 
 class UsageError(Exception):
@@ -247,19 +244,12 @@ def scan(source: str) -> pl.LazyFrame:
     raise DataError(msg)
 
 
-def _diagram_layout(table: pl.DataFrame, by: list[str]) -> tuple[list[str], str | None]:
-    """Colour by the keys; with several keys, facet by the last one if it has few values."""
-    if len(by) >= 2 and table.get_column(by[-1]).n_unique() <= MAX_FACETS:
-        return by[:-1], by[-1]
-    return by, None
-
-
 def draw_png(table: pl.DataFrame, by: list[str], path: Path, title: str) -> str | None:
     """Draw the reliability diagram to `path` with Altair (vl-convert), else matplotlib.
 
     Returns the backend used, or None when neither can write a PNG here.
     """
-    colour, facet = _diagram_layout(table, by)
+    colour, facet = default_layout(table, by)  # the Python default's rule
     try:
         save_png(plot_reliability(table, by=colour, facet=facet, title=title), path)
         return "altair"

@@ -19,6 +19,8 @@ import polars as pl
 
 from polars_calib._options import check_choice
 
+__all__ = ["BACKENDS", "MAX_FACETS", "default_layout", "plot_reliability", "save_png"]
+
 if TYPE_CHECKING:
     import altair as alt
     from matplotlib.figure import Figure
@@ -46,6 +48,11 @@ X_TITLE = "Mean predicted probability"
 Y_TITLE = "Observed frequency of positives"
 COUNT_TITLE = "Count"
 BIN_TITLE = "Predicted probability (bins)"
+DIAGONAL_LABEL = "perfectly calibrated"
+
+# With several group keys and neither `by` nor `facet` given, the last key gets one
+# panel per value when it has at most this many values (the command line's rule).
+MAX_FACETS = 4
 
 # Share of each bin's width left empty on either side, so neighbouring bars stay apart.
 BAR_PADDING = 0.06
@@ -102,8 +109,15 @@ def plot_reliability(
     interval as whiskers, joined per group, over the dashed diagonal of perfect
     calibration. The lower panel is the histogram of predictions: one bar per bin,
     spanning the bin from ``lower`` to ``upper``, with its row count (groups share
-    a bin side by side). Each group gets one colour; several key columns are
+    a bin side by side). Each group gets one colour; several colour columns are
     combined into one key, such as ``"candidate / A"``.
+
+    With several key columns and neither `by` nor `facet` given, the diagram is
+    split so that it stays readable: when the last key has at most ``MAX_FACETS``
+    (4) distinct values, one panel per value of the last key, coloured by the
+    other keys combined; with more values, one panel, one colour per combination
+    of all the keys (pass `facet` to choose the split, or `by` with every key to
+    keep one panel). The command line lays out its diagram by the same rule.
 
     Parameters
     ----------
@@ -118,9 +132,11 @@ def plot_reliability(
     by
         Column(s) giving one colour per group. By default, every column before
         ``bin`` (the table's group keys, and ``class`` for a multi-class table)
-        other than `facet`.
+        other than `facet`, or than the last key when it is the default facet.
     facet
-        Optional column with one diagram per value, side by side.
+        Column with one diagram per value, side by side. By default none, except
+        with several keys and `by` not given: the last key, when it has at most
+        ``MAX_FACETS`` values.
     title
         Title of the chart; ``"Reliability diagram"`` by default.
 
@@ -164,7 +180,7 @@ def plot_reliability(
     'Figure'
     """
     check_choice("backend", backend, BACKENDS)
-    frame, groups, facets = _drawing_frame(table, by, facet)
+    frame, groups, facet, facets = _drawing_frame(table, by, facet)
     legend_title = " / ".join(groups)
     title = DEFAULT_TITLE if title is None else title
     if backend == "altair":
@@ -252,13 +268,26 @@ def _as_list(value: str | Sequence[str] | None, argument: str) -> list[str] | No
     raise TypeError(msg)
 
 
+def default_layout(table: pl.DataFrame, keys: Sequence[str]) -> tuple[list[str], str | None]:
+    """The colour columns and the facet column of a diagram of `table` by `keys`.
+
+    With two or more keys, the last one is the facet when it has at most
+    ``MAX_FACETS`` values, and the others give the colours; otherwise every key
+    gives the colours, in one panel.
+    """
+    keys = list(keys)
+    if len(keys) >= 2 and table.get_column(keys[-1]).n_unique() <= MAX_FACETS:
+        return keys[:-1], keys[-1]
+    return keys, None
+
+
 def _drawing_frame(
     table: pl.DataFrame, by: str | Sequence[str] | None, facet: str | None
-) -> tuple[pl.DataFrame, list[str], list[object]]:
+) -> tuple[pl.DataFrame, list[str], str | None, list[object]]:
     """Check the table; add the group key and each bar's horizontal extent.
 
-    Returns the frame, the group columns and the facet values (``[None]`` without
-    facets), both in order of first appearance.
+    Returns the frame, the group columns, the facet column and the facet values
+    (``[None]`` without facets), groups and facet values in order of first appearance.
     """
     if isinstance(table, pl.LazyFrame):
         msg = "`table` must be a DataFrame; collect the LazyFrame first"
@@ -279,7 +308,10 @@ def _drawing_frame(
     groups = _as_list(by, "by")
     if groups is None:
         keys = table.columns[: table.columns.index("bin")]
-        groups = [name for name in keys if name != facet]
+        if facet is None:
+            groups, facet = default_layout(table, keys)
+        else:
+            groups = [name for name in keys if name != facet]
     for name in [*groups, *([facet] if facet is not None else [])]:
         if name not in table.columns:
             msg = f"column {name!r} is not in the reliability table (columns: {table.columns})"
@@ -305,10 +337,10 @@ def _drawing_frame(
     frame = frame.with_columns(
         bar_lower.alias(BAR_LOWER), (bar_lower + width * share).alias(BAR_UPPER)
     )
-    facets = (
+    facets: list[object] = (
         frame.get_column(facet).unique(maintain_order=True).to_list() if facet else [None]
     )
-    return frame, groups, facets
+    return frame, groups, facet, facets
 
 
 def _altair(
@@ -423,7 +455,7 @@ def _matplotlib(
         data = frame if facet is None else frame.filter(pl.col(facet).eq_missing(value))
         diagram.plot(
             [0.0, 1.0], [0.0, 1.0], linestyle="--", linewidth=1, color="gray",
-            label="perfectly calibrated",
+            label=DIAGONAL_LABEL,
         )
         for name in order:
             rows = data.filter(pl.col(GROUP) == name)
@@ -437,14 +469,17 @@ def _matplotlib(
             points = rows.filter(pl.col("mean_predicted").is_not_null()).sort("mean_predicted")
             if points.is_empty():
                 continue
-            observed = points.get_column("observed")
+            # Whisker lengths, never negative: a table whose interval misses its
+            # estimate by an ulp (or was computed elsewhere) still draws; a missing
+            # bound draws no whisker.
+            whiskers = points.select(
+                below=(pl.col("observed") - pl.col("observed_lower")).clip(lower_bound=0.0),
+                above=(pl.col("observed_upper") - pl.col("observed")).clip(lower_bound=0.0),
+            ).fill_null(0.0)
             diagram.errorbar(
                 points.get_column("mean_predicted").to_list(),
-                observed.to_list(),
-                yerr=[
-                    (observed - points.get_column("observed_lower")).to_list(),
-                    (points.get_column("observed_upper") - observed).to_list(),
-                ],
+                points.get_column("observed").to_list(),
+                yerr=[whiskers.get_column(side).to_list() for side in ("below", "above")],
                 fmt="o-", markersize=4, linewidth=1.5, capsize=2.5, elinewidth=1,
                 color=colours[name], label=name if groups else "observed",
             )
@@ -459,7 +494,14 @@ def _matplotlib(
         histogram.grid(True, axis="y", linewidth=0.5, alpha=0.4)
         histogram.set_xlabel(BIN_TITLE)
         histogram.set_ylabel(COUNT_TITLE)
-    handles, labels = axes[0, 0].get_legend_handles_labels()
+    # One legend entry per group, whichever panel it first appears in.
+    entries: dict[str, Any] = {}
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    rank = {label: index for index, label in enumerate([DIAGONAL_LABEL, *order])}
+    labels = sorted(entries, key=lambda label: rank.get(label, len(rank)))
+    handles = [entries[label] for label in labels]
     if groups:
         figure.legend(
             handles, labels, title=legend_title, loc="outside lower center",

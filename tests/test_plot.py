@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,19 +119,136 @@ def test_bad_arguments(table: pl.DataFrame) -> None:
         pc.plot_reliability(table, by="model", facet="model")
 
 
+def _sliced(table: pl.DataFrame, segments: Sequence[str]) -> pl.DataFrame:
+    """The table repeated per segment, with the keys `model`, `segment` first."""
+    return pl.concat([table.with_columns(segment=pl.lit(s)) for s in segments]).select(
+        "model", "segment", pl.exclude("model", "segment")
+    )
+
+
+def _colour(chart_spec: dict[str, Any]) -> dict[str, Any]:
+    points = [v for v in _views(chart_spec) if _mark(v)["type"] == "point"]
+    colours = [view["encoding"]["color"] for view in points]
+    assert all(colour == colours[0] for colour in colours)
+    return colours[0]
+
+
 def test_combined_key_and_facets(table: pl.DataFrame) -> None:
     alt = pytest.importorskip("altair")
-    sliced = pl.concat(
-        [table.with_columns(segment=pl.lit(s)) for s in ("x", "y")]
-    ).select("model", "segment", pl.exclude("model", "segment"))
-    combined = pc.plot_reliability(sliced).to_dict()
-    (points,) = [v for v in _views(combined) if _mark(v)["type"] == "point"]
-    assert points["encoding"]["color"]["title"] == "model / segment"
-    assert "a / x" in points["encoding"]["color"]["sort"]
+    sliced = _sliced(table, ("x", "y"))
+    combined = pc.plot_reliability(sliced, by=["model", "segment"])
+    assert isinstance(combined, alt.VConcatChart)
+    colour = _colour(combined.to_dict())
+    assert colour["title"] == "model / segment"
+    assert "a / x" in colour["sort"]
 
     faceted = pc.plot_reliability(sliced, facet="segment")
     assert isinstance(faceted, alt.HConcatChart)
     assert len(faceted.to_dict()["hconcat"]) == 2
+
+
+@pytest.mark.parametrize("segments", [2, 4])
+def test_two_keys_facet_by_the_last_by_default(table: pl.DataFrame, segments: int) -> None:
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    sliced = _sliced(table, "wxyz"[:segments])
+    chart = pc.plot_reliability(sliced)
+    assert isinstance(chart, alt.HConcatChart)
+    spec = chart.to_dict()
+    assert len(spec["hconcat"]) == segments
+    assert [panel["vconcat"][0]["title"] for panel in spec["hconcat"]] == [
+        f"segment = {s}" for s in "wxyz"[:segments]
+    ]
+    assert _colour(spec)["title"] == "model"
+    assert _colour(spec)["sort"] == ["a", "b"]
+
+    figure = pc.plot_reliability(sliced, backend="matplotlib")
+    assert len(figure.axes) == 2 * segments  # a diagram and a histogram per value
+    assert figure.axes[0].get_title() == "segment = w"
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == [
+        "perfectly calibrated", "a", "b"
+    ]
+
+
+def test_above_the_cap_one_panel_coloured_by_every_key(table: pl.DataFrame) -> None:
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    assert pc.plot.MAX_FACETS == 4
+    sliced = _sliced(table, "vwxyz")
+    chart = pc.plot_reliability(sliced)
+    assert isinstance(chart, alt.VConcatChart)
+    assert _colour(chart.to_dict())["title"] == "model / segment"
+    assert len(pc.plot_reliability(sliced, backend="matplotlib").axes) == 2
+
+
+def test_three_keys_facet_by_the_last_colour_by_the_others(table: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    three = pl.concat(
+        [_sliced(table, ("x", "y")).with_columns(region=pl.lit(r)) for r in ("north", "south")]
+    ).select("model", "segment", "region", pl.exclude("model", "segment", "region"))
+    spec = pc.plot_reliability(three).to_dict()
+    assert len(spec["hconcat"]) == 2
+    assert _colour(spec)["title"] == "model / segment"
+    assert len(pc.plot_reliability(three, backend="matplotlib").axes) == 4
+
+
+def test_one_key_and_class_facet_by_class(table: pl.DataFrame) -> None:
+    """A multi-class table's keys end with ``class``: one panel per class."""
+    pytest.importorskip("altair")
+    per_class = _sliced(table, ("0", "1", "2")).rename({"segment": "class"})
+    spec = pc.plot_reliability(per_class).to_dict()
+    assert [panel["vconcat"][0]["title"] for panel in spec["hconcat"]] == [
+        "class = 0", "class = 1", "class = 2"
+    ]
+
+
+def test_the_legend_lists_a_group_missing_from_the_first_panel(table: pl.DataFrame) -> None:
+    pytest.importorskip("matplotlib")
+    sliced = _sliced(table, ("x", "y")).filter(
+        ~((pl.col("segment") == "x") & (pl.col("model") == "a"))
+    )
+    figure = pc.plot_reliability(sliced, backend="matplotlib")
+    # Groups in order of first appearance in the table: b (segment x), then a.
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == [
+        "perfectly calibrated", "b", "a"
+    ]
+
+
+def test_matplotlib_draws_all_zero_and_all_one_bins() -> None:
+    """Wilson bounds at 0 and 1 give zero-length whiskers on that side, not an error."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.container import ErrorbarContainer
+
+    df = pl.DataFrame({"p": [0.15] * 20 + [0.85] * 7, "y": [0] * 20 + [1] * 7})
+    table = df.calib.reliability("p", "y")
+    figure = pc.plot_reliability(table, backend="matplotlib")
+    (container,) = [c for c in figure.axes[0].containers if isinstance(c, ErrorbarContainer)]
+    _, _, (whiskers,) = container.lines
+    segments = [[tuple(point) for point in segment] for segment in whiskers.get_segments()]
+    upper_at_zero = table.filter(pl.col("observed") == 0.0).item(0, "observed_upper")
+    lower_at_one = table.filter(pl.col("observed") == 1.0).item(0, "observed_lower")
+    assert [(x, y) for (x, y), _ in segments] == [
+        pytest.approx((0.15, 0.0)), pytest.approx((0.85, lower_at_one))
+    ]
+    assert [(x, y) for _, (x, y) in segments] == [
+        pytest.approx((0.15, upper_at_zero)), pytest.approx((0.85, 1.0))
+    ]
+
+
+def test_matplotlib_draws_an_interval_that_misses_its_estimate(table: pl.DataFrame) -> None:
+    """A table from elsewhere, whose bounds miss the estimate by an ulp or are null."""
+    pytest.importorskip("matplotlib")
+    off = table.with_columns(
+        observed_lower=pl.when(pl.col("bin") == 0)
+        .then(pl.col("observed") + 1e-17)
+        .otherwise(pl.col("observed_lower")),
+        observed_upper=pl.when(pl.col("bin") == 2)
+        .then(None)
+        .otherwise(pl.col("observed_upper")),
+    )
+    figure = pc.plot_reliability(off, backend="matplotlib")
+    assert len(figure.axes) == 2
 
 
 def test_one_group_has_no_legend(table: pl.DataFrame) -> None:

@@ -7,3 +7,6 @@ import polars_calib as pc
 ece: pl.Expr = pc.col("p").calib.ece("y", n_bins=10)
 brier: pl.Expr = pc.brier("p", "y", weight="w")
 frame = pl.DataFrame({"p": [0.2], "y": [0]}).select(ece, pc.mce(pl.col("p"), "y").alias("mce"))
+stats = pc.bin_statistics(pl.DataFrame({"p": [0.2], "y": [0]}), "p", "y", strategy="quantile")
+merged: pl.DataFrame = pc.metrics_from_statistics(stats, metrics=["ece", "brier"])
+plan: pl.LazyFrame = pc.summary(pl.LazyFrame({"p": [0.2], "y": [0]}), "p", "y", by=pl.col("p") > 0.5)
