@@ -68,6 +68,7 @@ def binned_error(problem: Problem, binning: Binning, norm: Norm) -> pl.Expr:
     :data:`~polars_calib.binning.MAX_MASKED_BINS` sum each bin through its mask
     (:func:`_masked_error`); others sum over a window keyed by the bin index.
     """
+    problem = problem.seen_by(binning.clip, binning.float32)
     if binning.masked:
         error = _masked_error(problem, binning, norm)
     else:
@@ -154,6 +155,7 @@ def keyed_binned_error(
     over classes with positive weight, ``"weighted"`` the mean weighted by each
     class's total weight. An exploded problem (classwise) is exploded here.
     """
+    problem = problem.seen_by(binning.clip, binning.float32)
     assert problem.key is not None
     prob, label, key, weight = problem.prob, problem.label, problem.key, problem.weight
     if problem.exploded:

@@ -14,6 +14,7 @@ from typing import Literal, TypeVar, get_args
 
 __all__ = [
     "Closed",
+    "Compat",
     "Metric",
     "Norm",
     "Reduction",
@@ -44,12 +45,16 @@ Metric = Literal["ece", "mce", "rmsce", "brier", "log_loss"]
 TopLabelAverage = Literal["macro", "weighted"]
 """Top-label ECE: unweighted mean over predicted classes, or weighted by their share."""
 
+Compat = Literal["sklearn", "netcal", "torchmetrics", "mapie"]
+"""A peer library whose bins a metric reproduces (see ``docs/conventions.md``)."""
+
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CLOSED: tuple[Closed, ...] = get_args(Closed)
 NORMS: tuple[Norm, ...] = get_args(Norm)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
 TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
+PEERS: tuple[Compat, ...] = get_args(Compat)
 
 SUM_TOLERANCE = 1e-6
 """Default largest ``|sum(p) - 1|`` accepted for a probability vector.

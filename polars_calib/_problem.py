@@ -27,7 +27,7 @@ categoricals and vectors (binary problems) before reading any data.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
@@ -99,6 +99,19 @@ class Problem:
     def used(self) -> pl.Expr:
         """Row-level: the row is present and not refused."""
         return self.present & ~self.refused
+
+    def seen_by(self, clip: bool, float32: bool) -> Problem:
+        """The problem with probabilities as a peer reads them (see ``binning.binning``):
+        clipped to ``[EPS, 1 - EPS]`` and/or rounded to float32; the rule is unchanged."""
+        if not (clip or float32):
+            return self
+
+        def seen(p: pl.Expr) -> pl.Expr:
+            p = p.clip(EPS, 1.0 - EPS) if clip else p
+            return p.cast(pl.Float32).cast(pl.Float64) if float32 else p
+
+        prob = self.prob.list.eval(seen(pl.element())) if self.exploded else seen(self.prob)
+        return replace(self, prob=prob)
 
     def weighted(self, value: pl.Expr) -> pl.Expr:
         """`value` times the row weight (unchanged when unweighted)."""

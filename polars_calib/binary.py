@@ -22,9 +22,9 @@ import polars as pl
 
 from polars_calib._exprs import IntoExpr
 from polars_calib._finish import binned_error, row_mean
-from polars_calib._options import NORMS, Closed, Norm, Strategy, check_choice
+from polars_calib._options import NORMS, Closed, Compat, Norm, Strategy, check_choice
 from polars_calib._problem import binary_problem
-from polars_calib.binning import Binning
+from polars_calib.binning import binning as make_binning
 
 __all__ = ["brier", "ece", "log_loss", "mce", "rmsce"]
 
@@ -39,6 +39,7 @@ def ece(
     norm: Norm = "l1",
     weight: IntoExpr | None = None,
     pos_label: Any = None,
+    compat: Compat | None = None,
 ) -> pl.Expr:
     r"""Expected calibration error of binary probabilities.
 
@@ -60,6 +61,13 @@ def ece(
         ``"l1"`` (ECE), ``"l2"`` (RMSCE) or ``"max"`` (MCE).
     weight
         Optional non-negative sample weights; every count and mean becomes weighted.
+    pos_label
+        The label of the positive class when labels are not 0/1 (1/2, -1/1,
+        strings): a label is 1 when it equals `pos_label`, else 0, as scikit-learn's.
+    compat
+        Reproduce a peer's bins exactly: ``"sklearn"``, ``"netcal"``,
+        ``"torchmetrics"`` or ``"mapie"`` (see :func:`polars_calib.binning.binning`
+        and ``docs/conventions.md``). The default is the exact ``k / B`` rule.
 
     Returns
     -------
@@ -115,7 +123,7 @@ def ece(
     │ 1    ┆ 0.204 │
     └──────┴───────┘
     """
-    binning = Binning(n_bins, strategy, closed)
+    binning = make_binning(n_bins, strategy, closed, compat)
     check_choice("norm", norm, NORMS)
     return binned_error(binary_problem(prob, label, weight, pos_label), binning, norm)
 
@@ -129,6 +137,7 @@ def mce(
     closed: Closed = "right",
     weight: IntoExpr | None = None,
     pos_label: Any = None,
+    compat: Compat | None = None,
 ) -> pl.Expr:
     """Maximum calibration error: :func:`ece` with ``norm="max"``.
 
@@ -156,7 +165,7 @@ def mce(
     """
     return ece(
         prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm="max", weight=weight,
-        pos_label=pos_label,
+        pos_label=pos_label, compat=compat,
     )
 
 
@@ -169,6 +178,7 @@ def rmsce(
     closed: Closed = "right",
     weight: IntoExpr | None = None,
     pos_label: Any = None,
+    compat: Compat | None = None,
 ) -> pl.Expr:
     """Root-mean-square calibration error: :func:`ece` with ``norm="l2"``.
 
@@ -196,7 +206,7 @@ def rmsce(
     """
     return ece(
         prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm="l2", weight=weight,
-        pos_label=pos_label,
+        pos_label=pos_label, compat=compat,
     )
 
 

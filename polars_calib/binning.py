@@ -34,15 +34,19 @@ Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantile
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
+from fractions import Fraction
 
 import polars as pl
 
 from polars_calib._exprs import IntoExpr, to_expr
 from polars_calib._options import (
     CLOSED,
+    PEERS,
     STRATEGIES,
     Closed,
+    Compat,
     Strategy,
     check_choice,
     check_n_bins,
@@ -52,9 +56,15 @@ __all__ = [
     "MAX_MASKED_BINS",
     "Binning",
     "bin_index",
+    "binning",
+    "linspace",
     "quantile_edges",
+    "torch_linspace32",
     "uniform_edges",
 ]
+
+# float64 machine epsilon: netcal clips probabilities to [EPS, 1 - EPS] before binning.
+_EPS = 2.220446049250313e-16
 
 MAX_MASKED_BINS = 40
 """Up to this many uniform bins, expressions sum each bin through its mask."""
@@ -70,11 +80,21 @@ class Binning:
     n_bins: int = 15
     strategy: Strategy = "uniform"
     closed: Closed = "right"
+    inner: tuple[float, ...] | None = None
+    """A peer's inner edges (see :func:`binning`): bin ``k`` of ``p`` is the number of
+    inner edges below ``p`` (``closed="right"``) or at most ``p`` (``"left"``)."""
+    float32: bool = False
+    """Compare float32 probabilities with float32 edges (torchmetrics)."""
+    clip: bool = False
+    """Clip probabilities to ``[eps, 1 - eps]`` before anything (netcal)."""
 
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)
         check_choice("strategy", self.strategy, STRATEGIES)
         check_choice("closed", self.closed, CLOSED)
+        if self.inner is not None and len(self.inner) != self.n_bins - 1:
+            msg = f"{len(self.inner)} inner edges make {len(self.inner) + 1} bins, not {self.n_bins}"
+            raise ValueError(msg)
 
     @property
     def masked(self) -> bool:
@@ -97,10 +117,29 @@ class Binning:
         A cheaper grouping key (the integer cast is a pass of its own), for
         probabilities in [0, 1]; the caller casts the few grouped values.
         """
+        if self.inner is not None:
+            # A peer's edges: count them (one comparison per edge; compat is for checking).
+            return pl.sum_horizontal(
+                [self._beyond(prob, edge).cast(pl.Float64) for edge in self.inner]
+            ).fill_nan(None) + pl.when(prob.is_not_null()).then(0.0)
         return _uniform_bin_value(prob, self.n_bins, self.closed)
+
+    def _beyond(self, prob: pl.Expr, edge: float) -> pl.Expr:
+        """Whether `prob` lies above `edge` (right-closed) or at or above it (left-closed)."""
+        if self.float32:
+            prob, literal = prob.cast(pl.Float32), pl.lit(edge, dtype=pl.Float32)
+        else:
+            literal = pl.lit(edge, dtype=pl.Float64)
+        return prob > literal if self.closed == "right" else prob >= literal
 
     def masks(self, prob: pl.Expr) -> list[pl.Expr]:
         """Per uniform bin, whether `prob` (null or in [0, 1]) lies in it; a null is in none."""
+        if self.inner is not None:
+            beyond = [self._beyond(prob, edge) for edge in self.inner]
+            if not beyond:
+                return [prob.is_not_null()]
+            middle = [b & ~c for b, c in zip(beyond[:-1], beyond[1:])]
+            return [~beyond[0], *middle, beyond[-1]]
         edges = uniform_edges(self.n_bins)
         if self.n_bins == 1:
             return [prob.is_not_null()]
@@ -115,11 +154,87 @@ class Binning:
 
     def grid(self) -> pl.LazyFrame:
         """The uniform bins with their exact edges: ``bin`` (Int32), ``lower``, ``upper``."""
-        edges = uniform_edges(self.n_bins)
+        if self.inner is None:
+            edges = uniform_edges(self.n_bins)
+        else:
+            edges = [min(0.0, *self.inner), *self.inner, max(1.0, *self.inner)]
         return pl.LazyFrame(
             {"bin": range(self.n_bins), "lower": edges[:-1], "upper": edges[1:]},
             schema={"bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64},
         )
+
+
+def binning(
+    n_bins: int = 15,
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
+    compat: Compat | None = None,
+) -> Binning:
+    """The checked :class:`Binning` of a metric's arguments; `compat` names a peer's rule.
+
+    With `compat`, uniform bins follow the peer's code exactly (the closure is the
+    peer's, whatever `closed` says):
+
+    * ``"sklearn"``: ``calibration_curve``: edges ``np.linspace(0, 1, B + 1)``,
+      right-closed (``searchsorted(edges[1:-1], p)``);
+    * ``"netcal"``: ``netcal.metrics.ECE``: probabilities clipped to ``[eps, 1 - eps]``,
+      edges ``np.linspace(0, 1, B + 1)``, left-closed;
+    * ``"mapie"``: ``mapie.metrics``: ``num_bins = B`` *edges*
+      ``np.linspace(0, 1, B)``, ``digitize(right=True)``: a bin of the exact zeros,
+      then ``B - 1`` right-closed bins;
+    * ``"torchmetrics"``: ``calibration_error``: float32 probabilities and float32
+      edges ``torch.linspace(0, 1, B + 1)`` (its fused-multiply-add CPU kernel),
+      left-closed (``bucketize(right=True) - 1``), and an extra bin ``B`` for
+      ``p == 1.0``.
+
+    Quantile bins have no compatibility rule (``ValueError``).
+    """
+    if compat is None:
+        return Binning(n_bins, strategy, closed)
+    check_choice("compat", compat, PEERS)
+    check_n_bins(n_bins)
+    if strategy != "uniform":
+        msg = f"`compat` reproduces the peers' uniform bins; got strategy={strategy!r}"
+        raise ValueError(msg)
+    if compat == "sklearn":
+        return Binning(n_bins, "uniform", "right", tuple(linspace(n_bins + 1)[1:-1]))
+    if compat == "netcal":
+        return Binning(n_bins, "uniform", "left", tuple(linspace(n_bins + 1)[1:-1]), clip=True)
+    if compat == "mapie":
+        return Binning(n_bins, "uniform", "right", tuple(linspace(n_bins)[:-1]))
+    inner = (*torch_linspace32(n_bins + 1)[1:-1], 1.0)
+    return Binning(n_bins + 1, "uniform", "left", inner, float32=True)
+
+
+def linspace(n: int) -> list[float]:
+    """``np.linspace(0.0, 1.0, n)``, bit for bit: ``i * step`` in float64, then 1.0."""
+    if n == 1:
+        return [0.0]
+    step = 1.0 / (n - 1)
+    return [*(i * step for i in range(n - 1)), 1.0]
+
+
+def _float32(value: float) -> float:
+    """The nearest float32 of a double (round to nearest, ties to even)."""
+    return float(struct.unpack("f", struct.pack("f", value))[0])
+
+
+def torch_linspace32(n: int) -> list[float]:
+    """``torch.linspace(0, 1, n, dtype=torch.float32)`` of the x86-64 CPU kernel.
+
+    ``step = fl32(1 / (n - 1))``; element ``i`` is ``fl32(i * step)`` for ``i < n // 2``
+    and ``fl32(1 - (n - 1 - i) * step)`` otherwise, each one fused multiply-add (one
+    rounding), as the AVX2/AVX512 builds do. Exact products are rationals, rounded once.
+    """
+    if n == 1:
+        return [0.0]
+    step = Fraction(_float32(1.0 / (n - 1)))
+    half = n // 2
+    out = []
+    for i in range(n):
+        exact = step * i if i < half else 1 - step * (n - 1 - i)
+        out.append(_float32(float(exact)))  # exact in float64 for these sizes
+    return out
 
 
 def uniform_edges(n_bins: int) -> list[float]:

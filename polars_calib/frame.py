@@ -25,6 +25,7 @@ from polars_calib._options import (
     SUM_TOLERANCE,
     TOP_LABEL_AVERAGES,
     Closed,
+    Compat,
     Metric,
     Reduction,
     Strategy,
@@ -33,7 +34,7 @@ from polars_calib._options import (
     check_confidence,
     check_metrics,
 )
-from polars_calib.binning import Binning
+from polars_calib.binning import binning as make_binning
 from polars_calib.statistics import (
     FrameT,
     Prepared,
@@ -71,6 +72,7 @@ def reliability(
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
+    compat: Compat | None = None,
 ) -> FrameT:
     """Reliability table: per bin, the mean prediction against the observed frequency.
 
@@ -180,7 +182,7 @@ def reliability(
     │ 3   ┆ 0.5      ┆ 0.0945         ┆ 0.9055         │
     └─────┴──────────┴────────────────┴────────────────┘
     """
-    binning = Binning(n_bins, strategy, closed)
+    binning = make_binning(n_bins, strategy, closed, compat)
     z = check_confidence(confidence)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
@@ -210,6 +212,7 @@ def summary(
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     average: TopLabelAverage = "macro",
+    compat: Compat | None = None,
 ) -> FrameT:
 
 
@@ -260,6 +263,8 @@ def summary(
         Largest accepted ``|sum(p) - 1|`` of a probability vector.
     pos_label
         Binary data: the label of the positive class when labels are not 0/1.
+    compat
+        A peer whose bins to reproduce (see :func:`polars_calib.ece`).
     average
         ``reduction="top_label"``: ``"macro"`` (default) or ``"weighted"`` mean over
         predicted classes (see :func:`polars_calib.top_label_ece`).
@@ -344,7 +349,7 @@ def summary(
     │ b     ┆ 2024-03-02 00:00:00 ┆ 2     ┆ 0       ┆ 0.75           ┆ 0.5      ┆ 0.185 │
     └───────┴─────────────────────┴───────┴─────────┴────────────────┴──────────┴───────┘
     """
-    binning = Binning(n_bins, strategy, closed)
+    binning = make_binning(n_bins, strategy, closed, compat)
     names = check_metrics(metrics)
     check_choice("average", average, TOP_LABEL_AVERAGES)
     prepared = prepare(

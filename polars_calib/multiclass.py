@@ -42,6 +42,7 @@ from polars_calib._options import (
     SUM_TOLERANCE,
     TOP_LABEL_AVERAGES,
     Closed,
+    Compat,
     Norm,
     Strategy,
     TopLabelAverage,
@@ -50,6 +51,7 @@ from polars_calib._options import (
 )
 from polars_calib._problem import vector_problem
 from polars_calib.binning import Binning
+from polars_calib.binning import binning as make_binning
 
 __all__ = [
     "SUM_TOLERANCE",
@@ -106,9 +108,10 @@ def prob_vector(*columns: IntoExpr) -> pl.Expr:
 
 
 def _check(
-    n_bins: int, strategy: str, closed: str, norm: str, sum_tol: object
+    n_bins: int, strategy: str, closed: str, norm: str, sum_tol: object,
+    compat: Compat | None = None,
 ) -> tuple[Binning, Norm, float]:
-    binning = Binning(n_bins, strategy, closed)  # type: ignore[arg-type]
+    binning = make_binning(n_bins, strategy, closed, compat)  # type: ignore[arg-type]
     check_choice("norm", norm, NORMS)
     return binning, norm, check_sum_tol(sum_tol)  # type: ignore[return-value]
 
@@ -129,6 +132,7 @@ def confidence_ece(
     norm: Norm = "l1",
     weight: IntoExpr | None = None,
     sum_tol: float = SUM_TOLERANCE,
+    compat: Compat | None = None,
 ) -> pl.Expr:
     r"""Confidence calibration error of probability vectors (Guo et al., 2017).
 
@@ -200,7 +204,7 @@ def confidence_ece(
     │ 0.2 ┆ 0.2333 │
     └─────┴────────┘
     """
-    binning, norm, tol = _check(n_bins, strategy, closed, norm, sum_tol)
+    binning, norm, tol = _check(n_bins, strategy, closed, norm, sum_tol, compat)
     problem = vector_problem(prob, label, weight, tol, "confidence")
     return _named(binned_error(problem, binning, norm), prob)
 
@@ -215,6 +219,7 @@ def classwise_ece(
     norm: Norm = "l1",
     weight: IntoExpr | None = None,
     sum_tol: float = SUM_TOLERANCE,
+    compat: Compat | None = None,
 ) -> pl.Expr:
     r"""Classwise calibration error: every class's one-vs-rest error, averaged.
 
@@ -274,7 +279,7 @@ def classwise_ece(
     │ 0.1917 ┆ 0.55 │
     └────────┴──────┘
     """
-    binning, norm, tol = _check(n_bins, strategy, closed, norm, sum_tol)
+    binning, norm, tol = _check(n_bins, strategy, closed, norm, sum_tol, compat)
     problem = vector_problem(prob, label, weight, tol, "classwise")
     return _named(keyed_binned_error(problem, binning, norm), prob)
 
@@ -290,6 +295,7 @@ def top_label_ece(
     weight: IntoExpr | None = None,
     sum_tol: float = SUM_TOLERANCE,
     average: TopLabelAverage = "macro",
+    compat: Compat | None = None,
 ) -> pl.Expr:
     r"""Top-label calibration error (Gupta and Ramdas, 2021).
 
@@ -362,7 +368,7 @@ def top_label_ece(
     │ 0.2    │
     └────────┘
     """
-    binning, norm, tol = _check(n_bins, strategy, closed, norm, sum_tol)
+    binning, norm, tol = _check(n_bins, strategy, closed, norm, sum_tol, compat)
     check_choice("average", average, TOP_LABEL_AVERAGES)
     problem = vector_problem(prob, label, weight, tol, "top_label")
     return _named(keyed_binned_error(problem, binning, norm, average), prob)

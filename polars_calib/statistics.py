@@ -38,6 +38,7 @@ from polars_calib._options import (
     SUM_TOLERANCE,
     TOP_LABEL_AVERAGES,
     Closed,
+    Compat,
     Metric,
     Norm,
     Reduction,
@@ -50,6 +51,7 @@ from polars_calib._options import (
 )
 from polars_calib._problem import Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
+from polars_calib.binning import binning as make_binning
 from polars_calib.validation import (
     CalibrationDataError,
     check_schema,
@@ -130,6 +132,7 @@ def statistics_query(
     gathers refused rows and -2 ignored ones, which keep their group). Only
     the row terms in `terms` are summed (log-loss costs two logarithms a row).
     """
+    problem = problem.seen_by(binning.clip, binning.float32)
     whole = not keys
     if whole:
         # One group: a constant key, dropped at the end, so that the plan has the shape
@@ -549,6 +552,7 @@ def bin_statistics(
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     metrics: Sequence[Metric] = METRICS,
+    compat: Compat | None = None,
 ) -> FrameT:
     """Sufficient statistics per group and bin: the mergeable form of every metric.
 
@@ -590,6 +594,8 @@ def bin_statistics(
     metrics
         Which metrics the table must be able to finish: the Brier and log-loss sums
         are computed only when asked for.
+    compat
+        A peer whose bins to reproduce (see :func:`polars_calib.ece`).
 
     Returns
     -------
@@ -640,7 +646,7 @@ def bin_statistics(
     │ b     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   │
     └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
     """
-    binning = Binning(n_bins, strategy, closed)
+    binning = make_binning(n_bins, strategy, closed, compat)
     names = check_metrics(metrics)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
