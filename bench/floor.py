@@ -9,7 +9,7 @@ frame       ``pc.summary(df, "p", "y", by=keys, metrics=["ece"])`` (bins, screen
 expression  ``df.group_by(keys).agg(pc.ece("p", "y"))``
 
 for one group, 10,000 integer groups and 10,000 string groups. Each time is the best
-of five runs, each started when the CPUs are idle. Run ``python bench/floor.py``
+of three runs, each started when the CPUs are idle (or after 10 s of waiting). Run ``python bench/floor.py``
 (about a minute on 2 cores); it prints the table and rewrites its section of
 ``docs/performance.md``. Nothing here is a test: timings vary by machine.
 """
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "performance.md"
 ROWS = 10_000_000
 N_BINS = 15
-REPEATS = 5
+REPEATS = 3
 BEGIN, END = "<!-- floor -->", "<!-- /floor -->"
 
 
@@ -45,7 +45,7 @@ def data(rows: int = ROWS, groups: int = 10_000) -> pl.DataFrame:
     return df.with_columns(s=pl.format("segment-{}", pl.col("g")))
 
 
-def _wait_idle(threshold: float = 0.9, window: float = 0.25, limit: float = 30.0) -> None:
+def _wait_idle(threshold: float = 0.9, window: float = 0.25, limit: float = 10.0) -> None:
     def idle() -> tuple[int, int]:
         with open("/proc/stat") as stat:
             ticks = [int(field) for field in stat.readline().split()[1:]]
