@@ -1,9 +1,15 @@
-"""Shared test setup: the numpy oracle on the path, hypothesis profiles, example data."""
+"""Shared test setup: the numpy oracle on the path, hypothesis profiles, example data.
+
+Also the one context fixture, :func:`frame_context` (eager, lazy in memory, lazy
+streaming, parquet scan), and the one data factory, :func:`make_log`.
+"""
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +51,128 @@ def sign_changing_log(
             "w": rng.random(n) * 2.0,
         }
     )
+
+
+def make_log(
+    seed: int,
+    n: int,
+    *,
+    decimals: int | None = 2,
+    groups: int = 1,
+    classes: int | None = None,
+    nulls: float = 0.0,
+    weights: bool = True,
+    key_dtype: pl.DataType | type[pl.DataType] = pl.Int64,
+) -> pl.DataFrame:
+    """The test data: a log whose miscalibration changes sign across [0, 1].
+
+    Columns ``g`` (group key of `key_dtype`, ``groups`` values), ``p``, ``y`` and,
+    with `weights`, ``w`` in [0, 2): :func:`sign_changing_log`, whose rows these are
+    (the same seed gives the same rows). With ``classes=K``, also ``probs``
+    (``Array(Float64, K)``, each row summing to 1; with `decimals`, on the grid of
+    ``10**-decimals``, many on bin edges) and ``cls`` (Int64 in ``0 .. K - 1``): the
+    arg-max is right with probability ``c + 0.25 sin(2 pi t)`` where ``c`` is the
+    confidence and ``t = (c - 1/K) / (1 - 1/K)``, so the model is under-confident at
+    low confidence and over-confident at high. With `nulls`, that fraction of rows
+    holds one null, in ``p``, ``y`` or ``w`` (also ``probs`` or ``cls`` with classes).
+    """
+    df = sign_changing_log(seed, n, decimals=decimals, groups=groups)
+    # A second stream, so that the binary columns stay those of `sign_changing_log`.
+    rng = np.random.default_rng([seed, 1])
+    if classes is not None:
+        probs, label = _class_probabilities(rng, n, classes, decimals)
+        df = df.with_columns(
+            probs=pl.Series(probs, dtype=pl.Array(pl.Float64, classes)),
+            cls=pl.Series(label, dtype=pl.Int64),
+        )
+    if not weights:
+        df = df.drop("w")
+    if nulls:
+        columns = ["p", "y", *(["w"] if weights else []), *(["probs", "cls"] if classes else [])]
+        hit = rng.random(n) < nulls
+        where = rng.integers(0, len(columns), n)
+        df = df.with_columns(
+            pl.when(pl.Series(~(hit & (where == j)))).then(pl.col(name)).alias(name)
+            for j, name in enumerate(columns)
+        )
+    return df.with_columns(pl.col("g").cast(key_dtype))
+
+
+def _class_probabilities(
+    rng: np.random.Generator, n: int, classes: int, decimals: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Probability vectors (rows summing to 1) and labels, mis-calibrated as :func:`make_log`."""
+    if classes < 2:
+        msg = f"`classes` must be at least 2, got {classes}"
+        raise ValueError(msg)
+    logits = rng.normal(size=(n, classes)) * rng.uniform(0.2, 3.0, size=(n, 1))
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    if decimals is not None:
+        # Largest-remainder rounding onto the grid: the rounded rows still sum to 1.
+        scale = 10**decimals
+        scaled = probs * scale
+        units = np.floor(scaled)
+        short = (scale - units.sum(axis=1)).astype(np.int64)
+        order = np.argsort(-(scaled - units), axis=1, kind="stable")
+        rank = np.argsort(order, axis=1, kind="stable")
+        units += rank < short[:, None]
+        probs = units / scale
+    confidence = probs.max(axis=1)
+    predicted = probs.argmax(axis=1)
+    t = (confidence - 1 / classes) / (1 - 1 / classes)
+    accuracy = np.clip(confidence + 0.25 * np.sin(2 * math.pi * t), 0.0, 1.0)
+    right = rng.random(n) < accuracy
+    # A wrong label: another class, drawn uniformly.
+    shift = rng.integers(1, classes, n)
+    label = np.where(right, predicted, (predicted + shift) % classes)
+    return probs, label.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class FrameContext:
+    """One data context: how a test's frame is given and its result collected.
+
+    ``"eager"``: a DataFrame, results must be DataFrames; ``"lazy"``: a LazyFrame
+    collected in memory; ``"streaming"``: a LazyFrame collected by the streaming
+    engine; ``"scan"``: the frame written to parquet and scanned, collected by the
+    streaming engine. Lazy contexts require lazy results: a LazyFrame method must
+    return a plan.
+    """
+
+    name: str
+    directory: Path
+
+    @property
+    def lazy(self) -> bool:
+        return self.name != "eager"
+
+    def frame(self, df: pl.DataFrame) -> pl.DataFrame | pl.LazyFrame:
+        if self.name == "eager":
+            return df
+        if self.name == "scan":
+            path = self.directory / f"frame_{next(_SCANS)}.parquet"
+            df.write_parquet(path)
+            return pl.scan_parquet(path)
+        return df.lazy()
+
+    def collect(self, result: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+        if self.name == "eager":
+            assert isinstance(result, pl.DataFrame), f"eager gave {type(result).__name__}"
+            return result
+        assert isinstance(result, pl.LazyFrame), f"{self.name} gave {type(result).__name__}"
+        if self.name == "lazy":
+            return result.collect()
+        return result.collect(engine="streaming")
+
+
+_SCANS = itertools.count()
+
+
+@pytest.fixture(params=["eager", "lazy", "streaming", "scan"])
+def frame_context(request: pytest.FixtureRequest, tmp_path: Path) -> FrameContext:
+    """Every data context a metric claims (narwhals' ``constructor`` fixture)."""
+    return FrameContext(request.param, tmp_path)
 
 
 @pytest.fixture
