@@ -26,6 +26,7 @@ import numpy as np
 import polars as pl
 
 import polars_calib as pc
+from benchmark import _wait_idle  # the same idle wait as the full benchmark (bench/ is on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "performance.md"
@@ -45,28 +46,10 @@ def data(rows: int = ROWS, groups: int = 10_000) -> pl.DataFrame:
     return df.with_columns(s=pl.format("segment-{}", pl.col("g")))
 
 
-def _wait_idle(threshold: float = 0.9, window: float = 0.25, limit: float = 10.0) -> None:
-    def idle() -> tuple[int, int]:
-        with open("/proc/stat") as stat:
-            ticks = [int(field) for field in stat.readline().split()[1:]]
-        return ticks[3] + ticks[4], sum(ticks)
-
-    try:
-        deadline = time.perf_counter() + limit
-        while time.perf_counter() < deadline:
-            idle0, total0 = idle()
-            time.sleep(window)
-            idle1, total1 = idle()
-            if total1 > total0 and (idle1 - idle0) / (total1 - total0) >= threshold:
-                return
-    except OSError:
-        return
-
-
 def best(run: Callable[[], object]) -> float:
     times = []
     for _ in range(REPEATS):
-        _wait_idle()
+        _wait_idle(limit=10.0)
         start = time.perf_counter()
         run()
         times.append(time.perf_counter() - start)
