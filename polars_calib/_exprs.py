@@ -7,7 +7,7 @@ from typing import Union
 
 import polars as pl
 
-__all__ = ["IntoExpr", "Keys", "GroupKeys", "group_keys", "output_name", "to_expr"]
+__all__ = ["GroupKeys", "IntoExpr", "Keys", "output_name", "to_expr"]
 
 IntoExpr = Union[str, pl.Expr]
 """A column name or a Polars expression."""
@@ -66,7 +66,3 @@ class GroupKeys:
         """The names of existing columns the keys read (for the schema check)."""
         return sorted({root for expr in self.exprs for root in expr.meta.root_names()})
 
-
-def group_keys(by: Keys, reserved: frozenset[str] = frozenset()) -> GroupKeys:
-    """:class:`GroupKeys` of `by`; a name in `reserved` (an output column) is refused."""
-    return GroupKeys(by, reserved)

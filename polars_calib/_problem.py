@@ -95,11 +95,6 @@ class Problem:
                 flag = flag | check.bad.fill_null(False)
         return flag
 
-    @property
-    def used(self) -> pl.Expr:
-        """Row-level: the row is present and not refused."""
-        return self.present & ~self.refused
-
     def seen_by(self, clip: bool, float32: bool) -> Problem:
         """The problem with probabilities as a peer reads them (see ``binning.binning``):
         clipped to ``[EPS, 1 - EPS]`` and/or rounded to float32; the rule is unchanged."""

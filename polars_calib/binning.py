@@ -63,8 +63,6 @@ __all__ = [
     "uniform_edges",
 ]
 
-# float64 machine epsilon: netcal clips probabilities to [EPS, 1 - EPS] before binning.
-_EPS = 2.220446049250313e-16
 
 MAX_MASKED_BINS = 40
 """Up to this many uniform bins, expressions sum each bin through its mask."""
@@ -86,7 +84,8 @@ class Binning:
     float32: bool = False
     """Compare float32 probabilities with float32 edges (torchmetrics)."""
     clip: bool = False
-    """Clip probabilities to ``[eps, 1 - eps]`` before anything (netcal)."""
+    """Clip probabilities to ``[eps, 1 - eps]`` before anything (netcal; done by
+    :meth:`polars_calib._problem.Problem.seen_by`)."""
 
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)

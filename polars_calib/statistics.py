@@ -30,7 +30,7 @@ from typing import Any, TypeVar, cast
 
 import polars as pl
 
-from polars_calib._exprs import Keys, group_keys
+from polars_calib._exprs import GroupKeys, Keys
 from polars_calib._finish import calibration_error
 from polars_calib._options import (
     METRICS,
@@ -479,7 +479,7 @@ def prepare(
     Probability vectors (an Array or List column) take `reduction` (``"confidence"``
     by default); binary data refuse a `reduction`.
     """
-    keys = group_keys(by, reserved | _RESERVED)
+    keys = GroupKeys(by, reserved | _RESERVED)
     if (time is None) != (every is None):
         msg = "`time` and `every` go together: give both or neither"
         raise ValueError(msg)
@@ -792,7 +792,7 @@ def metrics_from_statistics(
     │ 0.18 ┆ 0.182 │
     └──────┴───────┘
     """
-    keys = group_keys(by).names
+    keys = GroupKeys(by).names
     names = check_metrics(metrics)
     check_choice("average", average, TOP_LABEL_AVERAGES)
     schema = _statistics_frame(stats, keys).collect_schema()
@@ -856,6 +856,6 @@ def reliability_from_statistics(
     │ 3   ┆ 1.0   ┆ 2     ┆ 1.0      │
     └─────┴───────┴───────┴──────────┘
     """
-    keys = group_keys(by).names
+    keys = GroupKeys(by).names
     z = check_confidence(confidence)
     return same_kind(stats, reliability_rows(_merged(stats, keys), keys, z))
