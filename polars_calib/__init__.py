@@ -14,6 +14,7 @@ and :mod:`~polars_calib.cli`.
 
 from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on frames)
 from polars_calib import namespace as _namespace  # noqa: F401  (registers `.calib`)
+from polars_calib.audit import Audit, adjusted_p_values, audit
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
 from polars_calib.frame import reliability, summary
@@ -35,8 +36,11 @@ from polars_calib.statistics import (
 from polars_calib.validation import CalibrationDataError, refused_rows, validate
 
 __all__ = [
+    "Audit",
     "Binning",
     "CalibrationDataError",
+    "adjusted_p_values",
+    "audit",
     "bin_index",
     "bin_statistics",
     "brier",
