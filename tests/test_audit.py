@@ -1,0 +1,356 @@
+"""The fairness audit: every slice from one pass, against per-slice summaries, fairlearn and statsmodels."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import make_log
+from hypothesis import example, given
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+from reference import calibration_error
+from test_lazy import CountingSource
+
+import polars_calib as pc
+from polars_calib.audit import MAX_SLICES
+
+N_BINS = 10
+
+
+def attributes_log(seed: int, n: int, *, classes: int | None = None) -> pl.DataFrame:
+    """`make_log`'s rows (sign-changing miscalibration) with four attributes of four dtypes.
+
+    ``sex`` (String), ``age`` (Categorical, with nulls), ``region`` (Int32) and
+    ``member`` (Boolean, with nulls).
+    """
+    rng = np.random.default_rng([seed, 2])
+    age = rng.choice(["18-29", "30-49", "50-64", "65+", ""], n, p=[0.3, 0.3, 0.2, 0.15, 0.05])
+    member = rng.choice([0, 1, 2], n, p=[0.45, 0.45, 0.1])
+    return make_log(seed, n, classes=classes).with_columns(
+        sex=pl.Series(rng.choice(["F", "M"], n)),
+        age=pl.Series(age).replace("", None).cast(pl.Categorical),
+        region=pl.Series(rng.integers(0, 3, n), dtype=pl.Int32),
+        member=pl.Series(member).replace_strict({0: False, 1: True, 2: None}, return_dtype=pl.Boolean),
+    )
+
+
+def _in_slice(row: dict[str, object], attributes: list[str]) -> pl.Expr:
+    """The rows of a slice: each fixed attribute equal to its value (null to null)."""
+    return pl.all_horizontal(
+        pl.lit(True), *(pl.col(name).eq_missing(pl.lit(row[name])) for name in attributes)
+    )
+
+
+# --------------------------------------------------------------------------
+# Rolled up = computed on each slice directly
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("weight", [None, "w"])
+def test_every_slice_equals_a_summary_of_its_rows(weight: str | None) -> None:
+    df = attributes_log(0, 3_000)
+    by = ["sex", "age", "region", "member"]
+    metrics = ["ece", "mce", "rmsce", "brier", "log_loss"]
+    result = pc.audit(
+        df, "p", "y", by=by, max_order=3, metrics=metrics, n_bins=N_BINS, weight=weight,
+    )  # fmt: skip
+    slices = result.slices
+    # overall, 2 + 5 + 3 + 3 single values, and the intersections that occur
+    expected_count = sum(
+        df.select(subset).n_unique() if subset else 1
+        for order in range(4) for subset in itertools.combinations(by, order)
+    )  # fmt: skip
+    assert slices.height == expected_count
+    assert slices.select(pl.struct("attributes", *by).is_unique().all()).item()
+    for row in slices.iter_rows(named=True):
+        rows = df.filter(_in_slice(row, row["attributes"]))
+        direct = pc.summary(rows, "p", "y", metrics=metrics, n_bins=N_BINS, weight=weight)
+        assert row["count"] == direct["count"].item() == rows.height - rows["p"].null_count()
+        for column in ["mean_predicted", "observed", *metrics]:
+            assert row[column] == pytest.approx(direct[column].item(), abs=1e-12), (row["slice"], column)
+
+
+def test_slices_say_which_attributes_they_fix_and_null_is_a_value() -> None:
+    df = pl.DataFrame({
+        "a": ["x", "x", None, None, "y", "y"],
+        "b": [1, 2, 1, 2, 1, None],
+        "p": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+        "y": [0, 1, 0, 1, 0, 1],
+    })  # fmt: skip
+    slices = pc.audit(df, "p", "y", by=["a", "b"], min_count=0).slices
+    labels = slices["slice"].to_list()
+    assert labels == [
+        "overall", "a=x", "a=y", "a=null", "b=1", "b=2", "b=null",
+        "a=x, b=1", "a=x, b=2", "a=y, b=1", "a=y, b=null", "a=null, b=1", "a=null, b=2",
+    ]  # fmt: skip
+    a_null = slices.filter(pl.col("slice") == "a=null").row(0, named=True)
+    assert a_null["attributes"] == ["a"] and a_null["a"] is None and a_null["b"] is None
+    assert a_null["count"] == 2
+    overall = slices.row(0, named=True)
+    assert overall["attributes"] == [] and overall["order"] == 0 and overall["share"] == 1.0
+    assert slices.schema["b"] == pl.Int64 and slices.schema["order"] == pl.Int32
+
+
+def test_probability_vectors_with_a_reduction() -> None:
+    df = attributes_log(1, 2_000, classes=3)
+    for reduction in ("confidence", "classwise", "top_label"):
+        result = pc.audit(
+            df, "probs", "cls", by=["sex", "region"], reduction=reduction, n_bins=N_BINS,
+            metrics=["ece", "brier"],
+        )  # fmt: skip
+        name = f"{reduction}_ece"
+        assert result.metrics == (name, "brier")
+        for row in result.slices.iter_rows(named=True):
+            rows = df.filter(_in_slice(row, row["attributes"]))
+            direct = pc.summary(
+                rows, "probs", "cls", reduction=reduction, n_bins=N_BINS, metrics=["ece", "brier"]
+            )
+            for column in ("accuracy", name, "brier"):
+                assert row[column] == pytest.approx(direct[column].item(), abs=1e-12)
+
+
+def test_frame_namespaces_and_a_lazy_frame_give_the_same_audit() -> None:
+    df = attributes_log(2, 1_000)
+    eager = df.calib.audit("p", "y", by=["sex", "region"])
+    lazy = df.lazy().calib.audit("p", "y", by=["sex", "region"])
+    assert_frame_equal(eager.slices, lazy.slices)
+    assert_frame_equal(eager.disparities, lazy.disparities)
+
+
+def test_a_scan_is_read_once() -> None:
+    source = CountingSource(attributes_log(3, 2_000))
+    result = pc.audit(
+        source.frame(), "p", "y", by=["sex", "age", "region"], max_order=3,
+        metrics=["ece", "brier", "log_loss"],
+    )  # fmt: skip
+    assert source.reads == 1
+    assert result.slices.height > 20
+
+
+# --------------------------------------------------------------------------
+# fairlearn's MetricFrame, on the same ECE
+# --------------------------------------------------------------------------
+
+
+def test_agrees_with_fairlearn_metric_frame() -> None:
+    pytest.importorskip("fairlearn")
+    from fairlearn.metrics import MetricFrame
+
+    # Continuous probabilities: no row on a bin edge, where a numpy ECE could bin differently.
+    df = attributes_log(4, 4_000).with_columns(
+        pl.col("p").fill_null(0.5) * 0.99 + 0.004, pl.col("y").fill_null(0),
+        pl.col("age").fill_null("unknown"), pl.col("member").fill_null(False),
+    )  # fmt: skip
+    by = ["sex", "age", "region", "member"]
+    result = pc.audit(df, "p", "y", by=by, max_order=2, n_bins=N_BINS, min_count=0)
+    pandas = df.to_pandas()
+
+    def ece(y_true: np.ndarray, y_prob: np.ndarray) -> float:
+        return float(calibration_error(np.asarray(y_prob), np.asarray(y_true), n_bins=N_BINS))
+
+    checked = 0
+    for order in (1, 2):
+        for subset in itertools.combinations(by, order):
+            frame = MetricFrame(
+                metrics=ece, y_true=pandas["y"], y_pred=pandas["p"],
+                sensitive_features=pandas[list(subset)],
+            )  # fmt: skip
+            ours = result.slices.filter(pl.col("attributes") == list(subset))
+            by_group = frame.by_group.dropna()  # fairlearn lists combinations that never occur
+            assert ours.height == len(by_group)
+            for key, value in by_group.items():
+                values = key if isinstance(key, tuple) else (key,)
+                row = ours.filter(
+                    pl.all_horizontal(
+                        pl.col(n).cast(pl.String).str.to_lowercase() == str(v).lower()
+                        for n, v in zip(subset, values)
+                    )
+                )
+                assert row["ece"].item() == pytest.approx(value, abs=1e-12)
+            disparity = result.disparities.filter(
+                pl.col("attributes") == list(subset), pl.col("metric") == "ece"
+            ).row(0, named=True)
+            assert disparity["overall"] == pytest.approx(frame.overall, abs=1e-12)
+            assert disparity["group_min"] == pytest.approx(frame.group_min(), abs=1e-12)
+            assert disparity["group_max"] == pytest.approx(frame.group_max(), abs=1e-12)
+            assert disparity["difference"] == pytest.approx(frame.difference(), abs=1e-12)
+            assert disparity["difference_to_overall"] == pytest.approx(
+                frame.difference(method="to_overall"), abs=1e-12
+            )
+            assert disparity["ratio"] == pytest.approx(frame.ratio(), abs=1e-12)
+            assert disparity["ratio_to_overall"] == pytest.approx(
+                frame.ratio(method="to_overall"), abs=1e-12
+            )
+            checked += 1
+    assert checked == 10
+
+
+# --------------------------------------------------------------------------
+# Multiple testing: statsmodels' multipletests
+# --------------------------------------------------------------------------
+
+
+p_value_lists = st.lists(
+    st.one_of(
+        st.none(),
+        st.sampled_from([0.0, 0.001, 0.01, 0.04, 0.05, 0.5, 1.0]),  # ties
+        st.floats(0.0, 1.0),
+    ),
+    max_size=40,
+)
+
+
+@given(p_value_lists)
+@example([])
+@example([None, None])
+@example([0.01, 0.01, 0.01])
+def test_adjusted_p_values_agree_with_statsmodels(values: list[float | None]) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    frame = pl.DataFrame({"p": values}, schema={"p": pl.Float64})
+    adjusted = frame.select(
+        holm=pc.adjusted_p_values(pl.col("p"), "holm"),
+        bh=pc.adjusted_p_values(pl.col("p"), "bh"),
+    )
+    present = frame["p"].is_not_null()
+    assert adjusted.filter(~present).null_count().sum_horizontal().sum() == 2 * (~present).sum()
+    tested = frame["p"].drop_nulls().to_numpy()
+    if tested.size == 0:
+        return
+    for column, method in (("holm", "holm"), ("bh", "fdr_bh")):
+        expected = multipletests(tested, method=method)[1]
+        ours = adjusted.filter(present)[column].to_numpy()
+        np.testing.assert_allclose(ours, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_unknown_correction_is_refused() -> None:
+    with pytest.raises(ValueError, match="`method` must be one of 'holm', 'bh'"):
+        pc.adjusted_p_values(pl.col("p"), "bonferroni")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# A hidden intersection
+# --------------------------------------------------------------------------
+
+
+def hidden_intersection_log(seed: int) -> pl.DataFrame:
+    """Every sex and every age band calibrated on the whole; one intersection is not.
+
+    The offsets of the outcome rate from ``p`` cancel in each row and column of
+    the sex x age table (sizes times offsets), with the same uniform ``p`` in
+    every cell, so each single attribute's bins average them away: (F, 65+) is
+    under-predicted by 0.25, (M, 65+) over-predicted by 0.05, and the other cells
+    move by 1/60 the other way. The region is noise.
+    """
+    rng = np.random.default_rng(seed)
+    cells = [("F", "65+", 600, 0.25), ("M", "65+", 3_000, -0.05)]
+    cells += [("F", band, 3_000, -1 / 60) for band in ("18-29", "30-49", "50-64")]
+    cells += [("M", band, 3_000, 1 / 60) for band in ("18-29", "30-49", "50-64")]
+    frames = []
+    for sex, age, n, offset in cells:
+        p = rng.uniform(0.1, 0.7, n)
+        y = rng.random(n) < p + offset
+        frames.append(pl.DataFrame({
+            "sex": sex, "age": age, "region": rng.choice(["north", "south", "west"], n),
+            "p": p, "y": y,
+        }))  # fmt: skip
+    return pl.concat(frames)
+
+
+def test_worst_finds_the_miscalibrated_intersection_that_single_attributes_hide() -> None:
+    df = hidden_intersection_log(5)
+    result = pc.audit(df, "p", "y", by=["sex", "age", "region"], n_bins=N_BINS)
+    worst = result.worst(3)
+    assert worst["slice"][0] == "sex=F, age=65+"
+    top = worst.row(0, named=True)
+    assert top["ece"] > 0.2 and top["ece_ratio"] > 3
+    singles = result.slices.filter(pl.col("order") == 1)
+    assert singles["ece"].max() < 0.07  # each attribute alone looks fine
+    assert singles["ece"].max() < top["ece"] / 3
+    sex_age = result.disparities.filter(
+        pl.col("attributes") == ["sex", "age"], pl.col("metric") == "ece"
+    )
+    assert sex_age["worst_slice"].item() == "sex=F, age=65+"
+
+
+def test_small_slices_are_flagged_and_left_out_unless_asked() -> None:
+    df = hidden_intersection_log(6)
+    result = pc.audit(df, "p", "y", by=["sex", "age"], min_count=1_000)
+    small = result.slices.filter(pl.col("too_small"))
+    assert small["slice"].to_list() == ["sex=F, age=65+"]
+    assert "sex=F, age=65+" not in result.worst(20)["slice"].to_list()
+    assert result.worst(1, include_small=True)["slice"].item() == "sex=F, age=65+"
+    sex_age = result.disparities.filter(pl.col("attributes") == ["sex", "age"])
+    assert sex_age["small"].to_list() == [1, 1]
+    assert sex_age["groups"].to_list() == [7, 7]
+    assert (sex_age["worst_slice"] != "sex=F, age=65+").all()
+    assert result.worst(2, metric="brier").height == 2
+
+
+# --------------------------------------------------------------------------
+# Bad input
+# --------------------------------------------------------------------------
+
+
+def test_bad_arguments_raise_clear_errors() -> None:
+    df = attributes_log(7, 200).with_columns(
+        score=pl.col("p") * 100, tags=pl.concat_list("sex", "sex")
+    )
+    with pytest.raises(pc.CalibrationDataError, match="column 'nope' is missing"):
+        pc.audit(df, "p", "y", by=["sex", "nope"])
+    with pytest.raises(pc.CalibrationDataError, match=r"'score' holds Float64.*cut"):
+        pc.audit(df, "p", "y", by=["sex", "score"])
+    with pytest.raises(pc.CalibrationDataError, match="'tags' holds List"):
+        pc.audit(df, "p", "y", by=["tags"])
+    with pytest.raises(ValueError, match="at least one attribute"):
+        pc.audit(df, "p", "y", by=[])
+    for order in (0, 3):
+        with pytest.raises(ValueError, match=r"`max_order` must be from 1 to len\(by\) = 2"):
+            pc.audit(df, "p", "y", by=["sex", "region"], max_order=order)
+    with pytest.raises(TypeError, match="`max_order`"):
+        pc.audit(df, "p", "y", by=["sex"], max_order=1.0)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`correction` must be one of 'holm', 'bh'"):
+        pc.audit(df, "p", "y", by="sex", correction="bonferroni")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="'uniform' for an audit"):
+        pc.audit(df, "p", "y", by="sex", strategy="quantile")
+    with pytest.raises(ValueError, match="`min_count`"):
+        pc.audit(df, "p", "y", by="sex", min_count=-1)
+    with pytest.raises(ValueError, match="`by` cannot hold 'slice'"):
+        pc.audit(df.rename({"sex": "slice"}), "p", "y", by="slice")
+    with pytest.raises(ValueError, match="`k` must be a positive int"):
+        pc.audit(df, "p", "y", by="sex").worst(0)
+    with pytest.raises(ValueError, match="`metric` must be one of 'ece', 'brier'"):
+        pc.audit(df, "p", "y", by="sex").worst(metric="mce")
+
+
+def test_too_many_slices_is_an_error_naming_the_limit() -> None:
+    n = MAX_SLICES + 1
+    df = pl.DataFrame({"id": pl.int_range(n, eager=True), "p": [0.5] * n, "y": [1] * n})
+    with pytest.raises(ValueError, match=r"10,002 slices, more than the limit of 10,000.*max_order"):
+        pc.audit(df, "p", "y", by="id")
+
+
+def test_refused_rows_raise_even_from_a_lazy_frame() -> None:
+    df = pl.DataFrame({"s": ["a", "b"], "p": [0.5, 1.5], "y": [1, 0]})
+    with pytest.raises(pc.CalibrationDataError, match="'p'"):
+        pc.audit(df.lazy(), "p", "y", by="s")
+
+
+def test_shares_differences_and_ratios_are_to_the_overall_row() -> None:
+    result = pc.audit(attributes_log(8, 1_500), "p", "y", by=["sex", "member"])
+    slices = result.slices
+    overall = slices.row(0, named=True)
+    for metric in ("ece", "brier"):
+        assert slices[f"{metric}_difference"].to_list() == pytest.approx(
+            (slices[metric] - overall[metric]).to_list(), abs=1e-15
+        )
+        assert slices[f"{metric}_ratio"].to_list() == pytest.approx(
+            (slices[metric] / overall[metric]).to_list(), rel=1e-15
+        )
+    sex = slices.filter(pl.col("attributes") == ["sex"])
+    assert sex["share"].sum() == pytest.approx(1.0, abs=1e-15)
+    assert math.isclose(sex["count"].sum(), overall["count"])
