@@ -17,6 +17,7 @@ from polars_calib import namespace as _namespace  # noqa: F401  (registers `.cal
 from polars_calib.audit import Audit, adjusted_p_values, audit
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
+from polars_calib.forest import plot_audit
 from polars_calib.frame import reliability, summary
 from polars_calib.multiclass import (
     classwise_ece,
@@ -53,6 +54,7 @@ __all__ = [
     "metrics_from_statistics",
     "multiclass_brier",
     "multiclass_log_loss",
+    "plot_audit",
     "plot_reliability",
     "prob_vector",
     "refused_rows",
