@@ -506,10 +506,13 @@ def _compared(slices: pl.DataFrame, metrics: list[str], min_count: int) -> pl.Da
     compared = []
     for metric in metrics:
         reference = pl.lit(overall[metric], pl.Float64)
+        value = pl.col(metric)
+        # Polars divides by a scalar as a product with its inverse (1 ulp off): equal is 1.
+        ratio = pl.when(value == reference).then(1.0).otherwise(value / reference)
         compared += [
-            pl.col(metric),
-            (pl.col(metric) - reference).alias(f"{metric}_difference"),
-            (pl.col(metric) / reference).alias(f"{metric}_ratio"),
+            value,
+            (value - reference).alias(f"{metric}_difference"),
+            ratio.alias(f"{metric}_ratio"),
         ]
     means = [c for c in slices.columns if c not in metrics][-2:]  # the two mean columns
     return slices.select(

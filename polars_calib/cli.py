@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 import polars as pl
 
@@ -35,7 +35,7 @@ from polars_calib.statistics import (
     terms_for,
 )
 
-__all__ = ["build_parser", "main", "parse_report", "report", "scan"]
+__all__ = ["build_parser", "main", "parse_audit", "parse_report", "report", "run_audit", "scan"]
 
 PROG = "polars-calib"
 
@@ -186,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "-q", "--quiet", action="store_true", help="no progress messages on stderr"
     )
+    _add_audit_parser(commands)
     return parser
 
 
@@ -356,10 +357,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        options = parse_report(argv)
-        report(options, sys.stdout, sys.stderr)
+        if argv[:1] == ["audit"]:
+            run_audit(parse_audit(argv), sys.stdout, sys.stderr)
+        else:
+            options = parse_report(argv)
+            report(options, sys.stdout, sys.stderr)
     except UsageError as error:
-        command = f"{PROG} report" if argv[:1] == ["report"] else PROG
+        command = f"{PROG} {argv[0]}" if argv[:1] in (["report"], ["audit"]) else PROG
         print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
         return 2
     except (DataError, OSError, pl.exceptions.PolarsError, ValueError) as error:
@@ -369,3 +373,174 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+# --------------------------------------------------------------------------
+# polars-calib audit
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """The checked options of ``polars-calib audit``."""
+
+    log: str
+    prob: str
+    label: str
+    by: list[str]
+    max_order: int | None
+    n_bins: int
+    metrics: list[str]
+    weight: str | None
+    min_count: int
+    correction: str | None
+    confidence: float
+    reduction: str | None
+    out: Path | None
+    quiet: bool
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        msg = f"must be a non-negative integer, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _add_audit_parser(commands: Any) -> None:
+    """The ``audit`` subcommand's arguments."""
+    audit = commands.add_parser(
+        "audit",
+        help="calibration of every segment and intersection of segments (a fairness audit)",
+        description="Audit the calibration of every value of each --by attribute and of "
+        "their intersections, from one pass over the log; print the slices; with --out, "
+        "write slices.csv, slices.parquet, disparities.csv, disparities.parquet and "
+        "forest.png.",
+    )
+    audit.add_argument("log", metavar="LOG", help="as for `report`")
+    audit.add_argument("--prob", required=True, metavar="COL", help="probability column")
+    audit.add_argument("--label", required=True, metavar="COL", help="0/1 outcome column")
+    audit.add_argument(
+        "--by", type=_names, required=True, metavar="COLS",
+        help="comma-separated attribute columns, e.g. sex,age_band,region",
+    )
+    audit.add_argument(
+        "--max-order", type=_positive_int, metavar="N",
+        help="the most attributes a slice fixes (default 2, or the number of attributes)",
+    )
+    audit.add_argument(
+        "--bins", type=_positive_int, default=15, metavar="N",
+        help="number of uniform bins of the binned metrics (default 15)",
+    )
+    audit.add_argument(
+        "--metrics", type=_names, default=["ece", "brier"], metavar="NAMES",
+        help=f"comma-separated metrics among {','.join(METRICS)} (default: ece,brier)",
+    )
+    audit.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
+    audit.add_argument(
+        "--min-count", type=_count, default=100, metavar="N",
+        help="slices with fewer rows are flagged too small (default 100)",
+    )
+    audit.add_argument(
+        "--correction", choices=("holm", "bh", "none"), default="holm",
+        help="multiple-testing control across the slices (default holm)",
+    )
+    audit.add_argument(
+        "--confidence", type=_confidence, default=0.95, metavar="LEVEL",
+        help="level of the intervals (default 0.95)",
+    )
+    audit.add_argument(
+        "--reduction", choices=REDUCTIONS, metavar="{" + ",".join(REDUCTIONS) + "}",
+        help="for probability vectors: the multi-class ECE (default confidence)",
+    )
+    audit.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
+    audit.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
+    )
+
+
+def parse_audit(argv: Sequence[str]) -> AuditOptions:
+    """Parse and check an ``audit`` command line; raise :class:`UsageError` when it is wrong."""
+    args = build_parser().parse_args(argv)
+    unknown = [name for name in args.metrics if name not in METRICS]
+    if unknown:
+        choices = ", ".join(METRICS)
+        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
+        raise UsageError(msg)
+    if args.max_order is not None and args.max_order > len(args.by):
+        msg = f"argument --max-order: at most the number of --by attributes ({len(args.by)})"
+        raise UsageError(msg)
+    return AuditOptions(
+        log=str(args.log),
+        prob=str(args.prob),
+        label=str(args.label),
+        by=list(args.by),
+        max_order=args.max_order,
+        n_bins=int(args.bins),
+        metrics=list(args.metrics),
+        weight=args.weight,
+        min_count=int(args.min_count),
+        correction=None if args.correction == "none" else str(args.correction),
+        confidence=float(args.confidence),
+        reduction=args.reduction,
+        out=args.out,
+        quiet=bool(args.quiet),
+    )
+
+
+def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
+    """Run ``polars-calib audit``: print the slices and write the tables and the forest plot."""
+    from polars_calib.audit import audit
+    from polars_calib.forest import plot_audit
+
+    def progress(message: str) -> None:
+        if not options.quiet:
+            print(f"{PROG}: {message}", file=stderr, flush=True)
+
+    progress(f"scanning {options.log}")
+    lf = scan(options.log)
+    progress("auditing every slice (one pass over the log)...")
+    result = audit(
+        lf, options.prob, options.label, by=options.by, max_order=options.max_order,
+        metrics=options.metrics, min_count=options.min_count,  # type: ignore[arg-type]
+        n_bins=options.n_bins, correction=options.correction,  # type: ignore[arg-type]
+        confidence=options.confidence, weight=options.weight,
+        reduction=options.reduction,  # type: ignore[arg-type]
+    )  # fmt: skip
+    shown = result.slices.drop("attributes", *result.by)
+    with pl.Config(
+        tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
+        fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
+    ):
+        print(shown, file=stdout, flush=True)
+    if options.out is None:
+        return
+    out = options.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
+        raise DataError(msg) from error
+    progress(f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet")
+    for name, table in (("slices", result.slices), ("disparities", result.disparities)):
+        table.write_parquet(out / f"{name}.parquet")
+        # CSV holds no lists: the attributes a slice fixes, comma-separated.
+        table.with_columns(pl.col("attributes").list.join(",")).write_csv(out / f"{name}.csv")
+    progress(f"drawing {out / 'forest.png'}")
+    title = f"Calibration by slice: {options.prob} ({Path(options.log).name})"
+    try:
+        save_png(plot_audit(result, title=title), out / "forest.png")
+        return
+    except ImportError:
+        pass
+    try:
+        save_png(plot_audit(result, backend="matplotlib", title=title), out / "forest.png", scale=1.5)
+    except ImportError:
+        print(
+            f"{PROG}: note: skipped forest.png (the plot extra is not installed: {INSTALL_HINT})",
+            file=stderr,
+        )

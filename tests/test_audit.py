@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -13,6 +16,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from reference import calibration_error
+from test_cli import HAS_PLOT, assert_one_line_error, run
 from test_lazy import CountingSource
 
 import polars_calib as pc
@@ -354,3 +358,52 @@ def test_shares_differences_and_ratios_are_to_the_overall_row() -> None:
     sex = slices.filter(pl.col("attributes") == ["sex"])
     assert sex["share"].sum() == pytest.approx(1.0, abs=1e-15)
     assert math.isclose(sex["count"].sum(), overall["count"])
+
+
+# --------------------------------------------------------------------------
+# The command line
+# --------------------------------------------------------------------------
+
+
+def audit_cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``polars-calib audit ...`` in a subprocess, importing this checkout's package."""
+    root = str(Path(pc.__file__).parents[1])
+    path = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+    return run("audit", *args, cwd=cwd, env={**os.environ, "PYTHONPATH": path})
+
+
+def test_cli_audit_writes_the_tables_and_the_forest_plot(tmp_path: Path) -> None:
+    df = hidden_intersection_log(9)
+    log = tmp_path / "log.parquet"
+    df.write_parquet(log)
+    out = tmp_path / "out"
+    result = audit_cli(
+        log, "--prob", "p", "--label", "y", "--by", "sex,age,region",
+        "--max-order", "2", "--bins", "10", "--min-count", "500", "--out", out, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "sex=F, age=65+" in result.stdout
+    expected = pc.audit(df, "p", "y", by=["sex", "age", "region"], n_bins=10, min_count=500)
+    assert_frame_equal(pl.read_parquet(out / "slices.parquet"), expected.slices)
+    assert_frame_equal(pl.read_parquet(out / "disparities.parquet"), expected.disparities)
+    csv = pl.read_csv(out / "slices.csv")
+    assert csv["attributes"].to_list()[:2] == ["", "sex"]  # the overall row fixes none
+    assert csv["slice"].to_list() == expected.slices["slice"].to_list()
+    assert pl.read_csv(out / "disparities.csv").height == expected.disparities.height
+    if HAS_PLOT:
+        assert (out / "forest.png").stat().st_size > 0
+
+
+def test_cli_audit_errors_are_one_line(tmp_path: Path) -> None:
+    log = tmp_path / "log.parquet"
+    hidden_intersection_log(9).head(200).write_parquet(log)
+    too_high = audit_cli(
+        log, "--prob", "p", "--label", "y", "--by", "sex", "--max-order", "2",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert "--max-order" in assert_one_line_error(too_high, 2)
+    assert "'polars-calib audit --help'" in too_high.stderr
+    missing = audit_cli(log, "--prob", "p", "--label", "y", "--by", "sex,nope", cwd=tmp_path)
+    assert "column 'nope' is missing" in assert_one_line_error(missing, 1)
+    no_by = audit_cli(log, "--prob", "p", "--label", "y", cwd=tmp_path)
+    assert "--by" in assert_one_line_error(no_by, 2)
