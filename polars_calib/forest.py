@@ -9,7 +9,7 @@ dashed vertical line. Drawing needs the ``plot`` extra, as
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Union, overload
+from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import polars as pl
 
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     import altair as alt
     from matplotlib.figure import Figure
 
-    AltairLayer = Union[alt.LayerChart, alt.Chart]
 
 DEFAULT_TITLE = "Calibration by slice"
 ORDER_TITLE = "Attributes fixed"
@@ -42,7 +41,7 @@ def plot_audit(
     backend: Literal["altair"] = ...,
     include_small: bool = ...,
     title: str | None = ...,
-) -> AltairLayer: ...
+) -> alt.LayerChart: ...
 
 
 @overload
@@ -63,7 +62,7 @@ def plot_audit(
     backend: str = "altair",
     include_small: bool = True,
     title: str | None = None,
-) -> AltairLayer | Figure:
+) -> alt.LayerChart | Figure:
     """Draw a forest plot of an audit: each slice's metric, its interval, the overall line.
 
     One row per slice, in the table's order (single attributes first, then their
@@ -171,7 +170,9 @@ def _drawing_frame(
     return frame, overall, column
 
 
-def _altair(frame: pl.DataFrame, overall: float | None, column: str, title: str) -> AltairLayer:
+def _altair(
+    frame: pl.DataFrame, overall: float | None, column: str, title: str
+) -> alt.LayerChart:
     import altair as alt
 
     order = frame.get_column("slice").to_list()
@@ -195,14 +196,18 @@ def _altair(frame: pl.DataFrame, overall: float | None, column: str, title: str)
     intervals = base.mark_rule(strokeWidth=1.5).encode(
         x=alt.X(f"{_LOWER}:Q", title=column), x2=f"{_UPPER}:Q", y=y, color=colour
     )
-    points = base.mark_point(size=50, opacity=1.0).encode(
-        x=alt.X(f"{column}:Q", title=column),
-        y=y,
-        color=colour,
-        fill=alt.condition("datum.too_small", alt.value("white"), colour),
-        tooltip=tooltip,
+    x = alt.X(f"{column}:Q", title=column)
+    points = (
+        base.mark_point(size=50, opacity=1.0, filled=True)
+        .encode(x=x, y=y, color=colour, tooltip=tooltip)
+        .transform_filter("!datum.too_small")
     )
-    layers: list[Any] = [intervals, points]
+    hollow = (  # the small slices: an open grey circle
+        base.mark_point(size=50, opacity=1.0, filled=False)
+        .encode(x=x, y=y, color=colour, tooltip=tooltip)
+        .transform_filter("datum.too_small")
+    )
+    layers: list[Any] = [intervals, points, hollow]
     if overall is not None:
         line = pl.DataFrame({column: [overall], "label": [f"overall {column} {overall:.4f}"]})
         layers.insert(
@@ -213,7 +218,8 @@ def _altair(frame: pl.DataFrame, overall: float | None, column: str, title: str)
         )
     height = max(ROW_HEIGHT * len(order), 60)
     chart_title = alt.TitleParams(title, anchor="middle", fontSize=15, offset=12)
-    return alt.layer(*layers).properties(width=420, height=height, title=chart_title)
+    chart = alt.layer(*layers).properties(width=420, height=height, title=chart_title)
+    return cast("alt.LayerChart", chart)
 
 
 def _matplotlib(frame: pl.DataFrame, overall: float | None, column: str, title: str) -> Figure:

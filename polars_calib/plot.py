@@ -190,14 +190,17 @@ def plot_reliability(
     return _matplotlib(frame, groups, facet, facets, legend_title, title)
 
 
-def save_png(chart: AltairChart | Figure, path: str | Path, *, scale: float = 2.0) -> Path:
+def save_png(
+    chart: AltairChart | alt.LayerChart | Figure, path: str | Path, *, scale: float = 2.0
+) -> Path:
     """Write a diagram from :func:`plot_reliability` to a PNG file.
 
     Parameters
     ----------
     chart
         An Altair chart (exported with ``vl-convert-python``) or a matplotlib
-        ``Figure`` (rendered with the Agg backend).
+        ``Figure`` (rendered with the Agg backend): a diagram of
+        :func:`plot_reliability` or a forest plot of :func:`polars_calib.plot_audit`.
     path
         Where to write the image; parent directories must exist.
     scale
@@ -248,7 +251,7 @@ def _is_figure(chart: object) -> TypeGuard[Figure]:
     return hasattr(chart, "savefig")
 
 
-def _is_altair(chart: object) -> TypeGuard[AltairChart]:
+def _is_altair(chart: object) -> TypeGuard[AltairChart | alt.LayerChart]:
     return hasattr(chart, "to_dict") and hasattr(chart, "save")
 
 
