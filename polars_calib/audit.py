@@ -155,6 +155,8 @@ class Audit:
         The metric columns of ``slices`` (named as in :func:`polars_calib.summary`).
     min_count
         Slices with fewer used rows are flagged ``too_small``.
+    include_small
+        Whether the disparities (and by default :meth:`worst`) count small slices.
     """
 
     slices: pl.DataFrame
@@ -162,9 +164,10 @@ class Audit:
     by: tuple[str, ...]
     metrics: tuple[str, ...]
     min_count: int
+    include_small: bool = False
 
     def worst(
-        self, k: int = 10, *, metric: str | None = None, include_small: bool = False
+        self, k: int = 10, *, metric: str | None = None, include_small: bool | None = None
     ) -> pl.DataFrame:
         """The `k` slices with the largest value of `metric`, the overall row left out.
 
@@ -176,8 +179,9 @@ class Audit:
             A metric column of :attr:`slices`; by default the first of the audit's
             metrics (the calibration error when asked for).
         include_small
-            Also rank the slices flagged ``too_small`` (by default they are left
-            out: their metrics are mostly sampling noise).
+            Also rank the slices flagged ``too_small``; by default as the audit was
+            asked (:func:`audit`'s `include_small`, itself ``False``: a small slice's
+            metric is mostly sampling noise).
 
         Returns
         -------
@@ -194,7 +198,7 @@ class Audit:
         column = self.metrics[0] if metric is None else metric
         check_choice("metric", column, self.metrics)
         ranked = self.slices.filter(pl.col("order") > 0, pl.col(column).is_not_null())
-        if not include_small:
+        if not (self.include_small if include_small is None else include_small):
             ranked = ranked.filter(~pl.col("too_small"))
         return ranked.sort([column, "count"], descending=True, maintain_order=True).head(k)
 
@@ -245,6 +249,7 @@ def audit(
     max_order: int | None = None,
     metrics: Sequence[Metric] = ("ece", "brier"),
     min_count: int = 100,
+    include_small: bool = False,
     correction: Correction | None = "holm",
     confidence: float = 0.95,
     n_bins: int = 15,
@@ -281,7 +286,9 @@ def audit(
         to compute per slice (as in :func:`polars_calib.summary`).
     min_count
         Slices with fewer used rows are flagged ``too_small``, and left out of
-        :meth:`Audit.worst` and of the disparities (``include_small`` in each).
+        :meth:`Audit.worst` and of the disparities unless `include_small`.
+    include_small
+        Count the small slices in the disparities and in :meth:`Audit.worst` too.
     correction
         Multiple-testing control across all reported slices: ``"holm"``
         (default), ``"bh"`` (Benjamini–Hochberg) or ``None``.
@@ -319,7 +326,7 @@ def audit(
 
         ``disparities``: one row per attribute set (each non-empty set of up to
         ``max_order`` attributes) and metric, over the set's slices of at least
-        ``min_count`` rows: ``attributes``, ``order``, ``metric``, ``overall``,
+        ``min_count`` rows (all of them with `include_small`): ``attributes``, ``order``, ``metric``, ``overall``,
         ``groups`` (slices compared), ``small`` (slices left out),
         ``group_min``, ``group_max``, ``difference`` (max − min),
         ``difference_to_overall`` (largest ``|m - overall|``), ``ratio``
@@ -474,8 +481,10 @@ def audit(
     slices = pl.concat(pl.collect_all(finished))
     metric_columns = slices.columns[-len(names) :]  # named as the summary names them
     slices = _compared(slices, metric_columns, min_count)
-    disparities = _disparities(slices, sets[1:], metric_columns)
-    return Audit(slices, disparities, tuple(attributes), tuple(metric_columns), min_count)
+    disparities = _disparities(slices, sets[1:], metric_columns, include_small)
+    return Audit(
+        slices, disparities, tuple(attributes), tuple(metric_columns), min_count, include_small
+    )
 
 
 def _check_max_order(max_order: object, n: int) -> int:
@@ -525,14 +534,14 @@ def _compared(slices: pl.DataFrame, metrics: list[str], min_count: int) -> pl.Da
 
 
 def _disparities(
-    slices: pl.DataFrame, sets: list[tuple[str, ...]], metrics: list[str]
+    slices: pl.DataFrame, sets: list[tuple[str, ...]], metrics: list[str], include_small: bool
 ) -> pl.DataFrame:
-    """Per attribute set and metric, fairlearn's disparities over the set's large slices."""
+    """Per attribute set and metric, fairlearn's disparities over the set's (large) slices."""
     overall = slices.row(0, named=True)
     rows = []
     for subset in sets:
         members = slices.filter(pl.col("attributes") == pl.lit(list(subset), pl.List(pl.String)))
-        large = members.filter(~pl.col("too_small"))
+        large = members if include_small else members.filter(~pl.col("too_small"))
         for metric in metrics:
             rows.append(
                 large.select(

@@ -293,6 +293,13 @@ def test_small_slices_are_flagged_and_left_out_unless_asked() -> None:
     assert sex_age["groups"].to_list() == [7, 7]
     assert (sex_age["worst_slice"] != "sex=F, age=65+").all()
     assert result.worst(2, metric="brier").height == 2
+    everything = pc.audit(df, "p", "y", by=["sex", "age"], min_count=1_000, include_small=True)
+    assert_frame_equal(everything.slices, result.slices)
+    assert everything.worst(1)["slice"].item() == "sex=F, age=65+"
+    assert everything.worst(1, include_small=False)["slice"].item() != "sex=F, age=65+"
+    sex_age = everything.disparities.filter(pl.col("attributes") == ["sex", "age"])
+    assert sex_age["small"].to_list() == [0, 0] and sex_age["groups"].to_list() == [8, 8]
+    assert sex_age["worst_slice"].to_list() == ["sex=F, age=65+"] * 2
 
 
 # --------------------------------------------------------------------------
