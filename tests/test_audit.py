@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import make_log
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from reference import calibration_error
@@ -76,6 +76,44 @@ def test_every_slice_equals_a_summary_of_its_rows(weight: str | None) -> None:
         assert row["count"] == direct["count"].item() == rows.height - rows["p"].null_count()
         for column in ["mean_predicted", "observed", *metrics]:
             assert row[column] == pytest.approx(direct[column].item(), abs=1e-12), (row["slice"], column)
+
+
+@settings(max_examples=20)
+@given(
+    seed=st.integers(0, 2**16),
+    n=st.integers(1, 300),
+    values=st.tuples(st.integers(1, 4), st.integers(1, 3), st.integers(1, 2)),
+    null_share=st.sampled_from([0.0, 0.2]),
+    max_order=st.integers(1, 3),
+)
+def test_rolled_up_slices_equal_direct_summaries_on_generated_frames(
+    seed: int, n: int, values: tuple[int, int, int], null_share: float, max_order: int
+) -> None:
+    rng = np.random.default_rng(seed)
+
+    def attribute(k: int) -> list[int | None]:
+        drawn = rng.integers(0, k, n)
+        return [None if rng.random() < null_share else int(v) for v in drawn]
+
+    df = make_log(seed, n, nulls=null_share).with_columns(
+        a=pl.Series(attribute(values[0]), dtype=pl.Int16),
+        b=pl.Series([None if v is None else f"b{v}" for v in attribute(values[1])]),
+        c=pl.Series([None if v is None else v == 1 for v in attribute(values[2])]),
+    )
+    metrics = ["ece", "mce", "brier"]
+    result = pc.audit(
+        df, "p", "y", by=["a", "b", "c"], max_order=max_order, metrics=metrics, n_bins=7,
+        weight="w", min_count=0,
+    )  # fmt: skip
+    for row in result.slices.iter_rows(named=True):
+        rows = df.filter(_in_slice(row, row["attributes"]))
+        assert rows.height > 0
+        direct = pc.summary(rows, "p", "y", metrics=metrics, n_bins=7, weight="w").row(0, named=True)
+        for column in ("count", "mean_predicted", "observed", *metrics):
+            if direct[column] is None:
+                assert row[column] is None
+            else:
+                assert row[column] == pytest.approx(direct[column], abs=1e-12)
 
 
 def test_slices_say_which_attributes_they_fix_and_null_is_a_value() -> None:
