@@ -10,11 +10,13 @@ Each request also has demographic attributes for the fairness audit
 (``docs/audit.md``): ``sex`` (F, M), ``age_band`` (18-29, 30-49, 50-64, 65+) and
 ``region`` (north, south, west). They are drawn from a second random stream (the
 other columns are those of the log before they were added), and the age band
-depends on the outcome in opposite directions for women and men: positives are
-over-represented among women aged 65+ and under-represented among men aged 65+.
-Each sex and each age band is as calibrated as the whole population, but both
-models under-predict for women aged 65+ and over-predict for men aged 65+: a
-miscalibration only an audit of intersections finds.
+depends on the outcome in opposite directions for women and men: surprising
+outcomes (a positive where the true probability is below 0.5, or a negative where
+it is above) are over-represented among women aged 65+ and under-represented among
+men aged 65+. Each sex and each age band is about as calibrated as the whole
+population, but both models are over-confident for women aged 65+ and
+under-confident for men aged 65+: a miscalibration only an audit of intersections
+finds.
 
 Run ``python examples/make_example_log.py`` to regenerate it (the output is
 deterministic).
@@ -44,7 +46,7 @@ def make_log(n_requests: int = 10_000, seed: int = 7) -> pl.DataFrame:
     baseline = 1 / (1 + np.exp(-(logit + rng.normal(0, 0.3, n_requests))))
     baseline = np.where(segment == "C", baseline * 0.8, baseline)
     candidate = 1 / (1 + np.exp(-(2.0 * logit + rng.normal(0, 0.3, n_requests))))
-    sex, age_band, region = _demographics(y, seed)
+    sex, age_band, region = _demographics(y, true_p, seed)
     frames = [
         pl.DataFrame(
             {
@@ -66,20 +68,26 @@ def make_log(n_requests: int = 10_000, seed: int = 7) -> pl.DataFrame:
 
 AGE_BANDS = ["18-29", "30-49", "50-64", "65+"]
 AGE_SHARES = np.array([0.25, 0.35, 0.25, 0.15])
-# How much more (women) or less (men) likely a positive request is to be aged 65+.
-TILT = 0.4
+# How much more (women) or less (men) likely a surprising outcome is to be aged 65+.
+TILT = 0.8
 
 
-def _demographics(y: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _demographics(
+    y: np.ndarray, true_p: np.ndarray, seed: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sex, age band and region per request, from a stream of their own."""
     rng = np.random.default_rng([seed, 1])
     n = y.size
     sex = rng.choice(["F", "M"], size=n)
     region = rng.choice(["north", "south", "west"], size=n, p=[0.4, 0.35, 0.25])
-    # P(65+ | sex, y): tilted up for positive women and negative men, down otherwise, so
-    # that 65+ keeps its share within each sex and each outcome overall.
-    up = (sex == "F") == (y == 1)
-    old = AGE_SHARES[3] * np.where(up, 1 + TILT, 1 - TILT)
+    # A surprising outcome: positive although the true probability is below 0.5, or
+    # negative although above. Among women, surprising requests are more often aged 65+
+    # (a model is over-confident there); among men, less often (under-confident). The
+    # unsurprising ones move the other way, so that 65+ keeps its share in each sex.
+    surprising = (y == 1) != (true_p >= 0.5)
+    rate = surprising.mean()
+    tilt = np.where(surprising, TILT, -TILT * rate / (1 - rate))
+    old = AGE_SHARES[3] * (1 + np.where(sex == "F", tilt, -tilt))
     younger = AGE_SHARES[:3] / AGE_SHARES[:3].sum()
     draw = rng.random(n)
     band = np.where(
