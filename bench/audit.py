@@ -103,8 +103,10 @@ def main() -> None:
     def audit() -> object:
         return pc.audit(df, "p", "y", by=BY, max_order=3, **common, **intervals)  # type: ignore[arg-type]
 
+    points = {"n_resamples": None} if intervals else {}
+
     def audit_points() -> object:
-        return pc.audit(df, "p", "y", by=BY, max_order=3, **common)  # type: ignore[arg-type]
+        return pc.audit(df, "p", "y", by=BY, max_order=3, **common, **points)  # type: ignore[arg-type]
 
     def summary() -> object:
         return pc.summary(df, "p", "y", by=BY, **common, **intervals)  # type: ignore[arg-type]
