@@ -16,6 +16,12 @@ from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on f
 from polars_calib import namespace as _namespace  # noqa: F401  (registers `.calib`)
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
+from polars_calib.cumulative import (
+    ks_calibration,
+    ks_calibration_p,
+    kuiper_calibration,
+    kuiper_calibration_p,
+)
 from polars_calib.frame import reliability, summary
 from polars_calib.multiclass import (
     classwise_ece,
@@ -44,6 +50,10 @@ __all__ = [
     "col",
     "confidence_ece",
     "ece",
+    "ks_calibration",
+    "ks_calibration_p",
+    "kuiper_calibration",
+    "kuiper_calibration_p",
     "log_loss",
     "mce",
     "metrics_from_statistics",
