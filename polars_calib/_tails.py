@@ -56,7 +56,8 @@ def brownian_max_abs_sf(x: pl.Expr) -> pl.Expr:
         for k in range(_TERMS)
     ) * (4.0 / math.pi)
     dual = pl.sum_horizontal((-1.0) ** k * _q((2 * k + 1) * x) for k in range(_TERMS)) * 4.0
-    return pl.when(x < 1.0).then(1.0 - cdf).otherwise(dual)
+    # Two conditions, not `otherwise`: sum_horizontal skips nulls, so a null x stays null here.
+    return pl.when(x < 1.0).then(1.0 - cdf).when(x >= 1.0).then(dual)
 
 
 def brownian_range_sf(x: pl.Expr) -> pl.Expr:
@@ -73,4 +74,4 @@ def brownian_range_sf(x: pl.Expr) -> pl.Expr:
         for k in range(_TERMS)
     )
     dual = pl.sum_horizontal((-1.0) ** (k - 1) * k * _q(k * x) for k in range(1, _TERMS + 1)) * 8.0
-    return pl.when(x < 2.0).then(1.0 - cdf).otherwise(dual)
+    return pl.when(x < 2.0).then(1.0 - cdf).when(x >= 2.0).then(dual)

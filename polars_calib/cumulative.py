@@ -79,8 +79,11 @@ def _ks(problem: Problem) -> tuple[pl.Expr, pl.Expr]:
 
 def _kuiper(problem: Problem) -> tuple[pl.Expr, pl.Expr]:
     steps, total = _cumulative(problem)
-    # S_0 = 0 belongs to the path: the range spans 0.
-    return steps.max().clip(lower_bound=0.0) - steps.min().clip(upper_bound=0.0), total
+    # S_0 = 0 belongs to the path: the range spans 0. Imploded, the path is computed
+    # once for its maximum and minimum (aggregations share no common subexpression).
+    path = pl.element()
+    spread = path.max().clip(lower_bound=0.0) - path.min().clip(upper_bound=0.0)
+    return steps.implode().list.eval(spread).list.first(), total
 
 
 def _statistic(problem: Problem, value: pl.Expr, total: pl.Expr) -> pl.Expr:
@@ -91,7 +94,10 @@ def _p_value(problem: Problem, value: pl.Expr, total: pl.Expr, tail: Any) -> pl.
     sd = _null_sd(problem, total)
     used = pl.when(problem.present).then(problem.prob).count()
     ok = ~problem.invalid & (total > 0.0) & (used >= 2) & (sd > 0.0)
-    return pl.when(ok).then(tail(value / sd))
+    # The tail reads its argument some thirty times, and aggregations share no common
+    # subexpression: evaluated on the imploded scalar, the sort runs once, not thirty times.
+    x = (value / sd).implode().list.eval(tail(pl.element())).list.first()
+    return pl.when(ok).then(x)
 
 
 def ks_calibration(
