@@ -33,6 +33,7 @@ from polars_calib.multiclass import (
 )
 from polars_calib.namespace import col
 from polars_calib.plot import plot_reliability, save_png
+from polars_calib.smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
 from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -66,6 +67,9 @@ __all__ = [
     "reliability_from_statistics",
     "rmsce",
     "save_png",
+    "smooth_ece",
+    "smooth_ece_from_statistics",
+    "smooth_ece_statistics",
     "summary",
     "top_label_ece",
     "uniform_edges",
