@@ -35,6 +35,7 @@ from polars_calib._options import (
     check_metrics,
 )
 from polars_calib.binning import binning as make_binning
+from polars_calib.smooth import smooth_ece, smooth_ece_statistics
 from polars_calib.statistics import (
     FrameT,
     Prepared,
@@ -401,6 +402,14 @@ class _FrameCalibNamespace(Generic[FrameT]):
     def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
         return bin_statistics(self._data, prob, label, **options)
+
+    def smooth_ece(self, prob: str, label: str, **options: Any) -> FrameT:
+        """Smooth ECE and its bandwidth per group; see :func:`polars_calib.smooth_ece`."""
+        return smooth_ece(self._data, prob, label, **options)
+
+    def smooth_ece_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
+        """Mergeable fine-grid sums per group; see :func:`polars_calib.smooth_ece_statistics`."""
+        return smooth_ece_statistics(self._data, prob, label, **options)
 
     def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:
         """Per group, the rows each data check refuses; see :func:`polars_calib.refused_rows`."""
