@@ -36,9 +36,8 @@ Weights are frequency weights: a row of weight 2 counts as two identical rows
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
 from polars_calib._exprs import GroupKeys, Keys
@@ -51,6 +50,9 @@ from polars_calib.validation import (
     problem_counts,
     raise_for_problems,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "GRIDS",
@@ -249,14 +251,30 @@ def _raise_for_refused(
 # --------------------------------------------------------------------------
 
 
+def _require_numpy() -> None:
+    """numpy runs the finisher: checked when the query is built, not when it runs."""
+    try:
+        import numpy  # noqa: F401
+    except ImportError as error:  # pragma: no cover - numpy is in the test extra
+        msg = "smooth ECE needs numpy for its per-group finisher: pip install 'polars_calib[smooth]'"
+        raise ImportError(msg) from error
+
+
 def _kernel(points: int, sigma: float) -> np.ndarray:
     """relplot ``GaussianKernel.kernel_ev``: the Gaussian at ``linspace(0, 1) - 1/2``."""
+    import numpy as np
+
     t = np.linspace(0, 1, points)
-    return np.exp(-(t - 0.5) * (t - 0.5) / (2 * sigma**2)) / (np.sqrt(2 * np.pi) * sigma)
+    kernel: np.ndarray = np.exp(-(t - 0.5) * (t - 0.5) / (2 * sigma**2)) / (
+        np.sqrt(2 * np.pi) * sigma
+    )
+    return kernel
 
 
 def _reflected(values: np.ndarray, sigma: float) -> np.ndarray:
     """relplot ``ReflectedGaussianKernel.convolve``: the grid smoothed, mirrored at 0 and 1."""
+    import numpy as np
+
     points = len(values)
     extended = np.concatenate([np.flip(values)[:-1], values, np.flip(values)[1:]])
     smoothed = np.convolve(extended, _kernel(points, sigma), "valid")
@@ -265,14 +283,19 @@ def _reflected(values: np.ndarray, sigma: float) -> np.ndarray:
 
 def _interpolate(t: np.ndarray, values: np.ndarray) -> np.ndarray:
     """relplot ``kernels.interpolate``: the piecewise-linear grid function read at `t`."""
+    import numpy as np
+
     intervals = len(values) - 1
     lower = (t * intervals).astype(int).clip(0, intervals - 1)
     fraction = (t - lower * (1 / intervals)) / (1 / intervals)
-    return values[lower] * (1 - fraction) + values[lower + 1] * fraction
+    read: np.ndarray = values[lower] * (1 - fraction) + values[lower + 1] * fraction
+    return read
 
 
 def _smooth_error(grids: dict[int, tuple[np.ndarray, np.ndarray]], sigma: float) -> float:
     """relplot ``metrics.smooth_ece(f, y, sigma)`` from the group's grid sums."""
+    import numpy as np
+
     weight, gap = grids[_grid_intervals(sigma)]
     t = np.linspace(0, 1, max(round(10 / sigma), _MESH))
     residual = _interpolate(t, _reflected(gap, sigma))
@@ -306,6 +329,8 @@ def _search(grids: dict[int, tuple[np.ndarray, np.ndarray]]) -> tuple[float, flo
 
 def _group_grids(frame: pl.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Dense ``(weight, gap)`` arrays of each grid of one group's rows of the table."""
+    import numpy as np
+
     grids = {}
     for intervals in GRIDS:
         part = frame.filter(pl.col("grid") == intervals)
@@ -354,12 +379,15 @@ def _merged(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 def _finished(stats: pl.LazyFrame, keys: list[str], whole: bool) -> pl.LazyFrame:
     """The lazy plan of the finisher over a (possibly unmerged) table."""
+    _require_numpy()
     if whole:
         stats, keys = stats.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
-    schema = pl.Schema({
-        **{k: v for k, v in stats.collect_schema().items() if k in keys},
-        "count": pl.Int64, "refused": pl.Int64, "smooth_ece": pl.Float64, "sigma": pl.Float64,
-    })  # fmt: skip
+    columns: dict[str, pl.DataType] = {
+        k: v for k, v in stats.collect_schema().items() if k in keys
+    }
+    columns.update(count=pl.Int64(), refused=pl.Int64(), smooth_ece=pl.Float64(),
+                   sigma=pl.Float64())  # fmt: skip
+    schema = pl.Schema(columns)
     merged = _merged(stats, keys)
     # numpy per group on the small merged table (see `_finish`); a plan until collected.
     result = merged.map_batches(lambda table: _finish(table, keys), schema=schema)
@@ -406,8 +434,7 @@ def smooth_ece_from_statistics(stats: FrameT, *, by: Keys = None) -> FrameT:
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
-    keys = GroupKeys(by)
-    names = list(keys.names)
+    names: list[str] = list(GroupKeys(by).names)
     missing = [c for c in (*names, *_COLUMNS) if c not in stats.collect_schema()]
     if missing:
         msg = (
