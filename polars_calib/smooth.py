@@ -103,38 +103,48 @@ def _statistics_plan(
     mass = p.is_not_null().cast(pl.Float64) if problem.weight is None else problem.weight
     mass = pl.when(used).then(mass)
     gap = problem.weighted(p - problem.label)  # relplot smooths f - y
-    parts = []
+    # One pass: each row becomes one entry per grid (its lower point, and what it
+    # spreads to that point and the next) plus one entry for its group's totals (grid
+    # null), exploded together and summed per (group, grid, point).
+    entries: dict[str, list[pl.Expr]] = {
+        "grid": [pl.lit(None, pl.Int32)], "point": [pl.lit(None, pl.Int32)],
+        "count": [used.cast(pl.Int64)], "refused": [refused.cast(pl.Int64)],
+        "weight_lower": [mass], "weight_upper": [pl.lit(0.0)],
+        "gap_lower": [gap], "gap_upper": [pl.lit(0.0)],
+    }  # fmt: skip
     for intervals in GRIDS:
         lower, fraction = linear_grid(p, intervals)
-        spread = lf.select(
-            *keys,
-            pl.lit(intervals, pl.Int32).alias("grid"),
-            lower.cast(pl.Int32).alias("point"),
-            (gap * (1.0 - fraction)).alias("gap_lower"),
-            (gap * fraction).alias("gap_upper"),
-            (mass * (1.0 - fraction)).alias("weight_lower"),
-            (mass * fraction).alias("weight_upper"),
-        ).filter(pl.col("point").is_not_null())
-        parts.append(spread)
-    by_lower = pl.concat(parts).group_by(*keys, "grid", "point").agg(
-        pl.col("gap_lower", "gap_upper", "weight_lower", "weight_upper").sum()
+        for name, value in {
+            "grid": pl.lit(intervals, pl.Int32), "point": lower.cast(pl.Int32),
+            "count": pl.lit(0, pl.Int64), "refused": pl.lit(0, pl.Int64),
+            "weight_lower": mass * (1.0 - fraction), "weight_upper": mass * fraction,
+            "gap_lower": gap * (1.0 - fraction), "gap_upper": gap * fraction,
+        }.items():  # fmt: skip
+            entries[name].append(value)
+    spread = lf.select(*keys, *(pl.concat_list(v).alias(k) for k, v in entries.items()))
+    spread = spread.explode(list(entries)).filter(
+        pl.col("grid").is_null() | pl.col("point").is_not_null()
     )
-    points = pl.concat([
-        by_lower.select(*keys, "grid", "point", weight="weight_lower", gap="gap_lower"),
-        by_lower.select(*keys, "grid", pl.col("point") + 1, weight="weight_upper", gap="gap_upper"),
-    ]).group_by(*keys, "grid", "point").agg(pl.col("weight", "gap").sum())  # fmt: skip
-    groups = lf.group_by(*keys).agg(
-        pl.lit(None, pl.Int32).alias("grid"),
-        pl.lit(None, pl.Int32).alias("point"),
-        used.sum().cast(pl.Int64).alias("count"),
-        refused.sum().cast(pl.Int64).alias("refused"),
-        mass.sum().alias("weight"),
-        gap.sum().alias("gap"),
+    sums = list(entries)[2:]
+    by_lower = spread.group_by(*keys, "grid", "point").agg(pl.col(sums).sum()).cache()
+    # Each point receives its own lower share and the upper share of the point below:
+    # two branches over the cached sums. Both read every sum column (times 0 where
+    # unused: the values are finite), so that they share one subplan and the data are
+    # read once (a branch reading fewer columns is pruned to an aggregation of its own);
+    # a totals row (grid null) gets its upper shares, zeros, on a null point.
+    zero = pl.sum_horizontal(pl.col(sums)) * 0.0
+    lower = by_lower.select(
+        *keys, "grid", "point", pl.col("count", "refused"),
+        weight=pl.col("weight_lower") + zero, gap=pl.col("gap_lower") + zero,
+    )  # fmt: skip
+    upper = by_lower.select(
+        *keys, "grid", pl.col("point") + 1, (pl.col("count", "refused") * 0),
+        weight=pl.col("weight_upper") + zero, gap=pl.col("gap_upper") + zero,
+    )  # fmt: skip
+    table = pl.concat([lower, upper]).group_by(*keys, "grid", "point").agg(
+        pl.col("count", "refused", "weight", "gap").sum()
     )
-    points = points.with_columns(
-        pl.lit(0, pl.Int64).alias("count"), pl.lit(0, pl.Int64).alias("refused")
-    )
-    return pl.concat([groups.select(*keys, *_COLUMNS), points.select(*keys, *_COLUMNS)])
+    return table.select(*keys, *_COLUMNS)
 
 
 def _prepared(

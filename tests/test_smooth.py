@@ -185,3 +185,25 @@ def test_misuse_raises_when_built() -> None:
         pc.smooth_ece_from_statistics(pl.DataFrame({"x": [1]}))
     with pytest.raises(TypeError):
         pc.smooth_ece_from_statistics([1, 2])  # type: ignore[type-var]
+
+
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_a_plan_reads_the_data_once(engine: str) -> None:
+    from test_lazy import CountingSource
+
+    source = CountingSource(make_log(10, 500, groups=2))
+    plan = source.frame().calib.smooth_ece("p", "y", by="g")
+    assert source.reads == 0
+    got = plan.collect(engine=engine)  # type: ignore[call-overload]
+    assert source.reads == 1 and got.height == 2
+
+
+def test_no_unstable_polars_feature() -> None:
+    import warnings
+
+    df = make_log(11, 200, groups=2)
+    with pl.Config(warn_unstable=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pc.smooth_ece(df, "p", "y", by="g")
+        pc.smooth_ece(df.lazy(), "p", "y", weight="w").collect()
+        pc.smooth_ece_from_statistics(pc.smooth_ece_statistics(df, "p", "y"))
