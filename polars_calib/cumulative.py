@@ -54,7 +54,9 @@ def _cumulative(problem: Problem) -> tuple[pl.Expr, pl.Expr]:
     Unused rows (a null input) get a null probability, sort last and are dropped.
     """
     prob = pl.when(problem.present).then(problem.prob)
-    gap = problem.weighted(problem.label - prob)
+    # p - y, the negated path: KS and the range are the same, and the probability stays
+    # the expression's root, so the output is named after it (as every metric's).
+    gap = problem.weighted(prob - problem.label)
     if problem.weight is None:
         total = prob.count().cast(pl.Float64)
     else:

@@ -454,3 +454,10 @@ def test_pos_label() -> None:
     ).row(0, named=True)
     want = compute(df)
     assert got["ks"] == want["ks"] and got["kuiper_p"] == want["kuiper_p"]
+
+
+def test_output_is_named_after_the_probability_column() -> None:
+    df = make_log(12, 50).rename({"p": "score"})
+    for function in (pc.ks_calibration, pc.ks_calibration_p, pc.kuiper_calibration,
+                     pc.kuiper_calibration_p):  # fmt: skip
+        assert df.select(function("score", "y")).columns == ["score"]
