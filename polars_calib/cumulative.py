@@ -32,6 +32,7 @@ per group), not columns of the statistics table or of ``summary``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -48,10 +49,16 @@ __all__ = [
 ]
 
 
-def _cumulative(problem: Problem) -> tuple[pl.Expr, pl.Expr]:
-    """``S`` at the end of each run of tied probabilities, and the total weight ``W``.
+def _path_summary(
+    problem: Problem, summary: Callable[[pl.Expr], pl.Expr]
+) -> tuple[pl.Expr, pl.Expr]:
+    """`summary` of the path ``W * S`` (read at the end of each tie) divided by ``W``, and ``W``.
 
-    Unused rows (a null input) get a null probability, sort last and are dropped.
+    The rows are sorted once, as a struct of probability and weighted gap, and
+    imploded: inside ``list.eval`` the sorted rows are materialised, so a `summary`
+    that reads the path twice does not sort twice (aggregations share no common
+    subexpression). Unused rows (a null input) get a null probability, sort last and
+    are dropped.
     """
     prob = pl.when(problem.present).then(problem.prob)
     # p - y, the negated path: KS and the range are the same, and the probability stays
@@ -61,11 +68,14 @@ def _cumulative(problem: Problem) -> tuple[pl.Expr, pl.Expr]:
         total = prob.count().cast(pl.Float64)
     else:
         total = pl.when(prob.is_not_null()).then(problem.weight).sum()
-    ordered = prob.sort(nulls_last=True)
-    running = gap.sort_by(prob, nulls_last=True).cum_sum()
+    # The struct is named after its first field, the probability: so is the output.
+    rows = pl.struct(prob, gap.alias("__polars_calib_gap__")).sort_by(prob, nulls_last=True)
+    ordered = pl.element().struct[0]
     # The last row of a tie: the next probability differs (or is null, or absent).
     tie_end = (ordered != ordered.shift(-1)).fill_null(True) & ordered.is_not_null()
-    return running.filter(tie_end) / total, total
+    path = pl.element().struct[1].cum_sum().filter(tie_end)
+    value = rows.implode().list.eval(summary(path)).list.first()
+    return value / total, total
 
 
 def _null_sd(problem: Problem, total: pl.Expr) -> pl.Expr:
@@ -75,17 +85,14 @@ def _null_sd(problem: Problem, total: pl.Expr) -> pl.Expr:
 
 
 def _ks(problem: Problem) -> tuple[pl.Expr, pl.Expr]:
-    steps, total = _cumulative(problem)
-    return steps.abs().max(), total
+    return _path_summary(problem, lambda path: path.abs().max())
 
 
 def _kuiper(problem: Problem) -> tuple[pl.Expr, pl.Expr]:
-    steps, total = _cumulative(problem)
-    # S_0 = 0 belongs to the path: the range spans 0. Imploded, the path is computed
-    # once for its maximum and minimum (aggregations share no common subexpression).
-    path = pl.element()
-    spread = path.max().clip(lower_bound=0.0) - path.min().clip(upper_bound=0.0)
-    return steps.implode().list.eval(spread).list.first(), total
+    # S_0 = 0 belongs to the path: the range spans 0.
+    return _path_summary(
+        problem, lambda path: path.max().clip(lower_bound=0.0) - path.min().clip(upper_bound=0.0)
+    )
 
 
 def _statistic(problem: Problem, value: pl.Expr, total: pl.Expr) -> pl.Expr:
