@@ -27,6 +27,7 @@ import importlib.util
 import json
 import math
 import re
+from statistics import NormalDist
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,7 @@ from polars_calib.validation import CalibrationDataError, problem_counts, raise_
 if TYPE_CHECKING:
     import altair as alt
 
-__all__ = ["HtmlReport", "Section", "html_report", "render", "report_tables"]
+__all__ = ["HtmlReport", "Section", "html_report", "render", "report_page", "report_tables"]
 
 DEFAULT_TITLE = "Calibration report"
 SMALL_GROUP = 100
@@ -266,7 +267,7 @@ def html_report(
     │ str   ┆ i64   ┆ i64     ┆ f64            ┆ f64      ┆ f64  │
     ╞═══════╪═══════╪═════════╪════════════════╪══════════╪══════╡
     │ a     ┆ 4     ┆ 0       ┆ 0.5            ┆ 0.5      ┆ 0.25 │
-    │ b     ┆ 4     ┆ 0       ┆ 0.5            ┆ 0.5      ┆ 0.25 │
+    │ b     ┆ 4     ┆ 0       ┆ 0.5            ┆ 0.5      ┆ 0.35 │
     └───────┴───────┴─────────┴────────────────┴──────────┴──────┘
     """
     binning = make_binning(n_bins, strategy, closed)
@@ -291,16 +292,49 @@ def html_report(
             pos_label=pos_label,
         )  # fmt: skip
 
-    tables = report_tables(
-        prepared, stats, binning, names, z, time=time, again=again, strict=strict,
-        average=average,
+    return report_page(
+        prepared, stats, binning, names, z, again=again, strict=strict, average=average,
+        source=source if source is not None else f"a {type(data).__name__}",
+        title=title, time=time, every=every, prob=prob, label=label, weight=weight,
+        min_count=min_count,
     )  # fmt: skip
-    kind = "DataFrame" if strict else "LazyFrame"
+
+
+def report_page(
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    binning: Binning,
+    metrics: Sequence[str],
+    z: float,
+    *,
+    again: Callable[[Reduction | None], Prepared],
+    source: str,
+    prob: str,
+    label: str,
+    time: str | None = None,
+    every: str | None = None,
+    weight: str | None = None,
+    strict: bool = True,
+    average: TopLabelAverage = "macro",
+    reliability: pl.DataFrame | None = None,
+    progress: Callable[[str], None] | None = None,
+    min_count: int = SMALL_GROUP,
+    title: str | None = None,
+) -> HtmlReport:
+    """The report of a collected statistics table (see :func:`report_tables`).
+
+    The command line calls this with the statistics of its summary, so that the
+    log is read once for the printed summary, its files and the page.
+    """
+    tables = report_tables(
+        prepared, stats, binning, metrics, z, time=time, again=again, strict=strict,
+        average=average, reliability=reliability, progress=progress,
+    )  # fmt: skip
+    confidence = 2.0 * NormalDist().cdf(z) - 1.0
     settings = _Settings(
-        source=source if source is not None else f"a {kind}", prob=prob, label=label,
-        by=[k for k in prepared.keys if k != time], time=time, every=every, binning=binning,
-        metrics=names, weight=weight, confidence=float(confidence),
-        reduction=prepared.reduction, min_count=min_count,
+        source=source, prob=prob, label=label, by=[k for k in prepared.keys if k != time],
+        time=time, every=every, binning=binning, metrics=list(metrics), weight=weight,
+        confidence=confidence, reduction=prepared.reduction, min_count=min_count,
         title=DEFAULT_TITLE if title is None else str(title),
     )  # fmt: skip
     return render(tables, settings)
@@ -463,6 +497,10 @@ document.querySelectorAll("[data-spec]").forEach(function (element) {
 """
 
 
+# The bundle's snippet: Vega-Embed as a global for the page's own script.
+_GLOBALS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
+
+
 def _has_charts() -> bool:
     """Whether Altair and vl-convert (the plot extra) are installed."""
     return all(importlib.util.find_spec(name) is not None for name in ("altair", "vl_convert"))
@@ -476,9 +514,9 @@ def _vega_bundle() -> str:
 
     version = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
     try:
-        bundle = vlc.javascript_bundle(vl_version=version)
+        bundle = vlc.javascript_bundle(_GLOBALS, vl_version=version)
     except ValueError:  # a Vega-Lite version vl-convert does not ship: its newest
-        bundle = vlc.javascript_bundle()
+        bundle = vlc.javascript_bundle(_GLOBALS)
     return _script_text(bundle)
 
 
