@@ -345,13 +345,14 @@ def write_html(
             reduction=reduction,  # type: ignore[arg-type]
         )  # fmt: skip
 
-    progress(f"writing {options.html}")
+    progress("laying out the HTML report...")
     page = report_page(
         prepared, stats, binning, options.metrics, check_confidence(options.confidence),
         again=again, reliability=bins_table, progress=progress, source=options.log,
         time=options.time, every=options.every, prob=options.prob, label=options.label,
         weight=options.weight,
     )  # fmt: skip
+    progress(f"writing {options.html}")
     try:
         options.html.parent.mkdir(parents=True, exist_ok=True)
         page.save(options.html)
