@@ -725,12 +725,18 @@ def _reliability_charts(
     return out
 
 
+def _layout(table: pl.DataFrame, keys: list[str]) -> tuple[list[str], str | None]:
+    """The colour keys and the panel key of a chart per group: panels by the last key."""
+    last = keys[-1] if len(keys) >= 2 else None
+    facet = last if last is not None and table.get_column(last).n_unique() <= MAX_FACETS else None
+    return [k for k in keys if k != facet], facet
+
+
 def _time_chart(table: pl.DataFrame, metric: str, keys: list[str], time: str, title: str) -> Any:
     """The metric per window, one line per group (a band where interval columns exist)."""
     import altair as alt
 
-    facet = keys[-1] if len(keys) >= 2 and table.get_column(keys[-1]).n_unique() <= MAX_FACETS else None
-    colours = [k for k in keys if k != facet]
+    colours, facet = _layout(table, keys)
     lower, upper = f"{metric}_lower", f"{metric}_upper"
     band = lower in table.columns and upper in table.columns
     group = (
@@ -745,7 +751,7 @@ def _time_chart(table: pl.DataFrame, metric: str, keys: list[str], time: str, ti
     data = table.select(columns)
     legend = " / ".join(colours) or None
     colour: Any = alt.Color("group:N", title=legend) if colours else alt.value("#1f77b4")
-    x = alt.X("window:T", title=f"{time} (window start)")
+    x = alt.X("window:T", title=f"{time} (window start)", axis=alt.Axis(format="%b %d", labelAngle=0))
     base = alt.Chart(data)
     line = base.mark_line(point=True).encode(
         x=x, y=alt.Y("value:Q", title=metric), color=colour,
@@ -830,9 +836,11 @@ def render(tables: _Tables, settings: _Settings) -> HtmlReport:
         if drawn and metric:
             band = f"{metric[0]}_lower" in over_time.columns
             title = f"{metric[0]} per {settings.every} window"
+            colours, facet = _layout(over_time, keys)
             description = (
                 f"Line chart of {metric[0]} per {settings.every} window of {settings.time}"
-                + (f", one line per {' / '.join(keys)}" if keys else "")
+                + (f", one line per {' / '.join(colours)}" if colours else "")
+                + (f", one panel per {facet}" if facet else "")
                 + (", with its interval as a band" if band else "")
                 + "."
             )

@@ -90,7 +90,7 @@ def assert_shows(page: Page, table: str, expected: pl.DataFrame, *, exact: bool 
     shown = page.frame(table)
     assert shown.columns == expected.columns
     typed = shown.with_columns(
-        pl.col(name).str.to_datetime(time_unit=dtype.time_unit)  # type: ignore[attr-defined]
+        pl.col(name).str.to_datetime(time_unit=dtype.time_unit)
         if isinstance(dtype, pl.Datetime)
         else pl.col(name).cast(dtype)
         for name, dtype in expected.schema.items()
