@@ -52,7 +52,7 @@ from polars_calib._options import (
 from polars_calib.binning import Binning
 from polars_calib.binning import binning as make_binning
 from polars_calib.frame import finish_summary
-from polars_calib.plot import INSTALL_HINT, MAX_FACETS, plot_reliability
+from polars_calib.plot import INSTALL_HINT, MAX_FACETS, default_layout, plot_reliability
 from polars_calib.statistics import (
     Prepared,
     collect_checked,
@@ -563,7 +563,7 @@ class _Page:
         )
 
 
-def _cell(value: object, column: str, dtype: pl.DataType) -> tuple[str, str]:
+def _cell(value: object, column: str = "") -> tuple[str, str]:
     """A table cell's shown text and its sort value (empty for null)."""
     if value is None:
         return "—", ""
@@ -598,7 +598,7 @@ def _table(frame: pl.DataFrame, caption: str, table_id: str) -> str:
     for row in frame.iter_rows():
         cells = []
         for name, value in zip(frame.columns, row):
-            shown, key = _cell(value, name, frame.schema[name])
+            shown, key = _cell(value, name)
             kind = ' class="num"' if name in numeric else ""
             cells.append(f'<td{kind} data-value="{_e(key)}">{_e(shown)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
@@ -615,8 +615,10 @@ def _describe_bins(binning: Binning) -> str:
         return f"{b} equal-mass bins per group (the group's linear-interpolation quantiles)"
     last = f"{b - 1}/{b}"
     if binning.closed == "right":
-        return f"{b} equal-width bins, closed on the right: [0, 1/{b}], (1/{b}, 2/{b}], …, ({last}, 1]"
-    return f"{b} equal-width bins, closed on the left: [0, 1/{b}), [1/{b}, 2/{b}), …, [{last}, 1]"
+        edges = f"[0, 1/{b}], (1/{b}, 2/{b}], …, ({last}, 1]"
+        return f"{b} equal-width bins, closed on the right: {edges}"
+    edges = f"[0, 1/{b}), [1/{b}, 2/{b}), …, [{last}, 1]"
+    return f"{b} equal-width bins, closed on the left: {edges}"
 
 
 def _label(keys: Sequence[str], values: Sequence[object]) -> str:
@@ -703,19 +705,17 @@ def _reliability_charts(
     for name, part, rest in parts:
         if int(part.get_column("count").sum()) == 0:
             continue
-        facet = None
-        by: list[str] = []
-        if len(rest) == 1 and part.get_column(rest[0]).n_unique() <= MAX_FACETS:
-            facet = rest[0]
-        elif rest:
-            by = rest if len(rest) == 1 else []
+        # One key left: a panel per value (few) or a colour; more: plot_reliability's rule.
+        if len(rest) == 1:
+            few = part.get_column(rest[0]).n_unique() <= MAX_FACETS
+            colours, facet = ([], rest[0]) if few else (rest, None)
+        else:
+            colours, facet = default_layout(part, rest)
         title = f"Reliability of {settings.prob}: {name}"
-        chart = (
-            plot_reliability(part, title=title)
-            if len(rest) >= 2
-            else plot_reliability(part, by=by, facet=facet, title=title)
+        chart = plot_reliability(part, by=colours, facet=facet, title=title)
+        split = (f", one panel per {facet}" if facet else "") + (
+            f", one colour per {' / '.join(colours)}" if colours else ""
         )
-        split = f", one panel per {facet}" if facet else (f", one colour per {' / '.join(rest)}" if rest else "")
         description = (
             f"Reliability diagram of {name}{split}: observed frequency of positives against "
             f"mean predicted probability per bin, with {settings.confidence:.0%} intervals, "
@@ -727,9 +727,9 @@ def _reliability_charts(
 
 def _layout(table: pl.DataFrame, keys: list[str]) -> tuple[list[str], str | None]:
     """The colour keys and the panel key of a chart per group: panels by the last key."""
-    last = keys[-1] if len(keys) >= 2 else None
-    facet = last if last is not None and table.get_column(last).n_unique() <= MAX_FACETS else None
-    return [k for k in keys if k != facet], facet
+    if len(keys) >= 2 and table.get_column(keys[-1]).n_unique() <= MAX_FACETS:
+        return keys[:-1], keys[-1]
+    return keys, None
 
 
 def _time_chart(table: pl.DataFrame, metric: str, keys: list[str], time: str, title: str) -> Any:
@@ -739,11 +739,12 @@ def _time_chart(table: pl.DataFrame, metric: str, keys: list[str], time: str, ti
     colours, facet = _layout(table, keys)
     lower, upper = f"{metric}_lower", f"{metric}_upper"
     band = lower in table.columns and upper in table.columns
-    group = (
-        pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in colours], separator=" / ")
-        if colours else pl.lit("all")
-    )  # fmt: skip
-    columns = [group.alias("group"), pl.col(time).alias("window"), pl.col(metric).alias("value"), pl.col("count")]
+    names = [pl.col(k).cast(pl.String).fill_null("null") for k in colours]
+    group = pl.concat_str(names, separator=" / ") if colours else pl.lit("all")
+    columns = [
+        group.alias("group"), pl.col(time).alias("window"), pl.col(metric).alias("value"),
+        pl.col("count"),
+    ]  # fmt: skip
     if band:
         columns += [pl.col(lower).alias("lower"), pl.col(upper).alias("upper")]
     if facet is not None:
@@ -751,15 +752,18 @@ def _time_chart(table: pl.DataFrame, metric: str, keys: list[str], time: str, ti
     data = table.select(columns)
     legend = " / ".join(colours) or None
     colour: Any = alt.Color("group:N", title=legend) if colours else alt.value("#1f77b4")
-    x = alt.X("window:T", title=f"{time} (window start)", axis=alt.Axis(format="%b %d", labelAngle=0))
+    axis = alt.Axis(format="%b %d", labelAngle=0)
+    x = alt.X("window:T", title=f"{time} (window start)", axis=axis)
     base = alt.Chart(data)
+    value = alt.Tooltip("value:Q", format=".4f", title=metric)
     line = base.mark_line(point=True).encode(
         x=x, y=alt.Y("value:Q", title=metric), color=colour,
-        tooltip=["group:N", "window:T", alt.Tooltip("value:Q", format=".4f", title=metric), "count:Q"],
+        tooltip=["group:N", "window:T", value, "count:Q"],
     ).properties(width=300 if facet else 720, height=220)  # fmt: skip
     layers: list[Any] = [line]
     if band:
-        layers.insert(0, base.mark_area(opacity=0.2).encode(x=x, y="lower:Q", y2="upper:Q", color=colour))
+        area = base.mark_area(opacity=0.2).encode(x=x, y="lower:Q", y2="upper:Q", color=colour)
+        layers.insert(0, area)
     chart: Any = alt.layer(*layers)
     if facet is not None:
         chart = chart.facet(column=alt.Column("panel:N", title=facet))
@@ -783,12 +787,12 @@ def render(tables: _Tables, settings: _Settings) -> HtmlReport:
         ("Columns", _e(f"probability {settings.prob}, label {settings.label}"
                        + (f", weight {settings.weight}" if settings.weight else ""))),
         ("Rows", _e(f"{used:,} used, {refused:,} refused")),
-        ("Groups", _e(f"{summary.height:,} by {', '.join(keys)}" if keys else "one (the whole log)")),
+        ("Groups", _e(f"{summary.height:,} by {', '.join(keys)}" if keys else "one, the log")),
     ]  # fmt: skip
     if settings.time is not None and tables.over_time is not None and tables.over_time.height:
         starts = tables.over_time.get_column(settings.time).drop_nulls()
         if starts.len():
-            first, last = _cell(starts.min(), "", starts.dtype)[0], _cell(starts.max(), "", starts.dtype)[0]
+            first, last = (_cell(when)[0] for when in (starts.min(), starts.max()))
             facts.append(("Time windows", _e(
                 f"{starts.n_unique():,} windows of {settings.every} by {settings.time}, "
                 f"from {first} to {last} (window starts)"
@@ -797,11 +801,12 @@ def render(tables: _Tables, settings: _Settings) -> HtmlReport:
         ("Bins", _e(_describe_bins(settings.binning))),
         ("Metrics", _e(", ".join(settings.metrics))),
         ("Package", _e(f"polars_calib {__version__}, Polars {pl.__version__}")),
-        ("Generated", f'<time datetime="{now.isoformat()}">{_e(now.strftime("%Y-%m-%d %H:%M:%S UTC"))}</time>'),
+        ("Generated", f'<time datetime="{now.isoformat()}">{now:%Y-%m-%d %H:%M:%S} UTC</time>'),
     ]  # fmt: skip
 
     sections: list[tuple[str, str]] = [("summary", "Summary")]
-    page.add(f'<section id="summary" aria-labelledby="summary-title"><h2 id="summary-title">Summary</h2>')
+    page.add('<section id="summary" aria-labelledby="summary-title">')
+    page.add('<h2 id="summary-title">Summary</h2>')
     if summary.height:
         caption = (
             f"Calibration metrics per {', '.join(keys)} over the whole log"
@@ -827,7 +832,10 @@ def render(tables: _Tables, settings: _Settings) -> HtmlReport:
 
     over_time = tables.over_time
     if settings.time is not None and over_time is not None and over_time.height:
-        metric = [c for c in over_time.columns[len(keys) + 5:] if not c.endswith(("_lower", "_upper"))][:1]
+        # The first metric, named after the reduction for probability vectors.
+        first = settings.metrics[0]
+        named = first if settings.reduction is None else f"{settings.reduction}_{first}"
+        metric = [name for name in (first, named) if name in over_time.columns][-1:]
         sections.append(("over-time", "Over time"))
         page.add(
             '<section id="over-time" aria-labelledby="over-time-title">'
