@@ -363,7 +363,14 @@ def chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProc
 def test_chromium_renders_every_chart_offline_without_console_messages(
     example_report: pc.HtmlReport, tmp_path: Path
 ) -> None:
-    path = example_report.save(tmp_path / "report.html")
+    # The page as saved, plus a click on the summary's `ece` heading (the sort script).
+    click = (
+        '<script>document.querySelectorAll("#summary-table th button")'
+        '.forEach(function (b) { if (b.textContent === "ece") b.click(); });</script>'
+    )
+    path = tmp_path / "report.html"
+    page, end = example_report.html.rsplit("</body>", 1)  # the bundle has "</body>" strings
+    path.write_text(page + click + "</body>" + end, encoding="utf-8")
     result = chromium(path, tmp_path, "--dump-dom")
     assert result.returncode == 0, result.stderr[-2_000:]
     console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
@@ -374,6 +381,10 @@ def test_chromium_renders_every_chart_offline_without_console_messages(
     assert len(re.findall(r'data-rendered="true"', dom)) == charts
     assert len(re.findall(r'<svg [^>]*class="marks"', dom)) == charts
     assert "could not be drawn: " not in dom.split("<script")[0]
+    sorted_page = Page(dom)
+    shown = sorted_page.frame("summary-table").get_column("ece").cast(pl.Float64)
+    assert shown.to_list() == example_report.summary.get_column("ece").sort().to_list()
+    assert 'aria-sort="ascending"' in dom
 
     image = pytest.importorskip("PIL.Image")
     shot = tmp_path / "page.png"
