@@ -570,6 +570,8 @@ def _cell(value: object, column: str = "") -> tuple[str, str]:
     if isinstance(value, float):
         if math.isnan(value):
             return "NaN", ""
+        if math.isinf(value):
+            return ("∞" if value > 0 else "−∞"), ("Infinity" if value > 0 else "-Infinity")
         shown = f"{value:,.0f}" if column in _COUNTS else f"{value:.4f}"
         return shown, repr(value)
     if isinstance(value, bool):
@@ -742,11 +744,13 @@ def _time_chart(table: pl.DataFrame, metric: str, keys: list[str], time: str, ti
     names = [pl.col(k).cast(pl.String).fill_null("null") for k in colours]
     group = pl.concat_str(names, separator=" / ") if colours else pl.lit("all")
     columns = [
-        group.alias("group"), pl.col(time).alias("window"), pl.col(metric).alias("value"),
+        group.alias("group"), pl.col(time).alias("window"),
+        pl.when(pl.col(metric).is_finite()).then(pl.col(metric)).alias("value"),  # JSON-safe
         pl.col("count"),
     ]  # fmt: skip
     if band:
-        columns += [pl.col(lower).alias("lower"), pl.col(upper).alias("upper")]
+        finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)) for c in (lower, upper)]
+        columns += [finite[0].alias("lower"), finite[1].alias("upper")]
     if facet is not None:
         columns.append(pl.col(facet).cast(pl.String).fill_null("null").alias("panel"))
     data = table.select(columns)
