@@ -243,6 +243,13 @@ def html_report(
     ``default-src 'none'``), so it opens offline. Without the plot extra
     (Altair and vl-convert-python) the page has its tables and notes, no charts.
 
+    References
+    ----------
+    The numbers and their conventions are those of :func:`polars_calib.summary` and
+    :func:`polars_calib.reliability` (see their References). The charts are
+    Vega-Lite: A. Satyanarayan, D. Moritz, K. Wongsuphasawat and J. Heer, "Vega-Lite:
+    A Grammar of Interactive Graphics", IEEE TVCG 23(1), 2017.
+
     See Also
     --------
     summary, reliability, polars_calib.plot_reliability
