@@ -90,6 +90,15 @@ class Binning:
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)
         check_choice("strategy", self.strategy, STRATEGIES)
+        if self.strategy == "median_variance":
+            # Not a rule of edges: a recursive split of a group's rows (see
+            # polars_calib.median_variance), which frame functions compute per group.
+            msg = (
+                "strategy='median_variance' splits a group's rows recursively and is not "
+                "an aggregating expression: bin the rows with `pc.median_variance_bins` "
+                "and pass the bin column as `bins=`, or use `summary` / `reliability`"
+            )
+            raise ValueError(msg)
         check_choice("closed", self.closed, CLOSED)
         if self.inner is not None and len(self.inner) != self.n_bins - 1:
             msg = f"{len(self.inner)} inner edges make {len(self.inner) + 1} bins, not {self.n_bins}"
