@@ -39,7 +39,7 @@ from polars_calib._options import (
 from polars_calib._problem import Problem, vector_problem
 from polars_calib.binning import Binning
 
-__all__ = ["canonical_ece", "cell_error", "check_distance"]
+__all__ = ["binary_distance_error", "canonical_ece", "cell_error", "check_distance"]
 
 
 def check_distance(distance: object, average: object = "weighted") -> tuple[Distance, BinAverage]:
@@ -144,6 +144,21 @@ def problem_error(
         cells = _vector_cells(vectors, binning)
     error = cell_error(vectors - onehot, cells, problem.weight, problem.present, distance, average)
     return pl.when(~problem.invalid).then(error)
+
+
+def binary_distance_error(
+    problem: Problem, binning: Binning | None, bins: IntoExpr | None, distance: Distance
+) -> pl.Expr:
+    """``ECE_d`` of a binary problem as the vectors ``[1 - p, p]`` against ``[1 - y, y]``.
+
+    Uniform cells bin both components, as CalibrationErrors.jl does with 2-vectors: a
+    ``p`` on an edge (0.3 with 10 bins) and ``1 - p`` (0.7, also on an edge) fall in
+    bins that no other ``p`` of their bin shares, so that row gets a cell of its own.
+    """
+    p, y = problem.prob, problem.label
+    vectors = pl.concat_list([1.0 - p, p])
+    onehot = pl.concat_list([1.0 - y, y])
+    return problem_error(problem, vectors, onehot, bins, binning, distance, "weighted")
 
 
 def canonical_ece(
