@@ -255,13 +255,13 @@ def canonical_ece(
     ...     sq=pc.canonical_ece("probs", "y", n_bins=2, distance="sqeuclidean"),
     ... ).select(pl.all().round(4))
     shape: (1, 2)
-    ┌───────┬────────┐
-    │ tv    ┆ sq     │
-    │ ---   ┆ ---    │
-    │ f64   ┆ f64    │
-    ╞═══════╪════════╡
-    │ 0.475 ┆ 0.5388 │
-    └───────┴────────┘
+    ┌────────┬────────┐
+    │ tv     ┆ sq     │
+    │ ---    ┆ ---    │
+    │ f64    ┆ f64    │
+    ╞════════╪════════╡
+    │ 0.3875 ┆ 0.2388 │
+    └────────┴────────┘
     """
     binning = Binning(n_bins, strategy, closed)
     distance, average = check_distance(distance, average)
