@@ -141,6 +141,12 @@ def problem_error(
         cells = to_expr(bins, "bins")
     else:
         assert binning is not None
+        if binning.strategy != "uniform":
+            msg = (
+                "a distance bins every component on the uniform grid: strategy must be "
+                f"'uniform' (or give `bins`), got {binning.strategy!r}"
+            )
+            raise ValueError(msg)
         cells = _vector_cells(vectors, binning)
     error = cell_error(vectors - onehot, cells, problem.weight, problem.present, distance, average)
     return pl.when(~problem.invalid).then(error)
