@@ -39,11 +39,19 @@ import numpy as np
 import polars as pl
 
 from polars_calib._exprs import Keys
-from polars_calib._options import SUM_TOLERANCE, check_min_size
-from polars_calib.statistics import FrameT, prepare, same_kind
+from polars_calib._options import SUM_TOLERANCE, Closed, Compat, Strategy, check_min_size
+from polars_calib.binning import Binning
+from polars_calib.binning import binning as make_binning
+from polars_calib.statistics import FrameT, Prepared, prepare, same_kind
 from polars_calib.validation import problem_counts, raise_for_problems
 
-__all__ = ["median_variance_bins", "split_median_variance"]
+__all__ = [
+    "binned_rows",
+    "median_variance_bins",
+    "split_median_variance",
+    "table_binning",
+    "table_input",
+]
 
 _ROWS = "__polars_calib_row__"
 _POINTS = "__polars_calib_points__"
@@ -238,6 +246,22 @@ def median_variance_bins(
     if name in prepared.data.collect_schema().names():
         msg = f"`name` {name!r} is a column of `data` already"
         raise ValueError(msg)
+    if isinstance(data, pl.DataFrame):
+        problem = prepared.problem
+        refused = prepared.lf.select(problem.refused.fill_null(False).sum()).collect().item()
+        if refused:
+            raise_for_problems(problem_counts(prepared.lf, problem.checks).collect(), problem.checks)
+    columns = [*data.collect_schema().names(), name]
+    return same_kind(data, binned_rows(prepared, prob, min_size, max_bins, name).select(columns))
+
+
+def binned_rows(
+    prepared: Prepared, prob: str, min_size: int, max_bins: int | None, name: str
+) -> pl.LazyFrame:
+    """``prepared.lf`` with the median-variance bin of each used row in column `name`.
+
+    Binary problems are split on ``p``; probability vectors on their components.
+    """
     problem = prepared.problem
     used = problem.present & ~problem.refused.fill_null(False)
     if prepared.reduction is None:
@@ -245,10 +269,6 @@ def median_variance_bins(
     else:
         # The vectors themselves, not the reduction's confidence.
         points = pl.col(prob).cast(pl.List(pl.Float64), strict=False)
-    if isinstance(data, pl.DataFrame):
-        refused = prepared.lf.select(problem.refused.fill_null(False).sum()).collect().item()
-        if refused:
-            raise_for_problems(problem_counts(prepared.lf, problem.checks).collect(), problem.checks)
     lf = prepared.lf.with_row_index(_ROWS)
     keys = prepared.keys
     work = lf.select(_ROWS, *keys, points.alias(_POINTS), used.alias(_USED))
@@ -260,6 +280,43 @@ def median_variance_bins(
     if not keys:
         work, keys = work.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
     bins = work.group_by(keys).map_groups(binned, schema=schema)
-    columns = [*data.collect_schema().names(), name]
-    result = lf.join(bins, on=_ROWS, how="left").sort(_ROWS).select(columns)
-    return same_kind(data, result)
+    return lf.join(bins, on=_ROWS, how="left").sort(_ROWS).drop(_ROWS)
+
+
+_BIN = "__polars_calib_mv_bin__"
+
+
+def table_binning(
+    n_bins: int,
+    strategy: Strategy,
+    closed: Closed,
+    compat: Compat | None,
+    min_size: int,
+    max_bins: int | None,
+) -> Binning | None:
+    """The checked binning of a frame function; None for median-variance bins."""
+    if strategy != "median_variance":
+        return make_binning(n_bins, strategy, closed, compat)
+    check_min_size("min_size", min_size)
+    if max_bins is not None:
+        check_min_size("max_bins", max_bins)
+    if compat is not None:
+        msg = f"`compat` reproduces the peers' uniform bins; got strategy={strategy!r}"
+        raise ValueError(msg)
+    return None
+
+
+def table_input(
+    prepared: Prepared, prob: str, binning: Binning | None, min_size: int, max_bins: int | None
+) -> tuple[pl.LazyFrame, Binning, str | None]:
+    """The rows, binning and bin column that :func:`statistics_query` takes."""
+    if binning is not None:
+        return prepared.lf, binning, None
+    if prepared.reduction is not None:
+        msg = (
+            "median-variance bins in summaries and reliability tables are for binary "
+            "data; bin probability vectors with `median_variance_bins` and use "
+            "`canonical_ece(..., bins=...)`"
+        )
+        raise ValueError(msg)
+    return binned_rows(prepared, prob, min_size, max_bins, _BIN), Binning(1), _BIN
