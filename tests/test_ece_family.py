@@ -553,3 +553,45 @@ def test_contexts(frame_context: FrameContext, query: str) -> None:
         result, expected = frame_context.collect(over), eager
     for name in FAMILY:
         assert result[name].to_list() == pytest.approx(expected[name].to_list(), rel=1e-12), name
+
+
+# --------------------------------------------------------------------------
+# Median-variance bins in the frame functions (binary data)
+# --------------------------------------------------------------------------
+
+
+def test_frame_functions_with_median_variance(frame_context: FrameContext) -> None:
+    df = LOG.drop("probs")
+    options = {"by": "g", "strategy": "median_variance", "min_size": 25, "max_bins": 6,
+               "weight": "w"}  # fmt: skip
+    summary = frame_context.collect(pc.summary(frame_context.frame(df), "p", "y", **options))
+    table = frame_context.collect(pc.reliability(frame_context.frame(df), "p", "y", **options))
+    binned = pc.median_variance_bins(df, "p", "y", by="g", min_size=25, max_bins=6, weight="w")
+    expected = binned.group_by("g").agg(
+        ece=pc.ece("p", "y", bins="bin", weight="w"), brier=pc.brier("p", "y", weight="w")
+    ).sort("g")
+    assert summary["ece"].to_list() == pytest.approx(expected["ece"].to_list(), rel=1e-12)
+    assert summary["brier"].to_list() == pytest.approx(expected["brier"].to_list(), rel=1e-12)
+    ranges = binned.group_by("g", "bin").agg(
+        count=pl.len(), lower=pl.col("p").min(), upper=pl.col("p").max()
+    ).sort("g", "bin")
+    assert table.select("g", "bin", "count", "lower", "upper").equals(
+        ranges.select("g", pl.col("bin"), pl.col("count").cast(pl.Int64), "lower", "upper")
+    )
+    assert table.group_by("g").agg(pl.len())["len"].max() <= 6
+
+
+def test_median_variance_tables_do_not_merge() -> None:
+    halves = [LOG[:200], LOG[200:]]
+    stats = pl.concat([
+        pc.bin_statistics(h, "p", "y", strategy="median_variance", min_size=20) for h in halves
+    ])  # fmt: skip
+    with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
+        pc.metrics_from_statistics(stats)
+    assert pc.metrics_from_statistics(stats.lazy()).collect()["ece"].to_list() == [None]
+    with pytest.raises(ValueError, match="binary data"):
+        pc.summary(LOG, "probs", "cls", strategy="median_variance")
+    with pytest.raises(ValueError, match="min_size"):
+        pc.reliability(LOG, "p", "y", strategy="median_variance", min_size=0)
+    lazy = pc.summary(LOG.lazy(), "p", "y", strategy="median_variance")
+    assert isinstance(lazy, pl.LazyFrame)
