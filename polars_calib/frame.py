@@ -196,7 +196,7 @@ def reliability(
         pos_label=pos_label,
     )  # fmt: skip
     lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
-    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, (), bins=bins)
+    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, (), bin_column=bins)
     if isinstance(data, pl.DataFrame):
         stats = collect_checked(prepared, plan)
         return reliability_rows(stats.lazy(), prepared.keys, z).collect()

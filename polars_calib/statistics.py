@@ -117,11 +117,11 @@ def statistics_query(
     keys: list[str],
     binning: Binning,
     terms: Sequence[str] = ("squared_error", "log_loss"),
-    bins: str | None = None,
+    bin_column: str | None = None,
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
 
-    With `bins`, the name of a column of `lf` holding each used row's bin within its
+    With `bin_column`, the name of a column of `lf` holding each used row's bin within its
     group (median-variance bins), the table has that group's bins (a group with no
     used row: bin 0), with ``lower`` and ``upper`` the smallest and largest
     probability of the bin, and `binning` only says how the probabilities are read.
@@ -183,13 +183,14 @@ def statistics_query(
         sums.append(w.sum().alias("weight"))
     names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in term_exprs)]
 
-    if bins is not None:
+    if bin_column is not None:
         # Read by the table and the grid: the bins (a numpy step per group) run once.
         lf = lf.cache()
         used = present & ~refused
-        bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(pl.col(bins))
+        given = pl.col(bin_column)
+        bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
         table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        edges = _given_grid(lf, p, used, keys, pl.col(bins))
+        edges = _given_grid(lf, p, used, keys, given)
     elif binning.strategy == "quantile":
         used = present & ~refused
         bins = binning.index(pl.when(used).then(p))
@@ -206,7 +207,7 @@ def statistics_query(
         edges = None
     if w is None:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
-    grid = None if bins is not None else binning.grid()
+    grid = None if bin_column is not None else binning.grid()
     result = _completed(table, grid, edges, keys, names, whole)
     return result.drop(_ALL) if whole else result
 
