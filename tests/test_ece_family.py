@@ -595,3 +595,25 @@ def test_median_variance_tables_do_not_merge() -> None:
         pc.reliability(LOG, "p", "y", strategy="median_variance", min_size=0)
     lazy = pc.summary(LOG.lazy(), "p", "y", strategy="median_variance")
     assert isinstance(lazy, pl.LazyFrame)
+
+
+def test_no_unstable_api() -> None:
+    import warnings
+
+    lists = LOG.with_columns(pl.col("probs").cast(pl.List(pl.Float64)))
+    with pl.Config(warn_unstable=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lists.group_by("g").agg(
+            pc.canonical_ece("probs", "cls", n_bins=3),
+            pc.skce("probs", "cls").alias("u"),
+            pc.skce("probs", "cls", estimator="block").alias("b"),
+            pc.ece("p", "y", distance="sqeuclidean").alias("e"),
+        )
+        for data in (lists, lists.lazy()):
+            for result in (
+                pc.median_variance_bins(data, "probs", "cls", by="g"),
+                pc.summary(data, "p", "y", by="g", strategy="median_variance"),
+                pc.reliability(data, "p", "y", strategy="median_variance"),
+            ):
+                if isinstance(result, pl.LazyFrame):
+                    result.collect()
