@@ -190,14 +190,14 @@ def statistics_query(
         given = pl.col(bin_column)
         bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
         table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        edges = _given_grid(lf, p, used, keys, given)
+        edges: pl.LazyFrame | None = _given_grid(lf, p, used, keys, given)
     elif binning.strategy == "quantile":
         used = present & ~refused
         bins = binning.index(pl.when(used).then(p))
         bins = bins.over(keys) if keys else bins
         bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
         table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        edges: pl.LazyFrame | None = _quantile_grid(lf, p, used, keys, binning)
+        edges = _quantile_grid(lf, p, used, keys, binning)
     else:
         bin_value = (
             pl.when(refused).then(_REFUSED_BIN).when(present).then(binning.value(p))
