@@ -34,7 +34,7 @@ from polars_calib._options import (
     check_confidence,
     check_metrics,
 )
-from polars_calib.median_variance import table_binning, table_input
+from polars_calib.median_variance import median_variance_bins, table_binning, table_input
 from polars_calib.statistics import (
     FrameT,
     Prepared,
@@ -415,6 +415,10 @@ class _FrameCalibNamespace(Generic[FrameT]):
     def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
         return bin_statistics(self._data, prob, label, **options)
+
+    def median_variance_bins(self, prob: str, label: str, **options: Any) -> FrameT:
+        """The rows with their median-variance bin; see :func:`polars_calib.median_variance_bins`."""
+        return median_variance_bins(self._data, prob, label, **options)
 
     def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:
         """Per group, the rows each data check refuses; see :func:`polars_calib.refused_rows`."""

@@ -617,3 +617,15 @@ def test_no_unstable_api() -> None:
             ):
                 if isinstance(result, pl.LazyFrame):
                     result.collect()
+
+
+def test_frame_namespace_and_cli() -> None:
+    from polars_calib.cli import main
+
+    direct = pc.median_variance_bins(LOG, "p", "y", by="g", min_size=15)
+    assert LOG.calib.median_variance_bins("p", "y", by="g", min_size=15).equals(direct)
+    lazy = LOG.lazy().calib.median_variance_bins("p", "y", by="g", min_size=15)
+    assert isinstance(lazy, pl.LazyFrame)
+    assert lazy.collect().equals(direct)
+    # The command line offers the strategies it can run.
+    assert main(["report", "x.parquet", "--prob", "p", "--strategy", "median_variance"]) == 2
