@@ -143,6 +143,7 @@ def ece(
         if norm != "l1" or compat is not None:
             msg = "`distance` and `bins` take the default `norm='l1'` and no `compat`"
             raise ValueError(msg)
+        # Given bins replace the grid (median-variance ones included).
         binning = None if bins is not None else make_binning(n_bins, strategy, closed)
         problem = binary_problem(prob, label, weight, pos_label)
         return binary_distance_error(problem, binning, bins, used).alias(

@@ -207,7 +207,8 @@ def canonical_ece(
         ``"bins"``: the plain mean over the non-empty bins.
     bins
         A column (or expression) of precomputed bins, one key per row (for example
-        from :func:`polars_calib.median_variance_bins`); replaces `n_bins`.
+        from :func:`polars_calib.median_variance_bins`); replaces `n_bins`,
+        `strategy` and `closed`.
     weight
         Optional non-negative sample weights.
     sum_tol
@@ -269,7 +270,8 @@ def canonical_ece(
     │ 0.3875 ┆ 0.2388 │
     └────────┴────────┘
     """
-    binning = Binning(n_bins, strategy, closed)
+    # Given bins replace the grid (whatever the strategy says, median-variance included).
+    binning = Binning(n_bins, strategy, closed) if bins is None else None
     distance, average = check_distance(distance, average)
     problem = vector_problem(prob, label, weight, check_sum_tol(sum_tol), "classwise")
     error = problem_error(problem, problem.prob, problem.label, bins, binning, distance, average)

@@ -80,7 +80,9 @@ def _too_large(n: pl.Expr) -> pl.Expr:
 def _quadratic(
     p: pl.Expr, g: pl.Expr, unbiased: bool, kernel: Kernel, length_scale: float
 ) -> pl.Expr:
-    packed = pl.struct(p.alias("p"), g.alias("g")).implode()
+    # Above the limit nothing is paired (the error term below raises instead).
+    small = p.len() <= MAX_QUADRATIC_ROWS
+    packed = pl.struct(p.alias("p"), g.alias("g")).filter(small).implode()
     row = pl.element()
     n = pl.len()
     index = pl.int_range(n * n)

@@ -629,3 +629,23 @@ def test_frame_namespace_and_cli() -> None:
     assert lazy.collect().equals(direct)
     # The command line offers the strategies it can run.
     assert main(["report", "x.parquet", "--prob", "p", "--strategy", "median_variance"]) == 2
+
+
+def test_windows(frame_context: FrameContext) -> None:
+    from datetime import datetime, timedelta
+
+    start = datetime(2024, 1, 1)
+    df = LOG.head(150).with_columns(
+        ts=pl.Series([start + timedelta(hours=i) for i in range(150)])
+    )
+    exprs = [expr.alias(name) for name, expr in FAMILY.items()]
+    frame = frame_context.frame(df)
+    dynamic = frame_context.collect(frame.group_by_dynamic("ts", every="1d").agg(exprs))
+    rolling = frame_context.collect(frame.rolling("ts", period="12h").agg(exprs))
+    for day in dynamic.iter_rows(named=True):
+        expected = df.filter(pl.col("ts").dt.truncate("1d") == day["ts"]).select(exprs)
+        for name in FAMILY:
+            assert day[name] == pytest.approx(expected[name].item(), rel=1e-12), name
+    last = df.tail(12).select(exprs)
+    for name in FAMILY:
+        assert rolling[name][-1] == pytest.approx(last[name].item(), rel=1e-12), name
