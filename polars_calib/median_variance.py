@@ -111,17 +111,26 @@ def split_median_variance(
     bins = np.empty(n, dtype=np.int32)
     if n == 0:
         return bins
-    means = np.array([points[rows].mean(axis=0) for rows in final])
-    ranks = np.lexsort(means.T[::-1])
-    for number, index in enumerate(ranks):
-        bins[final[index]] = number
-    return bins
+    for number, rows in enumerate(final):
+        bins[rows] = number
+    # Renumber in the lexicographic order of the bins' mean vectors.
+    sizes = np.bincount(bins, minlength=len(final))
+    means = np.column_stack([
+        np.bincount(bins, weights=points[:, k], minlength=len(final)) / sizes
+        for k in range(points.shape[1])
+    ])  # fmt: skip
+    order = np.lexsort(means.T[::-1])
+    renumbered = np.empty(len(final), dtype=np.int32)
+    renumbered[order] = np.arange(len(final), dtype=np.int32)
+    return renumbered[bins]
 
 
 def _group_bins(frame: pl.DataFrame, name: str, min_size: int, max_bins: int | None) -> pl.DataFrame:
     used = frame[_USED].fill_null(False).to_numpy()
     points_column = frame[_POINTS].filter(pl.Series(used))
     bins = np.full(frame.height, -1, dtype=np.int32)
+    if not len(points_column):
+        return frame.select(_ROWS, pl.lit(None, pl.Int32).alias(name))
     if points_column.dtype == pl.Float64:
         points = points_column.to_numpy().reshape(-1, 1)
     else:
@@ -129,9 +138,9 @@ def _group_bins(frame: pl.DataFrame, name: str, min_size: int, max_bins: int | N
         if lengths.n_unique() > 1:
             # Vectors of different lengths: the group is invalid, its metrics null.
             return frame.select(_ROWS, pl.lit(None, pl.Int32).alias(name))
-        points = np.array(points_column.to_list(), dtype=np.float64).reshape(len(points_column), -1)
-    if len(points):
-        bins[used] = split_median_variance(points, min_size, max_bins)
+        width = int(lengths[0])
+        points = points_column.explode().to_numpy().astype(np.float64).reshape(-1, width)
+    bins[used] = split_median_variance(points, min_size, max_bins)
     column = pl.Series(name, bins, dtype=pl.Int32)
     return frame.select(_ROWS).with_columns(pl.when(column >= 0).then(column).alias(name))
 

@@ -649,3 +649,18 @@ def test_windows(frame_context: FrameContext) -> None:
     last = df.tail(12).select(exprs)
     for name in FAMILY:
         assert rolling[name][-1] == pytest.approx(last[name].item(), rel=1e-12), name
+
+
+def test_median_variance_groups_without_used_rows() -> None:
+    df = pl.DataFrame({
+        "g": [0, 0, 0, 1, 1],
+        "probs": [[0.2, 0.8], [0.6, 0.4], [0.5, 0.5], None, [0.3, 0.7]],
+        "y": [1, 0, 1, 0, None],
+    })  # fmt: skip
+    out = pc.median_variance_bins(df, "probs", "y", by="g", min_size=1)
+    assert out["bin"].to_list()[3:] == [None, None]
+    assert sorted(out["bin"].to_list()[:3]) == [0, 1, 2]
+    table = pc.summary(df.with_columns(p=pl.col("probs").list.get(1, null_on_oob=True)), "p", "y",
+                       by="g", strategy="median_variance", min_size=1)  # fmt: skip
+    assert table["count"].to_list() == [3, 0]
+    assert table["ece"][1] is None
