@@ -664,3 +664,27 @@ def test_median_variance_groups_without_used_rows() -> None:
                        by="g", strategy="median_variance", min_size=1)  # fmt: skip
     assert table["count"].to_list() == [3, 0]
     assert table["ece"][1] is None
+
+
+# pycalib 0.1.0.dev6 (classifier-calibration/PyCalib) ``pycalib.metrics.full_ECE(y, probs,
+# bins=B, power=q)``: the canonical ECE with sum_k |.|**q, left-closed bins at
+# np.linspace(0, 1, B + 1) and a bin of its own for p == 1.0. Its outputs on this log
+# (continuous probabilities: no 1.0, no entry on an edge), pinned: pycalib needs
+# statsmodels and matplotlib, too heavy for the test extra.
+PYCALIB_FULL_ECE = {
+    2: (0.1590089504761315, 0.010560201575767585),
+    5: (0.5116553932376191, 0.1258910667092838),
+    15: (0.9808294457696267, 0.4745343379704493),
+}
+
+
+@pytest.mark.parametrize("n_bins", sorted(PYCALIB_FULL_ECE))
+def test_pycalib_full_ece(n_bins: int) -> None:
+    df = make_log(21, 300, classes=4, decimals=None, weights=False)
+    city, squared = PYCALIB_FULL_ECE[n_bins]
+    got = df.select(
+        city=pc.canonical_ece("probs", "cls", n_bins=n_bins, closed="left", distance="cityblock"),
+        sq=pc.canonical_ece("probs", "cls", n_bins=n_bins, closed="left", distance="sqeuclidean"),
+    )
+    assert got["city"].item() == pytest.approx(city, rel=1e-12)
+    assert got["sq"].item() == pytest.approx(squared, rel=1e-12)
