@@ -119,9 +119,9 @@ def split_median_variance(
         np.bincount(bins, weights=points[:, k], minlength=len(final)) / sizes
         for k in range(points.shape[1])
     ])  # fmt: skip
-    order = np.lexsort(means.T[::-1])
+    ranking = np.lexsort(means.T[::-1])
     renumbered = np.empty(len(final), dtype=np.int32)
-    renumbered[order] = np.arange(len(final), dtype=np.int32)
+    renumbered[ranking] = np.arange(len(final), dtype=np.int32)
     return renumbered[bins]
 
 
