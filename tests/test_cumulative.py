@@ -461,3 +461,29 @@ def test_output_is_named_after_the_probability_column() -> None:
     for function in (pc.ks_calibration, pc.ks_calibration_p, pc.kuiper_calibration,
                      pc.kuiper_calibration_p):  # fmt: skip
         assert df.select(function("score", "y")).columns == ["score"]
+
+
+def test_group_by_dynamic_windows_agree_with_select() -> None:
+    from datetime import datetime, timedelta
+
+    df = make_log(13, 400, decimals=2).with_columns(
+        ts=pl.datetime_range(
+            datetime(2024, 1, 1), datetime(2024, 1, 1) + timedelta(hours=399), "1h", eager=True
+        )
+    )
+    got = df.group_by_dynamic("ts", every="2d", period="3d").agg(**expressions("w"))
+    for row in got.iter_rows(named=True):
+        start = row["ts"]
+        part = df.filter((pl.col("ts") >= start) & (pl.col("ts") < start + timedelta(days=3)))
+        _assert_close(row, compute(part, "w"), atol=1e-14)
+
+
+def test_no_unstable_polars_feature() -> None:
+    import warnings
+
+    df = make_log(14, 200, groups=2)
+    with pl.Config(warn_unstable=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df.select(**_all_expressions())
+        df.group_by("g").agg(**_all_expressions())
+        df.lazy().select(**expressions()).collect(engine="streaming")
