@@ -8,8 +8,8 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib.statistics` (the statistics table and its finishers),
 :mod:`~polars_calib._finish` (the finishers of the expressions),
 :mod:`~polars_calib.binary` and :mod:`~polars_calib.multiclass` (the expressions),
-:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`
-and :mod:`~polars_calib.cli`.
+:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`,
+:mod:`~polars_calib.report` (the HTML report) and :mod:`~polars_calib.cli`.
 """
 
 from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on frames)
@@ -17,6 +17,13 @@ from polars_calib import namespace as _namespace  # noqa: F401  (registers `.cal
 from polars_calib.audit import Audit, adjusted_p_values, audit
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
+from polars_calib.canonical import canonical_ece
+from polars_calib.cumulative import (
+    ks_calibration,
+    ks_calibration_p,
+    kuiper_calibration,
+    kuiper_calibration_p,
+)
 from polars_calib.forest import plot_audit
 from polars_calib.frame import reliability, summary
 from polars_calib.multiclass import (
@@ -27,8 +34,12 @@ from polars_calib.multiclass import (
     prob_vector,
     top_label_ece,
 )
+from polars_calib.kernel import skce
+from polars_calib.median_variance import median_variance_bins
 from polars_calib.namespace import col
 from polars_calib.plot import plot_reliability, save_png
+from polars_calib.report import HtmlReport, html_report
+from polars_calib.smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
 from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -40,17 +51,25 @@ __all__ = [
     "Audit",
     "Binning",
     "CalibrationDataError",
+    "HtmlReport",
     "adjusted_p_values",
     "audit",
     "bin_index",
     "bin_statistics",
     "brier",
+    "canonical_ece",
     "classwise_ece",
     "col",
     "confidence_ece",
     "ece",
+    "html_report",
+    "ks_calibration",
+    "ks_calibration_p",
+    "kuiper_calibration",
+    "kuiper_calibration_p",
     "log_loss",
     "mce",
+    "median_variance_bins",
     "metrics_from_statistics",
     "multiclass_brier",
     "multiclass_log_loss",
@@ -62,6 +81,10 @@ __all__ = [
     "reliability_from_statistics",
     "rmsce",
     "save_png",
+    "skce",
+    "smooth_ece",
+    "smooth_ece_from_statistics",
+    "smooth_ece_statistics",
     "summary",
     "top_label_ece",
     "uniform_edges",
