@@ -8,6 +8,7 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib.statistics` (the statistics table and its finishers),
 :mod:`~polars_calib._finish` (the finishers of the expressions),
 :mod:`~polars_calib.binary` and :mod:`~polars_calib.multiclass` (the expressions),
+:mod:`~polars_calib.diagnostics` (calibration tests and score decompositions),
 :mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`
 and :mod:`~polars_calib.cli`.
 """
@@ -16,6 +17,17 @@ from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on f
 from polars_calib import namespace as _namespace  # noqa: F401  (registers `.calib`)
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
+from polars_calib.diagnostics import (
+    brier_decomposition,
+    calibration_loss,
+    debiased_ece,
+    debiased_ece_squared,
+    hosmer_lemeshow,
+    hosmer_lemeshow_p,
+    refinement_loss,
+    spiegelhalter_p,
+    spiegelhalter_z,
+)
 from polars_calib.frame import reliability, summary
 from polars_calib.multiclass import (
     classwise_ece,
@@ -40,10 +52,16 @@ __all__ = [
     "bin_index",
     "bin_statistics",
     "brier",
+    "brier_decomposition",
+    "calibration_loss",
     "classwise_ece",
     "col",
     "confidence_ece",
+    "debiased_ece",
+    "debiased_ece_squared",
     "ece",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
     "log_loss",
     "mce",
     "metrics_from_statistics",
@@ -51,11 +69,14 @@ __all__ = [
     "multiclass_log_loss",
     "plot_reliability",
     "prob_vector",
+    "refinement_loss",
     "refused_rows",
     "reliability",
     "reliability_from_statistics",
     "rmsce",
     "save_png",
+    "spiegelhalter_p",
+    "spiegelhalter_z",
     "summary",
     "top_label_ece",
     "uniform_edges",

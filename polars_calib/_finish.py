@@ -10,16 +10,29 @@ from a :class:`~polars_calib._problem.Problem`, and the frame forms
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
-from polars_calib._options import Norm, TopLabelAverage
-from polars_calib._problem import Problem
+from polars_calib._options import Alternative, Norm, Score, TopLabelAverage
+from polars_calib._problem import EPS, Problem
+from polars_calib._special import chi2_sf, normal_cdf, normal_sf
 from polars_calib.binning import Binning
 
 __all__ = [
+    "BinSums",
+    "bin_sums",
     "binned_error",
+    "brier_decomposition",
+    "calibration_refinement",
+    "debiased_ece",
+    "debiased_ece_squared",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
+    "normal_p_value",
+    "row_sum",
+    "spiegelhalter_z",
     "calibration_error",
     "keyed_binned_error",
     "per_bin",
@@ -233,3 +246,219 @@ def _grouped_error(
         return _packed({**fields, "key": keyed(fields)}, per_group_bin)
 
     return _packed(columns, with_key)
+
+
+# --------------------------------------------------------------------------
+# Tests and decompositions (polars_calib.diagnostics): the same math for the
+# expressions (per-bin series built inside one group) and the statistics table
+# (per-bin series read from its rows).
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BinSums:
+    """Aligned per-bin series of one group: the statistics table's columns of a group.
+
+    ``count`` rows, ``weight`` ``W_b``, ``sum_p`` ``P_b``, ``sum_y`` ``Y_b``, and the
+    optional ``sum_squared_p`` (``S_b = sum w p**2``), ``sum_p_y`` (``C_b = sum w p y``)
+    and ``sum_squared_weight`` (``sum w**2``; None when unweighted: the count).
+    """
+
+    count: pl.Expr
+    weight: pl.Expr
+    sum_p: pl.Expr
+    sum_y: pl.Expr
+    sum_squared_p: pl.Expr | None = None
+    sum_p_y: pl.Expr | None = None
+    sum_squared_weight: pl.Expr | None = None
+
+    @classmethod
+    def of_columns(cls, binned: pl.Expr, columns: Collection[str]) -> BinSums:
+        """The series of a statistics table's rows where `binned` holds."""
+
+        def column(name: str) -> pl.Expr | None:
+            return pl.col(name).filter(binned) if name in columns else None
+
+        return cls(
+            pl.col("count").filter(binned).cast(pl.Float64),
+            pl.col("weight").filter(binned),
+            pl.col("sum_p").filter(binned),
+            pl.col("sum_y").filter(binned),
+            column("sum_squared_p"),
+            column("sum_p_y"),
+            column("sum_squared_weight"),
+        )
+
+
+def bin_sums(problem: Problem, binning: Binning | None, terms: Sequence[str] = ()) -> BinSums:
+    """The per-bin sums of `problem` in the current group (``binning=None``: one bin
+    per distinct probability), with the sums of `terms` among ``squared_p``, ``p_y``
+    and ``squared_weight``; each a window or filtered sum (:func:`per_bin`)."""
+    prob = pl.when(problem.present).then(problem.prob)
+    if binning is None:
+        bins, binning = prob, Binning(1, "uniform")  # per_bin's window over any key
+    else:
+        bins = binning.index(prob)
+    ones = prob.is_not_null().cast(pl.Float64)
+    weight = ones if problem.weight is None else pl.when(problem.present).then(problem.weight)
+
+    def summed(value: pl.Expr) -> pl.Expr:
+        return per_bin(pl.when(problem.present).then(problem.weighted(value)), bins, binning)
+
+    extra = {name: summed(problem.terms[name]) for name in terms if name in problem.terms}
+    return BinSums(
+        per_bin(ones, bins, binning),
+        per_bin(weight, bins, binning),
+        summed(problem.prob),
+        summed(problem.label),
+        extra.get("squared_p"),
+        extra.get("p_y"),
+        extra.get("squared_weight"),
+    )
+
+
+def row_sum(problem: Problem, term: str) -> pl.Expr:
+    """The weighted sum of ``problem.terms[term]`` over the used rows of the current group."""
+    return pl.when(problem.present).then(problem.weighted(problem.terms[term])).sum()
+
+
+def spiegelhalter_z(numerator: pl.Expr, variance: pl.Expr) -> pl.Expr:
+    """Spiegelhalter's Z from ``sum w (y - p)(1 - 2p)`` and ``sum w (1 - 2p)**2 p (1 - p)``.
+
+    Null when the variance under calibration is 0 (no row, or every p in {0, 1/2, 1}).
+    """
+    return pl.when(variance > 0.0).then(numerator / variance.sqrt())
+
+
+def normal_p_value(z: pl.Expr, alternative: Alternative) -> pl.Expr:
+    """The p-value of a standard normal statistic `z` under `alternative`."""
+    if alternative == "greater":
+        return normal_sf(z)
+    if alternative == "less":
+        return normal_cdf(z)
+    return (2.0 * normal_sf(z.abs())).clip(None, 1.0)
+
+
+def _degenerate(expected: pl.Expr, total: pl.Expr) -> pl.Expr:
+    """Whether an expected count is zero (up to the rounding of the sums it comes from)."""
+    return expected <= total * 1e-12
+
+
+def hosmer_lemeshow(bins: BinSums) -> tuple[pl.Expr, pl.Expr]:
+    """The Hosmer-Lemeshow statistic and its degrees of freedom (non-empty bins - 2).
+
+    Per non-empty bin, ``(O - E)**2 / E + (O - E)**2 / (n - E)`` with ``O = Y_b``,
+    ``E = P_b``, ``n = W_b``. A half whose expected count is 0 (all predictions 0, or
+    all 1, in the bin) contributes 0 when its observed count is 0 too, and makes the
+    statistic infinite otherwise (an event given probability 0 happened). Null when
+    the group has no weight.
+    """
+    n, observed, expected = bins.weight, bins.sum_y, bins.sum_p
+    filled = n > 0.0
+    gap = observed - expected
+    square = gap * gap
+    no_event, no_non_event = _degenerate(expected, n), _degenerate(n - expected, n)
+    matched = gap.abs() <= n * 1e-12
+    term = (
+        pl.when(~filled | matched).then(0.0)
+        .when(no_event | no_non_event).then(float("inf"))
+        .otherwise(square / expected + square / (n - expected))
+    )  # fmt: skip
+    statistic = pl.when(n.sum() > 0.0).then(term.sum())
+    df = filled.cast(pl.Int64).sum() - 2
+    return statistic, df
+
+
+def hosmer_lemeshow_p(bins: BinSums) -> pl.Expr:
+    """Chi-square survival of :func:`hosmer_lemeshow`; null with fewer than 3 non-empty bins."""
+    statistic, df = hosmer_lemeshow(bins)
+    return pl.when(df >= 1).then(chi2_sf(statistic, df))
+
+
+def debiased_ece_squared(bins: BinSums) -> pl.Expr:
+    """Kumar, Liang & Ma's debiased squared ECE, weighted by the bins' effective sizes.
+
+    ``sum_b (W_b / W) [(ybar_b - pbar_b)**2 - ybar_b (1 - ybar_b) / (n_b - 1)]`` with
+    ``n_b = W_b**2 / sum w**2`` (the row count when unweighted); a bin with
+    ``n_b <= 1`` (one row) contributes its plain term. Null when the group has no weight.
+    """
+    w = bins.weight
+    total = w.sum()
+    filled = w > 0.0
+    observed = bins.sum_y / w
+    gap = observed - bins.sum_p / w
+    n_eff = bins.count if bins.sum_squared_weight is None else w * w / bins.sum_squared_weight
+    correction = pl.when(n_eff > 1.0).then(observed * (1.0 - observed) / (n_eff - 1.0))
+    term = (w * (gap * gap - correction.fill_null(0.0))).filter(filled)
+    return pl.when(total > 0.0).then(term.sum() / total)
+
+
+def debiased_ece(bins: BinSums) -> pl.Expr:
+    """The square root of :func:`debiased_ece_squared`, clipped at 0."""
+    return debiased_ece_squared(bins).clip(0.0, None).sqrt()
+
+
+def brier_decomposition(bins: BinSums) -> pl.Expr:
+    """Murphy's decomposition with Stephenson et al.'s within-bin terms, as a struct.
+
+    ``brier = reliability - resolution + uncertainty + within_bin_variance -
+    within_bin_covariance`` exactly (up to rounding); needs ``sum_squared_p`` and
+    ``sum_p_y``. Null when the group has no weight.
+    """
+    assert bins.sum_squared_p is not None and bins.sum_p_y is not None
+    w = bins.weight
+    total = w.sum()
+    filled = w > 0.0
+    mean_p = pl.when(filled).then(bins.sum_p / w)
+    mean_y = pl.when(filled).then(bins.sum_y / w)
+    base_rate = bins.sum_y.sum() / total
+    gap = mean_p - mean_y
+    spread = mean_y - base_rate
+    sums = bins.sum_squared_p - 2.0 * bins.sum_p_y + bins.sum_y
+    parts = {
+        "brier": sums.sum() / total,
+        "reliability": (w * gap * gap).filter(filled).sum() / total,
+        "resolution": (w * spread * spread).filter(filled).sum() / total,
+        "uncertainty": base_rate * (1.0 - base_rate),
+        "within_bin_variance": (bins.sum_squared_p - bins.sum_p * mean_p).filter(filled).sum()
+        / total,
+        "within_bin_covariance": 2.0
+        * (bins.sum_p_y - bins.sum_y * mean_p).filter(filled).sum()
+        / total,
+    }
+    return pl.when(total > 0.0).then(pl.struct(**{k: v.alias(k) for k, v in parts.items()}))
+
+
+def _entropy_term(q: pl.Expr) -> pl.Expr:
+    """``q log q``, 0 at 0."""
+    return pl.when(q > 0.0).then(q * q.log()).otherwise(0.0)
+
+
+def calibration_refinement(bins: BinSums, score: Score) -> tuple[pl.Expr, pl.Expr]:
+    """Calibration and refinement loss of `score` over the bins (Kull & Flach, 2015).
+
+    Brier: ``sum_b (W_b / W)(pbar_b - ybar_b)**2`` and ``sum_b (W_b / W) ybar_b (1 -
+    ybar_b)``; log-loss: the binary KL divergence ``KL(ybar_b || pbar_b)`` (``pbar``
+    clipped to ``[eps, 1 - eps]`` as the log-loss clips p) and the binary entropy
+    ``H(ybar_b)``. With one bin per distinct p they add up to the score exactly.
+    Null when the group has no weight.
+    """
+    w = bins.weight
+    total = w.sum()
+    filled = w > 0.0
+    mean_p = bins.sum_p / w
+    mean_y = bins.sum_y / w
+    if score == "brier":
+        gap = mean_p - mean_y
+        calibration = w * gap * gap
+        refinement = w * mean_y * (1.0 - mean_y)
+    else:
+        clipped = mean_p.clip(EPS, 1.0 - EPS)
+        entropy = -(_entropy_term(mean_y) + _entropy_term(1.0 - mean_y))
+        cross = -(mean_y * clipped.log() + (1.0 - mean_y) * (1.0 - clipped).log())
+        calibration = w * (cross - entropy)
+        refinement = w * entropy
+    return tuple(  # type: ignore[return-value]
+        pl.when(total > 0.0).then(value.filter(filled).sum() / total)
+        for value in (calibration, refinement)
+    )
