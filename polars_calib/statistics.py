@@ -31,21 +31,26 @@ from typing import Any, TypeVar, cast
 import polars as pl
 
 from polars_calib._exprs import GroupKeys, Keys
-from polars_calib._finish import calibration_error
+from polars_calib import _finish
+from polars_calib._finish import BinSums, calibration_error
 from polars_calib._options import (
+    DIAGNOSTICS,
     METRICS,
     REDUCTIONS,
     SUM_TOLERANCE,
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
+    Diagnostic,
     Metric,
     Norm,
     Reduction,
+    Score,
     Strategy,
     TopLabelAverage,
     check_choice,
     check_confidence,
+    check_hosmer_lemeshow_bins,
     check_metrics,
     check_sum_tol,
 )
@@ -65,6 +70,7 @@ __all__ = [
     "SUMS",
     "Prepared",
     "bin_statistics",
+    "check_diagnostics",
     "collect_checked",
     "finish_metrics",
     "merge_statistics",
@@ -89,10 +95,21 @@ RELIABILITY = (
 )  # fmt: skip
 
 _RESERVED = frozenset(
-    (*SUMS, *METRICS, *RELIABILITY, "class", "refused", "mean_confidence", "accuracy")
+    (*SUMS, *METRICS, *DIAGNOSTICS, *RELIABILITY, "class", "refused", "mean_confidence",
+     "accuracy")
 )
 _NORM_OF: dict[str, Norm] = {"ece": "l1", "rmsce": "l2", "mce": "max"}
-_TERM_OF = {"brier": "squared_error", "log_loss": "log_loss"}
+_TERMS_OF: dict[str, tuple[str, ...]] = {
+    "brier": ("squared_error",),
+    "log_loss": ("log_loss",),
+    "spiegelhalter_z": ("spiegelhalter_numerator", "spiegelhalter_variance"),
+    "spiegelhalter_p": ("spiegelhalter_numerator", "spiegelhalter_variance"),
+    "debiased_ece_squared": ("squared_weight",),
+    "debiased_ece": ("squared_weight",),
+    "brier_decomposition": ("squared_p", "p_y"),
+}
+# Summed only for weighted problems: unweighted, the sum of squared weights is the count.
+_OPTIONAL_TERMS = frozenset(("squared_weight",))
 
 # Internal column names of the query (never in a result).
 _P, _Y, _W, _REFUSED, _PRESENT = (f"__polars_calib_{n}__" for n in ("p", "y", "w", "refused", "present"))
@@ -108,8 +125,23 @@ _IGNORED_BIN = -2.0  # the bin of ignored rows (a null input): only their group 
 
 
 def terms_for(metrics: Sequence[str]) -> list[str]:
-    """The row terms a list of metrics needs summed."""
-    return [_TERM_OF[m] for m in metrics if m in _TERM_OF]
+    """The row terms a list of metrics needs summed, each once."""
+    return list(dict.fromkeys(term for m in metrics for term in _TERMS_OF.get(m, ())))
+
+
+def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool) -> None:
+    """``ValueError`` for a test or decomposition the table cannot give: Hosmer-Lemeshow
+    with fewer than 3 bins (`n_bins` None: not known yet), and any of them on
+    probability vectors or a table keyed by class (binary data only)."""
+    diagnostics = [m for m in metrics if m in DIAGNOSTICS]
+    if diagnostics and vectors:
+        msg = (
+            f"{', '.join(map(repr, diagnostics))}: tests and decompositions take binary "
+            "probabilities, not probability vectors"
+        )
+        raise ValueError(msg)
+    if n_bins is not None and any(m.startswith("hosmer_lemeshow") for m in diagnostics):
+        check_hosmer_lemeshow_bins(n_bins)
 
 
 def statistics_query(
@@ -146,7 +178,9 @@ def statistics_query(
         terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
     p, y, w = problem.prob, problem.label, problem.weight
     refused, present = problem.refused, problem.present
-    term_exprs = {name: problem.terms[name] for name in terms}
+    # A term the problem does not define (the squared weight of an unweighted problem:
+    # the count) is not summed.
+    term_exprs = {name: problem.terms[name] for name in terms if name in problem.terms}
     if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
         # Columns of their own: exploded, or needed by the quantile window.
         columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
@@ -346,7 +380,10 @@ def finish_metrics(
     gap = (pl.col("sum_y") - pl.col("sum_p")).filter(binned)
     row_sums = [n for n in ("sum_squared_error", "sum_log_loss") if n in schema]
     mean_sums = ["sum_confidence", "sum_correct"] if classwise else ["sum_p", "sum_y"]
+    diagnostics = [m for m in metrics if m in DIAGNOSTICS]
+    bins = BinSums.of_columns(binned, schema)
     classes = stats.group_by(per_class).agg(
+        *(finish_diagnostic(name, bins, binned).alias(name) for name in diagnostics),
         pl.col("count").filter(binned).sum().alias("count"),
         pl.col("count").filter(~binned).sum().alias("refused"),
         total.alias("weight"),
@@ -365,6 +402,8 @@ def finish_metrics(
         "ece": pl.col("ece").max() if not keyed else _class_mean("ece", average, classwise),
         "rmsce": pl.col("rmsce").max() if not keyed else _class_mean("rmsce", average, classwise),
         "mce": pl.col("mce").max(),
+        # Binary tables only (check_diagnostics): one class, the group's value.
+        **{name: pl.col(name).first() for name in diagnostics},
     }
     invalid = (
         (pl.col("refused").sum() > 0)
@@ -386,7 +425,7 @@ def finish_metrics(
         "brier": pl.col("sum_squared_error") / pl.col("weight"),
         "log_loss": pl.col("sum_log_loss") / pl.col("weight"),
     }
-    values = {**means, **{m: pl.col(m) for m in _NORM_OF}}
+    values = {**means, **{m: pl.col(m) for m in (*_NORM_OF, *diagnostics)}}
     names = ["mean_predicted", "observed", *metrics]
     return (
         per_group.select(
@@ -396,6 +435,37 @@ def finish_metrics(
         .sort(group, nulls_last=True)
         .select(*keys, "count", "refused", *names)
     )
+
+
+def finish_diagnostic(name: str, bins: BinSums, binned: pl.Expr) -> pl.Expr:
+    """A test statistic, p-value or decomposition of one group from its table rows.
+
+    `bins` are the group's per-bin series (the rows where `binned` holds); the
+    expressions of :mod:`polars_calib.diagnostics` run the same finishers on sums
+    built inside the group. Spiegelhalter's p-value is two-sided here.
+    """
+
+    def total(column: str) -> pl.Expr:
+        return pl.col(column).filter(binned).sum()
+
+    if name.startswith("spiegelhalter"):
+        z = _finish.spiegelhalter_z(
+            total("sum_spiegelhalter_numerator"), total("sum_spiegelhalter_variance")
+        )
+        return z if name == "spiegelhalter_z" else _finish.normal_p_value(z, "two-sided")
+    if name == "hosmer_lemeshow":
+        return _finish.hosmer_lemeshow(bins)[0]
+    if name == "hosmer_lemeshow_p":
+        return _finish.hosmer_lemeshow_p(bins)
+    if name == "debiased_ece_squared":
+        return _finish.debiased_ece_squared(bins)
+    if name == "debiased_ece":
+        return _finish.debiased_ece(bins)
+    if name == "brier_decomposition":
+        return _finish.brier_decomposition(bins)
+    score: Score = "brier" if name.startswith("brier") else "log_loss"
+    calibration, refinement = _finish.calibration_refinement(bins, score)
+    return calibration if name.endswith("calibration_loss") else refinement
 
 
 def _class_mean(metric: str, average: TopLabelAverage, classwise: bool) -> pl.Expr:
@@ -551,7 +621,7 @@ def bin_statistics(
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic] = METRICS,
     compat: Compat | None = None,
 ) -> FrameT:
     """Sufficient statistics per group and bin: the mergeable form of every metric.
@@ -592,8 +662,12 @@ def bin_statistics(
     pos_label
         The label of the positive class when labels are not 0/1 (binary data).
     metrics
-        Which metrics the table must be able to finish: the Brier and log-loss sums
-        are computed only when asked for.
+        Which metrics the table must be able to finish: the Brier and log-loss sums,
+        and those of the tests and decompositions (see :func:`polars_calib.summary`),
+        are computed only when asked for: ``sum_spiegelhalter_numerator`` and
+        ``sum_spiegelhalter_variance`` (Spiegelhalter), ``sum_squared_weight`` (the
+        debiased ECE, weighted data only), ``sum_squared_p`` and ``sum_p_y`` (the
+        Brier decomposition).
     compat
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
 
@@ -652,6 +726,7 @@ def bin_statistics(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label,
     )  # fmt: skip
+    check_diagnostics(names, binning.n_bins, prepared.reduction is not None)
     plan = statistics_query(
         prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
     )
@@ -709,7 +784,7 @@ def metrics_from_statistics(
     stats: FrameT,
     *,
     by: str | Sequence[str] | None = None,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic] = METRICS,
     average: TopLabelAverage = "macro",
 ) -> FrameT:
     """Finish calibration metrics per group from one or many statistics tables.
@@ -726,7 +801,11 @@ def metrics_from_statistics(
         per ``"model"``). ``None``: one group, all rows.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
-        compute, in this order (Brier and log-loss need the table's sums of them).
+        compute, in this order (Brier and log-loss need the table's sums of them),
+        or the tests and decompositions of binary tables (see
+        :func:`polars_calib.summary`; their sums must be in the table). Quantile-bin
+        statistics (Hosmer-Lemeshow's deciles of risk) finish one table but do not
+        merge across partitions.
     average
         Top-label statistics: ``"macro"`` or ``"weighted"`` mean over predicted
         classes (see :func:`polars_calib.top_label_ece`).
@@ -796,8 +875,9 @@ def metrics_from_statistics(
     names = check_metrics(metrics)
     check_choice("average", average, TOP_LABEL_AVERAGES)
     schema = _statistics_frame(stats, keys).collect_schema()
-    missing = [f"sum_{_TERM_OF[m]}" for m in names if m in _TERM_OF]
-    missing = [name for name in missing if name not in schema]
+    check_diagnostics(names, None, "class" in schema)
+    missing = [f"sum_{term}" for term in terms_for(names) if term not in _OPTIONAL_TERMS]
+    missing = [name for name in dict.fromkeys(missing) if name not in schema]
     if missing:
         msg = f"`stats` has no {', '.join(missing)}: compute it with `metrics` including them"
         raise CalibrationDataError(msg)
