@@ -294,7 +294,8 @@ def bin_sums(problem: Problem, binning: Binning | None, terms: Sequence[str] = (
     """The per-bin sums of `problem` in the current group (``binning=None``: one bin
     per distinct probability), with the sums of `terms` among ``squared_p``, ``p_y``
     and ``squared_weight``; each a window or filtered sum (:func:`per_bin`)."""
-    prob = pl.when(problem.present).then(problem.prob)
+    prob: pl.Expr = pl.when(problem.present).then(problem.prob)
+    bins: pl.Expr
     if binning is None:
         bins, binning = prob, Binning(1, "uniform")  # per_bin's window over any key
     else:
@@ -426,7 +427,7 @@ def brier_decomposition(bins: BinSums) -> pl.Expr:
         * (bins.sum_p_y - bins.sum_y * mean_p).filter(filled).sum()
         / total,
     }
-    return pl.when(total > 0.0).then(pl.struct(**{k: v.alias(k) for k, v in parts.items()}))
+    return pl.when(total > 0.0).then(pl.struct([value.alias(name) for name, value in parts.items()]))
 
 
 def _entropy_term(q: pl.Expr) -> pl.Expr:
@@ -458,7 +459,7 @@ def calibration_refinement(bins: BinSums, score: Score) -> tuple[pl.Expr, pl.Exp
         cross = -(mean_y * clipped.log() + (1.0 - mean_y) * (1.0 - clipped).log())
         calibration = w * (cross - entropy)
         refinement = w * entropy
-    return tuple(  # type: ignore[return-value]
-        pl.when(total > 0.0).then(value.filter(filled).sum() / total)
-        for value in (calibration, refinement)
-    )
+    def mean(value: pl.Expr) -> pl.Expr:
+        return pl.when(total > 0.0).then(value.filter(filled).sum() / total)
+
+    return mean(calibration), mean(refinement)

@@ -398,7 +398,7 @@ def finish_metrics(
         return pl.col(column).max() if classwise else pl.col(column).sum()
 
     has_weight = pl.col("weight") > 0.0
-    reduced = {
+    reduced: dict[str, pl.Expr] = {
         "ece": pl.col("ece").max() if not keyed else _class_mean("ece", average, classwise),
         "rmsce": pl.col("rmsce").max() if not keyed else _class_mean("rmsce", average, classwise),
         "mce": pl.col("mce").max(),
