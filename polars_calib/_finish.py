@@ -11,7 +11,7 @@ from a :class:`~polars_calib._problem.Problem`, and the frame forms
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import polars as pl
 
@@ -26,6 +26,8 @@ __all__ = [
     "binned_error",
     "brier_decomposition",
     "calibration_refinement",
+    "finish_bins",
+    "in_group",
     "debiased_ece",
     "debiased_ece_squared",
     "hosmer_lemeshow",
@@ -318,6 +320,29 @@ def bin_sums(problem: Problem, binning: Binning | None, terms: Sequence[str] = (
     )
 
 
+def in_group(columns: Mapping[str, pl.Expr], finisher: Callable[[dict[str, pl.Expr]], pl.Expr]) -> pl.Expr:
+    """Run `finisher` on `columns` (per-bin series, or scalars) of the current group.
+
+    Aggregations get no common-subexpression elimination, and a finisher reads each
+    series many times (a p-value reads its statistic a dozen times): each reference
+    would compute the sums again, and the plan grows with every reference. Packed
+    into one list (:func:`_packed`), each series is computed once and the finisher
+    reads it as a field, in every context (select, group_by, over, streaming).
+    """
+    return _packed(columns, finisher)
+
+
+def finish_bins(bins: BinSums, finisher: Callable[[BinSums], pl.Expr]) -> pl.Expr:
+    """A table finisher run on per-bin series built inside the current group (:func:`in_group`)."""
+    columns = {f.name: getattr(bins, f.name) for f in fields(bins)}
+    present = {name: value for name, value in columns.items() if value is not None}
+
+    def body(packed: dict[str, pl.Expr]) -> pl.Expr:
+        return finisher(BinSums(**packed))
+
+    return in_group(present, body)
+
+
 def row_sum(problem: Problem, term: str) -> pl.Expr:
     """The weighted sum of ``problem.terms[term]`` over the used rows of the current group."""
     return pl.when(problem.present).then(problem.weighted(problem.terms[term])).sum()
@@ -332,12 +357,20 @@ def spiegelhalter_z(numerator: pl.Expr, variance: pl.Expr) -> pl.Expr:
 
 
 def normal_p_value(z: pl.Expr, alternative: Alternative) -> pl.Expr:
-    """The p-value of a standard normal statistic `z` under `alternative`."""
-    if alternative == "greater":
-        return normal_sf(z)
-    if alternative == "less":
-        return normal_cdf(z)
-    return (2.0 * normal_sf(z.abs())).clip(None, 1.0)
+    """The p-value of a standard normal statistic `z` (a scalar) under `alternative`.
+
+    ``erfc`` reads its argument some thirty times: `z` is packed first (:func:`in_group`).
+    """
+
+    def p_value(packed: dict[str, pl.Expr]) -> pl.Expr:
+        z = packed["z"]
+        if alternative == "greater":
+            return normal_sf(z)
+        if alternative == "less":
+            return normal_cdf(z)
+        return (2.0 * normal_sf(z.abs())).clip(None, 1.0)
+
+    return in_group({"z": z}, p_value)
 
 
 def _degenerate(expected: pl.Expr, total: pl.Expr) -> pl.Expr:
@@ -373,7 +406,12 @@ def hosmer_lemeshow(bins: BinSums) -> tuple[pl.Expr, pl.Expr]:
 def hosmer_lemeshow_p(bins: BinSums) -> pl.Expr:
     """Chi-square survival of :func:`hosmer_lemeshow`; null with fewer than 3 non-empty bins."""
     statistic, df = hosmer_lemeshow(bins)
-    return pl.when(df >= 1).then(chi2_sf(statistic, df))
+
+    def p_value(packed: dict[str, pl.Expr]) -> pl.Expr:
+        return pl.when(packed["df"] >= 1).then(chi2_sf(packed["statistic"], packed["df"]))
+
+    # Packed: the chi-square tail reads its arguments a dozen times.
+    return in_group({"statistic": statistic, "df": df}, p_value)
 
 
 def debiased_ece_squared(bins: BinSums) -> pl.Expr:

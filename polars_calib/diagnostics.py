@@ -69,13 +69,15 @@ def _valid(problem: Problem, value: pl.Expr) -> pl.Expr:
     return pl.when(~problem.invalid).then(value)
 
 
-def _spiegelhalter(prob: IntoExpr, label: IntoExpr, weight: Any, pos_label: Any) -> tuple[Problem, pl.Expr]:
+def _spiegelhalter(
+    prob: IntoExpr, label: IntoExpr, weight: Any, pos_label: Any
+) -> tuple[Problem, dict[str, pl.Expr]]:
     problem = binary_problem(prob, label, weight, pos_label)
-    z = _finish.spiegelhalter_z(
-        _finish.row_sum(problem, "spiegelhalter_numerator"),
-        _finish.row_sum(problem, "spiegelhalter_variance"),
-    )
-    return problem, z
+    sums = {
+        "numerator": _finish.row_sum(problem, "spiegelhalter_numerator"),
+        "variance": _finish.row_sum(problem, "spiegelhalter_variance"),
+    }
+    return problem, sums
 
 
 def spiegelhalter_z(
@@ -137,8 +139,12 @@ def spiegelhalter_z(
     │ -0.7567 │
     └─────────┘
     """
-    problem, z = _spiegelhalter(prob, label, weight, pos_label)
-    return _valid(problem, z)
+    problem, sums = _spiegelhalter(prob, label, weight, pos_label)
+
+    def z(packed: dict[str, pl.Expr]) -> pl.Expr:
+        return _finish.spiegelhalter_z(packed["numerator"], packed["variance"])
+
+    return _valid(problem, _finish.in_group(sums, z))
 
 
 def spiegelhalter_p(
@@ -198,8 +204,13 @@ def spiegelhalter_p(
     └───────────┴─────────┘
     """
     check_choice("alternative", alternative, ALTERNATIVES)
-    problem, z = _spiegelhalter(prob, label, weight, pos_label)
-    return _valid(problem, _finish.normal_p_value(z, alternative))
+    problem, sums = _spiegelhalter(prob, label, weight, pos_label)
+
+    def p_value(packed: dict[str, pl.Expr]) -> pl.Expr:
+        z = _finish.spiegelhalter_z(packed["numerator"], packed["variance"])
+        return _finish.normal_p_value(z, alternative)
+
+    return _valid(problem, _finish.in_group(sums, p_value))
 
 
 def _hosmer_lemeshow_sums(
@@ -291,7 +302,7 @@ def hosmer_lemeshow(
     └────────┴─────────┘
     """
     problem, bins = _hosmer_lemeshow_sums(prob, label, n_bins, strategy, closed, weight, pos_label)
-    return _valid(problem, _finish.hosmer_lemeshow(bins)[0])
+    return _valid(problem, _finish.finish_bins(bins, lambda b: _finish.hosmer_lemeshow(b)[0]))
 
 
 def hosmer_lemeshow_p(
@@ -335,7 +346,7 @@ def hosmer_lemeshow_p(
     See :func:`hosmer_lemeshow`.
     """
     problem, bins = _hosmer_lemeshow_sums(prob, label, n_bins, strategy, closed, weight, pos_label)
-    return _valid(problem, _finish.hosmer_lemeshow_p(bins))
+    return _valid(problem, _finish.finish_bins(bins, _finish.hosmer_lemeshow_p))
 
 
 def _weighted_sums(
@@ -418,7 +429,7 @@ def debiased_ece_squared(
     """
     binning = Binning(n_bins, strategy, closed)
     problem, bins = _weighted_sums(prob, label, binning, ("squared_weight",), weight, pos_label)
-    return _valid(problem, _finish.debiased_ece_squared(bins))
+    return _valid(problem, _finish.finish_bins(bins, _finish.debiased_ece_squared))
 
 
 def debiased_ece(
@@ -480,7 +491,7 @@ def debiased_ece(
     """
     binning = Binning(n_bins, strategy, closed)
     problem, bins = _weighted_sums(prob, label, binning, ("squared_weight",), weight, pos_label)
-    return _valid(problem, _finish.debiased_ece(bins))
+    return _valid(problem, _finish.finish_bins(bins, _finish.debiased_ece))
 
 
 def brier_decomposition(
@@ -558,7 +569,7 @@ def brier_decomposition(
     """
     binning = Binning(n_bins, strategy, closed)
     problem, bins = _weighted_sums(prob, label, binning, ("squared_p", "p_y"), weight, pos_label)
-    return _valid(problem, _finish.brier_decomposition(bins))
+    return _valid(problem, _finish.finish_bins(bins, _finish.brier_decomposition))
 
 
 def _loss_split(
@@ -569,7 +580,10 @@ def _loss_split(
     check_choice("strategy", strategy, LOSS_STRATEGIES)
     binning = None if strategy == "unique" else Binning(n_bins, strategy, closed)
     problem, bins = _weighted_sums(prob, label, binning, (), weight, pos_label)
-    return problem, _finish.calibration_refinement(bins, score)
+    return problem, (
+        _finish.finish_bins(bins, lambda b: _finish.calibration_refinement(b, score)[0]),
+        _finish.finish_bins(bins, lambda b: _finish.calibration_refinement(b, score)[1]),
+    )
 
 
 def calibration_loss(
