@@ -98,7 +98,7 @@ def _erfc_positive(y: pl.Expr) -> pl.Expr:
         denominator = (denominator + _Q[i]) * r
     tail = (_RSQRTPI - r * (numerator + _P[4]) / (denominator + _Q[4])) / y
     scaled = pl.when(y <= 4.0).then(middle).otherwise(tail)
-    return pl.when(y < _XBIG).then(scaled * _exp_minus_square(y)).otherwise(0.0)
+    return pl.when(y >= _XBIG).then(0.0).otherwise(scaled * _exp_minus_square(y))
 
 
 def erfc(x: pl.Expr) -> pl.Expr:
@@ -111,7 +111,8 @@ def erfc(x: pl.Expr) -> pl.Expr:
         .then(1.0 - _erf_small(x))
         .when(x > 0.0)
         .then(positive)
-        .otherwise(2.0 - positive)
+        .when(x < 0.0)
+        .then(2.0 - positive)
     )
 
 
