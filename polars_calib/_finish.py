@@ -262,8 +262,7 @@ class BinSums:
     """Aligned per-bin series of one group: the statistics table's columns of a group.
 
     ``count`` rows, ``weight`` ``W_b``, ``sum_p`` ``P_b``, ``sum_y`` ``Y_b``, and the
-    optional ``sum_squared_p`` (``S_b = sum w p**2``), ``sum_p_y`` (``C_b = sum w p y``)
-    and ``sum_squared_weight`` (``sum w**2``; None when unweighted: the count).
+    optional ``sum_squared_p`` (``S_b = sum w p**2``) and ``sum_p_y`` (``C_b = sum w p y``).
     """
 
     count: pl.Expr
@@ -272,7 +271,6 @@ class BinSums:
     sum_y: pl.Expr
     sum_squared_p: pl.Expr | None = None
     sum_p_y: pl.Expr | None = None
-    sum_squared_weight: pl.Expr | None = None
 
     @classmethod
     def of_columns(cls, binned: pl.Expr, columns: Collection[str]) -> BinSums:
@@ -288,14 +286,13 @@ class BinSums:
             pl.col("sum_y").filter(binned),
             column("sum_squared_p"),
             column("sum_p_y"),
-            column("sum_squared_weight"),
         )
 
 
 def bin_sums(problem: Problem, binning: Binning | None, terms: Sequence[str] = ()) -> BinSums:
     """The per-bin sums of `problem` in the current group (``binning=None``: one bin
-    per distinct probability), with the sums of `terms` among ``squared_p``, ``p_y``
-    and ``squared_weight``; each a window or filtered sum (:func:`per_bin`)."""
+    per distinct probability), with the sums of `terms` among ``squared_p`` and
+    ``p_y``; each a window or filtered sum (:func:`per_bin`)."""
     prob: pl.Expr = pl.when(problem.present).then(problem.prob)
     bins: pl.Expr
     if binning is None:
@@ -316,7 +313,6 @@ def bin_sums(problem: Problem, binning: Binning | None, terms: Sequence[str] = (
         summed(problem.label),
         extra.get("squared_p"),
         extra.get("p_y"),
-        extra.get("squared_weight"),
     )
 
 
@@ -415,19 +411,18 @@ def hosmer_lemeshow_p(bins: BinSums) -> pl.Expr:
 
 
 def debiased_ece_squared(bins: BinSums) -> pl.Expr:
-    """Kumar, Liang & Ma's debiased squared ECE, weighted by the bins' effective sizes.
+    """Kumar, Liang & Ma's debiased squared ECE (frequency weights).
 
-    ``sum_b (W_b / W) [(ybar_b - pbar_b)**2 - ybar_b (1 - ybar_b) / (n_b - 1)]`` with
-    ``n_b = W_b**2 / sum w**2`` (the row count when unweighted); a bin with
-    ``n_b <= 1`` (one row) contributes its plain term. Null when the group has no weight.
+    ``sum_b (W_b / W) [(ybar_b - pbar_b)**2 - ybar_b (1 - ybar_b) / (W_b - 1)]``; a
+    bin with ``W_b <= 1`` (one row) contributes its plain term. Null when the group
+    has no weight.
     """
     w = bins.weight
     total = w.sum()
     filled = w > 0.0
     observed = bins.sum_y / w
     gap = observed - bins.sum_p / w
-    n_eff = bins.count if bins.sum_squared_weight is None else w * w / bins.sum_squared_weight
-    correction = pl.when(n_eff > 1.0).then(observed * (1.0 - observed) / (n_eff - 1.0))
+    correction = pl.when(w > 1.0).then(observed * (1.0 - observed) / (w - 1.0))
     term = (w * (gap * gap - correction.fill_null(0.0))).filter(filled)
     return pl.when(total > 0.0).then(term.sum() / total)
 

@@ -393,9 +393,9 @@ def debiased_ece_squared(
             - \frac{\bar y_b (1 - \bar y_b)}{n_b - 1}\Big].
 
     A bin with one row contributes its plain term (Kumar et al.'s code gives it 0).
-    Weighted, :math:`n_b/N` becomes :math:`W_b / W` and :math:`n_b` in the
-    correction the bin's effective size :math:`W_b^2 / \sum w^2` (the row count when
-    the weights are equal), which keeps the correction unbiased.
+    Weights are frequency weights: :math:`n_b` becomes the bin's weight :math:`W_b`
+    (a row of weight 2 is two rows), and a bin of weight at most 1 contributes its
+    plain term.
 
     References
     ----------
@@ -428,7 +428,7 @@ def debiased_ece_squared(
     └─────────┴──────────┘
     """
     binning = Binning(n_bins, strategy, closed)
-    problem, bins = _weighted_sums(prob, label, binning, ("squared_weight",), weight, pos_label)
+    problem, bins = _weighted_sums(prob, label, binning, (), weight, pos_label)
     return _valid(problem, _finish.finish_bins(bins, _finish.debiased_ece_squared))
 
 
@@ -490,7 +490,7 @@ def debiased_ece(
     └───────┴──────────┘
     """
     binning = Binning(n_bins, strategy, closed)
-    problem, bins = _weighted_sums(prob, label, binning, ("squared_weight",), weight, pos_label)
+    problem, bins = _weighted_sums(prob, label, binning, (), weight, pos_label)
     return _valid(problem, _finish.finish_bins(bins, _finish.debiased_ece))
 
 

@@ -104,12 +104,8 @@ _TERMS_OF: dict[str, tuple[str, ...]] = {
     "log_loss": ("log_loss",),
     "spiegelhalter_z": ("spiegelhalter_numerator", "spiegelhalter_variance"),
     "spiegelhalter_p": ("spiegelhalter_numerator", "spiegelhalter_variance"),
-    "debiased_ece_squared": ("squared_weight",),
-    "debiased_ece": ("squared_weight",),
     "brier_decomposition": ("squared_p", "p_y"),
 }
-# Summed only for weighted problems: unweighted, the sum of squared weights is the count.
-_OPTIONAL_TERMS = frozenset(("squared_weight",))
 
 # Internal column names of the query (never in a result).
 _P, _Y, _W, _REFUSED, _PRESENT = (f"__polars_calib_{n}__" for n in ("p", "y", "w", "refused", "present"))
@@ -178,9 +174,7 @@ def statistics_query(
         terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
     p, y, w = problem.prob, problem.label, problem.weight
     refused, present = problem.refused, problem.present
-    # A term the problem does not define (the squared weight of an unweighted problem:
-    # the count) is not summed.
-    term_exprs = {name: problem.terms[name] for name in terms if name in problem.terms}
+    term_exprs = {name: problem.terms[name] for name in terms}
     if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
         # Columns of their own: exploded, or needed by the quantile window.
         columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
@@ -665,9 +659,8 @@ def bin_statistics(
         Which metrics the table must be able to finish: the Brier and log-loss sums,
         and those of the tests and decompositions (see :func:`polars_calib.summary`),
         are computed only when asked for: ``sum_spiegelhalter_numerator`` and
-        ``sum_spiegelhalter_variance`` (Spiegelhalter), ``sum_squared_weight`` (the
-        debiased ECE, weighted data only), ``sum_squared_p`` and ``sum_p_y`` (the
-        Brier decomposition).
+        ``sum_spiegelhalter_variance`` (Spiegelhalter), ``sum_squared_p`` and
+        ``sum_p_y`` (the Brier decomposition).
     compat
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
 
@@ -876,7 +869,7 @@ def metrics_from_statistics(
     check_choice("average", average, TOP_LABEL_AVERAGES)
     schema = _statistics_frame(stats, keys).collect_schema()
     check_diagnostics(names, None, "class" in schema)
-    missing = [f"sum_{term}" for term in terms_for(names) if term not in _OPTIONAL_TERMS]
+    missing = [f"sum_{term}" for term in terms_for(names)]
     missing = [name for name in dict.fromkeys(missing) if name not in schema]
     if missing:
         msg = f"`stats` has no {', '.join(missing)}: compute it with `metrics` including them"
