@@ -26,6 +26,7 @@ __all__ = [
     "binned_error",
     "brier_decomposition",
     "calibration_refinement",
+    "chi2_p_value",
     "finish_bins",
     "in_group",
     "debiased_ece",
@@ -377,20 +378,21 @@ def spiegelhalter_z(numerator: pl.Expr, variance: pl.Expr) -> pl.Expr:
 
 
 def normal_p_value(z: pl.Expr, alternative: Alternative) -> pl.Expr:
-    """The p-value of a standard normal statistic `z` (a scalar) under `alternative`.
+    """The p-value of a standard normal statistic `z` under `alternative`, elementwise.
 
-    ``erfc`` reads its argument some thirty times: `z` is packed first (:func:`in_group`).
+    ``erfc`` reads its argument some thirty times, and a plan grows with every copy:
+    pass a column or a packed field (:func:`in_group`), not a computation.
     """
+    if alternative == "greater":
+        return normal_sf(z)
+    if alternative == "less":
+        return normal_cdf(z)
+    return (2.0 * normal_sf(z.abs())).clip(None, 1.0)
 
-    def p_value(packed: dict[str, pl.Expr]) -> pl.Expr:
-        z = packed["z"]
-        if alternative == "greater":
-            return normal_sf(z)
-        if alternative == "less":
-            return normal_cdf(z)
-        return (2.0 * normal_sf(z.abs())).clip(None, 1.0)
 
-    return in_group({"z": z}, p_value)
+def chi2_p_value(statistic: pl.Expr, df: pl.Expr) -> pl.Expr:
+    """``P(chi2_df > statistic)``, null where ``df < 1``; elementwise (see :func:`normal_p_value`)."""
+    return pl.when(df >= 1).then(chi2_sf(statistic, df))
 
 
 def _degenerate(expected: pl.Expr, total: pl.Expr) -> pl.Expr:
@@ -428,7 +430,7 @@ def hosmer_lemeshow_p(bins: BinSums) -> pl.Expr:
     statistic, df = hosmer_lemeshow(bins)
 
     def p_value(packed: dict[str, pl.Expr]) -> pl.Expr:
-        return pl.when(packed["df"] >= 1).then(chi2_sf(packed["statistic"], packed["df"]))
+        return chi2_p_value(packed["statistic"], packed["df"])
 
     # Packed: the chi-square tail reads its arguments a dozen times.
     return in_group({"statistic": statistic, "df": df}, p_value)

@@ -105,15 +105,12 @@ def erfc(x: pl.Expr) -> pl.Expr:
     """The complementary error function ``1 - erf(x)``, Float64 (null stays null)."""
     x = x.cast(pl.Float64)
     y = x.abs()
-    positive = _erfc_positive(y.clip(_THRESHOLD, None))
-    return (
-        pl.when(y <= _THRESHOLD)
-        .then(1.0 - _erf_small(x))
-        .when(x > 0.0)
-        .then(positive)
-        .when(x < 0.0)
-        .then(2.0 - positive)
-    )
+    # erfc(-y) = 2 - erfc(y): one copy of the long branch (the plan grows with each).
+    negative = x < 0.0
+    mirrored = pl.when(negative).then(2.0).otherwise(0.0) + pl.when(negative).then(
+        -1.0
+    ).otherwise(1.0) * _erfc_positive(y.clip(_THRESHOLD, None))
+    return pl.when(y <= _THRESHOLD).then(1.0 - _erf_small(x)).otherwise(mirrored)
 
 
 def normal_sf(z: pl.Expr) -> pl.Expr:

@@ -206,11 +206,14 @@ def spiegelhalter_p(
     check_choice("alternative", alternative, ALTERNATIVES)
     problem, sums = _spiegelhalter(prob, label, weight, pos_label)
 
-    def p_value(packed: dict[str, pl.Expr]) -> pl.Expr:
-        z = _finish.spiegelhalter_z(packed["numerator"], packed["variance"])
-        return _finish.normal_p_value(z, alternative)
+    def z(packed: dict[str, pl.Expr]) -> pl.Expr:
+        return _finish.spiegelhalter_z(packed["numerator"], packed["variance"])
 
-    return _valid(problem, _finish.in_group(sums, p_value))
+    def p_value(packed: dict[str, pl.Expr]) -> pl.Expr:
+        return _finish.normal_p_value(packed["z"], alternative)
+
+    # Packed twice: the sums once, then Z once (the normal tail reads it many times).
+    return _valid(problem, _finish.in_group({"z": _finish.in_group(sums, z)}, p_value))
 
 
 def _hosmer_lemeshow_sums(

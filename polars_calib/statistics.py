@@ -71,6 +71,8 @@ __all__ = [
     "Prepared",
     "bin_statistics",
     "check_diagnostics",
+    "diagnostic_parts",
+    "diagnostic_value",
     "collect_checked",
     "finish_metrics",
     "merge_statistics",
@@ -118,6 +120,9 @@ _PACKABLE = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32)
 _NULL_KEY = 2**33  # stands for a null key in a packed key: outside every packable range
 _REFUSED_BIN = -1.0  # the bin of refused rows, counted per group
 _IGNORED_BIN = -2.0  # the bin of ignored rows (a null input): only their group is kept
+# Per-group columns of the tests whose p-values are computed from them (the special
+# functions read their argument many times; a column is a cheap reference).
+_Z, _HL, _HL_DF = (f"__polars_calib_{n}__" for n in ("z", "hl", "hl_df"))
 
 
 def terms_for(metrics: Sequence[str]) -> list[str]:
@@ -381,8 +386,9 @@ def finish_metrics(
     mean_sums = ["sum_confidence", "sum_correct"] if classwise else ["sum_p", "sum_y"]
     diagnostics = [m for m in metrics if m in DIAGNOSTICS]
     bins = BinSums.of_columns(binned, schema)
+    parts = {k: v for name in diagnostics for k, v in diagnostic_parts(name, bins, binned).items()}
     classes = stats.group_by(per_class).agg(
-        *(finish_diagnostic(name, bins, binned).alias(name) for name in diagnostics),
+        *(value.alias(name) for name, value in parts.items()),
         pl.col("count").filter(binned).sum().alias("count"),
         pl.col("count").filter(~binned).sum().alias("refused"),
         total.alias("weight"),
@@ -402,7 +408,7 @@ def finish_metrics(
         "rmsce": pl.col("rmsce").max() if not keyed else _class_mean("rmsce", average, classwise),
         "mce": pl.col("mce").max(),
         # Binary tables only (check_diagnostics): one class, the group's value.
-        **{name: pl.col(name).first() for name in diagnostics},
+        **{name: pl.col(name).first() for name in parts},
     }
     invalid = (
         (pl.col("refused").sum() > 0)
@@ -424,7 +430,11 @@ def finish_metrics(
         "brier": pl.col("sum_squared_error") / pl.col("weight"),
         "log_loss": pl.col("sum_log_loss") / pl.col("weight"),
     }
-    values = {**means, **{m: pl.col(m) for m in (*_NORM_OF, *diagnostics)}}
+    values = {
+        **means,
+        **{m: pl.col(m) for m in _NORM_OF},
+        **{m: diagnostic_value(m) for m in diagnostics},
+    }
     names = ["mean_predicted", "observed", *metrics]
     return (
         per_group.select(
@@ -436,12 +446,12 @@ def finish_metrics(
     )
 
 
-def finish_diagnostic(name: str, bins: BinSums, binned: pl.Expr) -> pl.Expr:
-    """A test statistic, p-value or decomposition of one group from its table rows.
+def diagnostic_parts(name: str, bins: BinSums, binned: pl.Expr) -> dict[str, pl.Expr]:
+    """The per-group aggregations of a test, p-value or decomposition, from table rows.
 
     `bins` are the group's per-bin series (the rows where `binned` holds); the
     expressions of :mod:`polars_calib.diagnostics` run the same finishers on sums
-    built inside the group. Spiegelhalter's p-value is two-sided here.
+    built inside the group. :func:`diagnostic_value` finishes the columns.
     """
 
     def total(column: str) -> pl.Expr:
@@ -451,11 +461,27 @@ def finish_diagnostic(name: str, bins: BinSums, binned: pl.Expr) -> pl.Expr:
         z = _finish.spiegelhalter_z(
             total("sum_spiegelhalter_numerator"), total("sum_spiegelhalter_variance")
         )
-        return z if name == "spiegelhalter_z" else _finish.normal_p_value(z, "two-sided")
+        return {_Z: z}
+    if name.startswith("hosmer_lemeshow"):
+        statistic, df = _finish.hosmer_lemeshow(bins)
+        return {_HL: statistic, _HL_DF: df}
+    return {name: _diagnostic(name, bins)}
+
+
+def diagnostic_value(name: str) -> pl.Expr:
+    """A diagnostic from the columns of :func:`diagnostic_parts` (two-sided Spiegelhalter p)."""
+    if name == "spiegelhalter_z":
+        return pl.col(_Z)
+    if name == "spiegelhalter_p":
+        return _finish.normal_p_value(pl.col(_Z), "two-sided")
     if name == "hosmer_lemeshow":
-        return _finish.hosmer_lemeshow(bins)[0]
+        return pl.col(_HL)
     if name == "hosmer_lemeshow_p":
-        return _finish.hosmer_lemeshow_p(bins)
+        return _finish.chi2_p_value(pl.col(_HL), pl.col(_HL_DF))
+    return pl.col(name)
+
+
+def _diagnostic(name: str, bins: BinSums) -> pl.Expr:
     if name == "debiased_ece_squared":
         return _finish.debiased_ece_squared(bins)
     if name == "debiased_ece":
