@@ -430,7 +430,7 @@ def finish_metrics(
         "brier": pl.col("sum_squared_error") / pl.col("weight"),
         "log_loss": pl.col("sum_log_loss") / pl.col("weight"),
     }
-    values = {
+    values: dict[str, pl.Expr] = {
         **means,
         **{m: pl.col(m) for m in _NORM_OF},
         **{m: diagnostic_value(m) for m in diagnostics},
