@@ -22,12 +22,11 @@ from polars_calib.binning import Binning
 
 __all__ = [
     "BinSums",
-    "bin_sums",
     "binned_error",
     "brier_decomposition",
     "calibration_refinement",
     "chi2_p_value",
-    "finish_bins",
+    "finish_binned",
     "in_group",
     "debiased_ece",
     "debiased_ece_squared",
@@ -300,45 +299,64 @@ class BinSums:
         )
 
 
-def bin_sums(problem: Problem, binning: Binning | None, terms: Sequence[str] = ()) -> BinSums:
-    """The per-bin sums of `problem` in the current group (``binning=None``: one bin
-    per distinct probability), with the sums of `terms` among ``squared_p`` and
-    ``p_y``: masked sums (uniform bins up to ``MAX_MASKED_BINS``), else a window or
-    filtered sum (:func:`per_bin`)."""
-    prob: pl.Expr = pl.when(problem.present).then(problem.prob)
-    bins: pl.Expr
+def finish_binned(
+    problem: Problem,
+    binning: Binning | None,
+    finisher: Callable[[BinSums], pl.Expr],
+    terms: Sequence[str] = (),
+) -> pl.Expr:
+    """Run a table finisher on the per-bin sums of `problem` in the current group.
+
+    The sums are those of a statistics table (``count``, ``weight``, ``sum_p``,
+    ``sum_y`` and ``sum_<term>`` for `terms` among ``squared_p`` and ``p_y``), over
+    `binning`'s bins (``None``: one bin per distinct probability):
+
+    * uniform bins up to ``MAX_MASKED_BINS``: one filtered sum per bin and series, as
+      `_masked_error` (no index, no window: several times faster than a window;
+      filtered, so that a rolling window leaves no residue in an empty bin);
+    * other uniform bins, and distinct values: a window over the bin (:func:`per_bin`);
+    * quantile bins: the rows packed once, the group's edges computed once inside,
+      then windows over the bin (a bin index referenced in every filtered sum would
+      compute the quantiles again each time).
+
+    The series are then packed for the finisher (:func:`in_group`).
+    """
+    present = problem.present
+    ones = pl.when(present).then(1.0)
+    rows = {
+        "count": ones,
+        "weight": ones if problem.weight is None else pl.when(present).then(problem.weight),
+        "sum_p": pl.when(present).then(problem.weighted(problem.prob)),
+        "sum_y": pl.when(present).then(problem.weighted(problem.label)),
+        **{f"sum_{t}": pl.when(present).then(problem.weighted(problem.terms[t])) for t in terms},
+    }
+
+    def finish(series: dict[str, pl.Expr]) -> pl.Expr:
+        return finisher(BinSums(**series))
+
+    prob: pl.Expr = pl.when(present).then(problem.prob)
     if binning is not None and binning.masked:
-        # One filtered sum per bin and series, as `_masked_error` (no index, no window:
-        # several times faster than a window; filtered, so that a rolling window leaves
-        # no residue in an empty bin).
         masks = binning.masks(problem.prob)
+        series = {
+            name: pl.concat_list([value.filter(mask).sum() for mask in masks]).explode()
+            for name, value in rows.items()
+        }
+        return in_group(series, finish)
+    by_key = Binning(1, "uniform")  # per_bin's window over any elementwise key
+    if binning is None or binning.strategy == "uniform":
+        bins = prob if binning is None else binning.index(prob)
+        return in_group({name: per_bin(value, bins, by_key) for name, value in rows.items()}, finish)
+    quantile = binning
+    key = "__bin"
 
-        def per_bin_sums(value: pl.Expr) -> pl.Expr:
-            return pl.concat_list([value.filter(mask).sum() for mask in masks]).explode()
-    else:
-        if binning is None:
-            bins, binning = prob, Binning(1, "uniform")  # per_bin's window over any key
-        else:
-            bins = binning.index(prob)
-        window = binning
+    def with_bins(fields: dict[str, pl.Expr]) -> pl.Expr:
+        return _packed({**fields, key: quantile.index(fields["__prob"])}, sums)
 
-        def per_bin_sums(value: pl.Expr) -> pl.Expr:
-            return per_bin(value, bins, window)
+    def sums(fields: dict[str, pl.Expr]) -> pl.Expr:
+        bins = fields[key]
+        return _packed({name: per_bin(fields[name], bins, by_key) for name in rows}, finish)
 
-    def summed(value: pl.Expr) -> pl.Expr:
-        return per_bin_sums(pl.when(problem.present).then(problem.weighted(value)))
-
-    ones = pl.when(problem.present).then(1.0)
-    weight = ones if problem.weight is None else pl.when(problem.present).then(problem.weight)
-    extra = {name: summed(problem.terms[name]) for name in terms if name in problem.terms}
-    return BinSums(
-        per_bin_sums(ones),
-        per_bin_sums(weight),
-        summed(problem.prob),
-        summed(problem.label),
-        extra.get("squared_p"),
-        extra.get("p_y"),
-    )
+    return _packed({**rows, "__prob": prob}, with_bins)
 
 
 def in_group(columns: Mapping[str, pl.Expr], finisher: Callable[[dict[str, pl.Expr]], pl.Expr]) -> pl.Expr:
@@ -351,17 +369,6 @@ def in_group(columns: Mapping[str, pl.Expr], finisher: Callable[[dict[str, pl.Ex
     reads it as a field, in every context (select, group_by, over, streaming).
     """
     return _packed(columns, finisher)
-
-
-def finish_bins(bins: BinSums, finisher: Callable[[BinSums], pl.Expr]) -> pl.Expr:
-    """A table finisher run on per-bin series built inside the current group (:func:`in_group`)."""
-    columns = {f.name: getattr(bins, f.name) for f in fields(bins)}
-    present = {name: value for name, value in columns.items() if value is not None}
-
-    def body(packed: dict[str, pl.Expr]) -> pl.Expr:
-        return finisher(BinSums(**packed))
-
-    return in_group(present, body)
 
 
 def row_sum(problem: Problem, term: str) -> pl.Expr:

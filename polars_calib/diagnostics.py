@@ -30,6 +30,7 @@ as two rows (Spiegelhalter's variance is ``sum w (1 - 2p)**2 p (1 - p)``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -216,14 +217,14 @@ def spiegelhalter_p(
     return _valid(problem, _finish.in_group({"z": _finish.in_group(sums, z)}, p_value))
 
 
-def _hosmer_lemeshow_sums(
+def _hosmer_lemeshow(
     prob: IntoExpr, label: IntoExpr, n_bins: int, strategy: Strategy, closed: Closed,
-    weight: Any, pos_label: Any,
-) -> tuple[Problem, _finish.BinSums]:  # fmt: skip
+    weight: Any, pos_label: Any, finisher: Callable[[_finish.BinSums], pl.Expr],
+) -> pl.Expr:  # fmt: skip
     check_hosmer_lemeshow_bins(n_bins)
     binning = Binning(n_bins, strategy, closed)
     problem = binary_problem(prob, label, weight, pos_label)
-    return problem, _finish.bin_sums(problem, binning)
+    return _valid(problem, _finish.finish_binned(problem, binning, finisher))
 
 
 def hosmer_lemeshow(
@@ -304,8 +305,10 @@ def hosmer_lemeshow(
     │ 1.0892 ┆ 0.2967  │
     └────────┴─────────┘
     """
-    problem, bins = _hosmer_lemeshow_sums(prob, label, n_bins, strategy, closed, weight, pos_label)
-    return _valid(problem, _finish.finish_bins(bins, lambda b: _finish.hosmer_lemeshow(b)[0]))
+    return _hosmer_lemeshow(
+        prob, label, n_bins, strategy, closed, weight, pos_label,
+        lambda bins: _finish.hosmer_lemeshow(bins)[0],
+    )  # fmt: skip
 
 
 def hosmer_lemeshow_p(
@@ -348,16 +351,18 @@ def hosmer_lemeshow_p(
     --------
     See :func:`hosmer_lemeshow`.
     """
-    problem, bins = _hosmer_lemeshow_sums(prob, label, n_bins, strategy, closed, weight, pos_label)
-    return _valid(problem, _finish.finish_bins(bins, _finish.hosmer_lemeshow_p))
+    return _hosmer_lemeshow(
+        prob, label, n_bins, strategy, closed, weight, pos_label, _finish.hosmer_lemeshow_p
+    )
 
 
-def _weighted_sums(
-    prob: IntoExpr, label: IntoExpr, binning: Binning | None, terms: tuple[str, ...],
-    weight: Any, pos_label: Any,
-) -> tuple[Problem, _finish.BinSums]:  # fmt: skip
+def _binned(
+    prob: IntoExpr, label: IntoExpr, binning: Binning | None, weight: Any, pos_label: Any,
+    finisher: Callable[[_finish.BinSums], pl.Expr], terms: tuple[str, ...] = (),
+) -> pl.Expr:  # fmt: skip
+    """`finisher` on the per-bin sums of the problem, null for a group with a refused row."""
     problem = binary_problem(prob, label, weight, pos_label)
-    return problem, _finish.bin_sums(problem, binning, terms)
+    return _valid(problem, _finish.finish_binned(problem, binning, finisher, terms))
 
 
 def debiased_ece_squared(
@@ -431,8 +436,7 @@ def debiased_ece_squared(
     └─────────┴──────────┘
     """
     binning = Binning(n_bins, strategy, closed)
-    problem, bins = _weighted_sums(prob, label, binning, (), weight, pos_label)
-    return _valid(problem, _finish.finish_bins(bins, _finish.debiased_ece_squared))
+    return _binned(prob, label, binning, weight, pos_label, _finish.debiased_ece_squared)
 
 
 def debiased_ece(
@@ -493,8 +497,7 @@ def debiased_ece(
     └───────┴──────────┘
     """
     binning = Binning(n_bins, strategy, closed)
-    problem, bins = _weighted_sums(prob, label, binning, (), weight, pos_label)
-    return _valid(problem, _finish.finish_bins(bins, _finish.debiased_ece))
+    return _binned(prob, label, binning, weight, pos_label, _finish.debiased_ece)
 
 
 def brier_decomposition(
@@ -571,22 +574,23 @@ def brier_decomposition(
     └───────┴─────────────┴────────────┴─────────────┴─────────────────────┴───────────────────────┘
     """
     binning = Binning(n_bins, strategy, closed)
-    problem, bins = _weighted_sums(prob, label, binning, ("squared_p", "p_y"), weight, pos_label)
-    return _valid(problem, _finish.finish_bins(bins, _finish.brier_decomposition))
+    return _binned(
+        prob, label, binning, weight, pos_label, _finish.brier_decomposition, ("squared_p", "p_y")
+    )
 
 
 def _loss_split(
     prob: IntoExpr, label: IntoExpr, score: Score, n_bins: int, strategy: LossStrategy,
-    closed: Closed, weight: Any, pos_label: Any,
-) -> tuple[Problem, tuple[pl.Expr, pl.Expr]]:  # fmt: skip
+    closed: Closed, weight: Any, pos_label: Any, part: int,
+) -> pl.Expr:  # fmt: skip
+    """Calibration (`part` 0) or refinement (1) loss."""
     check_choice("score", score, SCORES)
     check_choice("strategy", strategy, LOSS_STRATEGIES)
     binning = None if strategy == "unique" else Binning(n_bins, strategy, closed)
-    problem, bins = _weighted_sums(prob, label, binning, (), weight, pos_label)
-    return problem, (
-        _finish.finish_bins(bins, lambda b: _finish.calibration_refinement(b, score)[0]),
-        _finish.finish_bins(bins, lambda b: _finish.calibration_refinement(b, score)[1]),
-    )
+    return _binned(
+        prob, label, binning, weight, pos_label,
+        lambda bins: _finish.calibration_refinement(bins, score)[part],
+    )  # fmt: skip
 
 
 def calibration_loss(
@@ -675,10 +679,7 @@ def calibration_loss(
     │ sharp ┆ 0.1 ┆ 0.1054   ┆ 0.1054 ┆ 0.0    │
     └───────┴─────┴──────────┴────────┴────────┘
     """
-    problem, (calibration, _) = _loss_split(
-        prob, label, score, n_bins, strategy, closed, weight, pos_label
-    )
-    return _valid(problem, calibration)
+    return _loss_split(prob, label, score, n_bins, strategy, closed, weight, pos_label, 0)
 
 
 def refinement_loss(
@@ -739,7 +740,4 @@ def refinement_loss(
     │ 0.38  ┆ 0.1467 ┆ 0.2333 ┆ 0.38  │
     └───────┴────────┴────────┴───────┘
     """
-    problem, (_, refinement) = _loss_split(
-        prob, label, score, n_bins, strategy, closed, weight, pos_label
-    )
-    return _valid(problem, refinement)
+    return _loss_split(prob, label, score, n_bins, strategy, closed, weight, pos_label, 1)

@@ -151,7 +151,7 @@ def unnested(frame: pl.DataFrame) -> pl.DataFrame:
 # --------------------------------------------------------------------------
 
 
-@settings(max_examples=6)
+@settings(max_examples=15)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(20, 400),
@@ -256,7 +256,7 @@ def test_spiegelhalter_matches_mapie_installed() -> None:
 # --------------------------------------------------------------------------
 
 
-@settings(max_examples=8)
+@settings(max_examples=15)
 @given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(1, 500),
