@@ -10,6 +10,7 @@ overconfident models.
 from __future__ import annotations
 
 import math
+import warnings
 import sys
 from pathlib import Path
 
@@ -554,3 +555,39 @@ def test_p_values_are_near_zero_when_overconfident() -> None:
     assert (p_values["z"] > 0).all()  # a Brier score too large: positive Z
     assert (p_values["mapie"] < 1e-3).all()
     assert (p_values["hl"] < 1e-3).all()
+
+
+def test_group_by_dynamic_windows_equal_each_window_alone() -> None:
+    df = make_log(14, 600).with_columns(
+        ts=pl.datetime(2024, 1, 1) + pl.duration(hours=pl.int_range(pl.len()))
+    )
+    exprs = expressions(6, "uniform", "w")
+    got = unnested(df.group_by_dynamic("ts", every="5d").agg(exprs))
+    windows = df.with_columns(ts=pl.col("ts").dt.truncate("5d")).partition_by("ts")
+    want = unnested(pl.concat([w.select(pl.col("ts").first(), *exprs) for w in windows]))
+    assert_frame_equal(got, want, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def test_quantile_statistics_of_partitions_do_not_merge() -> None:
+    df = make_log(15, 400)
+    stats = pl.concat([
+        pc.bin_statistics(part, "p", "y", n_bins=10, strategy="quantile", metrics=["ece"])
+        for part in df.with_columns(k=pl.int_range(pl.len()) % 2).partition_by("k")
+    ])  # fmt: skip
+    with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
+        pc.metrics_from_statistics(stats, metrics=["hosmer_lemeshow_p"])
+    lazy = pc.metrics_from_statistics(stats.lazy(), metrics=["hosmer_lemeshow_p"]).collect()
+    assert lazy["hosmer_lemeshow_p"].item() is None
+
+
+def test_no_unstable_polars_feature() -> None:
+    df = make_log(16, 200)
+    with pl.Config(warn_unstable=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df.select(expressions(5, "uniform", None))
+        df.select(expressions(5, "quantile", "w"))
+        df.select(pc.calibration_loss("p", "y", strategy="unique"))
+        for data in (df, df.lazy()):
+            result = data.calib.summary("p", "y", n_bins=5, metrics=DIAGNOSTICS)
+            if isinstance(result, pl.LazyFrame):
+                result.collect()
