@@ -70,7 +70,10 @@ def expressions(everything: bool) -> list[pl.Expr]:
     ]
 
 
-def _tails() -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray, np.ndarray], np.ndarray]]:
+Tail = Callable[..., np.ndarray]
+
+
+def _tails() -> tuple[Tail, Tail]:
     try:
         from scipy import stats
     except ImportError:  # the tails are a few values per group: plain Python will do
@@ -82,8 +85,9 @@ def _tails() -> tuple[Callable[[np.ndarray], np.ndarray], Callable[[np.ndarray, 
             for xv, kv in zip(np.atleast_1d(x), np.atleast_1d(k)):
                 m, odd = int(kv) // 2, int(kv) % 2
                 base = math.erfc(math.sqrt(xv / 2)) if odd else 0.0
+                half = xv / 2
                 out.append(base + sum(
-                    math.exp(-xv / 2 + (i + odd / 2) * math.log(xv / 2) - math.lgamma(i + odd / 2 + 1))
+                    math.exp(-half + (i + odd / 2) * math.log(half) - math.lgamma(i + odd / 2 + 1))
                     for i in range(m)
                 ))  # fmt: skip
             return np.array(out)
@@ -182,7 +186,8 @@ def main() -> None:
         for route, run in routes.items():
             alone = best(lambda: run(False), args.repeats, not args.no_wait)
             together = best(lambda: run(True), args.repeats, not args.no_wait)
-            print(f"| {groups:,} | {route} | {alone:.3f} | {together:.3f} | {together / alone:.2f}× |")
+            ratio = together / alone
+            print(f"| {groups:,} | {route} | {alone:.3f} | {together:.3f} | {ratio:.2f}× |")
 
 
 if __name__ == "__main__":

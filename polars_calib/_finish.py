@@ -1,4 +1,4 @@
-"""Finishers: binned calibration errors and weighted means from per-bin or per-row sums.
+"""Finishers: binned calibration errors, weighted means, tests and decompositions from sums.
 
 Every binned metric is a function of three numbers per bin: its total weight ``W_b``
 (the row count when unweighted) and the weighted sums of predictions ``P_b`` and of
@@ -6,12 +6,17 @@ outcomes ``Y_b``. :func:`calibration_error` turns per-bin series of them into EC
 RMSCE or MCE; the expression forms here build those series inside the current group
 from a :class:`~polars_calib._problem.Problem`, and the frame forms
 (:mod:`polars_calib.statistics`) read them from a statistics table.
+
+The tests and decompositions of :mod:`polars_calib.diagnostics` are finishers of the
+same kind over :class:`BinSums` (per-bin series, with ``sum w p**2`` and ``sum w p y``
+where needed) or over row sums: :func:`finish_binned` runs them inside one group, and
+``statistics.diagnostic_parts`` on a statistics table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -24,21 +29,21 @@ __all__ = [
     "BinSums",
     "binned_error",
     "brier_decomposition",
+    "calibration_error",
     "calibration_refinement",
     "chi2_p_value",
-    "finish_binned",
-    "in_group",
     "debiased_ece",
     "debiased_ece_squared",
+    "finish_binned",
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
-    "normal_p_value",
-    "row_sum",
-    "spiegelhalter_z",
-    "calibration_error",
+    "in_group",
     "keyed_binned_error",
+    "normal_p_value",
     "per_bin",
     "row_mean",
+    "row_sum",
+    "spiegelhalter_z",
 ]
 
 
@@ -345,7 +350,8 @@ def finish_binned(
     by_key = Binning(1, "uniform")  # per_bin's window over any elementwise key
     if binning is None or binning.strategy == "uniform":
         bins = prob if binning is None else binning.index(prob)
-        return in_group({name: per_bin(value, bins, by_key) for name, value in rows.items()}, finish)
+        series = {name: per_bin(value, bins, by_key) for name, value in rows.items()}
+        return in_group(series, finish)
     quantile = binning
     key = "__bin"
 
@@ -359,7 +365,9 @@ def finish_binned(
     return _packed({**rows, "__prob": prob}, with_bins)
 
 
-def in_group(columns: Mapping[str, pl.Expr], finisher: Callable[[dict[str, pl.Expr]], pl.Expr]) -> pl.Expr:
+def in_group(
+    columns: Mapping[str, pl.Expr], finisher: Callable[[dict[str, pl.Expr]], pl.Expr]
+) -> pl.Expr:
     """Run `finisher` on `columns` (per-bin series, or scalars) of the current group.
 
     Aggregations get no common-subexpression elimination, and a finisher reads each
@@ -398,7 +406,8 @@ def normal_p_value(z: pl.Expr, alternative: Alternative) -> pl.Expr:
 
 
 def chi2_p_value(statistic: pl.Expr, df: pl.Expr) -> pl.Expr:
-    """``P(chi2_df > statistic)``, null where ``df < 1``; elementwise (see :func:`normal_p_value`)."""
+    """``P(chi2_df > statistic)``, null where ``df < 1``; elementwise, as
+    :func:`normal_p_value`."""
     return pl.when(df >= 1).then(chi2_sf(statistic, df))
 
 
@@ -493,7 +502,8 @@ def brier_decomposition(bins: BinSums) -> pl.Expr:
         * (bins.sum_p_y - bins.sum_y * mean_p).filter(filled).sum()
         / total,
     }
-    return pl.when(total > 0.0).then(pl.struct([value.alias(name) for name, value in parts.items()]))
+    struct = pl.struct([value.alias(name) for name, value in parts.items()])
+    return pl.when(total > 0.0).then(struct)
 
 
 def _entropy_term(q: pl.Expr) -> pl.Expr:

@@ -179,7 +179,10 @@ def test_expressions_match_numpy(
         "hosmer_lemeshow_p": h_p,
         "debiased_ece_squared": debiased,
         "debiased_ece": math.sqrt(max(debiased, 0.0)),
-        **{f"brier_decomposition.{k}": v for k, v in np_brier_parts(p, y, w, n_bins, strategy).items()},
+        **{
+            f"brier_decomposition.{k}": v
+            for k, v in np_brier_parts(p, y, w, n_bins, strategy).items()
+        },
         **np_losses(p, y, w, n_bins, strategy),
     }  # fmt: skip
     for name, value in want.items():
