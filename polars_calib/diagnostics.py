@@ -66,8 +66,11 @@ __all__ = [
 
 
 def _valid(problem: Problem, value: pl.Expr) -> pl.Expr:
-    """`value`, or null for a group holding a refused row."""
-    return pl.when(~problem.invalid).then(value)
+    """`value`, or null for a group holding a refused row; named after the probability,
+    as the metrics are (the packed sums would otherwise name it)."""
+    result = pl.when(~problem.invalid).then(value)
+    name = problem.prob.meta.output_name(raise_if_undetermined=False)
+    return result if name is None else result.alias(name)
 
 
 def _spiegelhalter(

@@ -144,7 +144,8 @@ def expressions(n_bins: int, strategy: str, weight: str | None) -> list[pl.Expr]
 
 
 def unnested(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.unnest("brier_decomposition", separator=".")
+    column = "brier_decomposition" if "brier_decomposition" in frame.columns else "p"
+    return frame.unnest(column, separator=".")
 
 
 # --------------------------------------------------------------------------
@@ -594,3 +595,42 @@ def test_no_unstable_polars_feature() -> None:
             result = data.calib.summary("p", "y", n_bins=5, metrics=DIAGNOSTICS)
             if isinstance(result, pl.LazyFrame):
                 result.collect()
+
+
+def test_pos_label_equals_zero_one_labels() -> None:
+    df = make_log(17, 300).with_columns(
+        outcome=pl.when(pl.col("y") == 1).then(pl.lit("churned")).otherwise(pl.lit("stayed"))
+    )
+    want = unnested(df.select(expressions(5, "uniform", "w")))
+    got = unnested(df.select(
+        pc.spiegelhalter_z("p", "outcome", weight="w", pos_label="churned").alias("z"),
+        pc.spiegelhalter_p("p", "outcome", weight="w", pos_label="churned").alias("sp"),
+        pc.hosmer_lemeshow_p(
+            "p", "outcome", n_bins=5, strategy="uniform", weight="w", pos_label="churned"
+        ).alias("hl"),
+        pc.brier_decomposition("p", "outcome", n_bins=5, weight="w", pos_label="churned"),
+    ))  # fmt: skip
+    assert got.row(0) == pytest.approx(
+        want.select(
+            "spiegelhalter_z", "spiegelhalter_p", "hosmer_lemeshow_p", "^brier_decomposition.*$"
+        ).row(0),
+        rel=1e-12,
+    )
+    summary = df.calib.summary(
+        "p", "outcome", pos_label="churned", weight="w", n_bins=5, metrics=["spiegelhalter_z"]
+    )
+    assert summary["spiegelhalter_z"].item() == pytest.approx(want["spiegelhalter_z"].item())
+
+
+def test_expressions_are_named_after_the_probability() -> None:
+    df = make_log(18, 100)
+    names = [
+        df.select(expr).columns
+        for expr in (
+            pc.spiegelhalter_z("p", "y"), pc.spiegelhalter_p("p", "y"),
+            pc.hosmer_lemeshow("p", "y"), pc.hosmer_lemeshow_p("p", "y", strategy="uniform"),
+            pc.debiased_ece("p", "y"), pc.brier_decomposition("p", "y"),
+            pc.calibration_loss("p", "y", strategy="unique"), pc.refinement_loss("p", "y"),
+        )
+    ]  # fmt: skip
+    assert names == [["p"]] * 8
