@@ -14,7 +14,10 @@ into this table, then a finisher over the small result:
 * ``count`` (Int64) rows; ``weight`` their total weight (the count when unweighted);
   ``sum_p``, ``sum_y`` the weighted sums of the problem's ``p`` and ``y``; and
   ``sum_squared_error``, ``sum_log_loss`` (and for the classwise reduction
-  ``sum_confidence``, ``sum_correct``): the weighted sums of the problem's row terms.
+  ``sum_confidence``, ``sum_correct``; for the tests and decompositions
+  ``sum_spiegelhalter_numerator``, ``sum_spiegelhalter_variance``, ``sum_squared_p``,
+  ``sum_p_y``): the weighted sums of the problem's row terms, each only when a
+  requested metric needs it (:func:`terms_for`).
 
 Uniform-bin tables merge by summing rows of the same group and bin (partitions, days,
 processes, engines); quantile bins depend on all of a group's rows, so tables of
