@@ -341,12 +341,7 @@ def finish_binned(
 
     prob: pl.Expr = pl.when(present).then(problem.prob)
     if binning is not None and binning.masked:
-        masks = binning.masks(problem.prob)
-        series = {
-            name: pl.concat_list([value.filter(mask).sum() for mask in masks]).explode()
-            for name, value in rows.items()
-        }
-        return in_group(series, finish)
+        return in_group(_masked_sums(problem, binning, terms), finish)
     by_key = Binning(1, "uniform")  # per_bin's window over any elementwise key
     if binning is None or binning.strategy == "uniform":
         bins = prob if binning is None else binning.index(prob)
@@ -363,6 +358,47 @@ def finish_binned(
         return _packed({name: per_bin(fields[name], bins, by_key) for name in rows}, finish)
 
     return _packed({**rows, "__prob": prob}, with_bins)
+
+
+def _masked_sums(problem: Problem, binning: Binning, terms: Sequence[str]) -> dict[str, pl.Expr]:
+    """Per-bin sums through the bins' masks, with the cheapest row values.
+
+    No mask repeats the ``present`` test (aggregations share no subexpression: it
+    would be computed again for every bin and series); nulls propagate instead, as
+    in `_masked_error`: a null probability is in no bin, and ``g = w (p - y)`` is null
+    exactly on the other rows not used, so the count is that of ``g``, the weight
+    that of the rows where ``g`` is, ``sum_y`` sums ``w y`` (null where y or w is)
+    and ``sum_p = sum_y + sum g`` (equal to ``sum w p`` up to rounding).
+    """
+    p, y, w = problem.prob, problem.label, problem.weight
+    gap = problem.weighted(p - y)
+    masks = binning.masks(p)
+
+    def per_bin_sums(total: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
+        return pl.concat_list([total(mask) for mask in masks]).explode()
+
+    def summed(value: pl.Expr) -> Callable[[pl.Expr], pl.Expr]:
+        return lambda mask: value.filter(mask).sum()
+
+    def counted(mask: pl.Expr) -> pl.Expr:
+        return gap.filter(mask).count().cast(pl.Float64)
+
+    def gap_and_y(mask: pl.Expr) -> pl.Expr:
+        return problem.weighted(y).filter(mask).sum() + gap.filter(mask).sum()
+
+    count = per_bin_sums(counted)
+    weight = count if w is None else per_bin_sums(summed(pl.when(gap.is_not_null()).then(w)))
+    return {
+        "count": count,
+        "weight": weight,
+        "sum_p": per_bin_sums(gap_and_y),
+        "sum_y": per_bin_sums(summed(problem.weighted(y))),
+        # A term may not read y (p**2): `+ 0 g` makes it null where g is.
+        **{
+            f"sum_{t}": per_bin_sums(summed(problem.weighted(problem.terms[t]) + gap * 0.0))
+            for t in terms
+        },
+    }
 
 
 def in_group(
