@@ -1,17 +1,15 @@
-"""Special functions as Polars expressions: normal tails and chi-square survival.
+"""Special functions as Polars expressions: normal tails, chi-square survival, and the
+tails of the maximum and range of a Brownian motion.
 
-Polars has no ``erfc`` or incomplete gamma function, and the p-values of the
-calibration tests must stay inside the query (an aggregation per group, in every
-context and engine), so they are written here from elementwise expressions, accurate
-to about 1e-13 relative against scipy (``tests/test_special.py``):
+The p-values of the calibration tests must stay inside the query (an aggregation per
+group, in every context and engine), so they are written here from elementwise
+expressions, accurate to about 1e-13 relative against scipy (``tests/test_special.py``,
+``tests/test_cumulative.py``):
 
-* :func:`erfc`: W. J. Cody's rational Chebyshev approximations (Cody 1969, the
-  ``CALERF`` routine of netlib's SPECFUN): ``erf`` for ``|x| <= 0.46875``, and
-  ``erfc(x) = exp(-x**2) R(x)`` beyond, with ``exp(-x**2)`` split as
-  ``exp(-s**2) exp(-(x - s)(x + s))`` (``s`` = ``x`` truncated to sixteenths) so
-  that the upper tail keeps its relative accuracy down to 1e-300 (no ``1 - ...``:
-  no catastrophic cancellation);
-* :func:`normal_sf` / :func:`normal_cdf`: ``erfc(+-z / sqrt 2) / 2``;
+* :func:`erfc`: Polars' own ``Expr.erfc`` (stable; relative error about 6e-14 against
+  scipy down to 1e-300, so the upper tail keeps its relative accuracy);
+* :func:`normal_sf` / :func:`normal_cdf`: ``erfc(+-z / sqrt 2) / 2`` (no ``1 - ...``: no
+  catastrophic cancellation);
 * :func:`chi2_sf`: the survival function of a chi-square variable with an integer
   number of degrees of freedom, which may differ from row to row (group to group).
   For integer ``k`` the regularized upper incomplete gamma function is a finite sum
@@ -23,13 +21,42 @@ to about 1e-13 relative against scipy (``tests/test_special.py``):
   ``(x/2)**a`` or ``a!``), and the terms are positive, so the sum keeps its relative
   accuracy in both tails. The ``m`` terms are a list per row (``int_ranges``), so
   ``k`` needs no bound known when the query is built; ``lgamma(a_i + 1)`` is the
-  running sum of ``log(j + h)``, ``j = 1 .. i``, plus ``lgamma(1 + h)``.
+  running sum of ``log(j + h)``, ``j = 1 .. i``, plus ``lgamma(1 + h)``;
+* :func:`brownian_max_abs_sf` / :func:`brownian_range_sf`: the tails of the KS and
+  Kuiper calibration tests (:mod:`polars_calib.cumulative`):
+
+  Under the null hypothesis of calibration, the cumulative differences of
+  :mod:`polars_calib.cumulative` divided by their standard deviation behave, for many
+  rows, as a standard Brownian motion ``B`` on ``[0, 1]`` (not a bridge: the last
+  cumulative difference is not pinned at 0). Their tests read the tails of
+
+  * ``M = max |B(t)|`` (Darling & Siegert, 1953; the ``kolmogorov_smirnov_cdf`` of
+    MAPIE), for the KS statistic::
+
+        P(M >= x) = 1 - (4/pi) sum_{k>=0} (-1)^k / (2k+1) exp(-(2k+1)^2 pi^2 / (8 x^2))
+                  = 4 sum_{k>=0} (-1)^k Q((2k+1) x)
+
+  * ``R = max B - min B`` (Feller, 1951; MAPIE's ``kuiper_cdf``), for Kuiper's::
+
+        P(R >= x) = 1 - sum_{k>=0} (8 / x^2 + 2 / ((k+1/2)^2 pi^2)) exp(-2 (k+1/2)^2 pi^2 / x^2)
+                  = 8 sum_{k>=1} (-1)^(k-1) k Q(k x)
+
+  with ``Q`` the standard normal upper tail, ``Q(z) = erfc(z / sqrt 2) / 2``. Each pair is
+  one theta function in its two dual forms (Poisson summation): the first converges
+  in a few terms for small ``x`` and the second for large ``x``, where it also keeps
+  the relative accuracy of a tiny p-value (``1 - cdf`` would lose it). Each tail
+  uses the first below its switch point and the second above, with enough terms for
+  the float64 precision on both sides (the tests check both forms against numpy and
+  scipy to 1e-13). These are Brownian-*motion* laws: Kolmogorov's and Kuiper's
+  Brownian-*bridge* laws (``scipy.stats.kstwobign``) would be wrong here.
 
 References
 ----------
-W. J. Cody, "Rational Chebyshev approximations for the error function",
-Mathematics of Computation 23 (1969), 631-637.
 M. Abramowitz and I. A. Stegun, Handbook of Mathematical Functions, 26.4.4-26.4.5.
+D. A. Darling and A. J. F. Siegert, "The first passage problem for a continuous Markov
+process", Annals of Mathematical Statistics 24 (1953).
+W. Feller, "The asymptotic distribution of the range of sums of independent random
+variables", Annals of Mathematical Statistics 22 (1951).
 """
 
 from __future__ import annotations
@@ -38,79 +65,21 @@ import math
 
 import polars as pl
 
-__all__ = ["chi2_sf", "erfc", "normal_cdf", "normal_sf"]
+__all__ = [
+    "brownian_max_abs_sf",
+    "brownian_range_sf",
+    "chi2_sf",
+    "erfc",
+    "normal_cdf",
+    "normal_sf",
+]
 
-# Cody's coefficients (CALERF): erf on |x| <= 0.46875 ...
-_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
-      3.20937758913846947e03, 1.85777706184603153e-1)  # fmt: skip
-_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
-      2.84423683343917062e03)  # fmt: skip
-# ... erfc on 0.46875 < x <= 4 ...
-_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
-      2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
-      2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)  # fmt: skip
-_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
-      1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
-      3.43936767414372164e03, 1.23033935480374942e03)  # fmt: skip
-# ... and erfc on x > 4.
-_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
-      1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)  # fmt: skip
-_Q = (2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
-      6.05183413124413191e-2, 2.33520497626869185e-3)  # fmt: skip
-_RSQRTPI = 0.5641895835477562869480794515607725858440
-_THRESHOLD = 0.46875
-# erfc(x) underflows to 0 beyond this (Cody's XBIG).
-_XBIG = 26.543
 _LGAMMA_3_2 = math.lgamma(1.5)
-
-
-def _erf_small(x: pl.Expr) -> pl.Expr:
-    """erf(x) for ``|x| <= 0.46875`` (Cody's first interval)."""
-    z = x * x
-    numerator = _A[4] * z
-    denominator = z
-    for i in range(3):
-        numerator = (numerator + _A[i]) * z
-        denominator = (denominator + _B[i]) * z
-    return x * (numerator + _A[3]) / (denominator + _B[3])
-
-
-def _exp_minus_square(y: pl.Expr) -> pl.Expr:
-    """``exp(-y**2)`` without the rounding error of ``y * y`` (Cody's split)."""
-    s = (y * 16.0).floor() / 16.0
-    return (-(s * s)).exp() * (-((y - s) * (y + s))).exp()
-
-
-def _erfc_positive(y: pl.Expr) -> pl.Expr:
-    """erfc(y) for ``y > 0.46875`` (Cody's second and third intervals)."""
-    numerator = _C[8] * y
-    denominator = y
-    for i in range(7):
-        numerator = (numerator + _C[i]) * y
-        denominator = (denominator + _D[i]) * y
-    middle = (numerator + _C[7]) / (denominator + _D[7])
-    # Beyond 4, in powers of 1/y**2 (clipped so that the unused branch stays finite).
-    r = 1.0 / (y.clip(4.0, None) ** 2)
-    numerator = _P[5] * r
-    denominator = r
-    for i in range(4):
-        numerator = (numerator + _P[i]) * r
-        denominator = (denominator + _Q[i]) * r
-    tail = (_RSQRTPI - r * (numerator + _P[4]) / (denominator + _Q[4])) / y
-    scaled = pl.when(y <= 4.0).then(middle).otherwise(tail)
-    return pl.when(y >= _XBIG).then(0.0).otherwise(scaled * _exp_minus_square(y))
 
 
 def erfc(x: pl.Expr) -> pl.Expr:
     """The complementary error function ``1 - erf(x)``, Float64 (null stays null)."""
-    x = x.cast(pl.Float64)
-    y = x.abs()
-    # erfc(-y) = 2 - erfc(y): one copy of the long branch (the plan grows with each).
-    negative = x < 0.0
-    mirrored = pl.when(negative).then(2.0).otherwise(0.0) + pl.when(negative).then(
-        -1.0
-    ).otherwise(1.0) * _erfc_positive(y.clip(_THRESHOLD, None))
-    return pl.when(y <= _THRESHOLD).then(1.0 - _erf_small(x)).otherwise(mirrored)
+    return x.cast(pl.Float64).erfc()
 
 
 def normal_sf(z: pl.Expr) -> pl.Expr:
@@ -146,3 +115,45 @@ def chi2_sf(x: pl.Expr, df: pl.Expr) -> pl.Expr:
     odd = pl.when(h > 0.0).then(erfc(half.sqrt())).otherwise(0.0)
     value = pl.when(x <= 0.0).then(1.0).otherwise(odd + terms)
     return pl.when(k >= 1).then(value)
+
+
+_TERMS = 12
+"""Terms of each series: at the switch points the next term is below 1e-20 of the sum."""
+
+
+def _q(z: pl.Expr) -> pl.Expr:
+    return normal_sf(z)
+
+
+def brownian_max_abs_sf(x: pl.Expr) -> pl.Expr:
+    """``P(max_{t<=1} |B(t)| >= x)`` for a standard Brownian motion; 1 for ``x <= 0``.
+
+    Below ``x = 1`` the theta series of the distribution function (its largest
+    omitted term is ``exp(-23^2 pi^2 / 8) / 23``), above it the alternating sum of
+    normal tails (its largest omitted term is ``Q(25)``). Null stays null.
+    """
+    small = x.clip(lower_bound=0.05)  # exp(-pi^2 / (8 * 0.05^2)) == 0 in float64
+    cdf = pl.sum_horizontal(
+        (-1.0) ** k / (2 * k + 1) * (-((2 * k + 1) ** 2 * math.pi**2 / 8.0) / (small * small)).exp()
+        for k in range(_TERMS)
+    ) * (4.0 / math.pi)
+    dual = pl.sum_horizontal((-1.0) ** k * _q((2 * k + 1) * x) for k in range(_TERMS)) * 4.0
+    # Two conditions, not `otherwise`: sum_horizontal skips nulls, so a null x stays null here.
+    return pl.when(x < 1.0).then(1.0 - cdf).when(x >= 1.0).then(dual)
+
+
+def brownian_range_sf(x: pl.Expr) -> pl.Expr:
+    """``P(max B - min B >= x)`` over ``[0, 1]`` for a standard Brownian motion.
+
+    Below ``x = 2`` the theta series of the distribution function, above it the
+    alternating sum of normal tails; 1 for ``x <= 0``. Null stays null.
+    """
+    small = x.clip(lower_bound=0.05)  # exp(-pi^2 / (2 * 0.05^2)) == 0 in float64
+    inverse_square = 1.0 / (small * small)
+    cdf = pl.sum_horizontal(
+        (8.0 * inverse_square + 2.0 / ((k + 0.5) ** 2 * math.pi**2))
+        * (-(2.0 * (k + 0.5) ** 2 * math.pi**2) * inverse_square).exp()
+        for k in range(_TERMS)
+    )
+    dual = pl.sum_horizontal((-1.0) ** (k - 1) * k * _q(k * x) for k in range(1, _TERMS + 1)) * 8.0
+    return pl.when(x < 2.0).then(1.0 - cdf).when(x >= 2.0).then(dual)

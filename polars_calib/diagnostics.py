@@ -178,8 +178,8 @@ def spiegelhalter_p(
     Notes
     -----
     :math:`\Phi` is the standard normal distribution function, computed in the query
-    (Cody's rational approximations, accurate to about 1e-13 relative, also far in
-    the tails). ``metrics=["spiegelhalter_p"]`` in a summary is the two-sided p-value.
+    (from Polars' ``erfc``, accurate to about 1e-13 relative, also far in the
+    tails). ``metrics=["spiegelhalter_p"]`` in a summary is the two-sided p-value.
 
     References
     ----------
