@@ -13,19 +13,24 @@ from statistics import NormalDist
 from typing import Literal, TypeVar, get_args
 
 __all__ = [
+    "Alternative",
     "BinAverage",
     "Closed",
     "Compat",
+    "Diagnostic",
     "Distance",
     "Kernel",
+    "LossStrategy",
     "Metric",
     "Norm",
     "Reduction",
+    "Score",
     "SkceEstimator",
     "Strategy",
     "TopLabelAverage",
     "check_choice",
     "check_confidence",
+    "check_hosmer_lemeshow_bins",
     "check_metrics",
     "check_min_size",
     "check_n_bins",
@@ -61,6 +66,31 @@ Reduction = Literal["confidence", "top_label", "classwise"]
 Metric = Literal["ece", "mce", "rmsce", "brier", "log_loss"]
 """A metric a summary can compute."""
 
+Diagnostic = Literal[
+    "spiegelhalter_z",
+    "spiegelhalter_p",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
+    "debiased_ece_squared",
+    "debiased_ece",
+    "brier_decomposition",
+    "brier_calibration_loss",
+    "brier_refinement_loss",
+    "log_loss_calibration_loss",
+    "log_loss_refinement_loss",
+]
+"""A test statistic, p-value or decomposition a summary can finish from its sums
+(binary data; see ``polars_calib.diagnostics``). Not in the default metrics."""
+
+Alternative = Literal["two-sided", "greater", "less"]
+"""The alternative hypothesis of a one-statistic test (``"greater"``: large values)."""
+
+Score = Literal["brier", "log_loss"]
+"""A proper scoring rule split into calibration and refinement loss."""
+
+LossStrategy = Literal["uniform", "quantile", "unique"]
+"""Bins of a calibration/refinement split: a :data:`Strategy`, or each distinct value of p."""
+
 TopLabelAverage = Literal["macro", "weighted"]
 """Top-label ECE: unweighted mean over predicted classes, or weighted by their share."""
 
@@ -72,6 +102,10 @@ CLOSED: tuple[Closed, ...] = get_args(Closed)
 NORMS: tuple[Norm, ...] = get_args(Norm)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
+DIAGNOSTICS: tuple[Diagnostic, ...] = get_args(Diagnostic)
+ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
+SCORES: tuple[Score, ...] = get_args(Score)
+LOSS_STRATEGIES: tuple[LossStrategy, ...] = get_args(LossStrategy)
 TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
 PEERS: tuple[Compat, ...] = get_args(Compat)
 DISTANCES: tuple[Distance, ...] = get_args(Distance)
@@ -117,10 +151,19 @@ def check_choice(argument: str, value: object, choices: Collection[str]) -> str:
 
 
 def check_metrics(metrics: str | Sequence[str]) -> list[str]:
-    """`metrics` as a list, each one of :data:`METRICS`."""
+    """`metrics` as a list, each one of :data:`METRICS` or :data:`DIAGNOSTICS`."""
     if isinstance(metrics, str):
         metrics = [metrics]
-    return [check_choice("metrics", metric, METRICS) for metric in metrics]
+    return [check_choice("metrics", metric, (*METRICS, *DIAGNOSTICS)) for metric in metrics]
+
+
+def check_hosmer_lemeshow_bins(n_bins: int) -> int:
+    """Hosmer-Lemeshow needs at least 3 groups (``df = groups - 2``): ``ValueError`` below."""
+    check_n_bins(n_bins)
+    if n_bins < 3:
+        msg = f"Hosmer-Lemeshow needs `n_bins` >= 3 (df = groups - 2), got {n_bins!r}"
+        raise ValueError(msg)
+    return n_bins
 
 
 def check_confidence(confidence: object) -> float:

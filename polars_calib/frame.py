@@ -26,6 +26,7 @@ from polars_calib._options import (
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
+    Diagnostic,
     Metric,
     Reduction,
     Strategy,
@@ -40,6 +41,7 @@ from polars_calib.statistics import (
     FrameT,
     Prepared,
     bin_statistics,
+    check_diagnostics,
     collect_checked,
     finish_metrics,
     prepare,
@@ -218,7 +220,7 @@ def summary(
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic] = METRICS,
     weight: str | None = None,
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
@@ -264,7 +266,14 @@ def summary(
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
-        compute, in this order.
+        compute, in this order; binary data also take the tests and decompositions
+        of :mod:`polars_calib.diagnostics` (``"spiegelhalter_z"``,
+        ``"spiegelhalter_p"`` (two-sided), ``"hosmer_lemeshow"``,
+        ``"hosmer_lemeshow_p"``, ``"debiased_ece_squared"``, ``"debiased_ece"``,
+        ``"brier_decomposition"`` (a struct), ``"brier_calibration_loss"``,
+        ``"brier_refinement_loss"``, ``"log_loss_calibration_loss"``,
+        ``"log_loss_refinement_loss"``), over the summary's bins (``ValueError`` for
+        Hosmer-Lemeshow with fewer than 3 bins, or any of them on vectors).
     weight
         Name of an optional column of non-negative sample weights.
     reduction
@@ -375,6 +384,9 @@ def summary(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, time=time, every=every,
     )  # fmt: skip
+    check_diagnostics(
+        names, None if checked is None else checked.n_bins, prepared.reduction is not None
+    )
     lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
     plan = statistics_query(lf, prepared.problem, prepared.keys, binning, terms_for(names), bins)
     if isinstance(data, pl.DataFrame):
