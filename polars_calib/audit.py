@@ -53,7 +53,13 @@ __all__ = [
 Correction = Literal["holm", "bh"]
 """Multiple-testing control: Holm's step-down (family-wise error) or Benjamini–Hochberg (FDR)."""
 
+AuditTest = Literal["auto", "spiegelhalter", "consistency"]
+"""The test of each slice's calibration (``"auto"``: Spiegelhalter for binary data,
+the consistency-resampling test of ECE for probability vectors)."""
+
 CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
+AUDIT_TESTS: tuple[AuditTest, ...] = get_args(AuditTest)
+_P_VALUE = {"spiegelhalter": "spiegelhalter_p", "consistency": "consistency_p"}
 
 MAX_SLICES = 10_000
 """The most slices an audit reports; more raise ``ValueError`` (lower ``max_order``)."""
@@ -62,6 +68,7 @@ MAX_SLICES = 10_000
 _GROUPABLE = (pl.String, pl.Categorical, pl.Enum, pl.Boolean, pl.Date)
 
 _SLICE_COLUMNS = ("slice", "order", "attributes")
+_TEST_COLUMNS = ("p_value", "p_adjusted", "too_small", "significant")
 
 
 def adjusted_p_values(p: pl.Expr, method: Correction) -> pl.Expr:
@@ -252,6 +259,7 @@ def audit(
     include_small: bool = False,
     correction: Correction | None = "holm",
     confidence: float = 0.95,
+    test: AuditTest | None = "auto",
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
@@ -290,11 +298,18 @@ def audit(
     include_small
         Count the small slices in the disparities and in :meth:`Audit.worst` too.
     correction
-        Multiple-testing control across all reported slices: ``"holm"``
-        (default), ``"bh"`` (Benjamini–Hochberg) or ``None``.
+        Multiple-testing control across all reported slices (the overall row and
+        the small ones included): ``"holm"`` (default, the family-wise error
+        rate), ``"bh"`` (Benjamini–Hochberg, the false discovery rate) or ``None``.
     confidence
-        Confidence level of the intervals; the slices' tests are significant at
-        ``1 - confidence``.
+        Level of the intervals, in (0, 1); a slice is ``significant`` when its
+        adjusted p-value is below ``1 - confidence``.
+    test
+        Each slice's test of the hypothesis that the model is calibrated there:
+        ``"spiegelhalter"`` (Spiegelhalter's Z, two-sided; binary data),
+        ``"consistency"`` (the consistency-resampling test of ECE, `n_resamples`
+        label sets drawn from ``p``), ``"auto"`` (default: Spiegelhalter for binary
+        data, consistency for probability vectors) or ``None``.
     n_bins, strategy, closed
         The bins of the binned metrics, as in :func:`polars_calib.summary`.
         Quantile bins are computed within each finest cell and cannot be rolled
@@ -322,7 +337,9 @@ def audit(
         fraction of the used rows), ``mean_predicted`` and ``observed`` (or
         ``mean_confidence`` and ``accuracy``), then per metric ``m``: ``m``,
         ``m_difference`` (``m`` minus the overall ``m``) and ``m_ratio`` (``m``
-        over the overall ``m``), and ``too_small`` (Boolean).
+        over the overall ``m``); then ``p_value`` (Float64, the slice's test), ``p_adjusted`` (after
+        `correction`), ``too_small`` (Boolean) and ``significant`` (Boolean,
+        ``p_adjusted < 1 - confidence``; null without a test).
 
         ``disparities``: one row per attribute set (each non-empty set of up to
         ``max_order`` attributes) and metric, over the set's slices of at least
@@ -381,7 +398,9 @@ def audit(
     ...     "p": [0.2, 0.9, 0.3, 0.6, 0.1, 0.7, 0.8, 0.4],
     ...     "y": [0, 1, 1, 0, 0, 1, 1, 0],
     ... })
-    >>> result = pc.audit(df, "p", "y", by=["sex", "age"], n_bins=5, min_count=2)
+    >>> result = pc.audit(
+    ...     df, "p", "y", by=["sex", "age"], n_bins=5, min_count=2
+    ... )
     >>> result.slices.select("slice", "attributes", "count", "ece", "brier")
     shape: (9, 5)
     ┌──────────────────┬────────────────┬───────┬───────┬───────┐
@@ -429,6 +448,8 @@ def audit(
     check_confidence(confidence)
     if correction is not None:
         check_choice("correction", correction, CORRECTIONS)
+    if test is not None:
+        check_choice("test", test, AUDIT_TESTS)
     if isinstance(min_count, bool) or not isinstance(min_count, int):
         msg = f"`min_count` must be a non-negative int, got {type(min_count).__name__}"
         raise TypeError(msg)
@@ -437,8 +458,12 @@ def audit(
         raise ValueError(msg)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label, reserved=frozenset(_SLICE_COLUMNS),
+        pos_label=pos_label, reserved=frozenset((*_SLICE_COLUMNS, *_TEST_COLUMNS)),
     )  # fmt: skip
+    vectors = prepared.reduction is not None
+    tested = None if vectors and test == "auto" else _chosen_test(test, vectors, None)
+    p_value = None if tested is None else _P_VALUE[tested]
+    finished_metrics = [*names, *([p_value] if p_value else [])]
     attributes = list(prepared.keys)
     if not attributes:
         msg = "`by` must name at least one attribute to audit"
@@ -451,7 +476,7 @@ def audit(
 
     # -- one pass: the statistics of the finest cells ----------------------------
     plan = statistics_query(
-        prepared.lf, prepared.problem, attributes, binning, terms_for(names)
+        prepared.lf, prepared.problem, attributes, binning, terms_for(finished_metrics)
     )
     cells = collect_checked(prepared, plan)
     n_slices = sum(
@@ -465,7 +490,9 @@ def audit(
     finished = []
     for subset in sets:
         keyed = dataclasses.replace(prepared, keys=list(subset))
-        table = finish_summary(merge_statistics(cells.lazy(), list(subset)), keyed, names)
+        table = finish_summary(
+            merge_statistics(cells.lazy(), list(subset)), keyed, finished_metrics
+        )
         finished.append(
             table.select(
                 _slice_label(subset).alias("slice"),
@@ -479,12 +506,39 @@ def audit(
             )
         )
     slices = pl.concat(pl.collect_all(finished))
-    metric_columns = slices.columns[-len(names) :]  # named as the summary names them
-    slices = _compared(slices, metric_columns, min_count)
+    if p_value is not None:
+        # A p-value is no metric: no bootstrap interval of it.
+        bounds = [f"{p_value}_{side}" for side in ("lower", "upper")]
+        slices = slices.drop(bounds, strict=False).rename({p_value: "p_value"})
+    # The metrics as the summary names them (after the two means), without their bounds.
+    first = slices.columns.index("observed" if "observed" in slices.columns else "accuracy") + 1
+    metric_columns = [
+        c for c in slices.columns[first:] if not c.endswith(("_lower", "_upper")) and c != "p_value"
+    ]
+    slices = _compared(slices, metric_columns, min_count, correction, 1.0 - confidence)
     disparities = _disparities(slices, sets[1:], metric_columns, include_small)
     return Audit(
         slices, disparities, tuple(attributes), tuple(metric_columns), min_count, include_small
     )
+
+
+def _chosen_test(
+    test: AuditTest | None, vectors: bool, n_resamples: int | None
+) -> Literal["spiegelhalter", "consistency"] | None:
+    """The test each slice gets: Spiegelhalter's for binary data, else consistency."""
+    if test is None:
+        return None
+    chosen = ("consistency" if vectors else "spiegelhalter") if test == "auto" else test
+    if chosen == "spiegelhalter" and vectors:
+        msg = (
+            "`test='spiegelhalter'` takes binary probabilities: use test='consistency' "
+            "(or 'auto') for probability vectors"
+        )
+        raise ValueError(msg)
+    if chosen == "consistency" and n_resamples is None:
+        msg = "the consistency test draws `n_resamples` label sets: give `n_resamples`"
+        raise ValueError(msg)
+    return chosen  # type: ignore[return-value]
 
 
 def _check_max_order(max_order: object, n: int) -> int:
@@ -508,8 +562,14 @@ def _too_many(n_slices: int, max_order: int) -> str:
     )
 
 
-def _compared(slices: pl.DataFrame, metrics: list[str], min_count: int) -> pl.DataFrame:
-    """Each slice's share, differences and ratios to the overall row, and its size flag."""
+def _compared(
+    slices: pl.DataFrame,
+    metrics: list[str],
+    min_count: int,
+    correction: Correction | None,
+    alpha: float,
+) -> pl.DataFrame:
+    """Each slice's share, differences and ratios to the overall row, its test and flags."""
     overall = slices.row(0, named=True)  # the overall row comes first
     total = overall["count"]
     compared = []
@@ -518,18 +578,27 @@ def _compared(slices: pl.DataFrame, metrics: list[str], min_count: int) -> pl.Da
         value = pl.col(metric)
         # Polars divides by a scalar as a product with its inverse (1 ulp off): equal is 1.
         ratio = pl.when(value == reference).then(1.0).otherwise(value / reference)
+        bounds = [f"{metric}_{side}" for side in ("lower", "upper") if f"{metric}_{side}" in slices.columns]
         compared += [
             value,
+            *bounds,
             (value - reference).alias(f"{metric}_difference"),
             ratio.alias(f"{metric}_ratio"),
         ]
-    means = [c for c in slices.columns if c not in metrics][-2:]  # the two mean columns
+    p_value = adjusted = pl.lit(None, pl.Float64)  # no test: no p-values, nothing significant
+    if "p_value" in slices.columns:
+        p_value = pl.col("p_value")
+        adjusted = p_value if correction is None else adjusted_p_values(p_value, correction)
+    first = slices.columns.index(metrics[0])
     return slices.select(
-        pl.exclude(*means, *metrics),
+        *slices.columns[: first - 2],
         (pl.col("count") / total if total else pl.lit(None, pl.Float64)).alias("share"),
-        *means,
+        *slices.columns[first - 2 : first],  # the two means
         *compared,
+        p_value.alias("p_value"),
+        adjusted.alias("p_adjusted"),
         (pl.col("count") < min_count).alias("too_small"),
+        (adjusted < alpha).alias("significant"),
     )
 
 

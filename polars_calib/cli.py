@@ -450,6 +450,7 @@ class AuditOptions:
     min_count: int
     correction: str | None
     confidence: float
+    test: str | None
     reduction: str | None
     out: Path | None
     quiet: bool
@@ -506,7 +507,11 @@ def _add_audit_parser(commands: Any) -> None:
     )
     audit.add_argument(
         "--confidence", type=_confidence, default=0.95, metavar="LEVEL",
-        help="level of the intervals (default 0.95)",
+        help="level of the intervals; the tests' level is 1 - LEVEL (default 0.95)",
+    )
+    audit.add_argument(
+        "--test", choices=("auto", "spiegelhalter", "consistency", "none"), default="auto",
+        help="each slice's test (default auto: Spiegelhalter, or consistency for vectors)",
     )
     audit.add_argument(
         "--reduction", choices=REDUCTIONS, metavar="{" + ",".join(REDUCTIONS) + "}",
@@ -541,6 +546,7 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
         min_count=int(args.min_count),
         correction=None if args.correction == "none" else str(args.correction),
         confidence=float(args.confidence),
+        test=None if args.test == "none" else str(args.test),
         reduction=args.reduction,
         out=args.out,
         quiet=bool(args.quiet),
@@ -564,6 +570,7 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
         metrics=options.metrics, min_count=options.min_count,  # type: ignore[arg-type]
         n_bins=options.n_bins, correction=options.correction,  # type: ignore[arg-type]
         confidence=options.confidence, weight=options.weight,
+        test=options.test,  # type: ignore[arg-type]
         reduction=options.reduction,  # type: ignore[arg-type]
     )  # fmt: skip
     shown = result.slices.drop("attributes", *result.by)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -23,6 +24,7 @@ import polars_calib as pc
 from polars_calib.audit import MAX_SLICES
 
 N_BINS = 10
+audit = functools.partial(pc.audit)
 
 
 def attributes_log(seed: int, n: int, *, classes: int | None = None) -> pl.DataFrame:
@@ -59,7 +61,7 @@ def test_every_slice_equals_a_summary_of_its_rows(weight: str | None) -> None:
     df = attributes_log(0, 3_000)
     by = ["sex", "age", "region", "member"]
     metrics = ["ece", "mce", "rmsce", "brier", "log_loss"]
-    result = pc.audit(
+    result = audit(
         df, "p", "y", by=by, max_order=3, metrics=metrics, n_bins=N_BINS, weight=weight,
     )  # fmt: skip
     slices = result.slices
@@ -72,10 +74,14 @@ def test_every_slice_equals_a_summary_of_its_rows(weight: str | None) -> None:
     assert slices.select(pl.struct("attributes", *by).is_unique().all()).item()
     for row in slices.iter_rows(named=True):
         rows = df.filter(_in_slice(row, row["attributes"]))
-        direct = pc.summary(rows, "p", "y", metrics=metrics, n_bins=N_BINS, weight=weight)
+        direct = pc.summary(
+            rows, "p", "y", metrics=[*metrics, "spiegelhalter_p"], n_bins=N_BINS, weight=weight
+        )
         assert row["count"] == direct["count"].item() == rows.height - rows["p"].null_count()
         for column in ["mean_predicted", "observed", *metrics]:
             assert row[column] == pytest.approx(direct[column].item(), abs=1e-12), (row["slice"], column)
+        # Each slice's test: Spiegelhalter's, two-sided
+        assert row["p_value"] == pytest.approx(direct["spiegelhalter_p"].item(), rel=1e-9)
 
 
 @settings(max_examples=20)
@@ -101,7 +107,7 @@ def test_rolled_up_slices_equal_direct_summaries_on_generated_frames(
         c=pl.Series([None if v is None else v == 1 for v in attribute(values[2])]),
     )
     metrics = ["ece", "mce", "brier"]
-    result = pc.audit(
+    result = audit(
         df, "p", "y", by=["a", "b", "c"], max_order=max_order, metrics=metrics, n_bins=7,
         weight="w", min_count=0,
     )  # fmt: skip
@@ -123,7 +129,7 @@ def test_slices_say_which_attributes_they_fix_and_null_is_a_value() -> None:
         "p": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
         "y": [0, 1, 0, 1, 0, 1],
     })  # fmt: skip
-    slices = pc.audit(df, "p", "y", by=["a", "b"], min_count=0).slices
+    slices = audit(df, "p", "y", by=["a", "b"], min_count=0).slices
     labels = slices["slice"].to_list()
     assert labels == [
         "overall", "a=x", "a=y", "a=null", "b=1", "b=2", "b=null",
@@ -140,9 +146,9 @@ def test_slices_say_which_attributes_they_fix_and_null_is_a_value() -> None:
 def test_probability_vectors_with_a_reduction() -> None:
     df = attributes_log(1, 2_000, classes=3)
     for reduction in ("confidence", "classwise", "top_label"):
-        result = pc.audit(
+        result = audit(
             df, "probs", "cls", by=["sex", "region"], reduction=reduction, n_bins=N_BINS,
-            metrics=["ece", "brier"],
+            metrics=["ece", "brier"], test=None,
         )  # fmt: skip
         name = f"{reduction}_ece"
         assert result.metrics == (name, "brier")
@@ -165,7 +171,7 @@ def test_frame_namespaces_and_a_lazy_frame_give_the_same_audit() -> None:
 
 def test_a_scan_is_read_once() -> None:
     source = CountingSource(attributes_log(3, 2_000))
-    result = pc.audit(
+    result = audit(
         source.frame(), "p", "y", by=["sex", "age", "region"], max_order=3,
         metrics=["ece", "brier", "log_loss"],
     )  # fmt: skip
@@ -188,7 +194,7 @@ def test_agrees_with_fairlearn_metric_frame() -> None:
         pl.col("age").fill_null("unknown"), pl.col("member").fill_null(False),
     )  # fmt: skip
     by = ["sex", "age", "region", "member"]
-    result = pc.audit(df, "p", "y", by=by, max_order=2, n_bins=N_BINS, min_count=0)
+    result = audit(df, "p", "y", by=by, max_order=2, n_bins=N_BINS, min_count=0)
     pandas = df.to_pandas()
 
     def ece(y_true: np.ndarray, y_prob: np.ndarray) -> float:
@@ -246,6 +252,7 @@ p_value_lists = st.lists(
 )
 
 
+@settings(max_examples=30)
 @given(p_value_lists)
 @example([])
 @example([None, None])
@@ -305,7 +312,7 @@ def hidden_intersection_log(seed: int) -> pl.DataFrame:
 
 def test_worst_finds_the_miscalibrated_intersection_that_single_attributes_hide() -> None:
     df = hidden_intersection_log(5)
-    result = pc.audit(df, "p", "y", by=["sex", "age", "region"], n_bins=N_BINS)
+    result = audit(df, "p", "y", by=["sex", "age", "region"], n_bins=N_BINS)
     worst = result.worst(3)
     assert worst["slice"][0] == "sex=F, age=65+"
     top = worst.row(0, named=True)
@@ -321,7 +328,7 @@ def test_worst_finds_the_miscalibrated_intersection_that_single_attributes_hide(
 
 def test_small_slices_are_flagged_and_left_out_unless_asked() -> None:
     df = hidden_intersection_log(6)
-    result = pc.audit(df, "p", "y", by=["sex", "age"], min_count=1_000)
+    result = audit(df, "p", "y", by=["sex", "age"], min_count=1_000)
     small = result.slices.filter(pl.col("too_small"))
     assert small["slice"].to_list() == ["sex=F, age=65+"]
     assert "sex=F, age=65+" not in result.worst(20)["slice"].to_list()
@@ -331,7 +338,7 @@ def test_small_slices_are_flagged_and_left_out_unless_asked() -> None:
     assert sex_age["groups"].to_list() == [7, 7]
     assert (sex_age["worst_slice"] != "sex=F, age=65+").all()
     assert result.worst(2, metric="brier").height == 2
-    everything = pc.audit(df, "p", "y", by=["sex", "age"], min_count=1_000, include_small=True)
+    everything = audit(df, "p", "y", by=["sex", "age"], min_count=1_000, include_small=True)
     assert_frame_equal(everything.slices, result.slices)
     assert everything.worst(1)["slice"].item() == "sex=F, age=65+"
     assert everything.worst(1, include_small=False)["slice"].item() != "sex=F, age=65+"
@@ -350,47 +357,47 @@ def test_bad_arguments_raise_clear_errors() -> None:
         score=pl.col("p") * 100, tags=pl.concat_list("sex", "sex")
     )
     with pytest.raises(pc.CalibrationDataError, match="column 'nope' is missing"):
-        pc.audit(df, "p", "y", by=["sex", "nope"])
+        audit(df, "p", "y", by=["sex", "nope"])
     with pytest.raises(pc.CalibrationDataError, match=r"'score' holds Float64.*cut"):
-        pc.audit(df, "p", "y", by=["sex", "score"])
+        audit(df, "p", "y", by=["sex", "score"])
     with pytest.raises(pc.CalibrationDataError, match="'tags' holds List"):
-        pc.audit(df, "p", "y", by=["tags"])
+        audit(df, "p", "y", by=["tags"])
     with pytest.raises(ValueError, match="at least one attribute"):
-        pc.audit(df, "p", "y", by=[])
+        audit(df, "p", "y", by=[])
     for order in (0, 3):
         with pytest.raises(ValueError, match=r"`max_order` must be from 1 to len\(by\) = 2"):
-            pc.audit(df, "p", "y", by=["sex", "region"], max_order=order)
+            audit(df, "p", "y", by=["sex", "region"], max_order=order)
     with pytest.raises(TypeError, match="`max_order`"):
-        pc.audit(df, "p", "y", by=["sex"], max_order=1.0)  # type: ignore[arg-type]
+        audit(df, "p", "y", by=["sex"], max_order=1.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="`correction` must be one of 'holm', 'bh'"):
-        pc.audit(df, "p", "y", by="sex", correction="bonferroni")  # type: ignore[arg-type]
+        audit(df, "p", "y", by="sex", correction="bonferroni")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="'uniform' for an audit"):
-        pc.audit(df, "p", "y", by="sex", strategy="quantile")
+        audit(df, "p", "y", by="sex", strategy="quantile")
     with pytest.raises(ValueError, match="`min_count`"):
-        pc.audit(df, "p", "y", by="sex", min_count=-1)
+        audit(df, "p", "y", by="sex", min_count=-1)
     with pytest.raises(ValueError, match="`by` cannot hold 'slice'"):
-        pc.audit(df.rename({"sex": "slice"}), "p", "y", by="slice")
+        audit(df.rename({"sex": "slice"}), "p", "y", by="slice")
     with pytest.raises(ValueError, match="`k` must be a positive int"):
-        pc.audit(df, "p", "y", by="sex").worst(0)
+        audit(df, "p", "y", by="sex").worst(0)
     with pytest.raises(ValueError, match="`metric` must be one of 'ece', 'brier'"):
-        pc.audit(df, "p", "y", by="sex").worst(metric="mce")
+        audit(df, "p", "y", by="sex").worst(metric="mce")
 
 
 def test_too_many_slices_is_an_error_naming_the_limit() -> None:
     n = MAX_SLICES + 1
     df = pl.DataFrame({"id": pl.int_range(n, eager=True), "p": [0.5] * n, "y": [1] * n})
     with pytest.raises(ValueError, match=r"10,002 slices, more than the limit of 10,000.*max_order"):
-        pc.audit(df, "p", "y", by="id")
+        audit(df, "p", "y", by="id")
 
 
 def test_refused_rows_raise_even_from_a_lazy_frame() -> None:
     df = pl.DataFrame({"s": ["a", "b"], "p": [0.5, 1.5], "y": [1, 0]})
     with pytest.raises(pc.CalibrationDataError, match="'p'"):
-        pc.audit(df.lazy(), "p", "y", by="s")
+        audit(df.lazy(), "p", "y", by="s")
 
 
 def test_shares_differences_and_ratios_are_to_the_overall_row() -> None:
-    result = pc.audit(attributes_log(8, 1_500), "p", "y", by=["sex", "member"])
+    result = audit(attributes_log(8, 1_500), "p", "y", by=["sex", "member"])
     slices = result.slices
     overall = slices.row(0, named=True)
     for metric in ("ece", "brier"):
@@ -428,7 +435,7 @@ def test_cli_audit_writes_the_tables_and_the_forest_plot(tmp_path: Path) -> None
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "sex=F, age=65+" in result.stdout
-    expected = pc.audit(df, "p", "y", by=["sex", "age", "region"], n_bins=10, min_count=500)
+    expected = audit(df, "p", "y", by=["sex", "age", "region"], n_bins=10, min_count=500)
     assert_frame_equal(pl.read_parquet(out / "slices.parquet"), expected.slices)
     assert_frame_equal(pl.read_parquet(out / "disparities.parquet"), expected.disparities)
     csv = pl.read_csv(out / "slices.csv")
@@ -452,3 +459,24 @@ def test_cli_audit_errors_are_one_line(tmp_path: Path) -> None:
     assert "column 'nope' is missing" in assert_one_line_error(missing, 1)
     no_by = audit_cli(log, "--prob", "p", "--label", "y", cwd=tmp_path)
     assert "--by" in assert_one_line_error(no_by, 2)
+
+
+# --------------------------------------------------------------------------
+# Intervals and tests of each slice
+# --------------------------------------------------------------------------
+
+
+def test_p_values_adjusted_across_all_slices_as_statsmodels_does() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    df = hidden_intersection_log(11)
+    for correction, method in (("holm", "holm"), ("bh", "fdr_bh")):
+        result = audit(
+            df, "p", "y", by=["sex", "age"], correction=correction,  # type: ignore[arg-type]
+            confidence=0.99,
+        )  # fmt: skip
+        slices = result.slices
+        expected = multipletests(slices["p_value"].to_numpy(), method=method, alpha=0.01)
+        np.testing.assert_allclose(slices["p_adjusted"].to_numpy(), expected[1], rtol=1e-12)
+        assert slices["significant"].to_list() == expected[0].tolist()
+        assert slices.filter(pl.col("slice") == "sex=F, age=65+")["significant"].item()
