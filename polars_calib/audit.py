@@ -528,7 +528,9 @@ def _chosen_test(
     """The test each slice gets: Spiegelhalter's for binary data, else consistency."""
     if test is None:
         return None
-    chosen = ("consistency" if vectors else "spiegelhalter") if test == "auto" else test
+    chosen: Literal["spiegelhalter", "consistency"] = (
+        ("consistency" if vectors else "spiegelhalter") if test == "auto" else test
+    )
     if chosen == "spiegelhalter" and vectors:
         msg = (
             "`test='spiegelhalter'` takes binary probabilities: use test='consistency' "
@@ -538,7 +540,7 @@ def _chosen_test(
     if chosen == "consistency" and n_resamples is None:
         msg = "the consistency test draws `n_resamples` label sets: give `n_resamples`"
         raise ValueError(msg)
-    return chosen  # type: ignore[return-value]
+    return chosen
 
 
 def _check_max_order(max_order: object, n: int) -> int:
@@ -572,13 +574,16 @@ def _compared(
     """Each slice's share, differences and ratios to the overall row, its test and flags."""
     overall = slices.row(0, named=True)  # the overall row comes first
     total = overall["count"]
-    compared = []
+    compared: list[pl.Expr] = []
     for metric in metrics:
         reference = pl.lit(overall[metric], pl.Float64)
         value = pl.col(metric)
         # Polars divides by a scalar as a product with its inverse (1 ulp off): equal is 1.
         ratio = pl.when(value == reference).then(1.0).otherwise(value / reference)
-        bounds = [f"{metric}_{side}" for side in ("lower", "upper") if f"{metric}_{side}" in slices.columns]
+        bounds = [
+            pl.col(f"{metric}_{side}")
+            for side in ("lower", "upper") if f"{metric}_{side}" in slices.columns
+        ]  # fmt: skip
         compared += [
             value,
             *bounds,
