@@ -21,6 +21,7 @@ import polars as pl
 
 from polars_calib._exprs import Keys
 from polars_calib._options import (
+    METRICS,
     SUM_TOLERANCE,
     Closed,
     Metric,
@@ -28,7 +29,6 @@ from polars_calib._options import (
     Strategy,
     check_choice,
     check_confidence,
-    check_metrics,
 )
 from polars_calib.binning import binning as make_binning
 from polars_calib.frame import finish_summary
@@ -441,7 +441,9 @@ def audit(
             "slice's own rows, so the finest cells cannot be summed into coarser slices"
         )
         raise ValueError(msg)
-    names = check_metrics(metrics)
+    # The summary's metrics only: a test or a decomposition has no disparity.
+    listed = [metrics] if isinstance(metrics, str) else list(metrics)
+    names = [check_choice("metrics", metric, METRICS) for metric in listed]
     if not names:
         msg = "`metrics` must name at least one metric"
         raise ValueError(msg)

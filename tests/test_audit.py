@@ -373,6 +373,12 @@ def test_bad_arguments_raise_clear_errors() -> None:
         audit(df, "p", "y", by="sex", correction="bonferroni")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="'uniform' for an audit"):
         audit(df, "p", "y", by="sex", strategy="quantile")
+    with pytest.raises(ValueError, match="`metrics` must be one of"):
+        audit(df, "p", "y", by="sex", metrics=["ece", "brier_decomposition"])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="`test` must be one of"):
+        audit(df, "p", "y", by="sex", test="ks")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="binary probabilities"):
+        audit(attributes_log(7, 50, classes=3), "probs", "cls", by="sex", test="spiegelhalter")
     with pytest.raises(ValueError, match="`min_count`"):
         audit(df, "p", "y", by="sex", min_count=-1)
     with pytest.raises(ValueError, match="`by` cannot hold 'slice'"):
