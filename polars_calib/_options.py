@@ -15,9 +15,11 @@ from typing import Literal, TypeVar, get_args
 __all__ = [
     "Closed",
     "Compat",
+    "ConsistencyMetric",
     "Metric",
     "Norm",
     "Reduction",
+    "Resampling",
     "Strategy",
     "TopLabelAverage",
     "check_choice",
@@ -42,6 +44,15 @@ Reduction = Literal["confidence", "top_label", "classwise"]
 Metric = Literal["ece", "mce", "rmsce", "brier", "log_loss"]
 """A metric a summary can compute."""
 
+ConsistencyMetric = Literal[
+    "consistency_p", "consistency_p_mce", "consistency_p_rmsce", "consistency_p_brier",
+    "consistency_p_log_loss",
+]
+"""The p-value of the consistency-resampling test of a metric (``consistency_p``: ECE)."""
+
+Resampling = Literal["bootstrap", "consistency"]
+"""The replicates of a statistics table: Poisson bootstrap, or labels drawn from ``p``."""
+
 TopLabelAverage = Literal["macro", "weighted"]
 """Top-label ECE: unweighted mean over predicted classes, or weighted by their share."""
 
@@ -53,6 +64,8 @@ CLOSED: tuple[Closed, ...] = get_args(Closed)
 NORMS: tuple[Norm, ...] = get_args(Norm)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
+CONSISTENCY_METRICS: tuple[ConsistencyMetric, ...] = get_args(ConsistencyMetric)
+RESAMPLINGS: tuple[Resampling, ...] = get_args(Resampling)
 TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
 PEERS: tuple[Compat, ...] = get_args(Compat)
 
@@ -93,11 +106,12 @@ def check_choice(argument: str, value: object, choices: Collection[str]) -> str:
     return value
 
 
-def check_metrics(metrics: str | Sequence[str]) -> list[str]:
-    """`metrics` as a list, each one of :data:`METRICS`."""
+def check_metrics(metrics: str | Sequence[str], tests: bool = False) -> list[str]:
+    """`metrics` as a list, each one of :data:`METRICS` (or, with `tests`, a p-value)."""
     if isinstance(metrics, str):
         metrics = [metrics]
-    return [check_choice("metrics", metric, METRICS) for metric in metrics]
+    allowed = (*METRICS, *CONSISTENCY_METRICS) if tests else METRICS
+    return [check_choice("metrics", metric, allowed) for metric in metrics]
 
 
 def check_confidence(confidence: object) -> float:

@@ -19,15 +19,17 @@ from typing import Any, Generic
 
 import polars as pl
 
-from polars_calib._exprs import Keys
+from polars_calib._exprs import IntoExpr, Keys
 from polars_calib._options import (
     METRICS,
     SUM_TOLERANCE,
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
+    ConsistencyMetric,
     Metric,
     Reduction,
+    Resampling,
     Strategy,
     TopLabelAverage,
     check_choice,
@@ -35,6 +37,13 @@ from polars_calib._options import (
     check_metrics,
 )
 from polars_calib.binning import binning as make_binning
+from polars_calib.resampling import (
+    RESAMPLING_KEYS,
+    TESTED_METRIC,
+    finish_resampled,
+    replicate_keys,
+    resamples_for,
+)
 from polars_calib.statistics import (
     FrameT,
     Prepared,
@@ -206,16 +215,18 @@ def summary(
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | ConsistencyMetric] = METRICS,
     weight: str | None = None,
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     average: TopLabelAverage = "macro",
     compat: Compat | None = None,
+    confidence: float | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
 ) -> FrameT:
-
-
     """Calibration metrics per group, and per calendar window of a time column.
 
     Parameters
@@ -247,7 +258,10 @@ def summary(
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
-        compute, in this order.
+        compute, in this order; also the p-values of the consistency-resampling test
+        (`n_resamples` label sets drawn from ``p``): ``"consistency_p"`` (of ECE),
+        ``"consistency_p_mce"``, ``"consistency_p_rmsce"``, ``"consistency_p_brier"``,
+        ``"consistency_p_log_loss"`` (see ``docs/significance.md``).
     weight
         Name of an optional column of non-negative sample weights.
     reduction
@@ -268,6 +282,19 @@ def summary(
     average
         ``reduction="top_label"``: ``"macro"`` (default) or ``"weighted"`` mean over
         predicted classes (see :func:`polars_calib.top_label_ece`).
+    confidence
+        Level of a percentile Poisson-bootstrap interval of each metric, in (0, 1):
+        adds ``<metric>_lower`` and ``<metric>_upper``. ``None`` (default): none.
+    n_resamples
+        Bootstrap replicates and consistency label sets, an int from 1 to 2**30.
+    seed
+        Seed of the draws, an int in ``[0, 2**32)``: the same seed gives the same
+        intervals and p-values in memory and streaming, on a DataFrame or a scan.
+    id
+        An integer column or expression identifying each row (a request id): each
+        draw is a hash of (id, replicate, seed), so the same rows give the same
+        numbers in any order and split into any partitions. ``None``: the row's
+        position in `data` (reproducible for the same frame, not across partitions).
 
     Returns
     -------
@@ -279,7 +306,10 @@ def summary(
         then one Float64 column per metric, named after it. For probability vectors
         the means are ``mean_confidence`` and ``accuracy``, and the binned metrics
         are named after the reduction: ``confidence_ece``, ``classwise_mce``,
-        ``top_label_rmsce``, ...
+        ``top_label_rmsce``, ... With `confidence`, each metric is followed by its
+        ``_lower`` and ``_upper`` bounds (null for a group so small that a
+        resample drew none of its rows); consistency p-values are Float64, null
+        where the metric is.
 
     Raises
     ------
@@ -350,18 +380,24 @@ def summary(
     └───────┴─────────────────────┴───────┴─────────┴────────────────┴──────────┴───────┘
     """
     binning = make_binning(n_bins, strategy, closed, compat)
-    names = check_metrics(metrics)
+    names = check_metrics(metrics, tests=True)
     check_choice("average", average, TOP_LABEL_AVERAGES)
+    if confidence is not None:
+        check_confidence(confidence)
+    methods: list[Resampling] = ["bootstrap"] if confidence is not None else []
+    methods += ["consistency"] if set(names) & set(TESTED_METRIC) else []
+    resamples = resamples_for(methods or None, n_resamples, seed, id)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, time=time, every=every,
+        reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
     plan = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
+        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names), resamples
     )
     if isinstance(data, pl.DataFrame):
         plan = collect_checked(prepared, plan).lazy()
-    return same_kind(data, finish_summary(plan, prepared, names, average))
+    return same_kind(data, finish_summary(plan, prepared, names, average, confidence))
 
 
 def finish_summary(
@@ -369,14 +405,26 @@ def finish_summary(
     prepared: Prepared,
     metrics: Sequence[str],
     average: TopLabelAverage = "macro",
+    confidence: float | None = None,
 ) -> pl.LazyFrame:
-    """The summary of a statistics table of `prepared`: its metrics, named for vectors."""
-    table = finish_metrics(stats, prepared.keys, metrics, average)
+    """The summary of a statistics table of `prepared`: its metrics, named for vectors.
+
+    A table with replicates gives intervals (with `confidence`) and p-values.
+    """
+    if replicate_keys(stats.collect_schema().names()):
+        table = finish_resampled(stats, prepared.keys, metrics, average, confidence)
+    else:
+        table = finish_metrics(stats, prepared.keys, metrics, average)
     if prepared.reduction is None:
         return table
     # Vector summaries say what their columns hold.
     renamed = {"mean_predicted": "mean_confidence", "observed": "accuracy"}
-    renamed |= {m: f"{prepared.reduction}_{m}" for m in ("ece", "mce", "rmsce") if m in metrics}
+    columns = table.collect_schema().names()
+    for m in ("ece", "mce", "rmsce"):
+        renamed |= {
+            f"{m}{end}": f"{prepared.reduction}_{m}{end}"
+            for end in ("", "_lower", "_upper") if f"{m}{end}" in columns
+        }  # fmt: skip
     return table.rename(renamed)
 
 

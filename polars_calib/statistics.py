@@ -30,7 +30,7 @@ from typing import Any, TypeVar, cast
 
 import polars as pl
 
-from polars_calib._exprs import GroupKeys, Keys
+from polars_calib._exprs import GroupKeys, IntoExpr, Keys
 from polars_calib._finish import calibration_error
 from polars_calib._options import (
     METRICS,
@@ -39,9 +39,11 @@ from polars_calib._options import (
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
+    ConsistencyMetric,
     Metric,
     Norm,
     Reduction,
+    Resampling,
     Strategy,
     TopLabelAverage,
     check_choice,
@@ -51,6 +53,21 @@ from polars_calib._options import (
 )
 from polars_calib._problem import Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
+from polars_calib.resampling import (
+    KEY_WORDS,
+    TESTED_METRIC,
+    Resample,
+    Rows,
+    chunks,
+    drawn_columns,
+    RESAMPLING_KEYS,
+    finish_resampled,
+    long_table,
+    resamples_for,
+    replicate_keys,
+    replicate_sums,
+    with_row_key,
+)
 from polars_calib.binning import binning as make_binning
 from polars_calib.validation import (
     CalibrationDataError,
@@ -108,8 +125,9 @@ _IGNORED_BIN = -2.0  # the bin of ignored rows (a null input): only their group 
 
 
 def terms_for(metrics: Sequence[str]) -> list[str]:
-    """The row terms a list of metrics needs summed."""
-    return [_TERM_OF[m] for m in metrics if m in _TERM_OF]
+    """The row terms a list of metrics (or of their consistency tests) needs summed."""
+    bases = [TESTED_METRIC.get(m, m) for m in metrics]
+    return [*dict.fromkeys(_TERM_OF[m] for m in bases if m in _TERM_OF)]
 
 
 def statistics_query(
@@ -118,6 +136,7 @@ def statistics_query(
     keys: list[str],
     binning: Binning,
     terms: Sequence[str] = ("squared_error", "log_loss"),
+    resamples: Sequence[Resample] = (),
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
 
@@ -131,6 +150,10 @@ def statistics_query(
     ``key * (n_bins + 2) + bin + 2`` (exact in a Float64; a null key as 2**33; bin -1
     gathers refused rows and -2 ignored ones, which keep their group). Only
     the row terms in `terms` are summed (log-loss costs two logarithms a row).
+
+    With `resamples`, the table gains the keys ``resampling`` and ``replicate`` (see
+    :mod:`polars_calib.resampling`): the observed sums (both null), then each
+    replicate's, aggregated a chunk of replicates at a time.
     """
     problem = problem.seen_by(binning.clip, binning.float32)
     whole = not keys
@@ -138,62 +161,84 @@ def statistics_query(
         # One group: a constant key, dropped at the end, so that the plan has the shape
         # of a grouped one, whose branches over the small result share one read.
         lf, keys = lf.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
+    if resamples:
+        lf = with_row_key(lf, resamples)
     if problem.key is not None:
         keys = [*keys, "class"]
     if problem.exploded:
         # Classwise tables always carry the row sums that make a row's mean confidence
         # and accuracy (and tell the finishers the table is classwise).
         terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
-    p, y, w = problem.prob, problem.label, problem.weight
-    refused, present = problem.refused, problem.present
-    term_exprs = {name: problem.terms[name] for name in terms}
-    if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
-        # Columns of their own: exploded, or needed by the quantile window.
-        columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
-                   **{f"__{name}": term for name, term in term_exprs.items()}}  # fmt: skip
-        if w is not None:
-            columns[_W] = w
-        base = [name for name in keys if name != "class"]
-        lf = lf.select(*base, *(expr.alias(name) for name, expr in columns.items()))
-        if problem.exploded:
-            lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs)]
-            lf = lf.explode(lists)
-        lf = lf.with_columns(pl.col("class").cast(pl.Int32))
-        p, y, refused, present = pl.col(_P), pl.col(_Y), pl.col(_REFUSED), pl.col(_PRESENT)
-        w = None if w is None else pl.col(_W)
-        term_exprs = {name: pl.col(f"__{name}") for name in term_exprs}
-    elif problem.key is not None:
-        lf = lf.with_columns(problem.key.cast(pl.Int32).alias("class"))
+    names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in terms)]
 
-    def weighted(value: pl.Expr) -> pl.Expr:
-        return value if w is None else value * w
+    def rows(extra: dict[str, pl.Expr]) -> tuple[pl.LazyFrame, Rows]:
+        """The rows of the problem with `extra` columns (lists exploded along)."""
+        p, y, w = problem.prob, problem.label, problem.weight
+        refused, present = problem.refused, problem.present
+        term_exprs = {name: problem.terms[name] for name in terms}
+        frame = lf
+        if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
+            # Columns of their own: exploded, or needed by the quantile window.
+            columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
+                       **{f"__{name}": term for name, term in term_exprs.items()}, **extra}  # fmt: skip
+            if w is not None:
+                columns[_W] = w
+            base = [name for name in keys if name != "class"]
+            carried = [KEY_WORDS[0], KEY_WORDS[1]] if resamples else []
+            frame = frame.select(*base, *carried, *(e.alias(n) for n, e in columns.items()))
+            if problem.exploded:
+                lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs), *extra]
+                frame = frame.explode(lists)
+            frame = frame.with_columns(pl.col("class").cast(pl.Int32))
+            p, y, refused, present = pl.col(_P), pl.col(_Y), pl.col(_REFUSED), pl.col(_PRESENT)
+            w = None if w is None else pl.col(_W)
+            term_exprs = {name: pl.col(f"__{name}") for name in term_exprs}
+        else:
+            if problem.key is not None:
+                frame = frame.with_columns(problem.key.cast(pl.Int32).alias("class"))
+            if extra:
+                frame = frame.with_columns(e.alias(n) for n, e in extra.items())
+        return frame, Rows(p, y, w, refused, present, term_exprs)
 
-    sums = [
-        pl.len().cast(pl.Int64).alias("count"),
-        weighted(p).sum().alias("sum_p"),
-        weighted(y).sum().alias("sum_y"),
-        *(weighted(term).sum().alias(f"sum_{name}") for name, term in term_exprs.items()),
-    ]
-    if w is not None:
-        sums.append(w.sum().alias("weight"))
-    names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in term_exprs)]
-
-    if binning.strategy == "quantile":
-        used = present & ~refused
-        bins = binning.index(pl.when(used).then(p))
-        bins = bins.over(keys) if keys else bins
-        bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
-        table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        edges: pl.LazyFrame | None = _quantile_grid(lf, p, used, keys, binning)
-    else:
+    def aggregate(frame: pl.LazyFrame, row: Rows, sums: list[pl.Expr]) -> pl.LazyFrame:
+        if binning.strategy == "quantile":
+            used = row.present & ~row.refused
+            bins = binning.index(pl.when(used).then(row.p))
+            bins = bins.over(keys) if keys else bins
+            bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
+            return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
         bin_value = (
-            pl.when(refused).then(_REFUSED_BIN).when(present).then(binning.value(p))
+            pl.when(row.refused).then(_REFUSED_BIN).when(row.present).then(binning.value(row.p))
             .otherwise(_IGNORED_BIN)
         )  # fmt: skip
-        table = _uniform_table(lf, keys, bin_value, sums, binning)
-        edges = None
-    if w is None:
+        return _uniform_table(frame, keys, bin_value, sums, binning)
+
+    frame, row = rows({})
+    table = aggregate(frame, row, row.sums())
+    if row.w is None:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
+    edges = None
+    if binning.strategy == "quantile":
+        used = row.present & ~row.refused
+        edges = _quantile_grid(frame, row.p, used, keys, binning)
+    if resamples:
+        tables = [table.with_columns(
+            pl.lit(None, pl.String).alias("resampling"), pl.lit(None, pl.Int32).alias("replicate")
+        )]  # fmt: skip
+        for spec in resamples:
+            for replicates in chunks(spec.n_resamples):
+                extra = drawn_columns(spec, replicates, problem, terms)
+                frame, row = rows(extra)
+                frame, sums, varying = replicate_sums(
+                    spec, replicates, frame, row, problem.binary
+                )
+                wide = aggregate(frame, row, sums)
+                tables.append(long_table(
+                    wide, spec, replicates, keys, names, varying, row.w is not None
+                ))  # fmt: skip
+        table = pl.concat(tables, how="diagonal_relaxed")
+        base = [key for key in keys if key != "class"]
+        keys = [*base, "resampling", "replicate", *(["class"] if "class" in keys else [])]
     result = _completed(table, binning.grid(), edges, keys, names, whole)
     return result.drop(_ALL) if whole else result
 
@@ -276,8 +321,10 @@ def _completed(
         groups = pl.concat([known, lone.select(keys)])
     full = groups.join(grid, how="cross")
     if edges is not None:
+        # Quantile edges are the observed rows': replicates keep them.
+        on = [key for key in keys if key in edges.collect_schema().names()]
         full = full.drop("lower", "upper").join(
-            edges, on=[*keys, "bin"], how="left", nulls_equal=True
+            edges, on=[*on, "bin"], how="left", nulls_equal=True
         )
     binned = table.filter(pl.col("bin") >= 0)
     full = full.join(binned, on=[*keys, "bin"], how="left", nulls_equal=True)
@@ -317,9 +364,10 @@ def merge_statistics(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
     Keys of `stats` not in `keys` are summed over. Rows of the same bin with other
     edges stay apart (quantile statistics of different partitions), for the
-    finishers to refuse.
+    finishers to refuse; so do replicates (``resampling``, ``replicate``).
     """
-    group = [*keys, *(["class"] if "class" in stats.collect_schema().names() else [])]
+    columns = stats.collect_schema().names()
+    group = [*keys, *replicate_keys(columns), *(["class"] if "class" in columns else [])]
     sums = sum_columns(stats)
     return stats.group_by(*group, "bin", "lower", "upper").agg(
         pl.col("count").cast(pl.Int64).sum(), pl.col([s for s in sums if s != "count"]).sum()
@@ -556,8 +604,12 @@ def bin_statistics(
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | ConsistencyMetric] = METRICS,
     compat: Compat | None = None,
+    resampling: Resampling | Sequence[Resampling] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    id: IntoExpr | None = None,  # noqa: A002  (the row identity, as in summary)
 ) -> FrameT:
     """Sufficient statistics per group and bin: the mergeable form of every metric.
 
@@ -601,6 +653,20 @@ def bin_statistics(
         are computed only when asked for.
     compat
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
+    resampling
+        ``"bootstrap"``, ``"consistency"`` or both: the table also holds
+        `n_resamples` replicates of each (see ``docs/significance.md``), for
+        :func:`metrics_from_statistics` to finish with intervals (``confidence``) or
+        consistency p-values. ``None`` (default): no replicates.
+    n_resamples
+        Replicates of each resampling, an int from 1 to 2**30.
+    seed
+        Seed of the draws, an int in ``[0, 2**32)``.
+    id
+        An integer column or expression identifying each row, from which (with the
+        seed and the replicate) its draws are hashed; ``None``: the row's position in
+        `data`, which reproduces across engines and thread counts but not across
+        partitions (give an id to merge tables of partitions).
 
     Returns
     -------
@@ -614,7 +680,10 @@ def bin_statistics(
         the classwise reduction ``sum_confidence`` and ``sum_correct`` (the largest
         probability and whether it is right, on each row's predicted class). A group
         holding refused rows has one more row with a null ``bin`` and sums, whose
-        ``count`` is the number of refused rows.
+        ``count`` is the number of refused rows. With `resampling`, the keys are
+        followed by ``resampling`` (String) and ``replicate`` (Int32, from 0): both
+        null on the observed rows, then each replicate's sums (the bootstrap's
+        ``count`` is the number of rows drawn; refused rows are counted, not drawn).
 
     Raises
     ------
@@ -652,13 +721,14 @@ def bin_statistics(
     └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
     """
     binning = make_binning(n_bins, strategy, closed, compat)
-    names = check_metrics(metrics)
+    names = check_metrics(metrics, tests=True)
+    resamples = resamples_for(resampling, n_resamples, seed, id)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label,
+        pos_label=pos_label, reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
     plan = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
+        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names), resamples
     )
     if isinstance(data, pl.DataFrame):
         return collect_checked(prepared, plan)
@@ -695,7 +765,8 @@ def _merged(stats: FrameT, keys: list[str]) -> pl.LazyFrame:
     merged = merge_statistics(_statistics_frame(stats, keys), keys)
     if isinstance(stats, pl.DataFrame):
         table: pl.DataFrame = merged.collect()
-        group = [*keys, *(["class"] if "class" in table.columns else [])]
+        group = [*keys, *replicate_keys(table.columns)]
+        group += ["class"] if "class" in table.columns else []
         clash = table.filter(pl.col("bin").is_not_null()).filter(
             pl.struct(*group, "bin").is_duplicated()
         )
@@ -714,8 +785,9 @@ def metrics_from_statistics(
     stats: FrameT,
     *,
     by: str | Sequence[str] | None = None,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | ConsistencyMetric] = METRICS,
     average: TopLabelAverage = "macro",
+    confidence: float | None = None,
 ) -> FrameT:
     """Finish calibration metrics per group from one or many statistics tables.
 
@@ -735,6 +807,11 @@ def metrics_from_statistics(
     average
         Top-label statistics: ``"macro"`` or ``"weighted"`` mean over predicted
         classes (see :func:`polars_calib.top_label_ece`).
+    confidence
+        A table with bootstrap replicates (``bin_statistics(resampling=...)``): the
+        level of the percentile intervals of each metric, in (0, 1); ``None``: no
+        intervals. Consistency p-values (``"consistency_p"`` and friends in
+        `metrics`) need the table's consistency replicates.
 
     Returns
     -------
@@ -743,7 +820,8 @@ def metrics_from_statistics(
         ``count`` (Int64, rows used), ``refused`` (Int64, rows refused),
         ``mean_predicted`` and ``observed`` (Float64, the weighted mean probability
         and fraction of positives; for vector statistics, the mean confidence and
-        the accuracy), then one Float64 column per metric, named after it. A group
+        the accuracy), then one Float64 column per metric, named after it (with
+        `confidence`, followed by ``<metric>_lower`` and ``<metric>_upper``). A group
         with refused rows, or with no used row, has null metrics.
 
     Raises
@@ -798,15 +876,27 @@ def metrics_from_statistics(
     └──────┴───────┘
     """
     keys = GroupKeys(by).names
-    names = check_metrics(metrics)
+    names = check_metrics(metrics, tests=True)
     check_choice("average", average, TOP_LABEL_AVERAGES)
+    if confidence is not None:
+        check_confidence(confidence)
     schema = _statistics_frame(stats, keys).collect_schema()
-    missing = [f"sum_{_TERM_OF[m]}" for m in names if m in _TERM_OF]
+    missing = [f"sum_{term}" for term in terms_for(names)]
     missing = [name for name in missing if name not in schema]
     if missing:
         msg = f"`stats` has no {', '.join(missing)}: compute it with `metrics` including them"
         raise CalibrationDataError(msg)
-    return same_kind(stats, finish_metrics(_merged(stats, keys), keys, names, average))
+    resampled = bool(replicate_keys(schema.names()))
+    if not resampled and (confidence is not None or set(names) & set(TESTED_METRIC)):
+        msg = (
+            "`stats` has no replicates: intervals and consistency p-values need "
+            "`bin_statistics(..., resampling=...)`"
+        )
+        raise CalibrationDataError(msg)
+    merged = _merged(stats, keys)
+    if resampled:
+        return same_kind(stats, finish_resampled(merged, keys, names, average, confidence))
+    return same_kind(stats, finish_metrics(merged, keys, names, average))
 
 
 def reliability_from_statistics(
