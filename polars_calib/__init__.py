@@ -26,7 +26,7 @@ from polars_calib.multiclass import (
     top_label_ece,
 )
 from polars_calib.namespace import col
-from polars_calib.plot import plot_reliability, save_png
+from polars_calib.plot import plot_metric_over_time, plot_reliability, save_png
 from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -49,6 +49,7 @@ __all__ = [
     "metrics_from_statistics",
     "multiclass_brier",
     "multiclass_log_loss",
+    "plot_metric_over_time",
     "plot_reliability",
     "prob_vector",
     "refused_rows",

@@ -2,7 +2,10 @@
 
 ``polars-calib report LOG --prob p --label y [--by model,segment] [--time ts --every 1d]
 [--out DIR]`` scans the log lazily, prints :func:`polars_calib.summary` and, with
-``--out``, writes the summary, the reliability table and its diagram. Also runs as
+``--out``, writes the summary, the reliability table and its diagram. With
+``--resamples N``, the summary has bootstrap intervals (at ``--confidence``), and with
+``--time`` the first metric is drawn over the windows with its interval as a band
+(``over_time.png``). Also runs as
 ``python -m polars_calib``. Errors are one line on stderr, ``polars-calib: error: ...``,
 with exit code 2 for a bad command line and 1 for unreadable or invalid data.
 """
@@ -21,10 +24,24 @@ from typing import NoReturn, TextIO
 import polars as pl
 
 from polars_calib import __version__
-from polars_calib._options import CLOSED, METRICS, REDUCTIONS, STRATEGIES, check_confidence
+from polars_calib._options import (
+    CLOSED,
+    CONSISTENCY_METRICS,
+    METRICS,
+    REDUCTIONS,
+    STRATEGIES,
+    check_confidence,
+)
 from polars_calib.binning import Binning
 from polars_calib.frame import finish_summary
-from polars_calib.plot import INSTALL_HINT, default_layout, plot_reliability, save_png
+from polars_calib.plot import (
+    INSTALL_HINT,
+    default_layout,
+    plot_metric_over_time,
+    plot_reliability,
+    save_png,
+)
+from polars_calib.resampling import TESTED_METRIC, resamples_for
 from polars_calib.statistics import (
     Prepared,
     collect_checked,
@@ -80,6 +97,9 @@ class ReportOptions:
     reduction: str | None
     out: Path | None
     quiet: bool
+    resamples: int | None = None
+    seed: int = 0
+    id: str | None = None
 
 
 def _positive_int(text: str) -> int:
@@ -100,6 +120,17 @@ def _confidence(text: str) -> float:
         value = -1.0
     if not 0.0 < value < 1.0:
         msg = f"must be a number strictly between 0 and 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        msg = f"must be an integer from 0 to 2**32 - 1, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
 
@@ -170,12 +201,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "--metrics", type=_names, default=list(METRICS), metavar="NAMES",
-        help=f"comma-separated metrics among {','.join(METRICS)} (default: all)",
+        help=f"comma-separated metrics among {','.join(METRICS)} (default: all), and "
+        f"consistency-test p-values among {','.join(CONSISTENCY_METRICS)}",
     )
     report.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     report.add_argument(
         "--confidence", type=_confidence, default=0.95, metavar="LEVEL",
-        help="level of the Wilson interval in the reliability table (default 0.95)",
+        help="level of the Wilson interval in the reliability table and, with "
+        "--resamples, of the bootstrap intervals of the summary (default 0.95)",
+    )
+    report.add_argument(
+        "--resamples", type=_positive_int, metavar="N",
+        help="bootstrap replicates: adds <metric>_lower/_upper to the summary (default: no "
+        "intervals); also the label sets of consistency p-values (default 1000)",
+    )
+    report.add_argument(
+        "--seed", type=_seed, default=0, metavar="N",
+        help="seed of the resampling draws, 0 <= N < 2**32 (default 0)",
+    )
+    report.add_argument(
+        "--id", metavar="COL",
+        help="integer row-identity column of the resampling draws (default: row position)",
     )
     report.add_argument(
         "--reduction", choices=REDUCTIONS, metavar="{" + ",".join(REDUCTIONS) + "}",
@@ -195,9 +241,9 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     if (args.time is None) != (args.every is None):
         msg = "--time and --every go together: give both or neither"
         raise UsageError(msg)
-    unknown = [name for name in args.metrics if name not in METRICS]
+    unknown = [name for name in args.metrics if name not in (*METRICS, *CONSISTENCY_METRICS)]
     if unknown:
-        choices = ", ".join(METRICS)
+        choices = ", ".join((*METRICS, *CONSISTENCY_METRICS))
         msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
         raise UsageError(msg)
     return ReportOptions(
@@ -216,6 +262,9 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         reduction=args.reduction,
         out=args.out,
         quiet=bool(args.quiet),
+        resamples=args.resamples,
+        seed=int(args.seed),
+        id=args.id,
     )
 
 
@@ -280,11 +329,23 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         lf, options.prob, options.label, by=options.by, weight=options.weight,
         reduction=options.reduction, time=options.time, every=options.every,  # type: ignore[arg-type]
     )  # fmt: skip
-    query = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics)
+    methods = ["bootstrap"] if options.resamples is not None else []
+    methods += ["consistency"] if set(options.metrics) & set(TESTED_METRIC) else []
+    resamples = resamples_for(
+        methods or None, options.resamples or 1000, options.seed, options.id  # type: ignore[arg-type]
     )
+    query = statistics_query(
+        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics),
+        resamples,
+    )  # fmt: skip
     stats = collect_checked(prepared, query)
-    table = finish_summary(stats.lazy(), prepared, options.metrics).collect()
+    interval = options.confidence if options.resamples is not None else None
+    table = finish_summary(
+        stats.lazy(), prepared, options.metrics, confidence=interval, resampled=bool(resamples)
+    ).collect()
+    if resamples:
+        # The reliability table reads the observed sums.
+        stats = stats.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
     with pl.Config(
         tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
         fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
@@ -312,6 +373,30 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             f"{INSTALL_HINT})",
             file=stderr,
         )
+    if options.time is not None and interval is not None:
+        metric = next(name for name in table.columns if name.endswith("_lower"))[: -len("_lower")]  # noqa: E501
+        progress(f"drawing {out / 'over_time.png'}")
+        if _draw_over_time(table, metric, options, out / "over_time.png") is None:
+            print(f"{PROG}: note: skipped over_time.png ({INSTALL_HINT})", file=stderr)
+
+
+def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, path: Path) -> str | None:  # noqa: E501
+    """Draw `metric` over the time windows with its interval, Altair else matplotlib."""
+    title = f"{metric} per {options.every} window ({Path(options.log).name})"
+    assert options.time is not None
+    try:
+        save_png(plot_metric_over_time(table, metric, options.time, by=options.by, title=title), path)  # noqa: E501
+        return "altair"
+    except ImportError:
+        pass
+    try:
+        figure = plot_metric_over_time(
+            table, metric, options.time, backend="matplotlib", by=options.by, title=title
+        )
+        save_png(figure, path, scale=1.5)
+        return "matplotlib"
+    except ImportError:
+        return None
 
 
 def _reliability_table(

@@ -41,7 +41,6 @@ from polars_calib.resampling import (
     RESAMPLING_KEYS,
     TESTED_METRIC,
     finish_resampled,
-    replicate_keys,
     resamples_for,
 )
 from polars_calib.statistics import (
@@ -397,7 +396,8 @@ def summary(
     )
     if isinstance(data, pl.DataFrame):
         plan = collect_checked(prepared, plan).lazy()
-    return same_kind(data, finish_summary(plan, prepared, names, average, confidence))
+    summary = finish_summary(plan, prepared, names, average, confidence, bool(resamples))
+    return same_kind(data, summary)
 
 
 def finish_summary(
@@ -406,12 +406,14 @@ def finish_summary(
     metrics: Sequence[str],
     average: TopLabelAverage = "macro",
     confidence: float | None = None,
+    resampled: bool = False,
 ) -> pl.LazyFrame:
     """The summary of a statistics table of `prepared`: its metrics, named for vectors.
 
-    A table with replicates gives intervals (with `confidence`) and p-values.
+    A table with replicates (`resampled`) gives intervals (with `confidence`) and
+    p-values.
     """
-    if replicate_keys(stats.collect_schema().names()):
+    if resampled:
         table = finish_resampled(stats, prepared.keys, metrics, average, confidence)
     else:
         table = finish_metrics(stats, prepared.keys, metrics, average)
