@@ -383,8 +383,11 @@ def summary(
     check_choice("average", average, TOP_LABEL_AVERAGES)
     if confidence is not None:
         check_confidence(confidence)
-    methods: list[Resampling] = ["bootstrap"] if confidence is not None else []
-    methods += ["consistency"] if set(names) & set(TESTED_METRIC) else []
+    methods: list[Resampling] = []
+    if confidence is not None:
+        methods.append("bootstrap")
+    if set(names) & set(TESTED_METRIC):
+        methods.append("consistency")
     resamples = resamples_for(methods or None, n_resamples, seed, id)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,

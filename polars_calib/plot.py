@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import altair as alt
     from matplotlib.figure import Figure
 
-    AltairChart = Union[alt.VConcatChart, alt.HConcatChart]
+    AltairChart = Union[alt.VConcatChart, alt.HConcatChart, alt.LayerChart]
 
 BACKENDS = ("altair", "matplotlib")
 
@@ -641,12 +641,14 @@ def plot_metric_over_time(
         line = base.mark_line(point=True).encode(
             x, alt.Y(f"{_escape(metric)}:Q", title=metric), colour
         )
-        if not band:
-            return alt.layer(line).properties(title=title, width=480, height=260)
-        area = base.mark_area(opacity=0.2).encode(
-            x, alt.Y(f"{_escape(metric)}_lower:Q"), alt.Y2(f"{_escape(metric)}_upper:Q"), colour
-        )
-        return alt.layer(area, line).properties(title=title, width=480, height=260)
+        layers = [line]
+        if band:
+            area = base.mark_area(opacity=0.2).encode(
+                x, alt.Y(f"{_escape(metric)}_lower:Q"), alt.Y2(f"{_escape(metric)}_upper:Q"),
+                colour,
+            )  # fmt: skip
+            layers = [area, line]
+        return alt.LayerChart(layer=layers, title=title, width=480, height=260)
     _require("matplotlib", "plot_metric_over_time(backend='matplotlib')")
     from matplotlib.figure import Figure
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -355,3 +356,55 @@ def test_lazy_summary_reads_nothing_until_collected() -> None:
     plan.collect()
     # Documented: once for the observed sums and once per chunk of 64 replicates.
     assert source.reads == 1 + 2 * 2
+
+
+# --------------------------------------------------------------------------
+# Surfaces: the chart over time and the command line
+# --------------------------------------------------------------------------
+
+
+def _weekly(example_log: pl.DataFrame) -> pl.DataFrame:
+    return pc.summary(
+        example_log, "p", "y", by="model", time="ts", every="1w", metrics=["ece", "brier"],
+        confidence=0.9, n_resamples=30, id="request_id",
+    )  # fmt: skip
+
+
+def test_metric_over_time_chart_draws_the_band(example_log: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    weekly = _weekly(example_log)
+    spec = pc.plot_metric_over_time(weekly, "ece", "ts").to_dict()
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["area", "line"]
+    assert spec["layer"][0]["encoding"]["y2"]["field"] == "ece_upper"
+    figure = pc.plot_metric_over_time(weekly, "brier", "ts", backend="matplotlib")
+    (axes,) = figure.axes
+    assert len(axes.collections) == 2  # one band per model
+    bare = pc.plot_metric_over_time(weekly.drop("ece_lower", "ece_upper"), "ece", "ts")
+    assert [layer["mark"]["type"] for layer in bare.to_dict()["layer"]] == ["line"]
+    with pytest.raises(ValueError, match="no column"):
+        pc.plot_metric_over_time(weekly, "mce", "ts")
+
+
+def test_cli_report_with_intervals_and_a_time_chart(tmp_path: Path) -> None:
+    from polars_calib.cli import main
+
+    log = Path(__file__).parents[1] / "examples" / "data" / "predictions.parquet"
+    out = tmp_path / "out"
+    code = main([
+        "report", str(log), "--prob", "p", "--label", "y", "--by", "model", "--time", "ts",
+        "--every", "1w", "--metrics", "ece,consistency_p", "--resamples", "30",
+        "--id", "request_id", "--out", str(out), "-q",
+    ])  # fmt: skip
+    assert code == 0
+    table = pl.read_parquet(out / "summary.parquet")
+    expected = pc.summary(
+        pl.read_parquet(log), "p", "y", by="model", time="ts", every="1w",
+        metrics=["ece", "consistency_p"], confidence=0.95, n_resamples=30, id="request_id",
+    )  # fmt: skip
+    _close(table, expected)
+    assert (out / "reliability.csv").exists()
+    if importlib.util.find_spec("matplotlib") or importlib.util.find_spec("vl_convert"):
+        assert (out / "over_time.png").stat().st_size > 0
+    assert main(["report", str(log), "--prob", "p", "--label", "y", "--seed", "-1"]) == 2
