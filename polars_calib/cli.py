@@ -97,6 +97,7 @@ class ReportOptions:
     reduction: str | None
     out: Path | None
     quiet: bool
+    html: Path | None = None
     resamples: int | None = None
     seed: int = 0
     id: str | None = None
@@ -230,6 +231,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
     report.add_argument(
+        "--html", type=Path, metavar="FILE",
+        help="also write a self-contained HTML report (tables, diagrams, notes) to FILE",
+    )
+    report.add_argument(
         "-q", "--quiet", action="store_true", help="no progress messages on stderr"
     )
     return parser
@@ -262,6 +267,7 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         reduction=args.reduction,
         out=args.out,
         quiet=bool(args.quiet),
+        html=args.html,
         resamples=args.resamples,
         seed=int(args.seed),
         id=args.id,
@@ -352,6 +358,8 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     ):
         print(table, file=stdout, flush=True)
     if options.out is None:
+        if options.html is not None:
+            write_html(options, prepared, stats, binning, None, progress, stderr)
         return
 
     out = options.out
@@ -378,6 +386,8 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         progress(f"drawing {out / 'over_time.png'}")
         if _draw_over_time(table, metric, options, out / "over_time.png") is None:
             print(f"{PROG}: note: skipped over_time.png ({INSTALL_HINT})", file=stderr)
+    if options.html is not None:
+        write_html(options, prepared, stats, binning, bins_table, progress, stderr)
 
 
 def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, path: Path) -> str | None:  # noqa: E501
@@ -397,6 +407,51 @@ def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, pa
         return "matplotlib"
     except ImportError:
         return None
+
+
+def write_html(
+    options: ReportOptions,
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    binning: Binning,
+    bins_table: pl.DataFrame | None,
+    progress: Callable[[str], None],
+    stderr: TextIO,
+) -> None:
+    """Write the HTML report of ``--html`` from the summary's statistics (and reliability table)."""
+    from polars_calib.report import report_page
+
+    assert options.html is not None
+    lf = prepared.data
+
+    def again(reduction: str | None) -> Prepared:
+        return prepare(
+            lf, options.prob, options.label, by=options.by, weight=options.weight,
+            reduction=reduction,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    progress("laying out the HTML report...")
+    # The page shows the metrics; the consistency p-values stay in the printed summary.
+    metrics = [name for name in options.metrics if name not in TESTED_METRIC]
+    page = report_page(
+        prepared, stats, binning, metrics, check_confidence(options.confidence),
+        again=again, reliability=bins_table, progress=progress, source=options.log,
+        time=options.time, every=options.every, prob=options.prob, label=options.label,
+        weight=options.weight,
+    )  # fmt: skip
+    progress(f"writing {options.html}")
+    try:
+        options.html.parent.mkdir(parents=True, exist_ok=True)
+        page.save(options.html)
+    except OSError as error:
+        msg = f"cannot write {str(options.html)!r}: {error.strerror}"
+        raise DataError(msg) from error
+    if any(note.startswith("No charts") for note in page.notes):
+        print(
+            f"{PROG}: note: {options.html} has no charts (the plot extra is not installed: "
+            f"{INSTALL_HINT})",
+            file=stderr,
+        )
 
 
 def _reliability_table(
