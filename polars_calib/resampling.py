@@ -66,6 +66,8 @@ _ID = "__polars_calib_id__"
 # The consistency test's replicates use counters 2**30 + r, apart from the bootstrap's.
 _OFFSET: dict[str, int] = {"bootstrap": 0, "consistency": 2**30}
 
+_TIE = 1e-9  # relative: a consistency draw this close to the observed metric ties with it
+
 TESTED_METRIC = {
     "consistency_p": "ece",
     "consistency_p_mce": "mce",
@@ -337,7 +339,8 @@ def finish_resampled(
     quantiles (linear interpolation, numpy's default) of its bootstrap replicates,
     null when a replicate's metric is null (a resample left the group empty). Each
     consistency name of `metrics` is ``(1 + #{phi(y_s) >= phi(y)}) / (1 + S)`` over its
-    S consistency replicates, null when the observed metric is.
+    S consistency replicates (within a relative 1e-9, a tie counts), null when the
+    observed metric is.
     """
     # Imported here: the statistics table imports this module's table helpers.
     from polars_calib.statistics import finish_metrics, grouped
@@ -370,9 +373,16 @@ def finish_resampled(
         draws = per_replicate.filter(pl.col("resampling") == "consistency").join(
             observed_values, on=group, how="left", nulls_equal=True
         )
+        # A draw equal to the observation counts as at least as large; the two are
+        # summed in different orders (and Brier and log-loss through their affine
+        # form), so "equal" is within a relative 1e-9 (far above the rounding of
+        # a sum of 10**9 terms, far below any difference a test could care about).
+        def at_least(phi: str) -> pl.Expr:
+            observed = pl.col(f"__observed_{phi}")
+            return pl.col(phi) >= observed - _TIE * observed.abs()
+
         p_values = draws.group_by(group).agg(
-            ((1 + (pl.col(phi) >= pl.col(f"__observed_{phi}")).sum()) / (1 + pl.len()))
-            .cast(pl.Float64).alias(name)
+            ((1 + at_least(phi).sum()) / (1 + pl.len())).cast(pl.Float64).alias(name)
             for name, phi in tests.items()
         )
         result = result.join(p_values, on=group, how="left", nulls_equal=True)

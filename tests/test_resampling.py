@@ -7,7 +7,9 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -169,21 +171,30 @@ def test_intervals_and_p_values_agree_with_numpy() -> None:
     assert row["consistency_p_log_loss"] == (1 + sum(v >= log_loss for v in consistency_ll)) / (1 + n)  # noqa: E501
 
 
-def test_vector_consistency_draws_classes() -> None:
+@pytest.mark.parametrize(
+    ("reduction", "reference"),
+    [
+        ("confidence", ref.confidence_error),
+        ("classwise", ref.classwise_error),
+        ("top_label", ref.top_label_error),
+    ],
+)
+def test_vector_consistency_draws_classes(reduction: str, reference: Any) -> None:
     df = make_log(8, 300, classes=3, decimals=None)
     n, seed = 20, 9
     result = pc.summary(
-        df, "probs", "cls", n_bins=5, metrics=["ece", "consistency_p"], n_resamples=n, seed=seed
-    )
+        df, "probs", "cls", n_bins=5, metrics=["ece", "consistency_p"], n_resamples=n,
+        seed=seed, reduction=reduction,  # type: ignore[arg-type]
+    )  # fmt: skip
     probs, cls = np.stack(df["probs"].to_numpy()), df["cls"].to_numpy()
     ids = np.arange(df.height)
     draws = []
     for r in range(n):
         u = rr.words(ids, 2**30 + r, seed) / 2**32
         drawn = (np.cumsum(probs, axis=1)[:, :-1] <= u[:, None]).sum(axis=1)
-        draws.append(ref.confidence_error(probs, drawn, n_bins=5))
-    observed = ref.confidence_error(probs, cls, n_bins=5)
-    assert result["confidence_ece"][0] == pytest.approx(observed, rel=1e-12)
+        draws.append(reference(probs, drawn, n_bins=5))
+    observed = reference(probs, cls, n_bins=5)
+    assert result[f"{reduction}_ece"][0] == pytest.approx(observed, rel=1e-12)
     assert result["consistency_p"][0] == (1 + sum(d >= observed for d in draws)) / (1 + n)
 
 
@@ -408,3 +419,28 @@ def test_cli_report_with_intervals_and_a_time_chart(tmp_path: Path) -> None:
     if importlib.util.find_spec("matplotlib") or importlib.util.find_spec("vl_convert"):
         assert (out / "over_time.png").stat().st_size > 0
     assert main(["report", str(log), "--prob", "p", "--label", "y", "--seed", "-1"]) == 2
+
+
+def test_resampling_uses_no_unstable_polars_feature() -> None:
+    df = make_log(4, 200, groups=2, classes=3)
+    with pl.Config(warn_unstable=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for data in (df, df.lazy()):
+            for result in (
+                data.calib.summary("p", "y", by="g", confidence=0.9, n_resamples=3,
+                                   metrics=["ece", "consistency_p_log_loss"]),
+                data.calib.summary("probs", "cls", reduction="classwise", n_resamples=3,
+                                   metrics=["consistency_p"]),
+            ):  # fmt: skip
+                if isinstance(result, pl.LazyFrame):
+                    result.collect()
+
+
+def test_a_draw_equal_to_the_observation_is_a_tie() -> None:
+    # One row, p = 0.3, y = 1: a draw of 1 gives exactly the observed ECE and Brier
+    # (summed in another order, and Brier through its affine form).
+    df = pl.DataFrame({"p": [0.3], "y": [1]})
+    n = 200
+    out = pc.summary(df, "p", "y", metrics=["consistency_p", "consistency_p_brier"], n_resamples=n)
+    ones = sum(rr.bernoulli(rr.words(np.array([0]), 2**30 + r, 0), 0.3)[0] for r in range(n))
+    assert out["consistency_p"][0] == out["consistency_p_brier"][0] == (1 + ones) / (1 + n)
