@@ -67,6 +67,7 @@ counter-based generators.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
@@ -77,10 +78,12 @@ __all__ = [
     "categorical",
     "mix",
     "mix_int",
+    "mixed",
     "poisson",
-    "row_key",
     "seed_words",
     "uniform",
+    "with_row_key",
+    "with_words",
     "word",
     "word_int",
 ]
@@ -118,12 +121,65 @@ def mix_int(x: int) -> int:
 
 
 def mix(x: pl.Expr) -> pl.Expr:
-    """The 32-bit mixer of the module as Int64 operations (`x` in ``[0, 2**32)``)."""
+    """The 32-bit mixer of the module as Int64 operations (`x` in ``[0, 2**32)``).
+
+    One expression, for a few values; a frame's columns go through :func:`mixed`.
+    """
     x = x ^ (x // 65536)
     x = (x * _M1) & MASK
     x = x ^ (x // 32768)
     x = (x * _M2_LOW + (x & 1) * 2**31) & MASK
     return x ^ (x // 65536)
+
+
+_STEPS: tuple[Callable[[pl.Expr], pl.Expr], ...] = (
+    lambda x: x ^ (x // 65536),
+    lambda x: (x * _M1) & MASK,
+    lambda x: x ^ (x // 32768),
+    lambda x: (x * _M2_LOW + (x & 1) * 2**31) & MASK,
+    lambda x: x ^ (x // 65536),
+)
+"""The five steps of :func:`mix`, each reading its input (twice) once."""
+
+
+def mixed(lf: pl.LazyFrame, names: Sequence[str]) -> pl.LazyFrame:
+    """`lf` with the word columns `names` replaced by their :func:`mix`, step by step.
+
+    Each step of the mixer reads its input twice, so one expression of nested mixes
+    doubles at every step (a row key's would hold thousands of nodes, which Polars
+    then plans and deduplicates); one ``with_columns`` per step keeps every
+    expression a few nodes deep.
+    """
+    for step in _STEPS:
+        lf = lf.with_columns(step(pl.col(name)).alias(name) for name in names)
+    return lf
+
+
+def with_row_key(
+    lf: pl.LazyFrame, identity: pl.Expr, seed: int, names: tuple[str, str]
+) -> pl.LazyFrame:
+    """`lf` with the row key ``(h1, h2)`` (see the module) as the columns `names`."""
+    s1, s2 = seed_words(seed)
+    h1, h2 = names
+    lo, hi = f"{h1}_lo", f"{h1}_hi"
+    ident = identity.cast(pl.Int64)
+    lf = lf.with_columns((ident & MASK).alias(lo), ((ident // 2**32) & MASK).alias(hi))
+    lf = mixed(lf.with_columns((pl.col(lo) ^ s1).alias(h1), (pl.col(hi) ^ s2).alias(h2)), names)
+    lf = lf.with_columns((pl.col(h1) ^ pl.col(hi)).alias(h1), (pl.col(h2) ^ pl.col(lo)).alias(h2))
+    return mixed(lf, names).drop(lo, hi)
+
+
+def with_words(
+    lf: pl.LazyFrame, key: tuple[str, str], counters: Mapping[str, int]
+) -> pl.LazyFrame:
+    """`lf` with the word of each counter (a replicate) as a column, named by `counters`."""
+    h1, h2 = key
+    lf = lf.with_columns(
+        ((pl.col(h1) + ((counter * _GOLDEN) & MASK)) & MASK).alias(name)
+        for name, counter in counters.items()
+    )
+    lf = mixed(lf, list(counters))
+    return lf.with_columns((pl.col(name) ^ pl.col(h2)).alias(name) for name in counters)
 
 
 def seed_words(seed: int) -> tuple[int, int]:
@@ -132,19 +188,9 @@ def seed_words(seed: int) -> tuple[int, int]:
     return s1, mix_int(s1 ^ _SECOND)
 
 
-def row_key(identity: pl.Expr, seed: int) -> tuple[pl.Expr, pl.Expr]:
-    """The 64-bit key ``(h1, h2)`` of each row, two Int64 words in ``[0, 2**32)``.
-
-    `identity` is cast to Int64 (an integer column or expression).
-    """
-    s1, s2 = seed_words(seed)
-    ident = identity.cast(pl.Int64)
-    lo, hi = ident & MASK, (ident // 2**32) & MASK
-    return mix(mix(lo ^ s1) ^ hi), mix(mix(hi ^ s2) ^ lo)
-
-
 def word(h1: pl.Expr, h2: pl.Expr, replicate: int) -> pl.Expr:
-    """The 32-bit word (Int64) of `replicate` for rows keyed ``(h1, h2)``."""
+    """The 32-bit word (Int64) of `replicate` for rows keyed ``(h1, h2)`` (columns of
+    :func:`with_row_key`), as one expression; a chunk of replicates is :func:`with_words`."""
     step = (replicate * _GOLDEN) & MASK
     return mix((h1 + step) & MASK) ^ h2
 

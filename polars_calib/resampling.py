@@ -33,7 +33,8 @@ import polars as pl
 from polars_calib._exprs import IntoExpr, to_expr
 from polars_calib._options import RESAMPLINGS, Resampling, TopLabelAverage, check_choice
 from polars_calib._problem import Problem
-from polars_calib._random import poisson, row_key, word
+from polars_calib._random import poisson, with_words
+from polars_calib._random import with_row_key as _with_row_key
 
 __all__ = [
     "CHUNK",
@@ -51,7 +52,9 @@ __all__ = [
     "replicate_keys",
     "replicate_sums",
     "resamples_for",
+    "with_replicate_words",
     "with_row_key",
+    "word_columns",
 ]
 
 CHUNK = 64
@@ -169,7 +172,7 @@ class Rows:
 
 
 def with_row_key(lf: pl.LazyFrame, resamples: Sequence[Resample]) -> pl.LazyFrame:
-    """`lf` with the two words of each row's key (:func:`polars_calib._random.row_key`)."""
+    """`lf` with the two words of each row's key (:func:`polars_calib._random.with_row_key`)."""
     first = resamples[0]
     if any((r.seed, r.id) != (first.seed, first.id) for r in resamples):
         msg = "the resamplings of one table share their `seed` and `id`"
@@ -186,8 +189,7 @@ def with_row_key(lf: pl.LazyFrame, resamples: Sequence[Resample]) -> pl.LazyFram
             )
             raise TypeError(msg)
         lf = lf.with_columns(identity.alias(_ID))
-    h1, h2 = row_key(pl.col(_ID), first.seed)
-    return lf.with_columns(h1.alias(KEY_WORDS[0]), h2.alias(KEY_WORDS[1])).drop(_ID)
+    return _with_row_key(lf, pl.col(_ID), first.seed, KEY_WORDS).drop(_ID)
 
 
 def chunks(n_resamples: int) -> Iterator[range]:
@@ -196,8 +198,18 @@ def chunks(n_resamples: int) -> Iterator[range]:
         yield range(start, min(n_resamples, start + CHUNK))
 
 
+def word_columns(spec: Resample, replicates: range) -> dict[str, int]:
+    """The columns of a chunk's random words, with their counters."""
+    return {f"__w{r}": _OFFSET[spec.method] + r for r in replicates}
+
+
+def with_replicate_words(lf: pl.LazyFrame, spec: Resample, replicates: range) -> pl.LazyFrame:
+    """`lf` (holding the row key) with a chunk's words (:func:`polars_calib._random.word`)."""
+    return with_words(lf, KEY_WORDS, word_columns(spec, replicates))
+
+
 def _word(spec: Resample, replicate: int) -> pl.Expr:
-    return word(pl.col(KEY_WORDS[0]), pl.col(KEY_WORDS[1]), _OFFSET[spec.method] + replicate)
+    return pl.col(f"__w{replicate}")
 
 
 def drawn_columns(

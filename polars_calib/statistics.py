@@ -54,19 +54,20 @@ from polars_calib._options import (
 from polars_calib._problem import Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
 from polars_calib.resampling import (
-    KEY_WORDS,
+    RESAMPLING_KEYS,
     TESTED_METRIC,
     Resample,
     Rows,
     chunks,
     drawn_columns,
-    RESAMPLING_KEYS,
     finish_resampled,
     long_table,
-    resamples_for,
     replicate_keys,
     replicate_sums,
+    resamples_for,
+    with_replicate_words,
     with_row_key,
+    word_columns,
 )
 from polars_calib.binning import binning as make_binning
 from polars_calib.validation import (
@@ -171,12 +172,15 @@ def statistics_query(
         terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
     names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in terms)]
 
-    def rows(extra: dict[str, pl.Expr]) -> tuple[pl.LazyFrame, Rows]:
-        """The rows of the problem with `extra` columns (lists exploded along)."""
+    def rows(
+        source: pl.LazyFrame, extra: dict[str, pl.Expr], carried: Sequence[str] = ()
+    ) -> tuple[pl.LazyFrame, Rows]:
+        """The rows of the problem with `extra` columns (lists exploded along), and the
+        `carried` columns of `source` kept."""
         p, y, w = problem.prob, problem.label, problem.weight
         refused, present = problem.refused, problem.present
         term_exprs = {name: problem.terms[name] for name in terms}
-        frame = lf
+        frame = source
         if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
             # Columns of their own: exploded, or needed by the quantile window.
             columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
@@ -184,7 +188,6 @@ def statistics_query(
             if w is not None:
                 columns[_W] = w
             base = [name for name in keys if name != "class"]
-            carried = [KEY_WORDS[0], KEY_WORDS[1]] if resamples else []
             frame = frame.select(*base, *carried, *(e.alias(n) for n, e in columns.items()))
             if problem.exploded:
                 lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs), *extra]
@@ -213,7 +216,7 @@ def statistics_query(
         )  # fmt: skip
         return _uniform_table(frame, keys, bin_value, sums, binning)
 
-    frame, row = rows({})
+    frame, row = rows(lf, {})
     table = aggregate(frame, row, row.sums())
     if row.w is None:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
@@ -227,8 +230,10 @@ def statistics_query(
         )]  # fmt: skip
         for spec in resamples:
             for replicates in chunks(spec.n_resamples):
+                source = with_replicate_words(lf, spec, replicates)
                 extra = drawn_columns(spec, replicates, problem, terms)
-                frame, row = rows(extra)
+                carried = list(word_columns(spec, replicates)) if not extra else []
+                frame, row = rows(source, extra, carried)
                 frame, sums, varying = replicate_sums(
                     spec, replicates, frame, row, problem.binary
                 )

@@ -30,9 +30,10 @@ IDS = np.array(
 
 
 def _words(ids: np.ndarray, replicate: int, seed: int) -> np.ndarray:
-    h1, h2 = _random.row_key(pl.col("id"), seed)
-    frame = pl.DataFrame({"id": ids})
-    return frame.select(_random.word(h1, h2, replicate)).to_series().to_numpy()
+    """The words the table path computes: one ``with_columns`` per step of the mixer."""
+    frame = _random.with_row_key(pl.LazyFrame({"id": ids}), pl.col("id"), seed, ("h1", "h2"))
+    frame = _random.with_words(frame, ("h1", "h2"), {"w": replicate})
+    return frame.select("w").collect().to_series().to_numpy()
 
 
 # --------------------------------------------------------------------------
@@ -44,6 +45,10 @@ def _words(ids: np.ndarray, replicate: int, seed: int) -> np.ndarray:
 def test_words_agree_with_numpy_and_python(seed: int, replicate: int) -> None:
     got = _words(IDS, replicate, seed)
     np.testing.assert_array_equal(got, rr.words(IDS, replicate, seed))
+    # The same as one expression over the row key's columns.
+    keyed = _random.with_row_key(pl.LazyFrame({"id": IDS}), pl.col("id"), seed, ("h1", "h2"))
+    one = keyed.select(_random.word(pl.col("h1"), pl.col("h2"), replicate)).collect()
+    np.testing.assert_array_equal(one.to_series().to_numpy(), got)
     assert [_random.word_int(int(i), replicate, seed) for i in IDS] == got.tolist()
     assert ((got >= 0) & (got < 2**32)).all()
 
