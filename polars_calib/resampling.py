@@ -309,26 +309,39 @@ def long_table(
     varying: dict[str, str | None],
     weighted: bool,
 ) -> pl.LazyFrame:
-    """A chunk's wide sums as rows: the keys, ``resampling``, ``replicate``, bin, sums."""
-    columns: dict[str, pl.Expr] = {}
-    for name, common in varying.items():
-        values = pl.concat_list([pl.col(f"__r{r}_{name}") for r in replicates])
-        columns[name] = values if common is None else values + pl.col(common)
-    kept = [name for name in ("weight", "sum_p") if name not in varying and weighted | (name != "weight")]  # noqa: E501
-    table = wide.select(
-        *keys, "bin", "__count", *kept,
-        *(value.alias(name) for name, value in columns.items()),
-        pl.int_ranges(replicates.start, replicates.stop, dtype=pl.Int32).alias("replicate"),
-        pl.lit(spec.method, pl.String).alias("resampling"),
-    ).explode("replicate", *columns)  # fmt: skip
+    """A chunk's wide sums as rows: the keys, ``resampling``, ``replicate``, bin, sums.
+
+    One ``unpivot`` per varying sum (columnar; ``concat_list`` over 64 columns is ten
+    times slower), joined on the keys, bin and replicate: the join, not the row order,
+    pairs them.
+    """
+    wide = wide.cache()
+    kept = [name for name in ("weight", "sum_p") if name not in varying and (weighted or name != "weight")]  # noqa: E501
+    index = [*keys, "bin"]
+    on = [*index, "replicate"]
+    replicate = pl.col("__variable").str.extract(r"^__r(\d+)_", 1).cast(pl.Int32)
+    commons = [common for common in varying.values() if common]
+    table = wide.select(*index, "__count", *kept, *commons)
+    for position, name in enumerate(varying):
+        long = wide.unpivot(
+            on=[f"__r{r}_{name}" for r in replicates], index=index,
+            variable_name="__variable", value_name=name,
+        ).with_columns(replicate.alias("replicate")).drop("__variable")  # fmt: skip
+        if position == 0:
+            table = long.join(table, on=index, how="left", nulls_equal=True)
+        else:
+            table = table.join(long, on=on, how="left", nulls_equal=True)
+    adjusted = [pl.col(name) + pl.col(common) for name, common in varying.items() if common]
     # Refused rows are counted, not resampled: their row keeps the observed count.
     count = pl.col("__count")
-    if "count" in columns:
+    if "count" in varying:
         count = pl.when(pl.col("bin") == -1).then(count).otherwise(pl.col("count"))
-    table = table.with_columns(count.alias("count"))
+    table = table.with_columns(*adjusted, count.alias("count"))
     if not weighted:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
-    return table.select(*keys, "resampling", "replicate", "bin", *names)
+    return table.with_columns(pl.lit(spec.method, pl.String).alias("resampling")).select(
+        *keys, "resampling", "replicate", "bin", *names
+    )
 
 
 def replicate_keys(columns: Sequence[str]) -> list[str]:
