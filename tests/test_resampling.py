@@ -449,3 +449,24 @@ def test_a_draw_equal_to_the_observation_is_a_tie() -> None:
     out = pc.summary(df, "p", "y", metrics=["consistency_p", "consistency_p_brier"], n_resamples=n)
     ones = sum(rr.bernoulli(rr.words(np.array([0]), 2**30 + r, 0), 0.3)[0] for r in range(n))
     assert out["consistency_p"][0] == out["consistency_p_brier"][0] == (1 + ones) / (1 + n)
+
+
+def test_quantile_bins_keep_the_observed_edges() -> None:
+    # The consistency test draws labels only: the quantile edges are the observed ones.
+    df = make_log(5, 400, decimals=None, groups=2)
+    n, seed = 30, 3
+    out = pc.summary(df, "p", "y", by="g", n_bins=5, strategy="quantile", n_resamples=n,
+                     seed=seed, metrics=["ece", "consistency_p"])  # fmt: skip
+    rows = df.with_row_index("i")
+    for group in (0, 1):
+        part = rows.filter(pl.col("g") == group)
+        p, y = part["p"].to_numpy(), part["y"].to_numpy()
+        ids = part["i"].to_numpy().astype(np.int64)
+        observed = ref.calibration_error(p, y, 5, strategy="quantile")
+        draws = [
+            ref.calibration_error(p, rr.bernoulli(rr.words(ids, 2**30 + r, seed), p), 5,
+                                  strategy="quantile")
+            for r in range(n)
+        ]  # fmt: skip
+        assert out["ece"][group] == pytest.approx(observed, rel=1e-12)
+        assert out["consistency_p"][group] == (1 + sum(d >= observed for d in draws)) / (1 + n)
