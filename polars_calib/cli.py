@@ -193,7 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="number of bins of the binned metrics and of the reliability table (default 15)",
     )
     report.add_argument(
-        "--strategy", choices=STRATEGIES, default="uniform",
+        # Median-variance bins are a library feature (a numpy step per group).
+        "--strategy", choices=[s for s in STRATEGIES if s != "median_variance"],
+        default="uniform",
         help="equal-width or equal-mass bins (default uniform)",
     )
     report.add_argument(
@@ -342,7 +344,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     )
     query = statistics_query(
         prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics),
-        resamples,
+        resamples=resamples,
     )  # fmt: skip
     stats = collect_checked(prepared, query)
     interval = options.confidence if options.resamples is not None else None

@@ -69,7 +69,6 @@ from polars_calib.resampling import (
     with_row_key,
     word_columns,
 )
-from polars_calib.binning import binning as make_binning
 from polars_calib.validation import (
     CalibrationDataError,
     check_schema,
@@ -137,9 +136,15 @@ def statistics_query(
     keys: list[str],
     binning: Binning,
     terms: Sequence[str] = ("squared_error", "log_loss"),
+    bin_column: str | None = None,
     resamples: Sequence[Resample] = (),
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
+
+    With `bin_column`, the name of a column of `lf` holding each used row's bin within its
+    group (median-variance bins), the table has that group's bins (a group with no
+    used row: bin 0), with ``lower`` and ``upper`` the smallest and largest
+    probability of the bin, and `binning` only says how the probabilities are read.
 
     `keys` are columns of `lf`. One aggregation over one pass of the data: each row's
     bin is one ``when/then`` chain (refused, else the bin when present, else
@@ -162,6 +167,9 @@ def statistics_query(
         # One group: a constant key, dropped at the end, so that the plan has the shape
         # of a grouped one, whose branches over the small result share one read.
         lf, keys = lf.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
+    if bin_column is not None:
+        # Read by the table and the grid: the bins (a numpy step per group) run once.
+        lf = lf.cache()
     if resamples:
         lf = with_row_key(lf, resamples)
     if problem.key is not None:
@@ -188,7 +196,8 @@ def statistics_query(
             if w is not None:
                 columns[_W] = w
             base = [name for name in keys if name != "class"]
-            frame = frame.select(*base, *carried, *(e.alias(n) for n, e in columns.items()))
+            kept = [*carried, *([bin_column] if bin_column is not None else [])]
+            frame = frame.select(*base, *kept, *(e.alias(n) for n, e in columns.items()))
             if problem.exploded:
                 lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs), *extra]
                 frame = frame.explode(lists)
@@ -204,6 +213,10 @@ def statistics_query(
         return frame, Rows(p, y, w, refused, present, term_exprs)
 
     def aggregate(frame: pl.LazyFrame, row: Rows, sums: list[pl.Expr]) -> pl.LazyFrame:
+        if bin_column is not None:
+            given = pl.col(bin_column)
+            bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
+            return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
         if binning.strategy == "quantile":
             used = row.present & ~row.refused
             bins = binning.index(pl.when(used).then(row.p))
@@ -221,7 +234,10 @@ def statistics_query(
     if row.w is None:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
     edges = None
-    if binning.strategy == "quantile":
+    if bin_column is not None:
+        used = row.present & ~row.refused
+        edges = _given_grid(frame, row.p, used, keys, pl.col(bin_column))
+    elif binning.strategy == "quantile":
         used = row.present & ~row.refused
         edges = _quantile_grid(frame, row.p, used, keys, binning)
     if resamples:
@@ -244,7 +260,8 @@ def statistics_query(
         table = pl.concat(tables, how="diagonal_relaxed")
         base = [key for key in keys if key != "class"]
         keys = [*base, "resampling", "replicate", *(["class"] if "class" in keys else [])]
-    result = _completed(table, binning.grid(), edges, keys, names, whole)
+    grid = None if bin_column is not None else binning.grid()
+    result = _completed(table, grid, edges, keys, names, whole)
     return result.drop(_ALL) if whole else result
 
 
@@ -289,9 +306,24 @@ def _quantile_grid(
     ).explode("bin", "lower", "upper")
 
 
+def _given_grid(
+    lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], bins: pl.Expr
+) -> pl.LazyFrame:
+    """Per group, each given bin with the range of its probabilities (bin 0 when none)."""
+    ranges = (
+        lf.filter(used & bins.is_not_null())
+        .group_by(*keys, bins.cast(pl.Int32).alias("bin"))
+        .agg(p.min().alias("lower"), p.max().alias("upper"))
+    )
+    groups = lf.select(keys).unique()
+    return groups.join(ranges, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.col("bin").fill_null(0)
+    )
+
+
 def _completed(
     table: pl.LazyFrame,
-    grid: pl.LazyFrame,
+    grid: pl.LazyFrame | None,
     edges: pl.LazyFrame | None,
     keys: list[str],
     names: list[str],
@@ -324,10 +356,15 @@ def _completed(
         lone = groups.select(base).unique().join(known, on=base, how="anti", nulls_equal=True)
         lone = lone.with_columns(pl.lit(None, pl.Int32).alias("class"))
         groups = pl.concat([known, lone.select(keys)])
-    full = groups.join(grid, how="cross")
-    if edges is not None:
-        # Quantile edges are the observed rows': replicates keep them.
-        on = [key for key in keys if key in edges.collect_schema().names()]
+    # Edges are the observed rows': replicates keep them (joined on the keys they have).
+    on = [] if edges is None else [k for k in keys if k in edges.collect_schema().names()]
+    if grid is None:
+        # Given bins: each group's own (the edges frame has every group).
+        assert edges is not None
+        full = groups.join(edges, on=on, how="inner", nulls_equal=True)
+    else:
+        full = groups.join(grid, how="cross")
+    if edges is not None and grid is not None:
         full = full.drop("lower", "upper").join(
             edges, on=[*on, "bin"], how="left", nulls_equal=True
         )
@@ -611,6 +648,8 @@ def bin_statistics(
     pos_label: Any = None,
     metrics: Sequence[Metric | ConsistencyMetric] = METRICS,
     compat: Compat | None = None,
+    min_size: int = 10,
+    max_bins: int | None = None,
     resampling: Resampling | Sequence[Resampling] | None = None,
     n_resamples: int = 1000,
     seed: int = 0,
@@ -639,8 +678,12 @@ def bin_statistics(
     n_bins
         Number of bins, a positive int.
     strategy
-        ``"uniform"`` (equal width, mergeable) or ``"quantile"`` (equal mass within
-        each group; **not** mergeable: the edges depend on all of the group's rows).
+        ``"uniform"`` (equal width, mergeable), ``"quantile"`` (equal mass within
+        each group) or ``"median_variance"`` (binary data, see
+        :func:`polars_calib.median_variance_bins`; ``lower`` and ``upper`` the range
+        of the bin's probabilities); the last two are **not** mergeable: the bins
+        depend on all of the group's rows, and the finishers refuse the same bin
+        with different edges.
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
@@ -658,6 +701,8 @@ def bin_statistics(
         are computed only when asked for.
     compat
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
+    min_size, max_bins
+        ``strategy="median_variance"``: fewest rows per bin and most bins per group.
     resampling
         ``"bootstrap"``, ``"consistency"`` or both: the table also holds
         `n_resamples` replicates of each (see ``docs/significance.md``), for
@@ -725,15 +770,18 @@ def bin_statistics(
     │ b     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   │
     └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
     """
-    binning = make_binning(n_bins, strategy, closed, compat)
+    from polars_calib.median_variance import table_binning, table_input
+
+    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     names = check_metrics(metrics, tests=True)
     resamples = resamples_for(resampling, n_resamples, seed, id)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
+    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
     plan = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names), resamples
+        lf, prepared.problem, prepared.keys, binning, terms_for(names), bins, resamples
     )
     if isinstance(data, pl.DataFrame):
         return collect_checked(prepared, plan)
