@@ -13,21 +13,26 @@ from statistics import NormalDist
 from typing import Literal, TypeVar, get_args
 
 __all__ = [
+    "Alternative",
     "BinAverage",
     "Closed",
     "Compat",
     "ConsistencyMetric",
+    "Diagnostic",
     "Distance",
     "Kernel",
+    "LossStrategy",
     "Metric",
     "Norm",
     "Reduction",
     "Resampling",
+    "Score",
     "SkceEstimator",
     "Strategy",
     "TopLabelAverage",
     "check_choice",
     "check_confidence",
+    "check_hosmer_lemeshow_bins",
     "check_metrics",
     "check_min_size",
     "check_n_bins",
@@ -72,6 +77,31 @@ ConsistencyMetric = Literal[
 Resampling = Literal["bootstrap", "consistency"]
 """The replicates of a statistics table: Poisson bootstrap, or labels drawn from ``p``."""
 
+Diagnostic = Literal[
+    "spiegelhalter_z",
+    "spiegelhalter_p",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
+    "debiased_ece_squared",
+    "debiased_ece",
+    "brier_decomposition",
+    "brier_calibration_loss",
+    "brier_refinement_loss",
+    "log_loss_calibration_loss",
+    "log_loss_refinement_loss",
+]
+"""A test statistic, p-value or decomposition a summary can finish from its sums
+(binary data; see ``polars_calib.diagnostics``). Not in the default metrics."""
+
+Alternative = Literal["two-sided", "greater", "less"]
+"""The alternative hypothesis of a one-statistic test (``"greater"``: large values)."""
+
+Score = Literal["brier", "log_loss"]
+"""A proper scoring rule split into calibration and refinement loss."""
+
+LossStrategy = Literal["uniform", "quantile", "unique"]
+"""Bins of a calibration/refinement split: a :data:`Strategy`, or each distinct value of p."""
+
 TopLabelAverage = Literal["macro", "weighted"]
 """Top-label ECE: unweighted mean over predicted classes, or weighted by their share."""
 
@@ -85,6 +115,10 @@ REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
 CONSISTENCY_METRICS: tuple[ConsistencyMetric, ...] = get_args(ConsistencyMetric)
 RESAMPLINGS: tuple[Resampling, ...] = get_args(Resampling)
+DIAGNOSTICS: tuple[Diagnostic, ...] = get_args(Diagnostic)
+ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
+SCORES: tuple[Score, ...] = get_args(Score)
+LOSS_STRATEGIES: tuple[LossStrategy, ...] = get_args(LossStrategy)
 TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
 PEERS: tuple[Compat, ...] = get_args(Compat)
 DISTANCES: tuple[Distance, ...] = get_args(Distance)
@@ -130,11 +164,21 @@ def check_choice(argument: str, value: object, choices: Collection[str]) -> str:
 
 
 def check_metrics(metrics: str | Sequence[str], tests: bool = False) -> list[str]:
-    """`metrics` as a list, each one of :data:`METRICS` (or, with `tests`, a p-value)."""
+    """`metrics` as a list, each one of :data:`METRICS` or :data:`DIAGNOSTICS` (or, with
+    `tests`, a consistency p-value of :data:`CONSISTENCY_METRICS`)."""
     if isinstance(metrics, str):
         metrics = [metrics]
-    allowed = (*METRICS, *CONSISTENCY_METRICS) if tests else METRICS
+    allowed = (*METRICS, *DIAGNOSTICS, *(CONSISTENCY_METRICS if tests else ()))
     return [check_choice("metrics", metric, allowed) for metric in metrics]
+
+
+def check_hosmer_lemeshow_bins(n_bins: int) -> int:
+    """Hosmer-Lemeshow needs at least 3 groups (``df = groups - 2``): ``ValueError`` below."""
+    check_n_bins(n_bins)
+    if n_bins < 3:
+        msg = f"Hosmer-Lemeshow needs `n_bins` >= 3 (df = groups - 2), got {n_bins!r}"
+        raise ValueError(msg)
+    return n_bins
 
 
 def check_confidence(confidence: object) -> float:

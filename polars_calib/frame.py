@@ -27,6 +27,7 @@ from polars_calib._options import (
     Closed,
     Compat,
     ConsistencyMetric,
+    Diagnostic,
     Metric,
     Reduction,
     Resampling,
@@ -48,6 +49,7 @@ from polars_calib.statistics import (
     FrameT,
     Prepared,
     bin_statistics,
+    check_diagnostics,
     collect_checked,
     finish_metrics,
     prepare,
@@ -223,7 +225,7 @@ def summary(
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    metrics: Sequence[Metric | ConsistencyMetric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     weight: str | None = None,
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
@@ -271,9 +273,17 @@ def summary(
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
-        compute, in this order; also the p-values of the consistency-resampling test
-        (`n_resamples` label sets drawn from ``p``): ``"consistency_p"`` (of ECE),
-        ``"consistency_p_mce"``, ``"consistency_p_rmsce"``, ``"consistency_p_brier"``,
+        compute, in this order; binary data also take the tests and decompositions
+        of :mod:`polars_calib.diagnostics` (``"spiegelhalter_z"``,
+        ``"spiegelhalter_p"`` (two-sided), ``"hosmer_lemeshow"``,
+        ``"hosmer_lemeshow_p"``, ``"debiased_ece_squared"``, ``"debiased_ece"``,
+        ``"brier_decomposition"`` (a struct), ``"brier_calibration_loss"``,
+        ``"brier_refinement_loss"``, ``"log_loss_calibration_loss"``,
+        ``"log_loss_refinement_loss"``), over the summary's bins (``ValueError`` for
+        Hosmer-Lemeshow with fewer than 3 bins, or any of them on vectors); and the
+        p-values of the consistency-resampling test (`n_resamples` label sets drawn
+        from ``p``): ``"consistency_p"`` (of ECE), ``"consistency_p_mce"``,
+        ``"consistency_p_rmsce"``, ``"consistency_p_brier"``,
         ``"consistency_p_log_loss"`` (see ``docs/significance.md``).
     weight
         Name of an optional column of non-negative sample weights.
@@ -410,6 +420,9 @@ def summary(
         pos_label=pos_label, time=time, every=every,
         reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
+    check_diagnostics(
+        names, None if checked is None else checked.n_bins, prepared.reduction is not None
+    )
     lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
     plan = statistics_query(
         lf, prepared.problem, prepared.keys, binning, terms_for(names), bins, resamples

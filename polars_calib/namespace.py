@@ -1,7 +1,7 @@
 """The ``.calib`` namespace on ``pl.Expr``: one-line delegations to the free functions.
 
 The expression the namespace is called on is the probability; see the free
-functions in :mod:`polars_calib.binary` and :mod:`polars_calib.multiclass` for parameters, formulas and examples.
+functions in :mod:`polars_calib.binary`, :mod:`polars_calib.diagnostics` and :mod:`polars_calib.multiclass` for parameters, formulas and examples.
 """
 
 from __future__ import annotations
@@ -10,16 +10,19 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_calib import binary, canonical, cumulative, multiclass
+from polars_calib import binary, canonical, cumulative, diagnostics, multiclass
 from polars_calib import kernel as kernel_module
 from polars_calib._exprs import IntoExpr
 from polars_calib._options import (
     SUM_TOLERANCE,
+    Alternative,
     BinAverage,
     Closed,
     Distance,
     Kernel,
+    LossStrategy,
     Norm,
+    Score,
     SkceEstimator,
     Strategy,
     TopLabelAverage,
@@ -123,6 +126,139 @@ class ExprCalibNamespace:
         """p-value of Kuiper's calibration test; see :func:`polars_calib.kuiper_calibration_p`."""
         return cumulative.kuiper_calibration_p(
             self._prob, label, weight=weight, pos_label=pos_label
+        )
+
+    def spiegelhalter_z(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """Spiegelhalter's Z; see :func:`polars_calib.spiegelhalter_z`."""
+        return diagnostics.spiegelhalter_z(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def spiegelhalter_p(
+        self,
+        label: IntoExpr,
+        *,
+        alternative: Alternative = "two-sided",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Spiegelhalter's p-value; see :func:`polars_calib.spiegelhalter_p`."""
+        return diagnostics.spiegelhalter_p(
+            self._prob, label, alternative=alternative, weight=weight, pos_label=pos_label
+        )
+
+    def hosmer_lemeshow(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 10,
+        strategy: Strategy = "quantile",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Hosmer-Lemeshow statistic; see :func:`polars_calib.hosmer_lemeshow`."""
+        return diagnostics.hosmer_lemeshow(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def hosmer_lemeshow_p(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 10,
+        strategy: Strategy = "quantile",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Hosmer-Lemeshow p-value; see :func:`polars_calib.hosmer_lemeshow_p`."""
+        return diagnostics.hosmer_lemeshow_p(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def debiased_ece_squared(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Debiased squared calibration error; see :func:`polars_calib.debiased_ece_squared`."""
+        return diagnostics.debiased_ece_squared(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def debiased_ece(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Debiased L2 calibration error; see :func:`polars_calib.debiased_ece`."""
+        return diagnostics.debiased_ece(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def brier_decomposition(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Brier score decomposition (a struct); see :func:`polars_calib.brier_decomposition`."""
+        return diagnostics.brier_decomposition(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def calibration_loss(
+        self,
+        label: IntoExpr,
+        *,
+        score: Score = "brier",
+        n_bins: int = 15,
+        strategy: LossStrategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Calibration loss of a score; see :func:`polars_calib.calibration_loss`."""
+        return diagnostics.calibration_loss(
+            self._prob, label, score=score, n_bins=n_bins, strategy=strategy, closed=closed,
+            weight=weight, pos_label=pos_label,
+        )
+
+    def refinement_loss(
+        self,
+        label: IntoExpr,
+        *,
+        score: Score = "brier",
+        n_bins: int = 15,
+        strategy: LossStrategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Refinement loss of a score; see :func:`polars_calib.refinement_loss`."""
+        return diagnostics.refinement_loss(
+            self._prob, label, score=score, n_bins=n_bins, strategy=strategy, closed=closed,
+            weight=weight, pos_label=pos_label,
         )
 
     def refused_rows(

@@ -381,7 +381,10 @@ def finish_resampled(
         replicated, [*group, "resampling", "replicate"], needed, average
     )
     result = point
-    if confidence is not None and plain:
+    # Intervals of the numbers (a decomposition's struct has none of its own).
+    schema = point.collect_schema()
+    interval = [name for name in plain if schema[name] == pl.Float64]
+    if confidence is not None and interval:
         low, high = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
 
         def bound(name: str, q: float, side: str) -> pl.Expr:
@@ -389,7 +392,7 @@ def finish_resampled(
             return pl.when(pl.col(name).null_count() == 0).then(value).alias(f"{name}_{side}")
 
         intervals = per_replicate.filter(pl.col("resampling") == "bootstrap").group_by(group).agg(
-            *(bound(name, q, side) for name in plain for q, side in ((low, "lower"), (high, "upper")))  # noqa: E501
+            *(bound(name, q, side) for name in interval for q, side in ((low, "lower"), (high, "upper")))  # noqa: E501
         )
         result = result.join(intervals, on=group, how="left", nulls_equal=True)
     if tests:
@@ -419,7 +422,7 @@ def finish_resampled(
     columns: list[str] = []
     for name in metrics:
         columns.append(name)
-        if name in plain and confidence is not None:
+        if name in interval and confidence is not None:
             columns.extend((f"{name}_lower", f"{name}_upper"))
     return result.sort(group, nulls_last=True).select(
         *keys, "count", "refused", "mean_predicted", "observed", *columns

@@ -14,7 +14,10 @@ into this table, then a finisher over the small result:
 * ``count`` (Int64) rows; ``weight`` their total weight (the count when unweighted);
   ``sum_p``, ``sum_y`` the weighted sums of the problem's ``p`` and ``y``; and
   ``sum_squared_error``, ``sum_log_loss`` (and for the classwise reduction
-  ``sum_confidence``, ``sum_correct``): the weighted sums of the problem's row terms.
+  ``sum_confidence``, ``sum_correct``; for the tests and decompositions
+  ``sum_spiegelhalter_numerator``, ``sum_spiegelhalter_variance``, ``sum_squared_p``,
+  ``sum_p_y``): the weighted sums of the problem's row terms, each only when a
+  requested metric needs it (:func:`terms_for`).
 
 Uniform-bin tables merge by summing rows of the same group and bin (partitions, days,
 processes, engines); quantile bins depend on all of a group's rows, so tables of
@@ -30,9 +33,11 @@ from typing import Any, TypeVar, cast
 
 import polars as pl
 
+from polars_calib import _finish
 from polars_calib._exprs import GroupKeys, IntoExpr, Keys
-from polars_calib._finish import calibration_error
+from polars_calib._finish import BinSums, calibration_error
 from polars_calib._options import (
+    DIAGNOSTICS,
     METRICS,
     REDUCTIONS,
     SUM_TOLERANCE,
@@ -40,14 +45,17 @@ from polars_calib._options import (
     Closed,
     Compat,
     ConsistencyMetric,
+    Diagnostic,
     Metric,
     Norm,
     Reduction,
     Resampling,
+    Score,
     Strategy,
     TopLabelAverage,
     check_choice,
     check_confidence,
+    check_hosmer_lemeshow_bins,
     check_metrics,
     check_sum_tol,
 )
@@ -82,7 +90,10 @@ __all__ = [
     "SUMS",
     "Prepared",
     "bin_statistics",
+    "check_diagnostics",
     "collect_checked",
+    "diagnostic_parts",
+    "diagnostic_value",
     "finish_metrics",
     "merge_statistics",
     "metrics_from_statistics",
@@ -106,10 +117,17 @@ RELIABILITY = (
 )  # fmt: skip
 
 _RESERVED = frozenset(
-    (*SUMS, *METRICS, *RELIABILITY, "class", "refused", "mean_confidence", "accuracy")
+    (*SUMS, *METRICS, *DIAGNOSTICS, *RELIABILITY, "class", "refused", "mean_confidence",
+     "accuracy")
 )
 _NORM_OF: dict[str, Norm] = {"ece": "l1", "rmsce": "l2", "mce": "max"}
-_TERM_OF = {"brier": "squared_error", "log_loss": "log_loss"}
+_TERMS_OF: dict[str, tuple[str, ...]] = {
+    "brier": ("squared_error",),
+    "log_loss": ("log_loss",),
+    "spiegelhalter_z": ("spiegelhalter_numerator", "spiegelhalter_variance"),
+    "spiegelhalter_p": ("spiegelhalter_numerator", "spiegelhalter_variance"),
+    "brier_decomposition": ("squared_p", "p_y"),
+}
 
 # Internal column names of the query (never in a result).
 _P, _Y, _W, _REFUSED, _PRESENT = (f"__polars_calib_{n}__" for n in ("p", "y", "w", "refused", "present"))
@@ -122,12 +140,30 @@ _PACKABLE = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32)
 _NULL_KEY = 2**33  # stands for a null key in a packed key: outside every packable range
 _REFUSED_BIN = -1.0  # the bin of refused rows, counted per group
 _IGNORED_BIN = -2.0  # the bin of ignored rows (a null input): only their group is kept
+# Per-group columns of the tests whose p-values are computed from them (the special
+# functions read their argument many times; a column is a cheap reference).
+_Z, _HL, _HL_DF = (f"__polars_calib_{n}__" for n in ("z", "hl", "hl_df"))
 
 
 def terms_for(metrics: Sequence[str]) -> list[str]:
-    """The row terms a list of metrics (or of their consistency tests) needs summed."""
+    """The row terms a list of metrics (or of their consistency tests) needs summed, each once."""
     bases = [TESTED_METRIC.get(m, m) for m in metrics]
-    return [*dict.fromkeys(_TERM_OF[m] for m in bases if m in _TERM_OF)]
+    return list(dict.fromkeys(term for m in bases for term in _TERMS_OF.get(m, ())))
+
+
+def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool) -> None:
+    """``ValueError`` for a test or decomposition the table cannot give: Hosmer-Lemeshow
+    with fewer than 3 bins (`n_bins` None: not known yet), and any of them on
+    probability vectors or a table keyed by class (binary data only)."""
+    diagnostics = [m for m in metrics if m in DIAGNOSTICS]
+    if diagnostics and vectors:
+        msg = (
+            f"{', '.join(map(repr, diagnostics))}: tests and decompositions take binary "
+            "probabilities, not probability vectors"
+        )
+        raise ValueError(msg)
+    if n_bins is not None and any(m.startswith("hosmer_lemeshow") for m in diagnostics):
+        check_hosmer_lemeshow_bins(n_bins)
 
 
 def statistics_query(
@@ -441,7 +477,11 @@ def finish_metrics(
     gap = (pl.col("sum_y") - pl.col("sum_p")).filter(binned)
     row_sums = [n for n in ("sum_squared_error", "sum_log_loss") if n in schema]
     mean_sums = ["sum_confidence", "sum_correct"] if classwise else ["sum_p", "sum_y"]
+    diagnostics = [m for m in metrics if m in DIAGNOSTICS]
+    bins = BinSums.of_columns(binned, schema)
+    parts = {k: v for name in diagnostics for k, v in diagnostic_parts(name, bins, binned).items()}
     classes = stats.group_by(per_class).agg(
+        *(value.alias(name) for name, value in parts.items()),
         pl.col("count").filter(binned).sum().alias("count"),
         pl.col("count").filter(~binned).sum().alias("refused"),
         total.alias("weight"),
@@ -456,10 +496,12 @@ def finish_metrics(
         return pl.col(column).max() if classwise else pl.col(column).sum()
 
     has_weight = pl.col("weight") > 0.0
-    reduced = {
+    reduced: dict[str, pl.Expr] = {
         "ece": pl.col("ece").max() if not keyed else _class_mean("ece", average, classwise),
         "rmsce": pl.col("rmsce").max() if not keyed else _class_mean("rmsce", average, classwise),
         "mce": pl.col("mce").max(),
+        # Binary tables only (check_diagnostics): one class, the group's value.
+        **{name: pl.col(name).first() for name in parts},
     }
     invalid = (
         (pl.col("refused").sum() > 0)
@@ -481,7 +523,11 @@ def finish_metrics(
         "brier": pl.col("sum_squared_error") / pl.col("weight"),
         "log_loss": pl.col("sum_log_loss") / pl.col("weight"),
     }
-    values = {**means, **{m: pl.col(m) for m in _NORM_OF}}
+    values: dict[str, pl.Expr] = {
+        **means,
+        **{m: pl.col(m) for m in _NORM_OF},
+        **{m: diagnostic_value(m) for m in diagnostics},
+    }
     names = ["mean_predicted", "observed", *metrics]
     return (
         per_group.select(
@@ -491,6 +537,53 @@ def finish_metrics(
         .sort(group, nulls_last=True)
         .select(*keys, "count", "refused", *names)
     )
+
+
+def diagnostic_parts(name: str, bins: BinSums, binned: pl.Expr) -> dict[str, pl.Expr]:
+    """The per-group aggregations of a test, p-value or decomposition, from table rows.
+
+    `bins` are the group's per-bin series (the rows where `binned` holds); the
+    expressions of :mod:`polars_calib.diagnostics` run the same finishers on sums
+    built inside the group. :func:`diagnostic_value` finishes the columns.
+    """
+
+    def total(column: str) -> pl.Expr:
+        return pl.col(column).filter(binned).sum()
+
+    if name.startswith("spiegelhalter"):
+        z = _finish.spiegelhalter_z(
+            total("sum_spiegelhalter_numerator"), total("sum_spiegelhalter_variance")
+        )
+        return {_Z: z}
+    if name.startswith("hosmer_lemeshow"):
+        statistic, df = _finish.hosmer_lemeshow(bins)
+        return {_HL: statistic, _HL_DF: df}
+    return {name: _diagnostic(name, bins)}
+
+
+def diagnostic_value(name: str) -> pl.Expr:
+    """A diagnostic from the columns of :func:`diagnostic_parts` (two-sided Spiegelhalter p)."""
+    if name == "spiegelhalter_z":
+        return pl.col(_Z)
+    if name == "spiegelhalter_p":
+        return _finish.normal_p_value(pl.col(_Z), "two-sided")
+    if name == "hosmer_lemeshow":
+        return pl.col(_HL)
+    if name == "hosmer_lemeshow_p":
+        return _finish.chi2_p_value(pl.col(_HL), pl.col(_HL_DF))
+    return pl.col(name)
+
+
+def _diagnostic(name: str, bins: BinSums) -> pl.Expr:
+    if name == "debiased_ece_squared":
+        return _finish.debiased_ece_squared(bins)
+    if name == "debiased_ece":
+        return _finish.debiased_ece(bins)
+    if name == "brier_decomposition":
+        return _finish.brier_decomposition(bins)
+    score: Score = "brier" if name.startswith("brier") else "log_loss"
+    calibration, refinement = _finish.calibration_refinement(bins, score)
+    return calibration if name.endswith("calibration_loss") else refinement
 
 
 def _class_mean(metric: str, average: TopLabelAverage, classwise: bool) -> pl.Expr:
@@ -646,7 +739,7 @@ def bin_statistics(
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
-    metrics: Sequence[Metric | ConsistencyMetric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     compat: Compat | None = None,
     min_size: int = 10,
     max_bins: int | None = None,
@@ -697,8 +790,11 @@ def bin_statistics(
     pos_label
         The label of the positive class when labels are not 0/1 (binary data).
     metrics
-        Which metrics the table must be able to finish: the Brier and log-loss sums
-        are computed only when asked for.
+        Which metrics the table must be able to finish: the Brier and log-loss sums,
+        and those of the tests and decompositions (see :func:`polars_calib.summary`),
+        are computed only when asked for: ``sum_spiegelhalter_numerator`` and
+        ``sum_spiegelhalter_variance`` (Spiegelhalter), ``sum_squared_p`` and
+        ``sum_p_y`` (the Brier decomposition).
     compat
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
     min_size, max_bins
@@ -779,6 +875,9 @@ def bin_statistics(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
+    check_diagnostics(
+        names, None if checked is None else checked.n_bins, prepared.reduction is not None
+    )
     lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
     plan = statistics_query(
         lf, prepared.problem, prepared.keys, binning, terms_for(names), bins, resamples
@@ -838,7 +937,7 @@ def metrics_from_statistics(
     stats: FrameT,
     *,
     by: str | Sequence[str] | None = None,
-    metrics: Sequence[Metric | ConsistencyMetric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     average: TopLabelAverage = "macro",
     confidence: float | None = None,
 ) -> FrameT:
@@ -856,7 +955,11 @@ def metrics_from_statistics(
         per ``"model"``). ``None``: one group, all rows.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
-        compute, in this order (Brier and log-loss need the table's sums of them).
+        compute, in this order (Brier and log-loss need the table's sums of them),
+        or the tests and decompositions of binary tables (see
+        :func:`polars_calib.summary`; their sums must be in the table). Quantile-bin
+        statistics (Hosmer-Lemeshow's deciles of risk) finish one table but do not
+        merge across partitions.
     average
         Top-label statistics: ``"macro"`` or ``"weighted"`` mean over predicted
         classes (see :func:`polars_calib.top_label_ece`).
@@ -934,8 +1037,9 @@ def metrics_from_statistics(
     if confidence is not None:
         check_confidence(confidence)
     schema = _statistics_frame(stats, keys).collect_schema()
+    check_diagnostics(names, None, "class" in schema)
     missing = [f"sum_{term}" for term in terms_for(names)]
-    missing = [name for name in missing if name not in schema]
+    missing = [name for name in dict.fromkeys(missing) if name not in schema]
     if missing:
         msg = f"`stats` has no {', '.join(missing)}: compute it with `metrics` including them"
         raise CalibrationDataError(msg)
