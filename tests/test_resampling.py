@@ -470,3 +470,27 @@ def test_quantile_bins_keep_the_observed_edges() -> None:
         ]  # fmt: skip
         assert out["ece"][group] == pytest.approx(observed, rel=1e-12)
         assert out["consistency_p"][group] == (1 + sum(d >= observed for d in draws)) / (1 + n)
+
+
+def test_every_number_the_table_finishes_gets_an_interval() -> None:
+    # The tests and decompositions finished from the same sums need no code of their own.
+    df = make_log(6, 600, groups=2, decimals=None)
+    out = pc.summary(
+        df, "p", "y", by="g", n_bins=8, confidence=0.9, n_resamples=40,
+        metrics=["spiegelhalter_z", "debiased_ece", "brier_decomposition"],
+    )  # fmt: skip
+    for name in ("spiegelhalter_z", "debiased_ece"):
+        assert (out[f"{name}_lower"] <= out[f"{name}_upper"]).all()
+    assert "brier_decomposition_lower" not in out.columns  # a struct: no interval of its own
+    # The bootstrap replicate of Spiegelhalter's Z is its statistic on the weighted rows.
+    p, y = (df.filter(pl.col("g") == 0)[c].to_numpy().astype(float) for c in ("p", "y"))
+    ids = df.with_row_index("i").filter(pl.col("g") == 0)["i"].to_numpy().astype(np.int64)
+    z = []
+    for r in range(40):
+        k = rr.poisson(rr.words(ids, r, 0))
+        numerator = np.sum(k * (y - p) * (1 - 2 * p))
+        z.append(numerator / np.sqrt(np.sum(k * (1 - 2 * p) ** 2 * p * (1 - p))))
+    expected = np.quantile(z, [0.05, 0.95])
+    np.testing.assert_allclose(
+        [out["spiegelhalter_z_lower"][0], out["spiegelhalter_z_upper"][0]], expected, rtol=1e-9
+    )
