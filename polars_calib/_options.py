@@ -13,8 +13,10 @@ from statistics import NormalDist
 from typing import Literal, TypeVar, get_args
 
 __all__ = [
+    "CalibrationMethod",
     "Closed",
     "Compat",
+    "Fallback",
     "Metric",
     "Norm",
     "Reduction",
@@ -48,6 +50,12 @@ TopLabelAverage = Literal["macro", "weighted"]
 Compat = Literal["sklearn", "netcal", "torchmetrics", "mapie"]
 """A peer library whose bins a metric reproduces (see ``docs/conventions.md``)."""
 
+CalibrationMethod = Literal["platt", "beta", "isotonic", "histogram", "temperature"]
+"""A recalibration map (see :func:`polars_calib.fit_calibrator`)."""
+
+Fallback = Literal["identity", "global"]
+"""What a group that cannot be fitted (or was not seen) gets instead of an error or null."""
+
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CLOSED: tuple[Closed, ...] = get_args(Closed)
 NORMS: tuple[Norm, ...] = get_args(Norm)
@@ -55,6 +63,8 @@ REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
 TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
 PEERS: tuple[Compat, ...] = get_args(Compat)
+CALIBRATION_METHODS: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
+FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
 
 SUM_TOLERANCE = 1e-6
 """Default largest ``|sum(p) - 1|`` accepted for a probability vector.

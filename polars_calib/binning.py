@@ -37,6 +37,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Literal
 
 import polars as pl
 
@@ -57,8 +58,10 @@ __all__ = [
     "Binning",
     "bin_index",
     "binning",
+    "edge_bins",
     "linspace",
     "quantile_edges",
+    "sorted_position",
     "torch_linspace32",
     "uniform_edges",
 ]
@@ -349,3 +352,38 @@ def _quantile_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
         above = [(p >= edge).cast(pl.Int32) for edge in inner]
     # sum_horizontal skips nulls, so keep the null of a missing probability explicitly.
     return pl.when(p.is_not_null()).then(pl.sum_horizontal(above).cast(pl.Int32))
+
+
+def sorted_position(
+    group: pl.Expr, value: pl.Expr, table: pl.Series, side: Literal["left", "right"]
+) -> pl.Expr:
+    """Per row, the position of ``(group, value)`` in `table` (Int64, absolute).
+
+    `table` is a Struct Series of ``group`` (Int64) and ``value`` (Float64), sorted
+    by group then value: the concatenated sorted edges (or thresholds) of several
+    groups. With ``side="left"`` the position is past the entries below `value` in
+    the row's group (and every entry of earlier groups); with ``"right"``, past those
+    at or below it. One binary search per row against a literal, whatever the
+    number of groups (a fitted calibrator's per-group edges and thresholds,
+    :mod:`polars_calib.recalibration`).
+    """
+    key = pl.struct(group.cast(pl.Int64).alias("group"), value.cast(pl.Float64).alias("value"))
+    return pl.lit(table).search_sorted(key, side=side).cast(pl.Int64)
+
+
+def edge_bins(
+    group: pl.Expr, prob: pl.Expr, inner: pl.Series, n_bins: int, closed: Closed
+) -> pl.Expr:
+    """The bin (Int64) of `prob` among explicit per-group edges: the rule of :class:`Binning`.
+
+    `inner` holds the ``n_bins - 1`` inner edges of each group ``0, 1, ...`` as a
+    sorted Struct Series (see :func:`sorted_position`); group ``g``'s edges are its
+    entries ``g * (n_bins - 1) ...``. Right-closed, the bin is the number of the
+    group's inner edges below `prob` (as :func:`_quantile_bins`); left-closed, the
+    number at or below it. Fitted quantile edges are applied to new data this way.
+    """
+    if n_bins == 1:
+        return pl.when(prob.is_not_null()).then(pl.lit(0, pl.Int64))
+    side: Literal["left", "right"] = "left" if closed == "right" else "right"
+    start = group.cast(pl.Int64) * (n_bins - 1)
+    return sorted_position(group, prob, inner, side) - start
