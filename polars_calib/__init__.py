@@ -8,7 +8,8 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib.statistics` (the statistics table and its finishers),
 :mod:`~polars_calib._finish` (the finishers of the expressions),
 :mod:`~polars_calib.binary` and :mod:`~polars_calib.multiclass` (the expressions),
-:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`
+:mod:`~polars_calib.frame` (summaries and reliability tables),
+:mod:`~polars_calib.recalibration` (recalibration maps), :mod:`~polars_calib.plot`
 and :mod:`~polars_calib.cli`.
 """
 
@@ -27,6 +28,7 @@ from polars_calib.multiclass import (
 )
 from polars_calib.namespace import col
 from polars_calib.plot import plot_reliability, save_png
+from polars_calib.recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
 from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -37,6 +39,8 @@ from polars_calib.validation import CalibrationDataError, refused_rows, validate
 __all__ = [
     "Binning",
     "CalibrationDataError",
+    "Calibrator",
+    "Evaluation",
     "bin_index",
     "bin_statistics",
     "brier",
@@ -44,6 +48,8 @@ __all__ = [
     "col",
     "confidence_ece",
     "ece",
+    "fit_calibrator",
+    "load_calibrator",
     "log_loss",
     "mce",
     "metrics_from_statistics",
