@@ -2,7 +2,11 @@
 
 ``polars-calib report LOG --prob p --label y [--by model,segment] [--time ts --every 1d]
 [--out DIR]`` scans the log lazily, prints :func:`polars_calib.summary` and, with
-``--out``, writes the summary, the reliability table and its diagram. Also runs as
+``--out``, writes the summary, the reliability table and its diagram.
+``polars-calib fit LOG --prob p --label y --method platt [--by model] --out cal.json``
+fits a calibrator (:func:`polars_calib.fit_calibrator`) and prints its parameters;
+``polars-calib apply LOG --calibrator cal.json --prob p --out scored.parquet`` adds the
+calibrated column, streaming the log to parquet. Also runs as
 ``python -m polars_calib``. Errors are one line on stderr, ``polars-calib: error: ...``,
 with exit code 2 for a bad command line and 1 for unreadable or invalid data.
 """
@@ -16,7 +20,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import Any, NoReturn, TextIO
 
 import polars as pl
 
@@ -35,7 +39,7 @@ from polars_calib.statistics import (
     terms_for,
 )
 
-__all__ = ["build_parser", "main", "parse_report", "report", "scan"]
+__all__ = ["apply_command", "build_parser", "fit_command", "main", "parse_report", "report", "scan"]
 
 PROG = "polars-calib"
 
@@ -186,7 +190,90 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "-q", "--quiet", action="store_true", help="no progress messages on stderr"
     )
+    _add_recalibration(commands)
     return parser
+
+
+def _add_recalibration(commands: Any) -> None:
+    """The ``fit`` and ``apply`` subcommands (see :mod:`polars_calib.recalibration`)."""
+    from polars_calib._options import CALIBRATION_METHODS, FALLBACKS
+
+    fit = commands.add_parser(
+        "fit", help="fit a recalibration map per group and save it as JSON",
+        description="Fit a calibrator (Platt, beta, isotonic, histogram binning or "
+        "temperature scaling) per group of a labelled log; print its parameters and "
+        "write it to --out.",
+    )  # fmt: skip
+    fit.add_argument("log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory")
+    fit.add_argument("--prob", required=True, metavar="COL", help="probability (or vector) column")
+    fit.add_argument("--label", required=True, metavar="COL", help="0/1 outcome or true class")
+    fit.add_argument("--method", choices=CALIBRATION_METHODS, default="platt",
+                     help="recalibration map (default platt)")  # fmt: skip
+    fit.add_argument("--by", type=_names, default=[], metavar="COLS",
+                     help="comma-separated group-key columns: one map per group")  # fmt: skip
+    fit.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
+    fit.add_argument("--reduction", choices=REDUCTIONS,
+                     help="vectors with a binary method: top_label (default), confidence, "
+                     "classwise (one-vs-rest)")  # fmt: skip
+    fit.add_argument("--smoothed", action="store_true", help="Platt's smoothed targets")
+    fit.add_argument("--bins", type=_positive_int, default=15, metavar="N",
+                     help="histogram binning: number of bins (default 15)")  # fmt: skip
+    fit.add_argument("--strategy", choices=STRATEGIES, default="uniform",
+                     help="histogram binning: equal-width or equal-mass bins")  # fmt: skip
+    fit.add_argument("--fallback", choices=FALLBACKS,
+                     help="what a group that cannot be fitted gets (default: an error)")
+    fit.add_argument("--min-rows", type=_positive_int, default=10, metavar="N",
+                     help="the fewest rows a group needs (default 10)")  # fmt: skip
+    fit.add_argument("--out", type=Path, required=True, metavar="FILE",
+                     help="the calibrator's JSON file")  # fmt: skip
+    fit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    apply = commands.add_parser(
+        "apply", help="add the calibrated column to a log, streamed to parquet",
+        description="Apply a saved calibrator to a log and write it, with the calibrated "
+        "column, to a parquet file (streaming).",
+    )  # fmt: skip
+    apply.add_argument("log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory")
+    apply.add_argument("--calibrator", type=Path, required=True, metavar="FILE",
+                       help="a JSON file written by 'polars-calib fit'")  # fmt: skip
+    apply.add_argument("--prob", required=True, metavar="COL", help="the column to calibrate")
+    apply.add_argument("--column", metavar="NAME",
+                       help="the new column's name (default: PROB_calibrated)")  # fmt: skip
+    apply.add_argument("--out", type=Path, required=True, metavar="FILE", help="parquet output")
+    apply.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
+    """Run ``polars-calib fit``: fit, print the parameters, save the calibrator."""
+    from polars_calib.recalibration import fit_calibrator
+
+    if not args.quiet:
+        print(f"{PROG}: fitting {args.method} on {args.log}", file=stderr, flush=True)
+    calibrator = fit_calibrator(
+        scan(args.log), args.prob, args.label, method=args.method, by=args.by or None,
+        weight=args.weight, reduction=args.reduction, smoothed=args.smoothed,
+        n_bins=args.bins, strategy=args.strategy, fallback=args.fallback,
+        min_rows=args.min_rows,
+    )  # fmt: skip
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=6,
+                   fmt_table_cell_list_len=4, tbl_hide_dataframe_shape=True):  # fmt: skip
+        print(calibrator.params, file=stdout, flush=True)
+    path = calibrator.save(args.out)
+    if not args.quiet:
+        print(f"{PROG}: wrote {path}", file=stderr, flush=True)
+
+
+def apply_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
+    """Run ``polars-calib apply``: the log with the calibrated column, streamed to parquet."""
+    from polars_calib.recalibration import load_calibrator
+
+    if not args.calibrator.exists():
+        msg = f"no such file: {str(args.calibrator)!r}"
+        raise DataError(msg)
+    calibrator = load_calibrator(args.calibrator)
+    query = calibrator.apply(scan(args.log), args.prob, alias=args.column)
+    if not args.quiet:
+        print(f"{PROG}: writing {args.out} (streaming)", file=stderr, flush=True)
+    query.sink_parquet(args.out, engine="streaming")
 
 
 def parse_report(argv: Sequence[str]) -> ReportOptions:
@@ -356,10 +443,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        options = parse_report(argv)
-        report(options, sys.stdout, sys.stderr)
+        if argv[:1] in (["fit"], ["apply"]):
+            args = build_parser().parse_args(argv)
+            run = fit_command if args.command == "fit" else apply_command
+            run(args, sys.stdout, sys.stderr)
+        else:
+            options = parse_report(argv)
+            report(options, sys.stdout, sys.stderr)
     except UsageError as error:
-        command = f"{PROG} report" if argv[:1] == ["report"] else PROG
+        command = f"{PROG} {argv[0]}" if argv[:1] in (["report"], ["fit"], ["apply"]) else PROG
         print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
         return 2
     except (DataError, OSError, pl.exceptions.PolarsError, ValueError) as error:

@@ -577,7 +577,7 @@ _RESERVED = {"count", "iterations", "fallback", "reason", "stage", "a", "b", "c"
 
 
 def _check_by(by: str | Sequence[str] | None) -> list[str]:
-    values = [] if by is None else [by] if isinstance(by, str) else list(by)
+    values = [] if by is None else [by] if isinstance(by, (str, pl.Expr)) else list(by)
     for value in values:
         if not isinstance(value, str):
             msg = f"`by` must be column names (a calibrator reads its keys by name), got {value!r}"
@@ -683,6 +683,7 @@ def _fit_newton(
             p.filter(positive & (y == 1.0)).min().alias("min_positive"),
             p.filter(positive & (y == 1.0)).max().alias("max_positive"),
             p.filter(positive & (y == 0.0)).min().alias("min_negative"),
+            p.filter(positive).n_unique().alias("distinct"),
         ]
     # One pass: the rows used and refused per group, and what identifies a fit.
     groups = lf.group_by(group).agg(checks).collect().sort(group, nulls_last=True)
@@ -754,6 +755,8 @@ def _precheck(row: dict[str, Any], spec: _Spec, logistic: bool) -> str | None:
         return "no row of positive weight"
     if positives <= 0.0 or positives >= weight:
         return f"one class only (every outcome is {1 if positives > 0 else 0})"
+    if row["distinct"] < (3 if spec.method == "beta" else 2):
+        return f"not identifiable (the probabilities take {row['distinct']} distinct value(s))"
     if not spec.smoothed:
         if row["max_negative"] <= row["min_positive"]:
             return "separated classes (every positive has p at or above every negative)"
@@ -779,6 +782,14 @@ def _features(method: str, p: pl.Expr) -> list[pl.Expr]:
     return [clipped.log(), -((1.0 - clipped).log()), pl.lit(1.0)]
 
 
+def _linear(coefficients: list[pl.Expr], features: list[pl.Expr]) -> pl.Expr:
+    """``sum_k c_k f_k``, null when a coefficient is (``sum_horizontal`` would skip it)."""
+    total = coefficients[0] * features[0]
+    for c, f in zip(coefficients[1:], features[1:]):
+        total = total + c * f
+    return total
+
+
 def _sigmoid(eta: pl.Expr) -> pl.Expr:
     return 1.0 / (1.0 + (-eta).exp())
 
@@ -786,7 +797,7 @@ def _sigmoid(eta: pl.Expr) -> pl.Expr:
 def _logistic_sums(method: str, thetas: list[pl.Expr]) -> list[pl.Expr]:
     """Per-group sums of one Newton step: softplus, μF, yF, F and μ(1-μ)FF (weighted)."""
     features = _features(method, pl.col(_P))
-    eta = pl.sum_horizontal([t * f for t, f in zip(thetas, features)])
+    eta = _linear(thetas, features)
     mu = _sigmoid(eta)
     w, y = pl.col(_W), pl.col(_Y)
     softplus = eta.clip(lower_bound=0.0) + (-eta.abs()).exp().log1p()
@@ -899,7 +910,8 @@ def _newton(
                 # The step overshot: halve it (another pass for this group).
                 halvings[g] += 1
                 if halvings[g] > _MAX_STEP_HALVINGS:
-                    failures[g], active[g] = "no step improves the likelihood", False
+                    failures[g] = "no step improves the likelihood (separated classes?)"
+                    active[g] = False
                     continue
                 step[g] /= 2.0
                 theta[g] = last_theta[g] + step[g]
@@ -1025,8 +1037,10 @@ def _isotonic_points(
 
 def _fit_histogram(prepared: Prepared, spec: _Spec, keys: list[str]) -> pl.DataFrame:
     """The statistics table (one aggregation): a bin's value is its observed frequency."""
-    plan = statistics_query(prepared.lf, prepared.problem, prepared.keys, spec.binning, ())
-    stats = collect_checked(prepared, plan).filter(pl.col("bin").is_not_null())
+    base = [k for k in keys if k != "class"]
+    plan = statistics_query(prepared.lf, prepared.problem, base, spec.binning, ())
+    checked = Prepared(prepared.data, prepared.lf, prepared.problem, base, prepared.reduction)
+    stats = collect_checked(checked, plan).filter(pl.col("bin").is_not_null())
     group = _keys_or_constant(keys)
     value = pl.when(pl.col("weight") > 0.0).then(pl.col("sum_y") / pl.col("weight"))
     table = (
@@ -1212,7 +1226,7 @@ def _binary_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) ->
         names = _PARAMETERS[method]
         coefficients = [_gather(table[n], g) for n in names]
         features = _features(method, p)
-        return _sigmoid(pl.sum_horizontal([c * f for c, f in zip(coefficients, features)]))
+        return _sigmoid(_linear(coefficients, features))
     if method == "isotonic":
         return _interpolate(table, g, p)
     return _histogram_map(cal, table, g, p)
@@ -1269,14 +1283,16 @@ def _apply(cal: Calibrator, prob: IntoExpr) -> pl.Expr:
         problem = binary_problem(prob, pl.lit(0))
         p = problem.prob
         g = index(pl.lit(None, pl.Int32))
-        return pl.when(~problem.refused.fill_null(False)).then(_binary_map(cal, table, g, p))
+        valid = p.is_not_null() & ~problem.refused.fill_null(False)
+        return pl.when(valid).then(_binary_map(cal, table, g, p))
     sum_tol = float(cal.options.get("sum_tol", SUM_TOLERANCE))
     if cal.reduction in ("top_label", "confidence"):
         problem = vector_problem(prob, pl.lit(0), None, sum_tol, "top_label")
         assert problem.key is not None
         g = index(problem.key.cast(pl.Int32))
         mapped = _binary_map(cal, table, g, problem.prob)
-        return pl.when(~problem.refused.fill_null(False)).then(mapped)
+        valid = problem.prob.is_not_null() & ~problem.refused.fill_null(False)
+        return pl.when(valid).then(mapped)
     # One-vs-rest: each class's map on its entry, renormalised (uniform if all are 0).
     n_classes = int(cal.options["n_classes"])
     vectors, _, _, refused, _ = vector_checks(prob, pl.lit(0), None, sum_tol)
