@@ -726,9 +726,9 @@ def _fit_newton(
             reasons[i] = failure
     if spec.method == "temperature":
         beta = theta[:, 0]
-        for i in np.flatnonzero(todo & (beta <= 0.0)):
-            if reasons[i] is None:
-                reasons[i] = f"no positive temperature (inverse temperature {beta[i]:.3g})"
+        for g in np.flatnonzero(todo & (beta <= 0.0)).tolist():
+            if reasons[g] is None:
+                reasons[g] = f"no positive temperature (inverse temperature {beta[g]:.3g})"
         theta = np.where(beta[:, None] > 0.0, 1.0 / np.where(beta > 0, beta, 1.0)[:, None], 1.0)
     values = {
         name: [None if reasons[i] is not None else float(theta[i, k]) for i in range(n)]
@@ -978,7 +978,9 @@ def _fit_isotonic(
             pl.col("positives").filter(pl.col("x").is_not_null()),
         )
     )
-    xs, ys, reasons = [], [], []
+    xs: list[list[float] | None] = []
+    ys: list[list[float] | None] = []
+    reasons: list[str | None] = []
     for row in per_group.iter_rows(named=True):
         reason = None if row["count"] >= spec.min_rows else (
             f"{row['count']} rows, fewer than min_rows={spec.min_rows}"
@@ -1367,12 +1369,15 @@ def _evaluate(
                   pl.lit("after", stage).alias("stage")),
     ], how="vertical_relaxed")  # fmt: skip
     group = [*keys, "stage"]
-    source: pl.DataFrame | pl.LazyFrame = stacked.collect() if isinstance(data, pl.DataFrame) else stacked
-    stats = bin_statistics(
-        source, prob, label, by=group, n_bins=n_bins, strategy=strategy, closed=closed,
-        weight=weight, pos_label=pos_label, metrics=["ece", "brier", "log_loss"],
-    )  # fmt: skip
-    table = stats.collect() if isinstance(stats, pl.LazyFrame) else stats
+    options: dict[str, Any] = {
+        "by": group, "n_bins": n_bins, "strategy": strategy, "closed": closed,
+        "weight": weight, "pos_label": pos_label, "metrics": ["ece", "brier", "log_loss"],
+    }  # fmt: skip
+    if isinstance(data, pl.DataFrame):
+        # Eager: refused rows raise, naming them.
+        table = bin_statistics(stacked.collect(), prob, label, **options)
+    else:
+        table = bin_statistics(stacked, prob, label, **options).collect()
     metrics = metrics_from_statistics(table, by=group, metrics=["ece", "brier", "log_loss"])
     reliability = reliability_from_statistics(table, by=group, confidence=confidence)
     return Evaluation(metrics, reliability, tuple(keys))
