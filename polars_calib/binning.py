@@ -37,7 +37,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -56,12 +56,12 @@ from polars_calib._options import (
 __all__ = [
     "MAX_MASKED_BINS",
     "Binning",
+    "GroupedEdges",
     "bin_index",
     "binning",
     "edge_bins",
     "linspace",
     "quantile_edges",
-    "sorted_position",
     "torch_linspace32",
     "uniform_edges",
 ]
@@ -354,36 +354,62 @@ def _quantile_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
     return pl.when(p.is_not_null()).then(pl.sum_horizontal(above).cast(pl.Int32))
 
 
-def sorted_position(
-    group: pl.Expr, value: pl.Expr, table: pl.Series, side: Literal["left", "right"]
-) -> pl.Expr:
-    """Per row, the position of ``(group, value)`` in `table` (Int64, absolute).
 
-    `table` is a Struct Series of ``group`` (Int64) and ``value`` (Float64), sorted
-    by group then value: the concatenated sorted edges (or thresholds) of several
-    groups. With ``side="left"`` the position is past the entries below `value` in
-    the row's group (and every entry of earlier groups); with ``"right"``, past those
-    at or below it. One binary search per row against a literal, whatever the
-    number of groups (a fitted calibrator's per-group edges and thresholds,
-    :mod:`polars_calib.recalibration`).
+class GroupedEdges:
+    """Sorted values per group (fitted edges or thresholds), searched exactly per row.
+
+    Group ``g`` (``0, 1, ...``) holds ``values[g]``, sorted. :meth:`position` gives, per
+    row, the absolute position just past the row's group's values below its
+    probability (``strict``) or at or below it, in the concatenation of all groups
+    (each followed by one slot of its own with ``sentinel``, so that every position
+    belongs to one group): two binary searches against literals, whatever the
+    number of groups.
+
+    The encoding is exact: the distinct values of all groups, sorted, give each
+    value its rank ``k`` (1-based); a row's probability gets the number ``r`` of
+    distinct values below it (or at or below it), and a value of its group lies
+    below the probability exactly when its rank is at most ``r``. Group and rank are
+    packed into one integer, ``g * (U + 2) + k`` (``U`` distinct values; the
+    sentinel's rank is ``U + 1``), so one integer search finds the position.
     """
-    key = pl.struct(group.cast(pl.Int64).alias("group"), value.cast(pl.Float64).alias("value"))
-    return pl.lit(table).search_sorted(key, side=side).cast(pl.Int64)
+
+    def __init__(self, values: Sequence[Sequence[float]], sentinel: bool = False) -> None:
+        import numpy as np
+
+        arrays = [np.asarray(v, dtype=np.float64) for v in values]
+        distinct = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0)
+        stride = len(distinct) + 2
+        keys, starts, lengths = [], [], []
+        start = 0
+        for g, array in enumerate(arrays):
+            ranks = np.searchsorted(distinct, array, side="left") + 1
+            extra = [len(distinct) + 1] if sentinel else []
+            keys.append(g * stride + np.concatenate([ranks, extra]).astype(np.int64))
+            starts.append(start)
+            lengths.append(len(array))
+            start += len(array) + len(extra)
+        self.distinct = pl.Series(distinct, dtype=pl.Float64)
+        self.keys = pl.Series(np.concatenate(keys) if keys else [], dtype=pl.Int64)
+        self.stride = stride
+        self.starts = pl.Series(starts, dtype=pl.Int64)
+        self.lengths = pl.Series(lengths, dtype=pl.Int64)
+
+    def position(self, group: pl.Expr, prob: pl.Expr, strict: bool) -> pl.Expr:
+        """Per row (Int64): the position past its group's values ``< prob`` (`strict`) or ``<= prob``."""
+        rank = pl.lit(self.distinct).search_sorted(prob, side="left" if strict else "right")
+        key = group.cast(pl.Int64) * self.stride + rank.cast(pl.Int64)
+        return pl.lit(self.keys).search_sorted(key, side="right").cast(pl.Int64)
 
 
-def edge_bins(
-    group: pl.Expr, prob: pl.Expr, inner: pl.Series, n_bins: int, closed: Closed
-) -> pl.Expr:
+def edge_bins(group: pl.Expr, prob: pl.Expr, edges: GroupedEdges, n_bins: int, closed: Closed) -> pl.Expr:
     """The bin (Int64) of `prob` among explicit per-group edges: the rule of :class:`Binning`.
 
-    `inner` holds the ``n_bins - 1`` inner edges of each group ``0, 1, ...`` as a
-    sorted Struct Series (see :func:`sorted_position`); group ``g``'s edges are its
-    entries ``g * (n_bins - 1) ...``. Right-closed, the bin is the number of the
-    group's inner edges below `prob` (as :func:`_quantile_bins`); left-closed, the
-    number at or below it. Fitted quantile edges are applied to new data this way.
+    `edges` holds each group's ``n_bins - 1`` inner edges. Right-closed, the bin is
+    the number of the group's inner edges below `prob` (as the quantile bins of a
+    statistics table); left-closed, the number at or below it. Fitted quantile
+    edges are applied to new data this way.
     """
     if n_bins == 1:
         return pl.when(prob.is_not_null()).then(pl.lit(0, pl.Int64))
-    side: Literal["left", "right"] = "left" if closed == "right" else "right"
     start = group.cast(pl.Int64) * (n_bins - 1)
-    return sorted_position(group, prob, inner, side) - start
+    return edges.position(group, prob, strict=closed == "right") - start

@@ -24,7 +24,7 @@ rows used and the one refused rule) and is a few aggregations of it:
 Applying looks up each row's group in literal tables built from the small
 parameter table (a hash lookup of the key, ``replace_strict``, then ``gather``;
 isotonic thresholds and quantile edges by one binary search per row against the
-concatenated per-group tables, :func:`polars_calib.binning.sorted_position`): the
+concatenated per-group tables, :class:`polars_calib.binning.GroupedEdges`): the
 cost per row does not grow with the number of groups, and the literals (a few
 numbers per group) travel with the plan.
 """
@@ -60,7 +60,7 @@ from polars_calib._options import (
     check_sum_tol,
 )
 from polars_calib._problem import EPS, binary_problem, vector_checks, vector_problem
-from polars_calib.binning import Binning, edge_bins, sorted_position
+from polars_calib.binning import Binning, GroupedEdges, edge_bins
 from polars_calib.statistics import (
     FrameT,
     Prepared,
@@ -1235,30 +1235,30 @@ def _binary_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) ->
 
 
 def _interpolate(table: pl.DataFrame, g: pl.Expr, p: pl.Expr) -> pl.Expr:
-    """``np.interp(p, x, y)`` of each row's group (constant beyond its points)."""
-    lengths = table["x"].list.len().fill_null(0).cast(pl.Int64)
-    starts = lengths.cum_sum() - lengths
-    flat = table.select(
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("group"), pl.col("x"), pl.col("y")
-    ).explode("x", "y").drop_nulls()
-    # A sentinel past the end keeps every gathered index in range (its branch is unused).
-    xs = pl.concat([flat["x"], pl.Series([math.inf])])
-    ys = pl.concat([flat["y"], pl.Series([0.0])])
-    search = flat.select(pl.struct(pl.col("group"), pl.col("x").alias("value"))).to_series()
-    start, length = _gather(starts, g), _gather(lengths, g)
-    position = sorted_position(g, p, search, "right")
-    below = position - start  # points of the group at or below p
-    last = xs.len() - 1
-    j = (position - 1).clip(0, last)
-    nxt = position.clip(0, last)
-    x0, x1, y0, y1 = _gather(xs, j), _gather(xs, nxt), _gather(ys, j), _gather(ys, nxt)
-    slope = (y1 - y0) / (x1 - x0)
-    return (
-        pl.when(length == 0).then(None)
-        .when(below <= 0).then(_gather(ys, start.clip(0, last)))
-        .when(below >= length).then(_gather(ys, (start + length - 1).clip(0, last)))
-        .otherwise(slope * (p - x0) + y0)
-    )  # fmt: skip
+    """``np.interp(p, x, y)`` of each row's group (constant beyond its points).
+
+    A group of ``n`` points has ``n + 1`` pieces (before its first point, between
+    neighbours, after its last), each ``slope * (p - x0) + y0`` (the ends: slope 0),
+    computed in numpy as ``np.interp`` does; the row's piece is its position among
+    its group's points (:class:`~polars_calib.binning.GroupedEdges`, one slot per
+    group past its points), so one search and three gathers per row.
+    """
+    xs = [np.asarray(v, dtype=np.float64) for v in table["x"].to_list()]
+    ys = [np.asarray(v, dtype=np.float64) for v in table["y"].to_list()]
+    slopes, lefts, values = [], [], []
+    for x, y in zip(xs, ys):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inner = (y[1:] - y[:-1]) / (x[1:] - x[:-1])
+        slopes.append(np.concatenate([[0.0], inner, [0.0]]))
+        lefts.append(np.concatenate([[0.0], x[:-1], [0.0]]))
+        values.append(np.concatenate([y[:1], y[:-1], y[-1:]]))
+    edges = GroupedEdges(xs, sentinel=True)
+    piece = edges.position(g, p, strict=False)
+    slope, left, value = (
+        _gather(pl.Series(np.concatenate(part), dtype=pl.Float64), piece)
+        for part in (slopes, lefts, values)
+    )
+    return slope * (p - left) + value
 
 
 def _histogram_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) -> pl.Expr:
@@ -1269,11 +1269,8 @@ def _histogram_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr)
     if cal.options["strategy"] == "uniform":
         bins = Binning(n_bins, "uniform", closed).index(p).cast(pl.Int64)
     else:
-        inner = table.select(
-            pl.int_range(pl.len(), dtype=pl.Int64).alias("group"),
-            pl.col("edges").list.slice(1, n_bins - 1).alias("value"),
-        ).explode("value")
-        bins = edge_bins(g, p, inner.to_struct("inner"), n_bins, closed)
+        inner = GroupedEdges([edges[1:-1] for edges in table["edges"].to_list()])
+        bins = edge_bins(g, p, inner, n_bins, closed)
     return pl.coalesce(_gather(values, g * n_bins + bins), p)
 
 
