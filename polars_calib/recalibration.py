@@ -698,20 +698,25 @@ def _fit_newton(
     todo = np.array([reason is None for reason in reasons])
     targets = _targets(groups, spec) if logistic else None
     table = groups.select(group).with_columns(pl.int_range(n, dtype=pl.Int64).alias(_INDEX))
-    data = lf.filter(pl.col(_USED))
+    weighted = prepared.problem.weight is not None
+    work = _work(lf.filter(pl.col(_USED)), table, group, spec.method)
+    if isinstance(prepared.data, pl.DataFrame):
+        # In memory already: compute the problem's columns once, not once per step.
+        work = work.collect().lazy()
 
     def evaluate(
         index: NDArray[np.int64], at: NDArray[np.float64]
     ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        at_table = table[index].with_columns(
-            pl.Series(f"__theta{k}", at[:, k]) for k in range(at.shape[1])
-        )
-        joined = data.join(at_table.lazy(), on=group, how="inner", nulls_equal=True)
-        thetas = [pl.col(f"__theta{k}") for k in range(at.shape[1])]
-        terms = _logistic_sums(spec.method, thetas) if logistic else _temperature_sums(thetas[0])
-        sums = (
-            joined.group_by(_INDEX).agg(terms).collect().sort(_INDEX)
-        )  # the sums of one step, per group
+        full = np.zeros((n, at.shape[1]))
+        full[index] = at
+        # Each row's parameters: a gather from the small per-group table.
+        thetas = [_gather(pl.Series(full[:, k]), pl.col(_INDEX)) for k in range(at.shape[1])]
+        active = work.filter(pl.col(_INDEX).is_in(pl.Series(index, dtype=pl.Int64)))
+        step = (
+            _logistic_sums(active, spec.method, thetas, weighted)
+            if logistic else _temperature_sums(active, thetas[0], weighted)
+        )  # fmt: skip
+        sums = step.collect().sort(_INDEX)  # the sums of one step, per group
         position = {int(g): j for j, g in enumerate(sums[_INDEX])}
         order = np.array([position.get(int(g), -1) for g in index])
         if logistic:
@@ -794,21 +799,63 @@ def _sigmoid(eta: pl.Expr) -> pl.Expr:
     return 1.0 / (1.0 + (-eta).exp())
 
 
-def _logistic_sums(method: str, thetas: list[pl.Expr]) -> list[pl.Expr]:
-    """Per-group sums of one Newton step: softplus, μF, yF, F and μ(1-μ)FF (weighted)."""
-    features = _features(method, pl.col(_P))
+def _work(
+    rows: pl.LazyFrame, table: pl.DataFrame, group: list[str], method: str
+) -> pl.LazyFrame:
+    """The used rows as a Newton step reads them: group index, regressors, outcome, weight."""
+    indexed = rows.join(table.lazy(), on=group, how="inner", nulls_equal=True)
+    if method == "temperature":
+        logs = pl.col(_V).list.eval(pl.element().clip(EPS, 1.0).log())
+        return indexed.select(
+            pl.col(_INDEX), logs.alias("__logs"),
+            logs.list.get(pl.col(_T), null_on_oob=True).alias("__true"), pl.col(_W),
+        )  # fmt: skip
+    features = _features(method, pl.col(_P))[:-1]  # the intercept's regressor is 1
+    return indexed.select(
+        pl.col(_INDEX), *(f.alias(f"__f{i}") for i, f in enumerate(features)),
+        pl.col(_Y), pl.col(_W),
+    )  # fmt: skip
+
+
+def _logistic_sums(
+    work: pl.LazyFrame, method: str, thetas: list[pl.Expr], weighted: bool
+) -> pl.LazyFrame:
+    """Per-group sums of one Newton step: softplus, μF, yF, F and μ(1-μ)FF (weighted).
+
+    ``exp(-|η|)`` is computed once per row and gives both ``μ`` and ``softplus(η)``.
+    """
+    features = [pl.col(f"__f{i}") for i in range(len(thetas) - 1)] + [pl.lit(1.0)]
     eta = _linear(thetas, features)
-    mu = _sigmoid(eta)
-    w, y = pl.col(_W), pl.col(_Y)
-    softplus = eta.clip(lower_bound=0.0) + (-eta.abs()).exp().log1p()
-    sums = [(w * softplus).sum().alias("softplus")]
+    e = pl.col("__eta").abs().neg().exp()
+    w = pl.col(_W) if weighted else pl.lit(1.0)
+    rows = (
+        work.with_columns(eta.alias("__eta"))
+        .with_columns(
+            pl.when(pl.col("__eta") >= 0.0).then(1.0 / (1.0 + e)).otherwise(e / (1.0 + e))
+            .alias("__mu"),
+            (pl.col("__eta").clip(lower_bound=0.0) + e.log1p()).alias("__softplus"),
+        )
+        .with_columns(
+            (w * pl.col("__mu")).alias("__wmu"),
+            (w * pl.col("__mu") * (1.0 - pl.col("__mu"))).alias("__wvar"),
+            (w * pl.col(_Y)).alias("__wy"),
+        )
+    )  # fmt: skip
+    sums = [(w * pl.col("__softplus")).sum().alias("softplus")]
     k = len(features)
     for i, f in enumerate(features):
-        sums += [(w * mu * f).sum().alias(f"mu{i}"), (w * y * f).sum().alias(f"y{i}"),
-                 (w * f).sum().alias(f"f{i}")]  # fmt: skip
+        constant = i == k - 1
+        sums += [
+            (pl.col("__wmu") if constant else pl.col("__wmu") * f).sum().alias(f"mu{i}"),
+            (pl.col("__wy") if constant else pl.col("__wy") * f).sum().alias(f"y{i}"),
+            (w if constant else w * f).sum().alias(f"f{i}"),
+        ]
         for j in range(i, k):
-            sums.append((w * mu * (1.0 - mu) * f * features[j]).sum().alias(f"h{i}{j}"))
-    return sums
+            term = pl.col("__wvar")
+            for factor in (f, features[j]):
+                term = term if factor is features[-1] else term * factor
+            sums.append(term.sum().alias(f"h{i}{j}"))
+    return rows.group_by(_INDEX).agg(sums)
 
 
 def _logistic_step(
@@ -835,22 +882,29 @@ def _logistic_step(
     return loss, grad, hess
 
 
-def _temperature_sums(inverse: pl.Expr) -> list[pl.Expr]:
+def _temperature_sums(work: pl.LazyFrame, inverse: pl.Expr, weighted: bool) -> pl.LazyFrame:
     """Per-group sums of a Newton step in ``β = 1 / T``: loss, gradient, Hessian."""
-    logs = pl.col(_V).list.eval(pl.element().clip(EPS, 1.0).log())
-    true_log = logs.list.get(pl.col(_T), null_on_oob=True)
+    logs = pl.col("__logs")
     scaled = logs * inverse
     top = scaled.list.max()
     exps = (scaled - top).list.eval(pl.element().exp())
-    total = exps.list.sum()
-    mean = (exps * logs).list.sum() / total
-    second = (exps * logs * logs).list.sum() / total
-    w = pl.col(_W)
-    return [
-        (w * (top + total.log() - inverse * true_log)).sum().alias("loss"),
+    w = pl.col(_W) if weighted else pl.lit(1.0)
+    rows = work.with_columns(
+        inverse.alias("__beta"), top.alias("__top"), exps.alias("__exps")
+    ).with_columns(
+        pl.col("__exps").list.sum().alias("__total"),
+        (pl.col("__exps") * logs).list.sum().alias("__first"),
+        (pl.col("__exps") * logs * logs).list.sum().alias("__second"),
+    ).with_columns(
+        (pl.col("__first") / pl.col("__total")).alias("__mean"),
+    )
+    mean, true_log = pl.col("__mean"), pl.col("__true")
+    return rows.group_by(_INDEX).agg(
+        (w * (pl.col("__top") + pl.col("__total").log() - pl.col("__beta") * true_log))
+        .sum().alias("loss"),
         (w * (mean - true_log)).sum().alias("grad"),
-        (w * (second - mean * mean)).sum().alias("hess"),
-    ]
+        (w * (pl.col("__second") / pl.col("__total") - mean * mean)).sum().alias("hess"),
+    )  # fmt: skip
 
 
 def _temperature_step(

@@ -156,7 +156,10 @@ def test_histogram_values_are_bin_frequencies_and_empty_bins_keep_p() -> None:
     cal = pc.fit_calibrator(train, "p", "y", method="histogram", n_bins=10, weight="w")
     stats = pc.bin_statistics(train, "p", "y", n_bins=10, weight="w")
     want = stats.select(pl.when(pl.col("weight") > 0).then(pl.col("sum_y") / pl.col("weight")))
-    assert cal.params["values"][0].to_list() == want.to_series().to_list()
+    # Weighted sums: Polars' parallel summation may differ in the last bit between runs.
+    got = cal.params["values"][0].to_list()
+    assert [v is None for v in got] == [v is None for v in want.to_series().to_list()]
+    np.testing.assert_allclose(np.array(got, dtype=float), want.to_series().to_numpy(), rtol=1e-12)
     assert cal.params["edges"][0].to_list() == pc.uniform_edges(10)
     test = pl.DataFrame({"p": [0.0, 0.1, 0.1000001, 0.45, 0.5, 0.55, 1.0]})
     values = want.to_series().to_list()
@@ -165,7 +168,7 @@ def test_histogram_values_are_bin_frequencies_and_empty_bins_keep_p() -> None:
         values[k] if values[k] is not None else p
         for p, k in zip(test["p"].to_list(), index)
     ]
-    assert applied(cal, test).tolist() == expected
+    np.testing.assert_allclose(applied(cal, test), expected, rtol=1e-12)
     assert any(v is None for v in values)  # an empty bin was exercised
 
 
@@ -387,7 +390,8 @@ def test_unseen_groups_get_null_identity_or_global() -> None:
     assert pooled.global_params is not None
     assert_frame_equal(pooled.global_params, whole.params)
     global_value = live.select(whole.expr("p")).to_series()[0]
-    assert live.select(pooled.expr("p")).to_series().to_list()[2:] == [global_value] * 2
+    got = live.select(pooled.expr("p")).to_series().to_list()[2:]
+    assert got == pytest.approx([global_value] * 2, rel=1e-12)
 
 
 @pytest.mark.parametrize("method", ["platt", "beta", "isotonic", "histogram"])
