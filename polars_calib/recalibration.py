@@ -675,15 +675,20 @@ def _fit_newton(
     logistic = spec.method != "temperature"
     if logistic:
         p, y = pl.col(_P).clip(EPS, 1.0 - EPS), pl.col(_Y)
-        positive = used & (w > 0.0)
+        # when/then, not filter: plain aggregations of expressions (Polars' fast path).
+        lf = lf.with_columns((used & (w > 0.0)).alias("__positive"))
+        positive = pl.col("__positive")
+        negative_p = pl.when(positive & (y == 0.0)).then(p)
+        positive_p = pl.when(positive & (y == 1.0)).then(p)
         checks += [
-            w.filter(used).sum().alias("weight"),
-            (w * y).filter(used).sum().alias("positives"),
-            p.filter(positive & (y == 0.0)).max().alias("max_negative"),
-            p.filter(positive & (y == 1.0)).min().alias("min_positive"),
-            p.filter(positive & (y == 1.0)).max().alias("max_positive"),
-            p.filter(positive & (y == 0.0)).min().alias("min_negative"),
-            p.filter(positive).n_unique().alias("distinct"),
+            pl.when(used).then(w).sum().alias("weight"),
+            pl.when(used).then(w * y).sum().alias("positives"),
+            negative_p.max().alias("max_negative"),
+            positive_p.min().alias("min_positive"),
+            positive_p.max().alias("max_positive"),
+            negative_p.min().alias("min_negative"),
+            pl.when(positive).then(p).min().alias("min_p"),
+            pl.when(positive).then(p).max().alias("max_p"),
         ]
     # One pass: the rows used and refused per group, and what identifies a fit.
     groups = lf.group_by(group).agg(checks).collect().sort(group, nulls_last=True)
@@ -760,8 +765,8 @@ def _precheck(row: dict[str, Any], spec: _Spec, logistic: bool) -> str | None:
         return "no row of positive weight"
     if positives <= 0.0 or positives >= weight:
         return f"one class only (every outcome is {1 if positives > 0 else 0})"
-    if row["distinct"] < (3 if spec.method == "beta" else 2):
-        return f"not identifiable (the probabilities take {row['distinct']} distinct value(s))"
+    if row["min_p"] == row["max_p"]:
+        return f"not identifiable (every probability is {row['min_p']})"
     if not spec.smoothed:
         if row["max_negative"] <= row["min_positive"]:
             return "separated classes (every positive has p at or above every negative)"
@@ -827,7 +832,9 @@ def _logistic_sums(
     features = [pl.col(f"__f{i}") for i in range(len(thetas) - 1)] + [pl.lit(1.0)]
     eta = _linear(thetas, features)
     e = pl.col("__eta").abs().neg().exp()
-    w = pl.col(_W) if weighted else pl.lit(1.0)
+    def weighted_by(value: pl.Expr) -> pl.Expr:
+        return pl.col(_W) * value if weighted else value
+
     rows = (
         work.with_columns(eta.alias("__eta"))
         .with_columns(
@@ -836,19 +843,21 @@ def _logistic_sums(
             (pl.col("__eta").clip(lower_bound=0.0) + e.log1p()).alias("__softplus"),
         )
         .with_columns(
-            (w * pl.col("__mu")).alias("__wmu"),
-            (w * pl.col("__mu") * (1.0 - pl.col("__mu"))).alias("__wvar"),
-            (w * pl.col(_Y)).alias("__wy"),
+            weighted_by(pl.col("__mu")).alias("__wmu"),
+            weighted_by(pl.col("__mu") * (1.0 - pl.col("__mu"))).alias("__wvar"),
+            weighted_by(pl.col(_Y)).alias("__wy"),
         )
     )  # fmt: skip
-    sums = [(w * pl.col("__softplus")).sum().alias("softplus")]
+    sums = [weighted_by(pl.col("__softplus")).sum().alias("softplus")]
     k = len(features)
     for i, f in enumerate(features):
         constant = i == k - 1
         sums += [
             (pl.col("__wmu") if constant else pl.col("__wmu") * f).sum().alias(f"mu{i}"),
             (pl.col("__wy") if constant else pl.col("__wy") * f).sum().alias(f"y{i}"),
-            (w if constant else w * f).sum().alias(f"f{i}"),
+            (weighted_by(pl.lit(1.0)).sum() if weighted and constant
+             else pl.len().cast(pl.Float64) if constant
+             else weighted_by(f).sum()).alias(f"f{i}"),
         ]
         for j in range(i, k):
             term = pl.col("__wvar")
@@ -1016,8 +1025,8 @@ def _fit_isotonic(
         .agg(
             used.sum().cast(pl.Int64).alias("count"),
             pl.col(_REFUSED).sum().cast(pl.Int64).alias("refused"),
-            pl.col(_W).filter(kept).sum().alias("weight"),
-            (pl.col(_W) * pl.col(_Y)).filter(kept).sum().alias("positives"),
+            pl.when(kept).then(pl.col(_W)).sum().alias("weight"),
+            pl.when(kept).then(pl.col(_W) * pl.col(_Y)).sum().alias("positives"),
         )
         .collect()
     )
