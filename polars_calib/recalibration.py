@@ -1315,7 +1315,7 @@ def _interpolate(table: pl.DataFrame, g: pl.Expr, p: pl.Expr) -> pl.Expr:
         slopes.append(np.concatenate([[0.0], inner, [0.0]]))
         lefts.append(np.concatenate([[0.0], x[:-1], [0.0]]))
         values.append(np.concatenate([y[:1], y[:-1], y[-1:]]))
-    edges = GroupedEdges(xs, sentinel=True)
+    edges = GroupedEdges([x.tolist() for x in xs], sentinel=True)
     piece = edges.position(g, p, strict=False)
     slope, left, value = (
         _gather(pl.Series(np.concatenate(part), dtype=pl.Float64), piece)
