@@ -433,8 +433,8 @@ def fit_calibrator(
     distinct values for the parameters (a singular Hessian) cannot be fitted.
 
     **Isotonic.** scikit-learn's ``IsotonicRegression(out_of_bounds="clip")``:
-    rows of equal ``p`` pooled (weighted mean outcome), rows of zero weight
-    dropped, PAV, then the points inside a constant block removed except its
+    rows of equal ``p`` pooled (weighted mean outcome; values less than ``1e-15``
+    apart too, as its ``_make_unique``), rows of zero weight dropped, PAV, then the points inside a constant block removed except its
     ends; a new ``p`` gets ``np.interp`` between the points (the first and last
     values beyond them).
 
@@ -538,7 +538,7 @@ def fit_calibrator(
         used = None
     prepared = prepare(
         data, prob, label, by=keys, weight=weight, reduction=used, sum_tol=sum_tol,
-        pos_label=pos_label, reserved=frozenset(_RESERVED),
+        pos_label=pos_label, reserved=frozenset({*_RESERVED, *_PARAMETERS[method]}),
     )  # fmt: skip
     kept_reduction = None if method == "temperature" else used
     spec = _Spec(
@@ -572,8 +572,8 @@ def fit_calibrator(
     )
 
 
-_RESERVED = {"count", "iterations", "fallback", "reason", "stage", "a", "b", "c", "x", "y",
-             "temperature", "edges", "values"}  # fmt: skip
+# Columns of `params` (with the method's parameters) and of an evaluation: not key names.
+_RESERVED = {"count", "iterations", "fallback", "reason", "stage"}
 
 
 def _check_by(by: str | Sequence[str] | None) -> list[str]:
@@ -1088,10 +1088,32 @@ def _pav(y: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.repeat(np.array(means), np.array(sizes, dtype=np.int64))
 
 
+def _pool_close(
+    x: NDArray[np.float64], mean: NDArray[np.float64], weight: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """Pool sorted distinct values closer than ``1e-15`` to the first of their run."""
+    resolution = float(np.finfo(np.float64).resolution)
+    if len(x) < 2 or np.min(np.diff(x)) >= resolution:
+        return x, mean, weight
+    starts = [0]
+    for j in range(1, len(x)):
+        if x[j] - x[starts[-1]] >= resolution:
+            starts.append(j)
+    index = np.array(starts)
+    totals = np.add.reduceat(weight, index)
+    positives = np.add.reduceat(mean * weight, index)
+    return x[index], positives / totals, totals
+
+
 def _isotonic_points(
     x: NDArray[np.float64], mean: NDArray[np.float64], weight: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """scikit-learn's fitted thresholds: PAV, clipped to [0, 1], block interiors dropped."""
+    """scikit-learn's fitted thresholds: PAV, clipped to [0, 1], block interiors dropped.
+
+    As scikit-learn's ``_make_unique``, values less than ``1e-15`` (float64
+    resolution) above the first of a run are pooled into it.
+    """
+    x, mean, weight = _pool_close(x, mean, weight)
     fitted = np.clip(_pav(mean, weight), 0.0, 1.0)
     if len(fitted) > 2:
         keep = np.ones(len(fitted), dtype=bool)
@@ -1310,7 +1332,7 @@ def _interpolate(table: pl.DataFrame, g: pl.Expr, p: pl.Expr) -> pl.Expr:
     ys = [np.asarray(v, dtype=np.float64) for v in table["y"].to_list()]
     slopes, lefts, values = [], [], []
     for x, y in zip(xs, ys):
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             inner = (y[1:] - y[:-1]) / (x[1:] - x[:-1])
         slopes.append(np.concatenate([[0.0], inner, [0.0]]))
         lefts.append(np.concatenate([[0.0], x[:-1], [0.0]]))
@@ -1321,7 +1343,8 @@ def _interpolate(table: pl.DataFrame, g: pl.Expr, p: pl.Expr) -> pl.Expr:
         _gather(pl.Series(np.concatenate(part), dtype=pl.Float64), piece)
         for part in (slopes, lefts, values)
     )
-    return slope * (p - left) + value
+    # At a point itself, its value (as np.interp: an infinite slope must not give NaN).
+    return pl.when(p == left).then(value).otherwise(slope * (p - left) + value)
 
 
 def _histogram_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) -> pl.Expr:

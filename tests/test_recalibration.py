@@ -21,6 +21,8 @@ import numpy as np
 import polars as pl
 import pytest
 from conftest import FrameContext, make_log, sign_changing_log
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from scipy.optimize import minimize_scalar
 from sklearn.calibration import _sigmoid_calibration
@@ -631,3 +633,60 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     result = run("fit", tmp_path / "bad.parquet", "--prob", "p", "--label", "y",
                  "--method", "magic", "--out", tmp_path / "c.json", cwd=tmp_path)  # fmt: skip
     assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def test_refused_rows_of_a_scan_or_of_vectors_raise_too(tmp_path: Path) -> None:
+    bad = sign_changing_log(36, 300).with_columns(
+        p=pl.when(pl.col("p") > 0.9).then(1.5).otherwise(pl.col("p"))
+    )
+    path = tmp_path / "bad.parquet"
+    bad.write_parquet(path)
+    n = int((bad["p"] > 1).sum())
+    with pytest.raises(pc.CalibrationDataError, match=f"outside \\[0, 1\\] in {n} of 300 rows"):
+        pc.fit_calibrator(pl.scan_parquet(path), "p", "y", method="platt")
+    vectors = pl.DataFrame({"probs": [[0.5, 0.6], [0.2, 0.8]] * 10, "cls": [0, 1] * 10})
+    for method in ("temperature", "isotonic"):
+        with pytest.raises(pc.CalibrationDataError, match="vector sum off 1 .* in 10 of 20 rows"):
+            pc.fit_calibrator(vectors, "probs", "cls", method=method)
+
+
+@pytest.mark.parametrize("dtype", [pl.Categorical, pl.Enum(["0", "1", "2"]), pl.Boolean])
+def test_keys_of_other_dtypes_look_up_and_round_trip(tmp_path: Path, dtype: pl.DataType) -> None:
+    df = sign_changing_log(37, 2_000, groups=3).with_columns(
+        k=(pl.col("g") == 1) if dtype == pl.Boolean else pl.col("g").cast(pl.String).cast(dtype)
+    )
+    cal = pc.fit_calibrator(df, "p", "y", method="isotonic", by=["k", "g"])
+    out = df.select(cal.expr("p")).to_series()
+    assert out.null_count() == 0
+    for key in cal.params.select("k", "g").iter_rows():
+        part = df.filter(pl.col("g") == key[1])
+        alone = pc.fit_calibrator(part, "p", "y", method="isotonic")
+        np.testing.assert_allclose(applied(cal, part), applied(alone, part), atol=1e-12)
+    loaded = pc.load_calibrator(cal.save(tmp_path / "k.json"))
+    assert_frame_equal(loaded.params, cal.params)
+    assert_frame_equal(df.select(loaded.expr("p")), df.select(cal.expr("p")))
+
+
+@settings(max_examples=25)
+@given(
+    p=st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.3, 0.31, 0.5, 0.7, 0.9, 1.0]) | st.floats(0, 1),
+               min_size=10, max_size=60),  # fmt: skip
+    data=st.data(),
+)
+def test_isotonic_agrees_with_sklearn_on_generated_logs(p: list[float], data: st.DataObject) -> None:
+    y = data.draw(st.lists(st.integers(0, 1), min_size=len(p), max_size=len(p)))
+    # Positive weights: scikit-learn pools zero-weight rows into an undefined mean (0/0);
+    # we drop them, as MAPIE does.
+    w = data.draw(st.lists(st.floats(0.01, 3.0), min_size=len(p), max_size=len(p)))
+    frame = pl.DataFrame({"p": p, "y": y, "w": w})
+    cal = pc.fit_calibrator(frame, "p", "y", method="isotonic", weight="w", min_rows=1)
+    reference = IsotonicRegression(out_of_bounds="clip").fit(
+        np.array(p), np.array(y), sample_weight=np.array(w)
+    )
+    grid = pl.DataFrame({"p": np.linspace(0, 1, 41)})
+    np.testing.assert_allclose(
+        applied(cal, grid), reference.predict(grid["p"].to_numpy()), atol=1e-12
+    )
+    # Monotone, within [0, 1].
+    out = applied(cal, grid)
+    assert np.all(np.diff(out) >= -1e-15) and out.min() >= 0 and out.max() <= 1
