@@ -8,9 +8,9 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib.statistics` (the statistics table and its finishers),
 :mod:`~polars_calib._finish` (the finishers of the expressions),
 :mod:`~polars_calib.binary` and :mod:`~polars_calib.multiclass` (the expressions),
-:mod:`~polars_calib.frame` (summaries and reliability tables),
-:mod:`~polars_calib.recalibration` (recalibration maps), :mod:`~polars_calib.plot`
-and :mod:`~polars_calib.cli`.
+:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`,
+:mod:`~polars_calib.recalibration` (recalibration maps),
+:mod:`~polars_calib.report` (the HTML report) and :mod:`~polars_calib.cli`.
 """
 
 from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on frames)
@@ -29,6 +29,7 @@ from polars_calib.multiclass import (
 from polars_calib.namespace import col
 from polars_calib.plot import plot_reliability, save_png
 from polars_calib.recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
+from polars_calib.report import HtmlReport, html_report
 from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -41,6 +42,7 @@ __all__ = [
     "CalibrationDataError",
     "Calibrator",
     "Evaluation",
+    "HtmlReport",
     "bin_index",
     "bin_statistics",
     "brier",
@@ -49,6 +51,7 @@ __all__ = [
     "confidence_ece",
     "ece",
     "fit_calibrator",
+    "html_report",
     "load_calibrator",
     "log_loss",
     "mce",
