@@ -417,6 +417,12 @@ def fit_calibrator(
 
     Notes
     -----
+    **Reading.** A fit runs queries (unlike the LazyFrame methods that return
+    plans): one pass of checks, then one aggregation per Newton step (isotonic:
+    one aggregation; histogram: the statistics table). A DataFrame's problem
+    columns are computed once for all steps; a LazyFrame is read again at each
+    step (``pl.Config.set_engine_affinity("streaming")`` streams them).
+
     **Clipping.** The logistic methods read ``p`` clipped to ``[eps, 1 - eps]``
     with ``eps = 2.22e-16`` (float64 machine epsilon, as ``betacal`` and
     scikit-learn's log-loss), before ``logit`` or ``ln``; temperature scaling

@@ -690,3 +690,14 @@ def test_isotonic_agrees_with_sklearn_on_generated_logs(p: list[float], data: st
     # Monotone, within [0, 1].
     out = applied(cal, grid)
     assert np.all(np.diff(out) >= -1e-15) and out.min() >= 0 and out.max() <= 1
+
+
+def test_labels_other_than_0_1_with_pos_label() -> None:
+    df = sign_changing_log(38, 1_000)
+    named = df.with_columns(outcome=pl.when(pl.col("y") == 1).then(pl.lit("churn"))
+                            .otherwise(pl.lit("stay")))  # fmt: skip
+    cal = pc.fit_calibrator(named, "p", "outcome", method="beta", pos_label="churn")
+    plain = pc.fit_calibrator(df, "p", "y", method="beta")
+    assert_frame_equal(cal.params, plain.params, rel_tol=1e-9)
+    metrics = cal.evaluate(named, "p", "outcome").metrics
+    assert_frame_equal(metrics, plain.evaluate(df, "p", "y").metrics, rel_tol=1e-9)
