@@ -71,7 +71,12 @@ from polars_calib.statistics import (
     reliability_from_statistics,
     statistics_query,
 )
-from polars_calib.validation import CalibrationDataError, problem_counts, raise_for_problems
+from polars_calib.validation import (
+    CalibrationDataError,
+    is_vector,
+    problem_counts,
+    raise_for_problems,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -521,7 +526,10 @@ def fit_calibrator(
         if value < low:
             msg = f"`{argument}` must be a positive int, got {value!r}"
             raise ValueError(msg)
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1:
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)):
+        msg = f"`tol` must be a number in (0, 1), got {type(tol).__name__} {tol!r}"
+        raise TypeError(msg)
+    if not 0 < tol < 1:
         msg = f"`tol` must be a number in (0, 1), got {tol!r}"
         raise ValueError(msg)
     check_sum_tol(sum_tol)
@@ -530,8 +538,6 @@ def fit_calibrator(
         msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
         raise TypeError(msg)
     schema = data.collect_schema()
-    from polars_calib.validation import is_vector
-
     vectors = isinstance(prob, str) and prob in schema and is_vector(schema[prob])
     if method == "temperature":
         if reduction is not None:
