@@ -334,12 +334,23 @@ def test_lazy_and_scan_fits_equal_the_eager_fit(method: str, frame_context: Fram
     assert cal.params["count"].sum() < df.height
 
 
-def test_a_lazy_fit_reads_only_when_fitting(tmp_path: Path) -> None:
-    path = tmp_path / "log.parquet"
-    sign_changing_log(17, 500).write_parquet(path)
-    lf = pl.scan_parquet(path).filter(pl.col("p") > 0.0)
-    cal = lf.calib.fit("p", "y", method="platt")
-    assert isinstance(lf.with_columns(q=cal.expr("p")), pl.LazyFrame)
+def test_a_lazy_fit_reads_once_per_step_and_applying_reads_nothing() -> None:
+    from test_lazy import CountingSource
+
+    source = CountingSource(sign_changing_log(17, 3_000, groups=3).select("g", "p", "y"))
+    lf = source.frame()
+    cal = lf.calib.fit("p", "y", method="platt", by="g")
+    # One pass of checks, then one per Newton step (the slowest group's).
+    assert source.reads == 1 + cal.params["iterations"].max()  # type: ignore[operator]
+    before = source.reads
+    plan = lf.with_columns(q=cal.expr("p"))
+    assert isinstance(plan, pl.LazyFrame) and source.reads == before
+    source.reads = 0
+    pc.fit_calibrator(lf, "p", "y", method="isotonic", by="g")
+    assert source.reads == 1  # sums per distinct p: one aggregation
+    source.reads = 0
+    pc.fit_calibrator(lf, "p", "y", method="histogram", by="g")
+    assert source.reads == 1  # the statistics table
 
 
 def test_apply_streams_over_a_parquet_scan_and_a_serialized_plan(tmp_path: Path) -> None:
