@@ -704,6 +704,14 @@ def _fit_newton(
         ]
     # One pass: the rows used and refused per group, and what identifies a fit.
     groups = lf.group_by(group).agg(checks).collect().sort(group, nulls_last=True)
+    if not keys and not groups.height:
+        # The one group exists in empty data too (as a whole-frame statistics table).
+        groups = pl.DataFrame({_G: [0], "count": [0], "refused": [0]}, schema_overrides={
+            _G: pl.Int64, "count": pl.Int64, "refused": pl.Int64,
+        }).with_columns(pl.lit(None, pl.Float64).alias(n) for n in (
+            "weight", "positives", "max_negative", "min_positive", "max_positive",
+            "min_negative", "min_p", "max_p",
+        ) if logistic)  # fmt: skip
     _check_refused(prepared, int(groups["refused"].sum()))
     n = groups.height
     reasons: list[str | None] = [None] * n
@@ -1053,6 +1061,13 @@ def _fit_isotonic(
             pl.col("positives").filter(pl.col("x").is_not_null()),
         )
     )
+    if not keys and not per_group.height:
+        # The one group exists in empty data too.
+        per_group = pl.DataFrame(
+            {_G: [0], "count": [0], "x": [[]], "weight": [[]], "positives": [[]]},
+            schema={_G: pl.Int64, "count": pl.Int64, "x": pl.List(pl.Float64),
+                    "weight": pl.List(pl.Float64), "positives": pl.List(pl.Float64)},
+        )  # fmt: skip
     xs: list[list[float] | None] = []
     ys: list[list[float] | None] = []
     reasons: list[str | None] = []
@@ -1321,6 +1336,8 @@ def _gather(values: pl.Series, index: pl.Expr) -> pl.Expr:
 def _binary_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) -> pl.Expr:
     """The fitted map of each row's group (`g`, an index into `table`) at `p` in [0, 1]."""
     method = cal.method
+    if not table.height:
+        return pl.lit(None, pl.Float64)  # nothing was fitted: every group is unseen
     if method in ("platt", "beta"):
         names = _PARAMETERS[method]
         coefficients = [_gather(table[n], g) for n in names]
@@ -1369,7 +1386,7 @@ def _histogram_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr)
     else:
         inner = GroupedEdges([edges[1:-1] for edges in table["edges"].to_list()])
         bins = edge_bins(g, p, inner, n_bins, closed)
-    return pl.coalesce(_gather(values, g * n_bins + bins), p)
+    return pl.when(g.is_not_null()).then(pl.coalesce(_gather(values, g * n_bins + bins), p))
 
 
 def _apply(cal: Calibrator, prob: IntoExpr) -> pl.Expr:

@@ -390,12 +390,28 @@ def test_public_api_uses_no_unstable_polars_feature(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- unseen groups, fallbacks
 
 
-def test_unseen_groups_get_null_identity_or_global() -> None:
+@pytest.mark.parametrize("method", BINARY_METHODS)
+def test_unseen_groups_get_null(method: str) -> None:
     train = sign_changing_log(21, 3_000, groups=2)
     live = pl.DataFrame({"g": [0, 1, 7, None], "p": [0.3, 0.3, 0.3, 0.3]})
-    plain = pc.fit_calibrator(train, "p", "y", method="platt", by="g")
+    plain = pc.fit_calibrator(train, "p", "y", method=method, by="g")
     out = live.select(plain.expr("p")).to_series().to_list()
-    assert out[2] is None and out[3] is None and out[0] is not None
+    assert out[2] is None and out[3] is None and None not in out[:2]
+
+
+def test_empty_data_has_one_group_or_none() -> None:
+    empty = sign_changing_log(39, 10).clear()
+    for method in BINARY_METHODS:
+        with pytest.raises(pc.CalibrationDataError, match="the one group: 0 rows"):
+            pc.fit_calibrator(empty, "p", "y", method=method)
+        cal = pc.fit_calibrator(empty, "p", "y", method=method, by="g")
+        assert cal.params.height == 0
+        assert pl.DataFrame({"g": [1], "p": [0.5]}).select(cal.expr("p")).item() is None
+
+
+def test_unseen_groups_get_identity_or_global() -> None:
+    train = sign_changing_log(21, 3_000, groups=2)
+    live = pl.DataFrame({"g": [0, 1, 7, None], "p": [0.3, 0.3, 0.3, 0.3]})
     identity = pc.fit_calibrator(train, "p", "y", method="platt", by="g", fallback="identity")
     assert live.select(identity.expr("p")).to_series().to_list()[2:] == [0.3, 0.3]
     pooled = pc.fit_calibrator(train, "p", "y", method="platt", by="g", fallback="global")
