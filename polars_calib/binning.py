@@ -395,10 +395,15 @@ class GroupedEdges:
         self.lengths = pl.Series(lengths, dtype=pl.Int64)
 
     def position(self, group: pl.Expr, prob: pl.Expr, strict: bool) -> pl.Expr:
-        """Per row (Int64): the position past its group's values ``< prob`` (`strict`) or ``<= prob``."""
+        """Per row (Int64): the position past its group's values ``< prob`` (`strict`) or ``<= prob``.
+
+        Null where the group or the probability is null.
+        """
         rank = pl.lit(self.distinct).search_sorted(prob, side="left" if strict else "right")
         key = group.cast(pl.Int64) * self.stride + rank.cast(pl.Int64)
-        return pl.lit(self.keys).search_sorted(key, side="right").cast(pl.Int64)
+        # search_sorted places a null first: keep it null (an unseen group, a null p).
+        found = pl.lit(self.keys).search_sorted(key, side="right").cast(pl.Int64)
+        return pl.when(group.is_not_null() & prob.is_not_null()).then(found)
 
 
 def edge_bins(group: pl.Expr, prob: pl.Expr, edges: GroupedEdges, n_bins: int, closed: Closed) -> pl.Expr:
