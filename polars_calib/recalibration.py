@@ -48,6 +48,7 @@ from polars_calib._options import (
     CALIBRATION_METHODS,
     CLOSED,
     FALLBACKS,
+    REDUCTIONS,
     STRATEGIES,
     SUM_TOLERANCE,
     CalibrationMethod,
@@ -1624,6 +1625,12 @@ def load_calibrator(path: str | Path) -> Calibrator:
     if method not in CALIBRATION_METHODS:
         msg = f"{str(path)!r}: unknown method {method!r}"
         raise CalibrationDataError(msg)
+    reduction, by = content.get("reduction"), content.get("by")
+    if reduction not in (None, *REDUCTIONS) or not isinstance(by, list) or not all(
+        isinstance(name, str) for name in by
+    ):
+        msg = f"{str(path)!r}: unknown reduction {reduction!r} or keys {by!r}"
+        raise CalibrationDataError(msg)
     params = _frame_from_json(content["params"])
     missing = [n for n in _PARAMETERS[method] if n not in params.columns]
     missing += [n for n in content["by"] if n not in params.columns]
@@ -1633,8 +1640,8 @@ def load_calibrator(path: str | Path) -> Calibrator:
     global_content = content.get("global_params")
     return Calibrator(
         method=method,
-        reduction=content.get("reduction"),
-        by=tuple(content["by"]),
+        reduction=reduction,
+        by=tuple(by),
         params=params,
         global_params=None if global_content is None else _frame_from_json(global_content),
         options=dict(content.get("options", {})),

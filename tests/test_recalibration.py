@@ -496,6 +496,11 @@ def test_load_refuses_other_files(tmp_path: Path) -> None:
     with pytest.raises(pc.CalibrationDataError, match="format version 99"):
         pc.load_calibrator(bad)
     content = cal.to_dict()
+    content["reduction"] = "pairwise"
+    bad.write_text(json.dumps(content))
+    with pytest.raises(pc.CalibrationDataError, match="unknown reduction 'pairwise'"):
+        pc.load_calibrator(bad)
+    content = cal.to_dict()
     content["params"]["columns"].pop("b")
     bad.write_text(json.dumps(content))
     with pytest.raises(pc.CalibrationDataError, match=r"lack the column\(s\) \['b'\]"):
