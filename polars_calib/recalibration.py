@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-import numpy as np
 import polars as pl
 
 from polars_calib._exprs import IntoExpr, to_expr
@@ -80,7 +79,27 @@ from polars_calib.validation import (
 )
 
 if TYPE_CHECKING:
+    import numpy as np
     from numpy.typing import NDArray
+else:
+
+    class _Numpy:
+        """numpy, imported on first use: the fits' small solves need it, importing the
+        package does not (runtime dependencies: polars only; numpy comes with the
+        ``recalibrate`` extra)."""
+
+        def __getattr__(self, name: str) -> Any:
+            try:
+                import numpy
+            except ImportError as error:
+                msg = (
+                    "recalibration needs numpy; install it with "
+                    "pip install 'polars_calib[recalibrate]'"
+                )
+                raise ImportError(msg) from error
+            return getattr(numpy, name)
+
+    np = _Numpy()
 
 __all__ = [
     "FORMAT",
