@@ -25,7 +25,9 @@ an edge:
   the index, whose cost does not grow with the number of bins;
 * :func:`uniform_edges` and :meth:`Binning.grid`: the exact edges, as floats and as a
   frame of ``bin, lower, upper``;
-* :func:`quantile_edges`: the quantile edges of a group, as expressions.
+* :func:`quantile_edges`: the quantile edges of a group, as expressions;
+* :class:`GroupedEdges` and :func:`edge_bins`: explicit edges fitted per group (a
+  calibrator's quantile bins, its isotonic thresholds), one exact search per row.
 
 Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantiles
 ``k / B`` of the probabilities in the current group (numpy's default quantile, as
