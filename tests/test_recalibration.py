@@ -733,3 +733,20 @@ def test_labels_other_than_0_1_with_pos_label() -> None:
     assert_frame_equal(cal.params, plain.params, rel_tol=1e-9)
     metrics = cal.evaluate(named, "p", "outcome").metrics
     assert_frame_equal(metrics, plain.evaluate(df, "p", "y").metrics, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("closed", ["right", "left"])
+def test_edge_bins_follow_the_bin_rule_per_group(closed: str) -> None:
+    from polars_calib.binning import GroupedEdges, edge_bins
+
+    rng = np.random.default_rng(40)
+    edges = [np.sort(np.round(rng.random(4), 1)) for _ in range(3)]  # ties, on the grid
+    edges[1][:] = [0.2, 0.2, 0.5, 0.5]
+    p = np.r_[np.round(rng.random(300), 1), 0.0, 1.0, 0.2, 0.5]
+    g = rng.integers(0, 3, len(p))
+    frame = pl.DataFrame({"g": g, "p": p})
+    grouped = GroupedEdges([e.tolist() for e in edges])
+    got = frame.select(edge_bins(pl.col("g"), pl.col("p"), grouped, 5, closed)).to_series()
+    side = "left" if closed == "right" else "right"  # right-closed: edges below p
+    want = [np.searchsorted(edges[gi], pi, side=side) for gi, pi in zip(g, p)]
+    assert got.to_list() == want
