@@ -22,8 +22,9 @@ rows used and the one refused rule) and is a few aggregations of it:
   one aggregation: a bin's fitted value is its observed frequency.
 
 Applying looks up each row's group in literal tables built from the small
-parameter table (a hash lookup of the key, ``replace_strict``, then ``gather``;
-isotonic thresholds and quantile edges by one binary search per row against the
+parameter table (the key's code, a ``gather`` from a dense array or an ``Enum``
+cast, then a ``gather`` of each parameter: elementwise, so it streams; isotonic
+thresholds and quantile edges by one binary search per row against the
 concatenated per-group tables, :class:`polars_calib.binning.GroupedEdges`): the
 cost per row does not grow with the number of groups, and the literals (a few
 numbers per group) travel with the plan.
@@ -203,13 +204,16 @@ class Calibrator:
 
         Notes
         -----
-        Each row's group is found with one hash lookup per key column
-        (``replace_strict`` against the fitted keys), its parameters with a
-        ``gather`` from literal columns of the parameter table: the cost per row
-        is independent of the number of groups; the literals, a few numbers per
-        group, are part of the plan (a million groups make a plan of tens of
-        megabytes). With ``fallback``, a group not seen at fit time gets the
-        identity map or the global fit.
+        Each row's group is found from its key columns (an integer key: a
+        ``gather`` from a dense array indexed by the key; another key: a cast to
+        an ``Enum`` of the fitted values), its parameters with a ``gather`` from
+        literal columns of the parameter table: elementwise, so the expression
+        streams, and the cost per row is independent of the number of groups; the
+        literals, a few numbers per group, are part of the plan (a million groups
+        make a plan of tens of megabytes). Isotonic and quantile-histogram maps
+        also search their thresholds or edges (``search_sorted``), which Polars'
+        streaming engine evaluates in memory for that column. With ``fallback``,
+        a group not seen at fit time gets the identity map or the global fit.
 
         Examples
         --------
@@ -1275,42 +1279,70 @@ def _with_fallback(
 # --------------------------------------------------------------------------
 
 
+_DENSE = 1 << 22  # integer keys spanning up to this many values are looked up in a dense array
+
+
+def _code(expr: pl.Expr, values: pl.Series) -> tuple[pl.Expr, list[int]]:
+    """Each row's code among the distinct `values` (null if not among them), and theirs.
+
+    Streaming-friendly lookups only (``replace_strict`` and ``search_sorted`` would
+    make Polars' streaming engine fall back to memory for the column): integer keys
+    spanning at most :data:`_DENSE` values are a ``gather`` from a dense array
+    indexed by ``key - min``; any other key is cast to String and then to an
+    ``Enum`` of the fitted values' strings (non-strict: another value becomes null),
+    whose physical code is the position. A null key has a code of its own when a
+    null group was fitted.
+    """
+    distinct = values.unique(maintain_order=True)
+    known = distinct.drop_nulls()
+    n = known.len()
+    position = {value: i for i, value in enumerate(known.to_list())}
+    codes = [n if value is None else position[value] for value in values.to_list()]
+    code: pl.Expr
+    if not n:
+        code = pl.lit(None, pl.Int64)
+    elif known.dtype.is_integer() and int(known.max()) - int(known.min()) < _DENSE:  # type: ignore[arg-type]
+        low = int(known.min())  # type: ignore[arg-type]
+        dense: list[int | None] = [None] * (int(known.max()) - low + 1)  # type: ignore[arg-type]
+        for value, i in position.items():
+            dense[value - low] = i
+        shifted = expr.cast(pl.Int64) - low
+        inside = pl.when((shifted >= 0) & (shifted < len(dense))).then(shifted)
+        code = pl.lit(pl.Series(dense, dtype=pl.Int64)).gather(inside)
+    else:
+        labels = known.cast(pl.String).to_list()
+        code = expr.cast(pl.String).cast(pl.Enum(labels), strict=False).to_physical()
+        code = code.cast(pl.Int64)
+    if distinct.null_count():
+        code = pl.when(expr.is_null()).then(pl.lit(n, pl.Int64)).otherwise(code)
+    return code, codes
+
+
 def _group_index(key_exprs: list[pl.Expr], table: pl.DataFrame) -> pl.Expr:
     """Each row's position (Int64) among the rows of `table` (its key columns), or null.
 
-    One ``replace_strict`` per key column (a hash lookup against the distinct
-    fitted values), the codes combined into one integer, looked up once more.
+    Each key column's code (:func:`_code`), the codes combined into one integer,
+    and that integer's code among the fitted rows' combinations: every step is an
+    elementwise ``gather`` or cast, so the lookup streams, and its cost per row does
+    not grow with the number of groups.
     """
-    n = table.height
     names = table.columns
     if not names:
         return pl.lit(0, pl.Int64)
-    if len(names) == 1:
-        values = table[names[0]]
-        return key_exprs[0].replace_strict(
-            values, pl.Series(range(n), dtype=pl.Int64), default=None, return_dtype=pl.Int64
-        )
     combined: pl.Expr | None = None
-    codes = np.zeros(n, dtype=np.int64)
+    rows = [0] * table.height
     stride = 1
-    for expr, name in zip(reversed(key_exprs), reversed(names)):
-        distinct = table[name].unique(maintain_order=True)
-        code = expr.replace_strict(
-            distinct, pl.Series(range(distinct.len()), dtype=pl.Int64),
-            default=None, return_dtype=pl.Int64,
-        )  # fmt: skip
-        position = {v: i for i, v in enumerate(distinct.to_list())}
-        codes += stride * np.array([position[v] for v in table[name].to_list()], dtype=np.int64)
+    for expr, name in zip(key_exprs, names):
+        code, codes = _code(expr, table[name])
         combined = code * stride if combined is None else combined + code * stride
-        stride *= distinct.len()
+        rows = [r + c * stride for r, c in zip(rows, codes)]
+        stride *= max(codes, default=0) + 1
         if stride > 2**62:
             msg = "too many combinations of key values to look them up"
             raise ValueError(msg)
     assert combined is not None
-    return combined.replace_strict(
-        pl.Series(codes), pl.Series(range(n), dtype=pl.Int64), default=None,
-        return_dtype=pl.Int64,
-    )  # fmt: skip
+    index, _ = _code(combined, pl.Series(rows, dtype=pl.Int64))
+    return index
 
 
 def _lookup_table(cal: Calibrator) -> tuple[pl.DataFrame, Callable[[pl.Expr], pl.Expr]]:
