@@ -750,3 +750,21 @@ def test_edge_bins_follow_the_bin_rule_per_group(closed: str) -> None:
     side = "left" if closed == "right" else "right"  # right-closed: edges below p
     want = [np.searchsorted(edges[gi], pi, side=side) for gi, pi in zip(g, p)]
     assert got.to_list() == want
+
+
+@pytest.mark.parametrize(("method", "by"), [
+    ("platt", "g"), ("beta", ["g", "s"]), ("histogram", "s"),
+])  # fmt: skip
+def test_parametric_maps_stream_without_an_in_memory_fallback(
+    tmp_path: Path, method: str, by: str | list[str]
+) -> None:
+    df = sign_changing_log(41, 2_000, groups=3).with_columns(s=pl.format("seg-{}", "g"))
+    cal = pc.fit_calibrator(df, "p", "y", method=method, by=by)
+    path = tmp_path / "live.parquet"
+    df.write_parquet(path)
+    query = pl.scan_parquet(path).with_columns(q=cal.expr("p"))
+    graph = query.show_graph(engine="streaming", plan_stage="physical", raw_output=True)
+    assert isinstance(graph, str)
+    # Columnar functions (replace_strict, search_sorted) run in the in-memory engine.
+    assert "columnar-function" not in graph, graph[:2000]
+    assert_frame_equal(query.collect(engine="streaming"), df.with_columns(q=cal.expr("p")))
