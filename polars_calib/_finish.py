@@ -1,4 +1,4 @@
-"""Finishers: binned calibration errors and weighted means from per-bin or per-row sums.
+"""Finishers: binned calibration errors, weighted means, tests and decompositions from sums.
 
 Every binned metric is a function of three numbers per bin: its total weight ``W_b``
 (the row count when unweighted) and the weighted sums of predictions ``P_b`` and of
@@ -6,24 +6,44 @@ outcomes ``Y_b``. :func:`calibration_error` turns per-bin series of them into EC
 RMSCE or MCE; the expression forms here build those series inside the current group
 from a :class:`~polars_calib._problem.Problem`, and the frame forms
 (:mod:`polars_calib.statistics`) read them from a statistics table.
+
+The tests and decompositions of :mod:`polars_calib.diagnostics` are finishers of the
+same kind over :class:`BinSums` (per-bin series, with ``sum w p**2`` and ``sum w p y``
+where needed) or over row sums: :func:`finish_binned` runs them inside one group, and
+``statistics.diagnostic_parts`` on a statistics table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
-from polars_calib._options import Norm, TopLabelAverage
-from polars_calib._problem import Problem
+from polars_calib._options import Alternative, Norm, Score, TopLabelAverage
+from polars_calib._problem import EPS, Problem
+from polars_calib._special import chi2_sf, normal_cdf, normal_sf
 from polars_calib.binning import Binning
 
 __all__ = [
+    "BinSums",
     "binned_error",
+    "brier_decomposition",
     "calibration_error",
+    "calibration_refinement",
+    "chi2_p_value",
+    "debiased_ece",
+    "debiased_ece_squared",
+    "finish_binned",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
+    "in_group",
     "keyed_binned_error",
+    "normal_p_value",
     "per_bin",
     "row_mean",
+    "row_sum",
+    "spiegelhalter_z",
 ]
 
 
@@ -243,3 +263,315 @@ def _grouped_error(
         return _packed({**fields, "key": keyed(fields)}, per_group_bin)
 
     return _packed(columns, with_key)
+
+
+# --------------------------------------------------------------------------
+# Tests and decompositions (polars_calib.diagnostics): the same math for the
+# expressions (per-bin series built inside one group) and the statistics table
+# (per-bin series read from its rows).
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BinSums:
+    """Aligned per-bin series of one group: the statistics table's columns of a group.
+
+    ``count`` rows, ``weight`` ``W_b``, ``sum_p`` ``P_b``, ``sum_y`` ``Y_b``, and the
+    optional ``sum_squared_p`` (``S_b = sum w p**2``) and ``sum_p_y`` (``C_b = sum w p y``).
+    """
+
+    count: pl.Expr
+    weight: pl.Expr
+    sum_p: pl.Expr
+    sum_y: pl.Expr
+    sum_squared_p: pl.Expr | None = None
+    sum_p_y: pl.Expr | None = None
+
+    @classmethod
+    def of_columns(cls, binned: pl.Expr, columns: Collection[str]) -> BinSums:
+        """The series of a statistics table's rows where `binned` holds."""
+
+        def column(name: str) -> pl.Expr | None:
+            return pl.col(name).filter(binned) if name in columns else None
+
+        return cls(
+            pl.col("count").filter(binned).cast(pl.Float64),
+            pl.col("weight").filter(binned),
+            pl.col("sum_p").filter(binned),
+            pl.col("sum_y").filter(binned),
+            column("sum_squared_p"),
+            column("sum_p_y"),
+        )
+
+
+def finish_binned(
+    problem: Problem,
+    binning: Binning | None,
+    finisher: Callable[[BinSums], pl.Expr],
+    terms: Sequence[str] = (),
+) -> pl.Expr:
+    """Run a table finisher on the per-bin sums of `problem` in the current group.
+
+    The sums are those of a statistics table (``count``, ``weight``, ``sum_p``,
+    ``sum_y`` and ``sum_<term>`` for `terms` among ``squared_p`` and ``p_y``), over
+    `binning`'s bins (``None``: one bin per distinct probability):
+
+    * uniform bins up to ``MAX_MASKED_BINS``: one filtered sum per bin and series, as
+      `_masked_error` (no index, no window: several times faster than a window;
+      filtered, so that a rolling window leaves no residue in an empty bin);
+    * other uniform bins, and distinct values: a window over the bin (:func:`per_bin`);
+    * quantile bins: the rows packed once, the group's edges computed once inside,
+      then windows over the bin (a bin index referenced in every filtered sum would
+      compute the quantiles again each time).
+
+    The series are then packed for the finisher (:func:`in_group`).
+    """
+    present = problem.present
+    ones = pl.when(present).then(1.0)
+    rows = {
+        "count": ones,
+        "weight": ones if problem.weight is None else pl.when(present).then(problem.weight),
+        "sum_p": pl.when(present).then(problem.weighted(problem.prob)),
+        "sum_y": pl.when(present).then(problem.weighted(problem.label)),
+        **{f"sum_{t}": pl.when(present).then(problem.weighted(problem.terms[t])) for t in terms},
+    }
+
+    def finish(series: dict[str, pl.Expr]) -> pl.Expr:
+        return finisher(BinSums(**series))
+
+    prob: pl.Expr = pl.when(present).then(problem.prob)
+    if binning is not None and binning.masked:
+        return in_group(_masked_sums(problem, binning, terms), finish)
+    by_key = Binning(1, "uniform")  # per_bin's window over any elementwise key
+    if binning is None or binning.strategy == "uniform":
+        bins = prob if binning is None else binning.index(prob)
+        series = {name: per_bin(value, bins, by_key) for name, value in rows.items()}
+        return in_group(series, finish)
+    quantile = binning
+    key = "__bin"
+
+    def with_bins(fields: dict[str, pl.Expr]) -> pl.Expr:
+        return _packed({**fields, key: quantile.index(fields["__prob"])}, sums)
+
+    def sums(fields: dict[str, pl.Expr]) -> pl.Expr:
+        bins = fields[key]
+        return _packed({name: per_bin(fields[name], bins, by_key) for name in rows}, finish)
+
+    return _packed({**rows, "__prob": prob}, with_bins)
+
+
+def _masked_sums(problem: Problem, binning: Binning, terms: Sequence[str]) -> dict[str, pl.Expr]:
+    """Per-bin sums through the bins' masks, with the cheapest row values.
+
+    No mask repeats the ``present`` test (aggregations share no subexpression: it
+    would be computed again for every bin and series); nulls propagate instead, as
+    in `_masked_error`: a null probability is in no bin, and ``g = w (p - y)`` is null
+    exactly on the other rows not used, so the count is that of ``g``, the weight
+    that of the rows where ``g`` is, ``sum_y`` sums ``w y`` (null where y or w is)
+    and ``sum_p = sum_y + sum g`` (equal to ``sum w p`` up to rounding).
+    """
+    p, y, w = problem.prob, problem.label, problem.weight
+    gap = problem.weighted(p - y)
+    masks = binning.masks(p)
+
+    def per_bin_sums(total: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
+        return pl.concat_list([total(mask) for mask in masks]).explode()
+
+    def summed(value: pl.Expr) -> Callable[[pl.Expr], pl.Expr]:
+        return lambda mask: value.filter(mask).sum()
+
+    def counted(mask: pl.Expr) -> pl.Expr:
+        return gap.filter(mask).count().cast(pl.Float64)
+
+    def gap_and_y(mask: pl.Expr) -> pl.Expr:
+        return problem.weighted(y).filter(mask).sum() + gap.filter(mask).sum()
+
+    count = per_bin_sums(counted)
+    weight = count if w is None else per_bin_sums(summed(pl.when(gap.is_not_null()).then(w)))
+    return {
+        "count": count,
+        "weight": weight,
+        "sum_p": per_bin_sums(gap_and_y),
+        "sum_y": per_bin_sums(summed(problem.weighted(y))),
+        # A term may not read y (p**2): `+ 0 g` makes it null where g is.
+        **{
+            f"sum_{t}": per_bin_sums(summed(problem.weighted(problem.terms[t]) + gap * 0.0))
+            for t in terms
+        },
+    }
+
+
+def in_group(
+    columns: Mapping[str, pl.Expr], finisher: Callable[[dict[str, pl.Expr]], pl.Expr]
+) -> pl.Expr:
+    """Run `finisher` on `columns` (per-bin series, or scalars) of the current group.
+
+    Aggregations get no common-subexpression elimination, and a finisher reads each
+    series many times (a p-value reads its statistic a dozen times): each reference
+    would compute the sums again, and the plan grows with every reference. Packed
+    into one list (:func:`_packed`), each series is computed once and the finisher
+    reads it as a field, in every context (select, group_by, over, streaming).
+    """
+    return _packed(columns, finisher)
+
+
+def row_sum(problem: Problem, term: str) -> pl.Expr:
+    """The weighted sum of ``problem.terms[term]`` over the used rows of the current group."""
+    return pl.when(problem.present).then(problem.weighted(problem.terms[term])).sum()
+
+
+def spiegelhalter_z(numerator: pl.Expr, variance: pl.Expr) -> pl.Expr:
+    """Spiegelhalter's Z from ``sum w (y - p)(1 - 2p)`` and ``sum w (1 - 2p)**2 p (1 - p)``.
+
+    Null when the variance under calibration is 0 (no row, or every p in {0, 1/2, 1}).
+    """
+    return pl.when(variance > 0.0).then(numerator / variance.sqrt())
+
+
+def normal_p_value(z: pl.Expr, alternative: Alternative) -> pl.Expr:
+    """The p-value of a standard normal statistic `z` under `alternative`, elementwise.
+
+    ``erfc`` reads its argument some thirty times, and a plan grows with every copy:
+    pass a column or a packed field (:func:`in_group`), not a computation.
+    """
+    if alternative == "greater":
+        return normal_sf(z)
+    if alternative == "less":
+        return normal_cdf(z)
+    return (2.0 * normal_sf(z.abs())).clip(None, 1.0)
+
+
+def chi2_p_value(statistic: pl.Expr, df: pl.Expr) -> pl.Expr:
+    """``P(chi2_df > statistic)``, null where ``df < 1``; elementwise, as
+    :func:`normal_p_value`."""
+    return pl.when(df >= 1).then(chi2_sf(statistic, df))
+
+
+def _degenerate(expected: pl.Expr, total: pl.Expr) -> pl.Expr:
+    """Whether an expected count is zero (up to the rounding of the sums it comes from)."""
+    return expected <= total * 1e-12
+
+
+def hosmer_lemeshow(bins: BinSums) -> tuple[pl.Expr, pl.Expr]:
+    """The Hosmer-Lemeshow statistic and its degrees of freedom (non-empty bins - 2).
+
+    Per non-empty bin, ``(O - E)**2 / E + (O - E)**2 / (n - E)`` with ``O = Y_b``,
+    ``E = P_b``, ``n = W_b``. A half whose expected count is 0 (all predictions 0, or
+    all 1, in the bin) contributes 0 when its observed count is 0 too, and makes the
+    statistic infinite otherwise (an event given probability 0 happened). Null when
+    the group has no weight.
+    """
+    n, observed, expected = bins.weight, bins.sum_y, bins.sum_p
+    filled = n > 0.0
+    gap = observed - expected
+    square = gap * gap
+    no_event, no_non_event = _degenerate(expected, n), _degenerate(n - expected, n)
+    matched = gap.abs() <= n * 1e-12
+    term = (
+        pl.when(~filled | matched).then(0.0)
+        .when(no_event | no_non_event).then(float("inf"))
+        .otherwise(square / expected + square / (n - expected))
+    )  # fmt: skip
+    statistic = pl.when(n.sum() > 0.0).then(term.sum())
+    df = filled.cast(pl.Int64).sum() - 2
+    return statistic, df
+
+
+def hosmer_lemeshow_p(bins: BinSums) -> pl.Expr:
+    """Chi-square survival of :func:`hosmer_lemeshow`; null with fewer than 3 non-empty bins."""
+    statistic, df = hosmer_lemeshow(bins)
+
+    def p_value(packed: dict[str, pl.Expr]) -> pl.Expr:
+        return chi2_p_value(packed["statistic"], packed["df"])
+
+    # Packed: the chi-square tail reads its arguments a dozen times.
+    return in_group({"statistic": statistic, "df": df}, p_value)
+
+
+def debiased_ece_squared(bins: BinSums) -> pl.Expr:
+    """Kumar, Liang & Ma's debiased squared ECE (frequency weights).
+
+    ``sum_b (W_b / W) [(ybar_b - pbar_b)**2 - ybar_b (1 - ybar_b) / (W_b - 1)]``; a
+    bin with ``W_b <= 1`` (one row) contributes its plain term. Null when the group
+    has no weight.
+    """
+    w = bins.weight
+    total = w.sum()
+    filled = w > 0.0
+    observed = bins.sum_y / w
+    gap = observed - bins.sum_p / w
+    correction = pl.when(w > 1.0).then(observed * (1.0 - observed) / (w - 1.0))
+    term = (w * (gap * gap - correction.fill_null(0.0))).filter(filled)
+    return pl.when(total > 0.0).then(term.sum() / total)
+
+
+def debiased_ece(bins: BinSums) -> pl.Expr:
+    """The square root of :func:`debiased_ece_squared`, clipped at 0."""
+    return debiased_ece_squared(bins).clip(0.0, None).sqrt()
+
+
+def brier_decomposition(bins: BinSums) -> pl.Expr:
+    """Murphy's decomposition with Stephenson et al.'s within-bin terms, as a struct.
+
+    ``brier = reliability - resolution + uncertainty + within_bin_variance -
+    within_bin_covariance`` exactly (up to rounding); needs ``sum_squared_p`` and
+    ``sum_p_y``. Null when the group has no weight.
+    """
+    assert bins.sum_squared_p is not None and bins.sum_p_y is not None
+    w = bins.weight
+    total = w.sum()
+    filled = w > 0.0
+    mean_p = pl.when(filled).then(bins.sum_p / w)
+    mean_y = pl.when(filled).then(bins.sum_y / w)
+    base_rate = bins.sum_y.sum() / total
+    gap = mean_p - mean_y
+    spread = mean_y - base_rate
+    sums = bins.sum_squared_p - 2.0 * bins.sum_p_y + bins.sum_y
+    parts = {
+        "brier": sums.sum() / total,
+        "reliability": (w * gap * gap).filter(filled).sum() / total,
+        "resolution": (w * spread * spread).filter(filled).sum() / total,
+        "uncertainty": base_rate * (1.0 - base_rate),
+        "within_bin_variance": (bins.sum_squared_p - bins.sum_p * mean_p).filter(filled).sum()
+        / total,
+        "within_bin_covariance": 2.0
+        * (bins.sum_p_y - bins.sum_y * mean_p).filter(filled).sum()
+        / total,
+    }
+    struct = pl.struct([value.alias(name) for name, value in parts.items()])
+    return pl.when(total > 0.0).then(struct)
+
+
+def _entropy_term(q: pl.Expr) -> pl.Expr:
+    """``q log q``, 0 at 0."""
+    return pl.when(q > 0.0).then(q * q.log()).otherwise(0.0)
+
+
+def calibration_refinement(bins: BinSums, score: Score) -> tuple[pl.Expr, pl.Expr]:
+    """Calibration and refinement loss of `score` over the bins (Kull & Flach, 2015).
+
+    Brier: ``sum_b (W_b / W)(pbar_b - ybar_b)**2`` and ``sum_b (W_b / W) ybar_b (1 -
+    ybar_b)``; log-loss: the binary KL divergence ``KL(ybar_b || pbar_b)`` (``pbar``
+    clipped to ``[eps, 1 - eps]`` as the log-loss clips p) and the binary entropy
+    ``H(ybar_b)``. With one bin per distinct p they add up to the score exactly.
+    Null when the group has no weight.
+    """
+    w = bins.weight
+    total = w.sum()
+    filled = w > 0.0
+    mean_p = bins.sum_p / w
+    mean_y = bins.sum_y / w
+    if score == "brier":
+        gap = mean_p - mean_y
+        calibration = w * gap * gap
+        refinement = w * mean_y * (1.0 - mean_y)
+    else:
+        clipped = mean_p.clip(EPS, 1.0 - EPS)
+        entropy = -(_entropy_term(mean_y) + _entropy_term(1.0 - mean_y))
+        cross = -(mean_y * clipped.log() + (1.0 - mean_y) * (1.0 - clipped).log())
+        calibration = w * (cross - entropy)
+        refinement = w * entropy
+    def mean(value: pl.Expr) -> pl.Expr:
+        return pl.when(total > 0.0).then(value.filter(filled).sum() / total)
+
+    return mean(calibration), mean(refinement)

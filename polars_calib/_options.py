@@ -13,24 +13,48 @@ from statistics import NormalDist
 from typing import Literal, TypeVar, get_args
 
 __all__ = [
+    "Alternative",
+    "BinAverage",
     "CalibrationMethod",
     "Closed",
     "Compat",
+    "Diagnostic",
+    "Distance",
     "Fallback",
+    "Kernel",
+    "LossStrategy",
     "Metric",
     "Norm",
     "Reduction",
+    "Score",
+    "SkceEstimator",
     "Strategy",
     "TopLabelAverage",
     "check_choice",
     "check_confidence",
+    "check_hosmer_lemeshow_bins",
     "check_metrics",
+    "check_min_size",
     "check_n_bins",
     "check_sum_tol",
 ]
 
-Strategy = Literal["uniform", "quantile"]
-"""Equal-width bins, or equal-mass bins at the group's quantiles."""
+Strategy = Literal["uniform", "quantile", "median_variance"]
+"""Equal-width bins, equal-mass bins at the group's quantiles, or median-variance bins
+(recursive median splits of the group's data; frame functions only, see
+:mod:`polars_calib.median_variance`)."""
+
+Distance = Literal["tv", "cityblock", "sqeuclidean"]
+"""The distance between a bin's mean prediction and outcome vectors (``docs/ece-family.md``)."""
+
+Kernel = Literal["exponential", "gaussian"]
+"""The kernel on predictions of the squared kernel calibration error."""
+
+SkceEstimator = Literal["unbiased", "biased", "block"]
+"""The U-statistic, the V-statistic, or the mean of the U-statistics of consecutive blocks."""
+
+BinAverage = Literal["weighted", "bins"]
+"""Canonical ECE: bins weighted by their size, or the plain mean over non-empty bins."""
 
 Closed = Literal["right", "left"]
 """Which side of each bin is closed."""
@@ -43,6 +67,31 @@ Reduction = Literal["confidence", "top_label", "classwise"]
 
 Metric = Literal["ece", "mce", "rmsce", "brier", "log_loss"]
 """A metric a summary can compute."""
+
+Diagnostic = Literal[
+    "spiegelhalter_z",
+    "spiegelhalter_p",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
+    "debiased_ece_squared",
+    "debiased_ece",
+    "brier_decomposition",
+    "brier_calibration_loss",
+    "brier_refinement_loss",
+    "log_loss_calibration_loss",
+    "log_loss_refinement_loss",
+]
+"""A test statistic, p-value or decomposition a summary can finish from its sums
+(binary data; see ``polars_calib.diagnostics``). Not in the default metrics."""
+
+Alternative = Literal["two-sided", "greater", "less"]
+"""The alternative hypothesis of a one-statistic test (``"greater"``: large values)."""
+
+Score = Literal["brier", "log_loss"]
+"""A proper scoring rule split into calibration and refinement loss."""
+
+LossStrategy = Literal["uniform", "quantile", "unique"]
+"""Bins of a calibration/refinement split: a :data:`Strategy`, or each distinct value of p."""
 
 TopLabelAverage = Literal["macro", "weighted"]
 """Top-label ECE: unweighted mean over predicted classes, or weighted by their share."""
@@ -61,8 +110,16 @@ CLOSED: tuple[Closed, ...] = get_args(Closed)
 NORMS: tuple[Norm, ...] = get_args(Norm)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
+DIAGNOSTICS: tuple[Diagnostic, ...] = get_args(Diagnostic)
+ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
+SCORES: tuple[Score, ...] = get_args(Score)
+LOSS_STRATEGIES: tuple[LossStrategy, ...] = get_args(LossStrategy)
 TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
 PEERS: tuple[Compat, ...] = get_args(Compat)
+DISTANCES: tuple[Distance, ...] = get_args(Distance)
+KERNELS: tuple[Kernel, ...] = get_args(Kernel)
+SKCE_ESTIMATORS: tuple[SkceEstimator, ...] = get_args(SkceEstimator)
+BIN_AVERAGES: tuple[BinAverage, ...] = get_args(BinAverage)
 CALIBRATION_METHODS: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
 FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
 
@@ -104,10 +161,19 @@ def check_choice(argument: str, value: object, choices: Collection[str]) -> str:
 
 
 def check_metrics(metrics: str | Sequence[str]) -> list[str]:
-    """`metrics` as a list, each one of :data:`METRICS`."""
+    """`metrics` as a list, each one of :data:`METRICS` or :data:`DIAGNOSTICS`."""
     if isinstance(metrics, str):
         metrics = [metrics]
-    return [check_choice("metrics", metric, METRICS) for metric in metrics]
+    return [check_choice("metrics", metric, (*METRICS, *DIAGNOSTICS)) for metric in metrics]
+
+
+def check_hosmer_lemeshow_bins(n_bins: int) -> int:
+    """Hosmer-Lemeshow needs at least 3 groups (``df = groups - 2``): ``ValueError`` below."""
+    check_n_bins(n_bins)
+    if n_bins < 3:
+        msg = f"Hosmer-Lemeshow needs `n_bins` >= 3 (df = groups - 2), got {n_bins!r}"
+        raise ValueError(msg)
+    return n_bins
 
 
 def check_confidence(confidence: object) -> float:
@@ -130,3 +196,14 @@ def check_sum_tol(sum_tol: object) -> float:
         msg = f"`sum_tol` must be a finite number >= 0, got {sum_tol!r}"
         raise ValueError(msg)
     return float(sum_tol)
+
+
+def check_min_size(argument: str, value: object, smallest: int = 1) -> int:
+    """Return `value` if it is an int >= `smallest`; ``TypeError`` or ``ValueError`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"`{argument}` must be an int >= {smallest}, got {type(value).__name__} {value!r}"
+        raise TypeError(msg)
+    if value < smallest:
+        msg = f"`{argument}` must be an int >= {smallest}, got {value!r}"
+        raise ValueError(msg)
+    return value

@@ -171,8 +171,28 @@ def binary_problem(
         refused = refused | ~((raw_y == 0) | (raw_y == 1))
     if w is not None:
         refused = refused | ~((w >= 0.0) & w.is_finite())
-    terms = {"squared_error": (p - y) * (p - y), "log_loss": _log_loss_term(p, y)}
+    terms = {
+        "squared_error": (p - y) * (p - y),
+        "log_loss": _log_loss_term(p, y),
+        **_test_terms(p, y),
+    }
     return Problem(p, y, w, _present(p, y, w), refused, tuple(checks), terms)
+
+
+def _test_terms(p: pl.Expr, y: pl.Expr) -> dict[str, pl.Expr]:
+    """Row terms of the calibration tests and decompositions (``polars_calib.diagnostics``).
+
+    Spiegelhalter's numerator ``(y - p)(1 - 2p)`` and its variance under calibration
+    ``(1 - 2p)**2 p (1 - p)``; ``p**2`` and ``p y`` (the within-bin variance and
+    covariance of the Brier decomposition).
+    """
+    one_minus_2p = 1.0 - 2.0 * p
+    return {
+        "spiegelhalter_numerator": (y - p) * one_minus_2p,
+        "spiegelhalter_variance": one_minus_2p * one_minus_2p * p * (1.0 - p),
+        "squared_p": p * p,
+        "p_y": p * y,
+    }
 
 
 def _log_loss_term(p: pl.Expr, y: pl.Expr) -> pl.Expr:

@@ -27,11 +27,18 @@ an edge:
   frame of ``bin, lower, upper``;
 * :func:`quantile_edges`: the quantile edges of a group, as expressions;
 * :class:`GroupedEdges` and :func:`edge_bins`: explicit edges fitted per group (a
-  calibrator's quantile bins, its isotonic thresholds), one exact search per row.
+  calibrator's quantile bins, its isotonic thresholds), one exact search per row;
+* :func:`linear_grid`: the two neighbouring points of a fine grid ``k / G`` and the
+  linear-interpolation weight of the upper one, as relplot spreads each row over
+  its grid before smoothing (:mod:`polars_calib.smooth`).
 
 Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantiles
 ``k / B`` of the probabilities in the current group (numpy's default quantile, as
 ``calibration_curve(strategy="quantile")``). Tied quantiles give empty bins.
+
+Median-variance bins (``strategy="median_variance"``) are no rule of edges but a
+recursive split of a group's rows: :mod:`polars_calib.median_variance` computes them
+per group, and metrics read them as a bin column.
 """
 
 from __future__ import annotations
@@ -62,6 +69,7 @@ __all__ = [
     "bin_index",
     "binning",
     "edge_bins",
+    "linear_grid",
     "linspace",
     "quantile_edges",
     "torch_linspace32",
@@ -95,6 +103,16 @@ class Binning:
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)
         check_choice("strategy", self.strategy, STRATEGIES)
+        if self.strategy == "median_variance":
+            # Not a rule of edges: a recursive split of a group's rows (see
+            # polars_calib.median_variance), which frame functions compute per group.
+            msg = (
+                "strategy='median_variance' splits a group's rows recursively and is not "
+                "an aggregating expression: bin the rows with `pc.median_variance_bins` "
+                "and pass the bin column to `pc.ece` or `pc.canonical_ece` as `bins=`, "
+                "or use `summary` / `reliability` (binary data)"
+            )
+            raise ValueError(msg)
         check_choice("closed", self.closed, CLOSED)
         if self.inner is not None and len(self.inner) != self.n_bins - 1:
             msg = f"{len(self.inner)} inner edges make {len(self.inner) + 1} bins, not {self.n_bins}"
@@ -355,6 +373,19 @@ def _quantile_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
     # sum_horizontal skips nulls, so keep the null of a missing probability explicitly.
     return pl.when(p.is_not_null()).then(pl.sum_horizontal(above).cast(pl.Int32))
 
+
+def linear_grid(p: pl.Expr, intervals: int) -> tuple[pl.Expr, pl.Expr]:
+    """relplot's linear spread of `p` over the grid ``0, 1/G, ..., 1`` (``G = intervals``).
+
+    The lower point ``k = min(floor(p * G), G - 1)`` (Float64 holding the integer) and
+    the fraction ``p * G - k`` in [0, 1] that goes to point ``k + 1``, the rest to
+    ``k``: ``relplot.kernels.smooth_round_to_grid``, whose ``(f * (n - 1)).astype(int)``
+    is the same product and truncation (``n - 1 == G``).
+    """
+    check_n_bins(intervals)
+    scaled = p * float(intervals)
+    lower = scaled.floor().clip(0.0, intervals - 1.0)
+    return lower, scaled - lower
 
 
 class GroupedEdges:

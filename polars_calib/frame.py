@@ -26,6 +26,7 @@ from polars_calib._options import (
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
+    Diagnostic,
     Metric,
     Reduction,
     Strategy,
@@ -34,11 +35,13 @@ from polars_calib._options import (
     check_confidence,
     check_metrics,
 )
-from polars_calib.binning import binning as make_binning
+from polars_calib.median_variance import median_variance_bins, table_binning, table_input
+from polars_calib.smooth import smooth_ece, smooth_ece_statistics
 from polars_calib.statistics import (
     FrameT,
     Prepared,
     bin_statistics,
+    check_diagnostics,
     collect_checked,
     finish_metrics,
     prepare,
@@ -76,6 +79,8 @@ def reliability(
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     compat: Compat | None = None,
+    min_size: int = 10,
+    max_bins: int | None = None,
 ) -> FrameT:
     """Reliability table: per bin, the mean prediction against the observed frequency.
 
@@ -90,7 +95,10 @@ def reliability(
     n_bins
         Number of bins, a positive int.
     strategy
-        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass within each group).
+        ``"uniform"`` (equal width), ``"quantile"`` (equal mass within each group) or
+        ``"median_variance"`` (binary data: recursive median splits within each group,
+        see :func:`polars_calib.median_variance_bins`; ``lower`` and ``upper`` are
+        then the smallest and largest probability of the bin, and `n_bins` is unused).
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
@@ -109,6 +117,8 @@ def reliability(
         :func:`polars_calib.confidence_ece` and friends. ``None`` for binary data.
     sum_tol
         Largest accepted ``|sum(p) - 1|`` of a probability vector.
+    min_size, max_bins
+        ``strategy="median_variance"``: fewest rows per bin and most bins per group.
 
     Returns
     -------
@@ -185,13 +195,14 @@ def reliability(
     │ 3   ┆ 0.5      ┆ 0.0945         ┆ 0.9055         │
     └─────┴──────────┴────────────────┴────────────────┘
     """
-    binning = make_binning(n_bins, strategy, closed, compat)
+    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     z = check_confidence(confidence)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label,
     )  # fmt: skip
-    plan = statistics_query(prepared.lf, prepared.problem, prepared.keys, binning, ())
+    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
+    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, (), bin_column=bins)
     if isinstance(data, pl.DataFrame):
         stats = collect_checked(prepared, plan)
         return reliability_rows(stats.lazy(), prepared.keys, z).collect()
@@ -209,13 +220,15 @@ def summary(
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic] = METRICS,
     weight: str | None = None,
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     average: TopLabelAverage = "macro",
     compat: Compat | None = None,
+    min_size: int = 10,
+    max_bins: int | None = None,
 ) -> FrameT:
 
 
@@ -244,13 +257,23 @@ def summary(
     n_bins
         Number of bins of the binned metrics, a positive int.
     strategy
-        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass within each group).
+        ``"uniform"`` (equal width), ``"quantile"`` (equal mass within each group) or
+        ``"median_variance"`` (binary data: recursive median splits within each group
+        of at least `min_size` rows, at most `max_bins` bins; see
+        :func:`polars_calib.median_variance_bins`).
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
-        compute, in this order.
+        compute, in this order; binary data also take the tests and decompositions
+        of :mod:`polars_calib.diagnostics` (``"spiegelhalter_z"``,
+        ``"spiegelhalter_p"`` (two-sided), ``"hosmer_lemeshow"``,
+        ``"hosmer_lemeshow_p"``, ``"debiased_ece_squared"``, ``"debiased_ece"``,
+        ``"brier_decomposition"`` (a struct), ``"brier_calibration_loss"``,
+        ``"brier_refinement_loss"``, ``"log_loss_calibration_loss"``,
+        ``"log_loss_refinement_loss"``), over the summary's bins (``ValueError`` for
+        Hosmer-Lemeshow with fewer than 3 bins, or any of them on vectors).
     weight
         Name of an optional column of non-negative sample weights.
     reduction
@@ -271,6 +294,8 @@ def summary(
     average
         ``reduction="top_label"``: ``"macro"`` (default) or ``"weighted"`` mean over
         predicted classes (see :func:`polars_calib.top_label_ece`).
+    min_size, max_bins
+        ``strategy="median_variance"``: fewest rows per bin and most bins per group.
 
     Returns
     -------
@@ -352,16 +377,18 @@ def summary(
     │ b     ┆ 2024-03-02 00:00:00 ┆ 2     ┆ 0       ┆ 0.75           ┆ 0.5      ┆ 0.185 │
     └───────┴─────────────────────┴───────┴─────────┴────────────────┴──────────┴───────┘
     """
-    binning = make_binning(n_bins, strategy, closed, compat)
+    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     names = check_metrics(metrics)
     check_choice("average", average, TOP_LABEL_AVERAGES)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, time=time, every=every,
     )  # fmt: skip
-    plan = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
+    check_diagnostics(
+        names, None if checked is None else checked.n_bins, prepared.reduction is not None
     )
+    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
+    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, terms_for(names), bins)
     if isinstance(data, pl.DataFrame):
         plan = collect_checked(prepared, plan).lazy()
     return same_kind(data, finish_summary(plan, prepared, names, average))
@@ -404,6 +431,18 @@ class _FrameCalibNamespace(Generic[FrameT]):
     def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
         return bin_statistics(self._data, prob, label, **options)
+
+    def smooth_ece(self, prob: str, label: str, **options: Any) -> FrameT:
+        """Smooth ECE and its bandwidth per group; see :func:`polars_calib.smooth_ece`."""
+        return smooth_ece(self._data, prob, label, **options)
+
+    def smooth_ece_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
+        """Mergeable fine-grid sums per group; see :func:`polars_calib.smooth_ece_statistics`."""
+        return smooth_ece_statistics(self._data, prob, label, **options)
+
+    def median_variance_bins(self, prob: str, label: str, **options: Any) -> FrameT:
+        """The rows with their median-variance bin; see :func:`polars_calib.median_variance_bins`."""
+        return median_variance_bins(self._data, prob, label, **options)
 
     def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:
         """Per group, the rows each data check refuses; see :func:`polars_calib.refused_rows`."""

@@ -1,7 +1,7 @@
 """The ``.calib`` namespace on ``pl.Expr``: one-line delegations to the free functions.
 
 The expression the namespace is called on is the probability; see the free
-functions in :mod:`polars_calib.binary` and :mod:`polars_calib.multiclass` for parameters, formulas and examples.
+functions in :mod:`polars_calib.binary`, :mod:`polars_calib.diagnostics` and :mod:`polars_calib.multiclass` for parameters, formulas and examples.
 """
 
 from __future__ import annotations
@@ -10,9 +10,23 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_calib import binary, multiclass
+from polars_calib import binary, canonical, cumulative, diagnostics, multiclass
+from polars_calib import kernel as kernel_module
 from polars_calib._exprs import IntoExpr
-from polars_calib._options import SUM_TOLERANCE, Closed, Norm, Strategy, TopLabelAverage
+from polars_calib._options import (
+    SUM_TOLERANCE,
+    Alternative,
+    BinAverage,
+    Closed,
+    Distance,
+    Kernel,
+    LossStrategy,
+    Norm,
+    Score,
+    SkceEstimator,
+    Strategy,
+    TopLabelAverage,
+)
 from polars_calib.validation import refused_rows
 
 __all__ = ["CalibExpr", "ExprCalibNamespace", "col"]
@@ -35,11 +49,13 @@ class ExprCalibNamespace:
         norm: Norm = "l1",
         weight: IntoExpr | None = None,
         pos_label: Any = None,
+        distance: Distance | None = None,
+        bins: IntoExpr | None = None,
     ) -> pl.Expr:
         """Expected calibration error; see :func:`polars_calib.ece`."""
         return binary.ece(
             self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
-            weight=weight, pos_label=pos_label,
+            weight=weight, pos_label=pos_label, distance=distance, bins=bins,
         )
 
     def mce(
@@ -85,6 +101,165 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Log-loss of binary probabilities; see :func:`polars_calib.log_loss`."""
         return binary.log_loss(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def ks_calibration(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """KS calibration error; see :func:`polars_calib.ks_calibration`."""
+        return cumulative.ks_calibration(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def ks_calibration_p(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """p-value of the KS calibration test; see :func:`polars_calib.ks_calibration_p`."""
+        return cumulative.ks_calibration_p(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def kuiper_calibration(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """Kuiper calibration error; see :func:`polars_calib.kuiper_calibration`."""
+        return cumulative.kuiper_calibration(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def kuiper_calibration_p(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """p-value of Kuiper's calibration test; see :func:`polars_calib.kuiper_calibration_p`."""
+        return cumulative.kuiper_calibration_p(
+            self._prob, label, weight=weight, pos_label=pos_label
+        )
+
+    def spiegelhalter_z(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """Spiegelhalter's Z; see :func:`polars_calib.spiegelhalter_z`."""
+        return diagnostics.spiegelhalter_z(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def spiegelhalter_p(
+        self,
+        label: IntoExpr,
+        *,
+        alternative: Alternative = "two-sided",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Spiegelhalter's p-value; see :func:`polars_calib.spiegelhalter_p`."""
+        return diagnostics.spiegelhalter_p(
+            self._prob, label, alternative=alternative, weight=weight, pos_label=pos_label
+        )
+
+    def hosmer_lemeshow(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 10,
+        strategy: Strategy = "quantile",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Hosmer-Lemeshow statistic; see :func:`polars_calib.hosmer_lemeshow`."""
+        return diagnostics.hosmer_lemeshow(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def hosmer_lemeshow_p(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 10,
+        strategy: Strategy = "quantile",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Hosmer-Lemeshow p-value; see :func:`polars_calib.hosmer_lemeshow_p`."""
+        return diagnostics.hosmer_lemeshow_p(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def debiased_ece_squared(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Debiased squared calibration error; see :func:`polars_calib.debiased_ece_squared`."""
+        return diagnostics.debiased_ece_squared(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def debiased_ece(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Debiased L2 calibration error; see :func:`polars_calib.debiased_ece`."""
+        return diagnostics.debiased_ece(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def brier_decomposition(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Brier score decomposition (a struct); see :func:`polars_calib.brier_decomposition`."""
+        return diagnostics.brier_decomposition(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            pos_label=pos_label,
+        )
+
+    def calibration_loss(
+        self,
+        label: IntoExpr,
+        *,
+        score: Score = "brier",
+        n_bins: int = 15,
+        strategy: LossStrategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Calibration loss of a score; see :func:`polars_calib.calibration_loss`."""
+        return diagnostics.calibration_loss(
+            self._prob, label, score=score, n_bins=n_bins, strategy=strategy, closed=closed,
+            weight=weight, pos_label=pos_label,
+        )
+
+    def refinement_loss(
+        self,
+        label: IntoExpr,
+        *,
+        score: Score = "brier",
+        n_bins: int = 15,
+        strategy: LossStrategy = "uniform",
+        closed: Closed = "right",
+        weight: IntoExpr | None = None,
+        pos_label: Any = None,
+    ) -> pl.Expr:
+        """Refinement loss of a score; see :func:`polars_calib.refinement_loss`."""
+        return diagnostics.refinement_loss(
+            self._prob, label, score=score, n_bins=n_bins, strategy=strategy, closed=closed,
+            weight=weight, pos_label=pos_label,
+        )
 
     def refused_rows(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
@@ -154,6 +329,42 @@ class ExprCalibNamespace:
         return multiclass.top_label_ece(
             self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
             weight=weight, sum_tol=sum_tol, average=average,
+        )
+
+
+    def canonical_ece(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        distance: Distance = "tv",
+        average: BinAverage = "weighted",
+        bins: IntoExpr | None = None,
+        weight: IntoExpr | None = None,
+        sum_tol: float = SUM_TOLERANCE,
+    ) -> pl.Expr:
+        """Canonical calibration error of probability vectors; see :func:`polars_calib.canonical_ece`."""
+        return canonical.canonical_ece(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed,
+            distance=distance, average=average, bins=bins, weight=weight, sum_tol=sum_tol,
+        )
+
+    def skce(
+        self,
+        label: IntoExpr,
+        *,
+        kernel: Kernel = "exponential",
+        length_scale: float = 1.0,
+        estimator: SkceEstimator = "unbiased",
+        block_size: int = 2,
+        sum_tol: float = SUM_TOLERANCE,
+    ) -> pl.Expr:
+        """Squared kernel calibration error; see :func:`polars_calib.skce`."""
+        return kernel_module.skce(
+            self._prob, label, kernel=kernel, length_scale=length_scale, estimator=estimator,
+            block_size=block_size, sum_tol=sum_tol,
         )
 
 

@@ -14,7 +14,10 @@ into this table, then a finisher over the small result:
 * ``count`` (Int64) rows; ``weight`` their total weight (the count when unweighted);
   ``sum_p``, ``sum_y`` the weighted sums of the problem's ``p`` and ``y``; and
   ``sum_squared_error``, ``sum_log_loss`` (and for the classwise reduction
-  ``sum_confidence``, ``sum_correct``): the weighted sums of the problem's row terms.
+  ``sum_confidence``, ``sum_correct``; for the tests and decompositions
+  ``sum_spiegelhalter_numerator``, ``sum_spiegelhalter_variance``, ``sum_squared_p``,
+  ``sum_p_y``): the weighted sums of the problem's row terms, each only when a
+  requested metric needs it (:func:`terms_for`).
 
 Uniform-bin tables merge by summing rows of the same group and bin (partitions, days,
 processes, engines); quantile bins depend on all of a group's rows, so tables of
@@ -31,27 +34,31 @@ from typing import Any, TypeVar, cast
 import polars as pl
 
 from polars_calib._exprs import GroupKeys, Keys
-from polars_calib._finish import calibration_error
+from polars_calib import _finish
+from polars_calib._finish import BinSums, calibration_error
 from polars_calib._options import (
+    DIAGNOSTICS,
     METRICS,
     REDUCTIONS,
     SUM_TOLERANCE,
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
+    Diagnostic,
     Metric,
     Norm,
     Reduction,
+    Score,
     Strategy,
     TopLabelAverage,
     check_choice,
     check_confidence,
+    check_hosmer_lemeshow_bins,
     check_metrics,
     check_sum_tol,
 )
 from polars_calib._problem import Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
-from polars_calib.binning import binning as make_binning
 from polars_calib.validation import (
     CalibrationDataError,
     check_schema,
@@ -65,7 +72,10 @@ __all__ = [
     "SUMS",
     "Prepared",
     "bin_statistics",
+    "check_diagnostics",
     "collect_checked",
+    "diagnostic_parts",
+    "diagnostic_value",
     "finish_metrics",
     "merge_statistics",
     "metrics_from_statistics",
@@ -89,10 +99,17 @@ RELIABILITY = (
 )  # fmt: skip
 
 _RESERVED = frozenset(
-    (*SUMS, *METRICS, *RELIABILITY, "class", "refused", "mean_confidence", "accuracy")
+    (*SUMS, *METRICS, *DIAGNOSTICS, *RELIABILITY, "class", "refused", "mean_confidence",
+     "accuracy")
 )
 _NORM_OF: dict[str, Norm] = {"ece": "l1", "rmsce": "l2", "mce": "max"}
-_TERM_OF = {"brier": "squared_error", "log_loss": "log_loss"}
+_TERMS_OF: dict[str, tuple[str, ...]] = {
+    "brier": ("squared_error",),
+    "log_loss": ("log_loss",),
+    "spiegelhalter_z": ("spiegelhalter_numerator", "spiegelhalter_variance"),
+    "spiegelhalter_p": ("spiegelhalter_numerator", "spiegelhalter_variance"),
+    "brier_decomposition": ("squared_p", "p_y"),
+}
 
 # Internal column names of the query (never in a result).
 _P, _Y, _W, _REFUSED, _PRESENT = (f"__polars_calib_{n}__" for n in ("p", "y", "w", "refused", "present"))
@@ -105,11 +122,29 @@ _PACKABLE = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32)
 _NULL_KEY = 2**33  # stands for a null key in a packed key: outside every packable range
 _REFUSED_BIN = -1.0  # the bin of refused rows, counted per group
 _IGNORED_BIN = -2.0  # the bin of ignored rows (a null input): only their group is kept
+# Per-group columns of the tests whose p-values are computed from them (the special
+# functions read their argument many times; a column is a cheap reference).
+_Z, _HL, _HL_DF = (f"__polars_calib_{n}__" for n in ("z", "hl", "hl_df"))
 
 
 def terms_for(metrics: Sequence[str]) -> list[str]:
-    """The row terms a list of metrics needs summed."""
-    return [_TERM_OF[m] for m in metrics if m in _TERM_OF]
+    """The row terms a list of metrics needs summed, each once."""
+    return list(dict.fromkeys(term for m in metrics for term in _TERMS_OF.get(m, ())))
+
+
+def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool) -> None:
+    """``ValueError`` for a test or decomposition the table cannot give: Hosmer-Lemeshow
+    with fewer than 3 bins (`n_bins` None: not known yet), and any of them on
+    probability vectors or a table keyed by class (binary data only)."""
+    diagnostics = [m for m in metrics if m in DIAGNOSTICS]
+    if diagnostics and vectors:
+        msg = (
+            f"{', '.join(map(repr, diagnostics))}: tests and decompositions take binary "
+            "probabilities, not probability vectors"
+        )
+        raise ValueError(msg)
+    if n_bins is not None and any(m.startswith("hosmer_lemeshow") for m in diagnostics):
+        check_hosmer_lemeshow_bins(n_bins)
 
 
 def statistics_query(
@@ -118,8 +153,14 @@ def statistics_query(
     keys: list[str],
     binning: Binning,
     terms: Sequence[str] = ("squared_error", "log_loss"),
+    bin_column: str | None = None,
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
+
+    With `bin_column`, the name of a column of `lf` holding each used row's bin within its
+    group (median-variance bins), the table has that group's bins (a group with no
+    used row: bin 0), with ``lower`` and ``upper`` the smallest and largest
+    probability of the bin, and `binning` only says how the probabilities are read.
 
     `keys` are columns of `lf`. One aggregation over one pass of the data: each row's
     bin is one ``when/then`` chain (refused, else the bin when present, else
@@ -178,13 +219,21 @@ def statistics_query(
         sums.append(w.sum().alias("weight"))
     names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in term_exprs)]
 
-    if binning.strategy == "quantile":
+    if bin_column is not None:
+        # Read by the table and the grid: the bins (a numpy step per group) run once.
+        lf = lf.cache()
+        used = present & ~refused
+        given = pl.col(bin_column)
+        bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
+        table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
+        edges: pl.LazyFrame | None = _given_grid(lf, p, used, keys, given)
+    elif binning.strategy == "quantile":
         used = present & ~refused
         bins = binning.index(pl.when(used).then(p))
         bins = bins.over(keys) if keys else bins
         bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
         table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        edges: pl.LazyFrame | None = _quantile_grid(lf, p, used, keys, binning)
+        edges = _quantile_grid(lf, p, used, keys, binning)
     else:
         bin_value = (
             pl.when(refused).then(_REFUSED_BIN).when(present).then(binning.value(p))
@@ -194,7 +243,8 @@ def statistics_query(
         edges = None
     if w is None:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
-    result = _completed(table, binning.grid(), edges, keys, names, whole)
+    grid = None if bin_column is not None else binning.grid()
+    result = _completed(table, grid, edges, keys, names, whole)
     return result.drop(_ALL) if whole else result
 
 
@@ -239,9 +289,24 @@ def _quantile_grid(
     ).explode("bin", "lower", "upper")
 
 
+def _given_grid(
+    lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], bins: pl.Expr
+) -> pl.LazyFrame:
+    """Per group, each given bin with the range of its probabilities (bin 0 when none)."""
+    ranges = (
+        lf.filter(used & bins.is_not_null())
+        .group_by(*keys, bins.cast(pl.Int32).alias("bin"))
+        .agg(p.min().alias("lower"), p.max().alias("upper"))
+    )
+    groups = lf.select(keys).unique()
+    return groups.join(ranges, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.col("bin").fill_null(0)
+    )
+
+
 def _completed(
     table: pl.LazyFrame,
-    grid: pl.LazyFrame,
+    grid: pl.LazyFrame | None,
     edges: pl.LazyFrame | None,
     keys: list[str],
     names: list[str],
@@ -274,8 +339,13 @@ def _completed(
         lone = groups.select(base).unique().join(known, on=base, how="anti", nulls_equal=True)
         lone = lone.with_columns(pl.lit(None, pl.Int32).alias("class"))
         groups = pl.concat([known, lone.select(keys)])
-    full = groups.join(grid, how="cross")
-    if edges is not None:
+    if grid is None:
+        # Given bins: each group's own (the edges frame has every group).
+        assert edges is not None
+        full = groups.join(edges, on=keys, how="inner", nulls_equal=True)
+    else:
+        full = groups.join(grid, how="cross")
+    if edges is not None and grid is not None:
         full = full.drop("lower", "upper").join(
             edges, on=[*keys, "bin"], how="left", nulls_equal=True
         )
@@ -351,7 +421,11 @@ def finish_metrics(
     gap = (pl.col("sum_y") - pl.col("sum_p")).filter(binned)
     row_sums = [n for n in ("sum_squared_error", "sum_log_loss") if n in schema]
     mean_sums = ["sum_confidence", "sum_correct"] if classwise else ["sum_p", "sum_y"]
+    diagnostics = [m for m in metrics if m in DIAGNOSTICS]
+    bins = BinSums.of_columns(binned, schema)
+    parts = {k: v for name in diagnostics for k, v in diagnostic_parts(name, bins, binned).items()}
     classes = stats.group_by(per_class).agg(
+        *(value.alias(name) for name, value in parts.items()),
         pl.col("count").filter(binned).sum().alias("count"),
         pl.col("count").filter(~binned).sum().alias("refused"),
         total.alias("weight"),
@@ -366,10 +440,12 @@ def finish_metrics(
         return pl.col(column).max() if classwise else pl.col(column).sum()
 
     has_weight = pl.col("weight") > 0.0
-    reduced = {
+    reduced: dict[str, pl.Expr] = {
         "ece": pl.col("ece").max() if not keyed else _class_mean("ece", average, classwise),
         "rmsce": pl.col("rmsce").max() if not keyed else _class_mean("rmsce", average, classwise),
         "mce": pl.col("mce").max(),
+        # Binary tables only (check_diagnostics): one class, the group's value.
+        **{name: pl.col(name).first() for name in parts},
     }
     invalid = (
         (pl.col("refused").sum() > 0)
@@ -391,7 +467,11 @@ def finish_metrics(
         "brier": pl.col("sum_squared_error") / pl.col("weight"),
         "log_loss": pl.col("sum_log_loss") / pl.col("weight"),
     }
-    values = {**means, **{m: pl.col(m) for m in _NORM_OF}}
+    values: dict[str, pl.Expr] = {
+        **means,
+        **{m: pl.col(m) for m in _NORM_OF},
+        **{m: diagnostic_value(m) for m in diagnostics},
+    }
     names = ["mean_predicted", "observed", *metrics]
     return (
         per_group.select(
@@ -401,6 +481,53 @@ def finish_metrics(
         .sort(group, nulls_last=True)
         .select(*keys, "count", "refused", *names)
     )
+
+
+def diagnostic_parts(name: str, bins: BinSums, binned: pl.Expr) -> dict[str, pl.Expr]:
+    """The per-group aggregations of a test, p-value or decomposition, from table rows.
+
+    `bins` are the group's per-bin series (the rows where `binned` holds); the
+    expressions of :mod:`polars_calib.diagnostics` run the same finishers on sums
+    built inside the group. :func:`diagnostic_value` finishes the columns.
+    """
+
+    def total(column: str) -> pl.Expr:
+        return pl.col(column).filter(binned).sum()
+
+    if name.startswith("spiegelhalter"):
+        z = _finish.spiegelhalter_z(
+            total("sum_spiegelhalter_numerator"), total("sum_spiegelhalter_variance")
+        )
+        return {_Z: z}
+    if name.startswith("hosmer_lemeshow"):
+        statistic, df = _finish.hosmer_lemeshow(bins)
+        return {_HL: statistic, _HL_DF: df}
+    return {name: _diagnostic(name, bins)}
+
+
+def diagnostic_value(name: str) -> pl.Expr:
+    """A diagnostic from the columns of :func:`diagnostic_parts` (two-sided Spiegelhalter p)."""
+    if name == "spiegelhalter_z":
+        return pl.col(_Z)
+    if name == "spiegelhalter_p":
+        return _finish.normal_p_value(pl.col(_Z), "two-sided")
+    if name == "hosmer_lemeshow":
+        return pl.col(_HL)
+    if name == "hosmer_lemeshow_p":
+        return _finish.chi2_p_value(pl.col(_HL), pl.col(_HL_DF))
+    return pl.col(name)
+
+
+def _diagnostic(name: str, bins: BinSums) -> pl.Expr:
+    if name == "debiased_ece_squared":
+        return _finish.debiased_ece_squared(bins)
+    if name == "debiased_ece":
+        return _finish.debiased_ece(bins)
+    if name == "brier_decomposition":
+        return _finish.brier_decomposition(bins)
+    score: Score = "brier" if name.startswith("brier") else "log_loss"
+    calibration, refinement = _finish.calibration_refinement(bins, score)
+    return calibration if name.endswith("calibration_loss") else refinement
 
 
 def _class_mean(metric: str, average: TopLabelAverage, classwise: bool) -> pl.Expr:
@@ -556,8 +683,10 @@ def bin_statistics(
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic] = METRICS,
     compat: Compat | None = None,
+    min_size: int = 10,
+    max_bins: int | None = None,
 ) -> FrameT:
     """Sufficient statistics per group and bin: the mergeable form of every metric.
 
@@ -582,8 +711,12 @@ def bin_statistics(
     n_bins
         Number of bins, a positive int.
     strategy
-        ``"uniform"`` (equal width, mergeable) or ``"quantile"`` (equal mass within
-        each group; **not** mergeable: the edges depend on all of the group's rows).
+        ``"uniform"`` (equal width, mergeable), ``"quantile"`` (equal mass within
+        each group) or ``"median_variance"`` (binary data, see
+        :func:`polars_calib.median_variance_bins`; ``lower`` and ``upper`` the range
+        of the bin's probabilities); the last two are **not** mergeable: the bins
+        depend on all of the group's rows, and the finishers refuse the same bin
+        with different edges.
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
@@ -597,10 +730,15 @@ def bin_statistics(
     pos_label
         The label of the positive class when labels are not 0/1 (binary data).
     metrics
-        Which metrics the table must be able to finish: the Brier and log-loss sums
-        are computed only when asked for.
+        Which metrics the table must be able to finish: the Brier and log-loss sums,
+        and those of the tests and decompositions (see :func:`polars_calib.summary`),
+        are computed only when asked for: ``sum_spiegelhalter_numerator`` and
+        ``sum_spiegelhalter_variance`` (Spiegelhalter), ``sum_squared_p`` and
+        ``sum_p_y`` (the Brier decomposition).
     compat
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
+    min_size, max_bins
+        ``strategy="median_variance"``: fewest rows per bin and most bins per group.
 
     Returns
     -------
@@ -651,15 +789,19 @@ def bin_statistics(
     │ b     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   │
     └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
     """
-    binning = make_binning(n_bins, strategy, closed, compat)
+    from polars_calib.median_variance import table_binning, table_input
+
+    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     names = check_metrics(metrics)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label,
     )  # fmt: skip
-    plan = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
+    check_diagnostics(
+        names, None if checked is None else checked.n_bins, prepared.reduction is not None
     )
+    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
+    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, terms_for(names), bins)
     if isinstance(data, pl.DataFrame):
         return collect_checked(prepared, plan)
     return plan
@@ -714,7 +856,7 @@ def metrics_from_statistics(
     stats: FrameT,
     *,
     by: str | Sequence[str] | None = None,
-    metrics: Sequence[Metric] = METRICS,
+    metrics: Sequence[Metric | Diagnostic] = METRICS,
     average: TopLabelAverage = "macro",
 ) -> FrameT:
     """Finish calibration metrics per group from one or many statistics tables.
@@ -731,7 +873,11 @@ def metrics_from_statistics(
         per ``"model"``). ``None``: one group, all rows.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
-        compute, in this order (Brier and log-loss need the table's sums of them).
+        compute, in this order (Brier and log-loss need the table's sums of them),
+        or the tests and decompositions of binary tables (see
+        :func:`polars_calib.summary`; their sums must be in the table). Quantile-bin
+        statistics (Hosmer-Lemeshow's deciles of risk) finish one table but do not
+        merge across partitions.
     average
         Top-label statistics: ``"macro"`` or ``"weighted"`` mean over predicted
         classes (see :func:`polars_calib.top_label_ece`).
@@ -801,8 +947,9 @@ def metrics_from_statistics(
     names = check_metrics(metrics)
     check_choice("average", average, TOP_LABEL_AVERAGES)
     schema = _statistics_frame(stats, keys).collect_schema()
-    missing = [f"sum_{_TERM_OF[m]}" for m in names if m in _TERM_OF]
-    missing = [name for name in missing if name not in schema]
+    check_diagnostics(names, None, "class" in schema)
+    missing = [f"sum_{term}" for term in terms_for(names)]
+    missing = [name for name in dict.fromkeys(missing) if name not in schema]
     if missing:
         msg = f"`stats` has no {', '.join(missing)}: compute it with `metrics` including them"
         raise CalibrationDataError(msg)
