@@ -24,7 +24,7 @@ refuse. Later statistics (test terms, bootstrap replicates, fits) add columns or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -49,7 +49,7 @@ from polars_calib._options import (
     check_metrics,
     check_sum_tol,
 )
-from polars_calib._problem import Problem, binary_problem, vector_problem
+from polars_calib._problem import Check, Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
 from polars_calib.binning import binning as make_binning
 from polars_calib.validation import (
@@ -63,12 +63,17 @@ from polars_calib.validation import (
 __all__ = [
     "RELIABILITY",
     "SUMS",
+    "Partial",
     "Prepared",
     "bin_statistics",
+    "check_statistics",
     "collect_checked",
+    "complete_statistics",
     "finish_metrics",
+    "merge_partials",
     "merge_statistics",
     "metrics_from_statistics",
+    "partial_statistics",
     "prepare",
     "reliability_from_statistics",
     "reliability_rows",
@@ -112,6 +117,29 @@ def terms_for(metrics: Sequence[str]) -> list[str]:
     return [_TERM_OF[m] for m in metrics if m in _TERM_OF]
 
 
+@dataclass(frozen=True)
+class Partial:
+    """The mergeable aggregation of a problem, before its table is completed.
+
+    ``table`` holds one row per (``keys``, ``bin``) met in the rows: ``bin`` Int32, -1
+    for refused rows and -2 for ignored ones (which only keep their group), then
+    ``count`` and the sums (``weight`` only when weighted). Tables of parts of the
+    rows (partitions of another engine) merge by summing rows of the same keys and
+    bin (:func:`merge_partials`); :func:`complete_statistics` makes the statistics
+    table of the whole. ``keys`` are the table's keys (a constant key stands for the
+    whole frame with `whole`; ``class`` for keyed reductions); ``names`` the summed
+    columns of the completed table; ``edges`` the quantile grid, if any (not
+    mergeable).
+    """
+
+    table: pl.LazyFrame
+    keys: list[str]
+    names: list[str]
+    whole: bool
+    weighted: bool
+    edges: pl.LazyFrame | None
+
+
 def statistics_query(
     lf: pl.LazyFrame,
     problem: Problem,
@@ -120,6 +148,20 @@ def statistics_query(
     terms: Sequence[str] = ("squared_error", "log_loss"),
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
+
+    :func:`partial_statistics` (one aggregation), then :func:`complete_statistics`.
+    """
+    return complete_statistics(partial_statistics(lf, problem, keys, binning, terms), binning)
+
+
+def partial_statistics(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    binning: Binning,
+    terms: Sequence[str] = ("squared_error", "log_loss"),
+) -> Partial:
+    """The one aggregation of :func:`statistics_query`, before completion (see :class:`Partial`).
 
     `keys` are columns of `lf`. One aggregation over one pass of the data: each row's
     bin is one ``when/then`` chain (refused, else the bin when present, else
@@ -192,10 +234,23 @@ def statistics_query(
         )  # fmt: skip
         table = _uniform_table(lf, keys, bin_value, sums, binning)
         edges = None
-    if w is None:
+    return Partial(table, keys, names, whole, w is not None, edges)
+
+
+def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
+    """The statistics table from a (merged) partial aggregation: every bin of every group."""
+    table, keys = partial.table, partial.keys
+    if not partial.weighted:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
-    result = _completed(table, binning.grid(), edges, keys, names, whole)
-    return result.drop(_ALL) if whole else result
+    result = _completed(table, binning.grid(), partial.edges, keys, partial.names, partial.whole)
+    return result.drop(_ALL) if partial.whole else result
+
+
+def merge_partials(tables: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
+    """Sum partial aggregations (:class:`Partial` tables) of parts of the rows."""
+    table = pl.concat(tables, how="vertical_relaxed")
+    sums = [name for name in table.columns if name not in (*keys, "bin")]
+    return table.group_by(*keys, "bin").agg(pl.col(sums).sum()).select(table.columns)
 
 
 def _uniform_table(
@@ -522,10 +577,25 @@ def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
     Valid data are read once. Bad data are read a second time, to count the rows of
     each problem for the message.
     """
-    stats = plan.collect()
+    return check_statistics(
+        prepared, plan.collect(), lambda checks: problem_counts(prepared.lf, checks).collect()
+    )
+
+
+def check_statistics(
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    count_problems: Callable[[Sequence[Check]], pl.DataFrame],
+) -> pl.DataFrame:
+    """Return `stats`; raise :class:`CalibrationDataError` if it counts refused rows.
+
+    `count_problems` reads the data again (only then) and returns, for the message,
+    the counts of :func:`polars_calib.validation.problem_counts` for the given checks
+    (another engine computes them where its data are).
+    """
     if stats.filter(pl.col("bin").is_null())["count"].sum():
         checks = prepared.problem.checks
-        raise_for_problems(problem_counts(prepared.lf, checks).collect(), checks)
+        raise_for_problems(count_problems(checks), checks)
     if "sum_confidence" in stats.columns:
         # Classwise: every row is in every class, so classes with different row counts
         # mean vectors of different lengths (read again only then, for the message).
@@ -534,7 +604,7 @@ def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
         uneven = per_class.select((counts.over(prepared.keys) if prepared.keys else counts) > 1)
         if uneven.to_series().any():
             whole = [c for c in prepared.problem.checks if c.whole]
-            raise_for_problems(problem_counts(prepared.lf, whole).collect(), whole)
+            raise_for_problems(count_problems(whole), whole)
     return stats
 
 
