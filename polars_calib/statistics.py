@@ -257,6 +257,11 @@ def _uniform_table(
     lf: pl.LazyFrame, keys: list[str], bin_value: pl.Expr, sums: list[pl.Expr], binning: Binning
 ) -> pl.LazyFrame:
     """Aggregate by keys and uniform bin (packed with an integer key where possible)."""
+    if keys == [_ALL]:
+        # One group: the bin alone is the key (a hash aggregation over one column of
+        # few values costs about half one over two); the constant key comes back after.
+        table = lf.group_by(bin_value.alias("bin")).agg(sums)
+        return table.with_columns(pl.lit(True).alias(_ALL), pl.col("bin").cast(pl.Int32))
     schema = lf.collect_schema()
     packable = [key for key in keys if schema[key] in _PACKABLE] if binning.n_bins < 2**19 else []
     if not packable:
