@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
 import polars as pl
 
@@ -613,8 +613,46 @@ def check_statistics(
     return stats
 
 
+@overload
 def bin_statistics(
     data: FrameT,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+    reduction: Reduction | None = ...,
+    sum_tol: float = ...,
+    pos_label: Any = ...,
+    metrics: Sequence[Metric] = ...,
+    compat: Compat | None = ...,
+) -> FrameT: ...
+
+
+@overload
+def bin_statistics(
+    data: Any,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+    reduction: Reduction | None = ...,
+    sum_tol: float = ...,
+    pos_label: Any = ...,
+    metrics: Sequence[Metric] = ...,
+    compat: Compat | None = ...,
+) -> pl.DataFrame: ...
+
+
+def bin_statistics(
+    data: Any,
     prob: str,
     label: str,
     *,
@@ -628,7 +666,7 @@ def bin_statistics(
     pos_label: Any = None,
     metrics: Sequence[Metric] = METRICS,
     compat: Compat | None = None,
-) -> FrameT:
+) -> pl.DataFrame | pl.LazyFrame:
     """Sufficient statistics per group and bin: the mergeable form of every metric.
 
     Every uniform-bin metric is a function of a few sums per bin, and sums add up:
@@ -723,6 +761,22 @@ def bin_statistics(
     """
     binning = make_binning(n_bins, strategy, closed, compat)
     names = check_metrics(metrics)
+    # Imported here: the engines' module builds on this one.
+    from polars_calib._engines import EngineSpec, column_keys, engine_of, engine_statistics
+
+    engine = engine_of(data)
+    if engine is not None:
+        spec = EngineSpec(
+            prob, label, column_keys(by), weight, reduction, sum_tol, pos_label, n_bins,
+            closed, compat, tuple(terms_for(names)),
+        )  # fmt: skip
+        if strategy != "uniform":
+            msg = (
+                f"{engine} statistics need uniform bins (mergeable across partitions); "
+                f"got strategy={strategy!r}"
+            )
+            raise ValueError(msg)
+        return engine_statistics(data, spec, engine)[0]
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label,
