@@ -277,7 +277,7 @@ class _SparkRunner(_Runner):
         sum_of = self.functions.sum
         merged = partials.groupBy(*(_quoted(key) for key in keys)).agg(
             *(sum_of(_quoted(name)).alias(name) for name in sums)
-        )
+        ).select(*(_quoted(name) for name in empty.columns))
         return _rows_frame(merged.collect(), empty.schema)
 
     def counts(self, whole: bool) -> list[pl.DataFrame]:
@@ -424,7 +424,7 @@ def read_with(engine: Engine, source: str) -> Any:
     return dd.read_parquet(source, dtype_backend="pyarrow")
 
 
-def local_spark(partitions: int = 8) -> Any:
+def local_spark(master: str = "local[*]", partitions: int = 8) -> Any:
     """A local Spark session whose Python workers import this package (UI disabled).
 
     The workers run this interpreter with this package's directory on their path,
@@ -437,7 +437,7 @@ def local_spark(partitions: int = 8) -> Any:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     return (
-        SparkSession.builder.master("local[*]")
+        SparkSession.builder.master(master)
         .appName("polars_calib")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", str(partitions))
