@@ -266,3 +266,26 @@ def test_engines_are_not_imported() -> None:
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
     assert engine_of(pl.DataFrame()) is None
     assert engine_of(np.zeros(3)) is None
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cli_engine(
+    engine: str, request: pytest.FixtureRequest, tmp_path: Path, example_log: pl.DataFrame
+) -> None:
+    """``polars-calib report --engine``: the engine reads the log, the outputs are Polars'."""
+    from polars_calib.cli import main
+
+    request.getfixturevalue("spark" if engine == "spark" else "dask_client")
+    log = tmp_path / "log"
+    log.mkdir()
+    for i, part in enumerate(example_log.iter_slices(7_000)):
+        part.write_parquet(log / f"part-{i}.parquet")
+    common = ["report", str(log), "--prob", "p", "--label", "y", "--by", "model", "-q"]
+    assert main([*common, "--engine", engine, "--out", str(tmp_path / engine)]) == 0
+    assert main([*common, "--out", str(tmp_path / "polars")]) == 0
+    for name in ("summary.parquet",):
+        got = pl.read_parquet(tmp_path / engine / name)
+        assert_frame_equal(got, pl.read_parquet(tmp_path / "polars" / name), **TOL)
+    for name in ("reliability.csv",):
+        got = pl.read_csv(tmp_path / engine / name)
+        assert_frame_equal(got, pl.read_csv(tmp_path / "polars" / name), **TOL)
