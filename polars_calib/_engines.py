@@ -26,6 +26,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Literal
 
@@ -226,24 +227,21 @@ def _quoted(name: str) -> str:
 
 class _SparkRunner(_Runner):
     def __init__(self, data: Any, spec: EngineSpec) -> None:
-        from pyspark.sql import functions
-
-        self.spec, self.functions = spec, functions
+        self.spec, self.functions = spec, import_module("pyspark.sql.functions")
+        functions = self.functions
         missing = [name for name in spec.columns if name not in data.columns]
         # A missing column is reported by the schema check of `prepare`, not by Spark.
         present = [name for name in spec.columns if name not in missing]
         self.source = data.select(*(functions.col(_quoted(name)) for name in present))
 
     def empty(self) -> pl.DataFrame:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
+        to_arrow_schema = import_module("pyspark.sql.pandas.types").to_arrow_schema
         schema = to_arrow_schema(self.source.schema)
         return pl.DataFrame(pl.from_arrow(schema.empty_table()))
 
     def _spark_schema(self, frame: pl.DataFrame) -> Any:
         """The Spark schema of a small Polars result: source columns keep their type."""
-        from pyspark.sql import types
-
+        types = import_module("pyspark.sql.types")
         fields = []
         for name, dtype in frame.schema.items():
             if name in self.source.columns:
@@ -262,8 +260,7 @@ class _SparkRunner(_Runner):
         return types.StructType(fields)
 
     def _run(self, function: Callable[..., pl.DataFrame], template: pl.DataFrame) -> Any:
-        from pyspark.sql.pandas.types import to_arrow_schema
-
+        to_arrow_schema = import_module("pyspark.sql.pandas.types").to_arrow_schema
         schema = self._spark_schema(template)
         mapper = _ArrowMapper(function, to_arrow_schema(schema), template.schema)
         return self.source.mapInArrow(mapper, schema)
@@ -327,9 +324,10 @@ class _ArrowMapper:
     schema: pl.Schema
 
     def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        chunks, pending, rows = [], [], 0
+        pa = import_module("pyarrow")
+        chunks: list[pl.DataFrame] = []
+        pending: list[Any] = []
+        rows = 0
         for batch in batches:
             pending.append(batch)
             rows += batch.num_rows
@@ -341,7 +339,7 @@ class _ArrowMapper:
         if not chunks:
             return
         result = self.function(*chunks)
-        table = result.cast(dict(self.schema)).to_arrow().cast(self.arrow_schema)
+        table = result.cast(self.schema).to_arrow().cast(self.arrow_schema)
         yield from table.to_batches()
 
 
@@ -356,8 +354,7 @@ class _DaskRunner(_Runner):
         return _from_pandas(self.source._meta)
 
     def partial_table(self, template: Partial) -> pl.DataFrame:
-        import dask
-
+        dask = import_module("dask")
         merge = _PartialMerger(self.spec, template.keys)
         empty = template.table.collect()
         parts = [dask.delayed(_FromPandas(merge))(part) for part in self.source.to_delayed()]
@@ -370,11 +367,10 @@ class _DaskRunner(_Runner):
                 for i in range(0, len(parts), _FAN_IN)
             ]
         (table,) = dask.compute(parts[0])
-        return pl.DataFrame(table).cast(dict(empty.schema))
+        return pl.DataFrame(table).cast(empty.schema)
 
     def counts(self, whole: bool) -> list[pl.DataFrame]:
-        import dask
-
+        dask = import_module("dask")
         counter = _FromPandas(_Counter(self.spec, whole))
         parts = [dask.delayed(counter)(part) for part in self.source.to_delayed()]
         return list(dask.compute(*parts))
@@ -416,8 +412,7 @@ def read_with(engine: Engine, source: str) -> Any:
             sep = "\t" if suffix == ".tsv" else ","
             return reader.csv(source, header=True, inferSchema=True, sep=sep)
         return reader.parquet(source)
-    import dask.dataframe as dd
-
+    dd = import_module("dask.dataframe")
     if csv:
         return dd.read_csv(source, sep="\t" if suffix == ".tsv" else ",", dtype_backend="pyarrow")
     # Arrow-backed columns keep nulls apart from NaN, as Polars does.
@@ -430,14 +425,13 @@ def local_spark(master: str = "local[*]", partitions: int = 8) -> Any:
     The workers run this interpreter with this package's directory on their path,
     so they compute with the same code as the driver.
     """
-    from pyspark.sql import SparkSession
-
+    session = import_module("pyspark.sql").SparkSession
     root = str(Path(__file__).resolve().parent.parent)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
     return (
-        SparkSession.builder.master(master)
+        session.builder.master(master)
         .appName("polars_calib")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", str(partitions))

@@ -24,7 +24,7 @@ import polars as pl
 
 from polars_calib import __version__
 from polars_calib._options import CLOSED, METRICS, REDUCTIONS, STRATEGIES, check_confidence
-from polars_calib._engines import ENGINES
+from polars_calib._engines import ENGINES, Engine
 from polars_calib.binning import Binning
 from polars_calib.frame import finish_summary
 from polars_calib.plot import INSTALL_HINT, default_layout, plot_reliability, save_png
@@ -285,16 +285,15 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         if not options.quiet:
             print(f"{PROG}: {message}", file=stderr, flush=True)
 
-    # With --engine, the engine reads the log (a path Polars may not reach).
-    lf = None
-    if options.engine is None:
-        progress(f"scanning {options.log}")
-        lf = scan(options.log)
     binning = Binning(options.n_bins, options.strategy, options.closed)  # type: ignore[arg-type]
+    lf: pl.LazyFrame | None = None
     if options.engine is not None:
+        # The engine reads the log (a path Polars may not reach).
         progress(f"computing the statistics with {options.engine} (one pass over the log)...")
         stats, prepared = _engine_statistics(options, options.reduction, options.metrics)
     else:
+        progress(f"scanning {options.log}")
+        lf = scan(options.log)
         progress("computing the statistics (one pass over the log)...")
         prepared = prepare(
             lf, options.prob, options.label, by=options.by, weight=options.weight,
@@ -371,7 +370,7 @@ def _engine_statistics(
     """The statistics of `options` computed by ``--engine`` (Spark or Dask reading the log)."""
     from polars_calib._engines import EngineSpec, engine_statistics, read_with
 
-    engine = "spark" if options.engine == "spark" else "dask"
+    engine: Engine = "spark" if options.engine == "spark" else "dask"
     try:
         data = read_with(engine, options.log)
     except ImportError as error:

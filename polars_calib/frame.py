@@ -400,7 +400,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
 
     def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        return bin_statistics(self._data, prob, label, **options)
+        table: FrameT = bin_statistics(self._data, prob, label, **options)
+        return table
 
     def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:
         """Per group, the rows each data check refuses; see :func:`polars_calib.refused_rows`."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast, overload
+from typing import Any, Protocol, TypeVar, cast, overload
 
 import polars as pl
 
@@ -613,6 +613,18 @@ def check_statistics(
     return stats
 
 
+class _SparkFrame(Protocol):
+    """A ``pyspark.sql.DataFrame``, as the type checkers see it (pyspark not needed)."""
+
+    def mapInArrow(self, *args: Any, **kwargs: Any) -> Any: ...  # noqa: N802
+
+
+class _DaskFrame(Protocol):
+    """A ``dask.dataframe.DataFrame``, as the type checkers see it (dask not needed)."""
+
+    def to_delayed(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
 @overload
 def bin_statistics(
     data: FrameT,
@@ -634,7 +646,7 @@ def bin_statistics(
 
 @overload
 def bin_statistics(
-    data: Any,
+    data: _SparkFrame | _DaskFrame,
     prob: str,
     label: str,
     *,
@@ -673,12 +685,16 @@ def bin_statistics(
     statistics of partitions of a log (files, days, worker processes) concatenated
     and passed to :func:`metrics_from_statistics` or
     :func:`reliability_from_statistics` give the numbers of one pass over the
-    whole log.
+    whole log. The same table is computed on a Spark or Dask cluster from a
+    ``pyspark.sql.DataFrame`` or a ``dask.dataframe.DataFrame``: each partition runs
+    this package's Polars aggregation, the engine sums the partial tables, and the
+    small result comes back as a Polars DataFrame (see ``docs/scale-out.md``).
 
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions.
+        DataFrame or LazyFrame of predictions; or a Spark or Dask DataFrame (uniform
+        bins, `by` as column names; ``polars_calib`` installed on the workers).
     prob
         Name of the column holding the probability of the positive class, or
         probability vectors (``Array`` or ``List``).
@@ -713,7 +729,7 @@ def bin_statistics(
     Returns
     -------
     DataFrame or LazyFrame
-        The same kind as `data`, sorted by keys and bin: the keys, ``class`` (Int32,
+        The same kind as `data` (a DataFrame for Spark and Dask data), sorted by keys and bin: the keys, ``class`` (Int32,
         for the top-label and classwise reductions), ``bin`` (Int32, 0-based; every
         bin of every group, empty ones with count 0), ``lower`` and ``upper``
         (Float64, the bin's edges), ``count`` (Int64, rows), ``weight`` (Float64,
@@ -729,7 +745,8 @@ def bin_statistics(
     CalibrationDataError
         A DataFrame holding refused rows (see :func:`polars_calib.validate`), or a
         missing or mistyped column. A LazyFrame is checked from its schema only; its
-        refused rows are counted in the plan (the null-bin rows).
+        refused rows are counted in the plan (the null-bin rows). Spark and Dask data
+        raise as a DataFrame does, their refused rows counted on the engine.
 
     Notes
     -----
