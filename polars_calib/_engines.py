@@ -229,6 +229,7 @@ class _SparkRunner(_Runner):
     def __init__(self, data: Any, spec: EngineSpec) -> None:
         self.spec, self.functions = spec, import_module("pyspark.sql.functions")
         functions = self.functions
+        self.data = data
         missing = [name for name in spec.columns if name not in data.columns]
         # A missing column is reported by the schema check of `prepare`, not by Spark.
         present = [name for name in spec.columns if name not in missing]
@@ -236,7 +237,11 @@ class _SparkRunner(_Runner):
 
     def empty(self) -> pl.DataFrame:
         to_arrow_schema = import_module("pyspark.sql.pandas.types").to_arrow_schema
-        schema = to_arrow_schema(self.source.schema)
+        try:
+            # All columns, so that a missing column's message lists them.
+            schema = to_arrow_schema(self.data.schema)
+        except Exception:  # a column type Arrow cannot hold  # noqa: BLE001
+            schema = to_arrow_schema(self.source.schema)
         return pl.DataFrame(pl.from_arrow(schema.empty_table()))
 
     def _spark_schema(self, frame: pl.DataFrame) -> Any:
@@ -345,13 +350,17 @@ class _ArrowMapper:
 
 class _DaskRunner(_Runner):
     def __init__(self, data: Any, spec: EngineSpec) -> None:
-        self.spec = spec
+        self.spec, self.data = spec, data
         present = [name for name in spec.columns if name in data.columns]
         self.source = data[present]
 
     def empty(self) -> pl.DataFrame:
-        # The partitions' pandas dtypes, from the collection's metadata (no data read).
-        return _from_pandas(self.source._meta)
+        # The partitions' pandas dtypes, from the collection's metadata (no data read);
+        # all columns, so that a missing column's message lists them.
+        try:
+            return _from_pandas(self.data._meta)
+        except Exception:  # a column Polars cannot convert  # noqa: BLE001
+            return _from_pandas(self.source._meta)
 
     def partial_table(self, template: Partial) -> pl.DataFrame:
         dask = import_module("dask")
