@@ -729,8 +729,9 @@ def bin_statistics(
     Returns
     -------
     DataFrame or LazyFrame
-        The same kind as `data` (a DataFrame for Spark and Dask data), sorted by keys and bin: the keys, ``class`` (Int32,
-        for the top-label and classwise reductions), ``bin`` (Int32, 0-based; every
+        The same kind as `data` (a DataFrame for Spark and Dask data), sorted by
+        keys and bin: the keys, ``class`` (Int32, for the top-label and classwise
+        reductions), ``bin`` (Int32, 0-based; every
         bin of every group, empty ones with count 0), ``lower`` and ``upper``
         (Float64, the bin's edges), ``count`` (Int64, rows), ``weight`` (Float64,
         their total weight; the count when unweighted), the Float64 weighted sums
