@@ -289,3 +289,11 @@ def test_cli_engine(
     for name in ("reliability.csv",):
         got = pl.read_csv(tmp_path / engine / name)
         assert_frame_equal(got, pl.read_csv(tmp_path / "polars" / name), **TOL)
+
+
+def test_cli_engine_needs_uniform_bins(capsys: pytest.CaptureFixture[str]) -> None:
+    from polars_calib.cli import main
+
+    argv = ["report", "log.parquet", "--prob", "p", "--label", "y", "--engine", "dask"]
+    assert main([*argv, "--strategy", "quantile"]) == 2
+    assert "--engine dask needs uniform bins" in capsys.readouterr().err
