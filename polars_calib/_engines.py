@@ -253,7 +253,7 @@ class _SparkRunner(_Runner):
                 spark_type = self.source.schema[name].dataType
             elif dtype == pl.Boolean:
                 spark_type = types.BooleanType()
-            elif dtype in (pl.Int32, pl.UInt32, pl.Int16, pl.Int8):
+            elif dtype in (pl.Int32, pl.Int16, pl.Int8, pl.UInt16, pl.UInt8):
                 spark_type = types.IntegerType()
             elif dtype.is_integer():
                 spark_type = types.LongType()
