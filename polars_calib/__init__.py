@@ -8,8 +8,8 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib.statistics` (the statistics table and its finishers),
 :mod:`~polars_calib._finish` (the finishers of the expressions),
 :mod:`~polars_calib.binary` and :mod:`~polars_calib.multiclass` (the expressions),
-:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`
-and :mod:`~polars_calib.cli`.
+:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`,
+:mod:`~polars_calib.report` (the HTML report) and :mod:`~polars_calib.cli`.
 """
 
 from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on frames)
@@ -27,6 +27,7 @@ from polars_calib.multiclass import (
 )
 from polars_calib.namespace import col
 from polars_calib.plot import plot_reliability, save_png
+from polars_calib.report import HtmlReport, html_report
 from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -37,6 +38,7 @@ from polars_calib.validation import CalibrationDataError, refused_rows, validate
 __all__ = [
     "Binning",
     "CalibrationDataError",
+    "HtmlReport",
     "bin_index",
     "bin_statistics",
     "brier",
@@ -44,6 +46,7 @@ __all__ = [
     "col",
     "confidence_ece",
     "ece",
+    "html_report",
     "log_loss",
     "mce",
     "metrics_from_statistics",

@@ -71,6 +71,16 @@ def binned_error(problem: Problem, binning: Binning, norm: Norm) -> pl.Expr:
     problem = problem.seen_by(binning.clip, binning.float32)
     if binning.masked:
         error = _masked_error(problem, binning, norm)
+    elif binning.strategy == "quantile":
+        # Packed with one constant class: the group's edges are computed once (a bin
+        # index referenced in B filtered sums would compute B quantiles B times).
+        prob = pl.when(problem.present).then(problem.prob)
+        columns = {"prob": prob, "label": problem.label, "group": pl.lit(0, pl.Int64)}
+        if problem.weight is not None:
+            columns["weight"] = problem.weight
+        error = _grouped_error(columns, binning, norm, "macro")
+        name = problem.prob.meta.output_name(raise_if_undetermined=False)
+        error = error if name is None else error.alias(name)
     else:
         prob = pl.when(problem.present).then(problem.prob)
         bins = binning.index(prob)

@@ -16,7 +16,10 @@ decide which rows are **refused**. Binary data give one problem
 A row is **present** when its probability, label and weight are all non-null; a
 present or partly null row is **refused** when any of its non-null values breaks a
 check (a probability outside [0, 1] or NaN, a label other than 0/1, a bad weight; for
-vectors, a bad entry, a sum off 1, a label that is not a class). Rows that are not
+vectors, a bad entry, a sum off 1, a label that is not a class). The number of classes
+K is the length of a row's vector, so a label beside a null vector is refused when it
+is no class index at all (negative, fractional, NaN) but is not compared with K: the
+row is ignored. Rows that are not
 present are ignored; expressions give a group holding a refused row null, frame
 functions count refused rows per group. The checks' texts are the error messages.
 
@@ -192,18 +195,18 @@ def vector_checks(
     n_classes = vectors.list.len()
     entries_ok = vectors.list.eval(pl.element().is_between(0.0, 1.0).fill_null(False)).list.all()
     total = vectors.list.sum()
+    # A label beside a null vector (an ignored row) is checked for being a class index,
+    # not against K: K is the length of the row's vector (see the module doc).
+    is_class = (raw_y >= 0) & (y == y.floor()) & (y < n_classes).fill_null(True)
     checks = [
         Check(p_name, "vector holding a null, NaN or value outside [0, 1]", ~entries_ok),
         Check(p_name, "vector sum off 1 by more than {sum_tol:g}".format(sum_tol=sum_tol),
               entries_ok & ((total - 1.0).abs() > sum_tol), total),
         # Compared uncast first: a string or categorical label is refused when planned.
-        Check(y_name, "label not a class 0 .. K - 1",
-              ~((raw_y >= 0) & (y == y.floor()) & (y < n_classes)), y),
+        Check(y_name, "label not a class 0 .. K - 1", ~is_class, y),
         *weight_checks,
     ]  # fmt: skip
-    refused = ~entries_ok | ((total - 1.0).abs() > sum_tol) | ~(
-        (raw_y >= 0) & (y == y.floor()) & (y < n_classes)
-    )
+    refused = ~entries_ok | ((total - 1.0).abs() > sum_tol) | ~is_class
     if w is not None:
         refused = refused | ~((w >= 0.0) & w.is_finite())
     return vectors, y, w, refused, checks

@@ -83,6 +83,7 @@ class ReportOptions:
     reduction: str | None
     out: Path | None
     quiet: bool
+    html: Path | None = None
     engine: str | None = None
 
 
@@ -188,6 +189,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
     report.add_argument(
+        "--html", type=Path, metavar="FILE",
+        help="also write a self-contained HTML report (tables, diagrams, notes) to FILE",
+    )
+    report.add_argument(
         "--engine", choices=ENGINES,
         help="compute the statistics on a local Spark session or with Dask reading LOG "
         "(the spark or dask extra; uniform bins); default: Polars",
@@ -228,6 +233,7 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         reduction=args.reduction,
         out=args.out,
         quiet=bool(args.quiet),
+        html=args.html,
         engine=args.engine,
     )
 
@@ -310,6 +316,13 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     ):
         print(table, file=stdout, flush=True)
     if options.out is None:
+        if options.html is not None:
+            # With --engine, every table comes from the engine's statistics (the page's
+            # own second pass would read `prepared.data`, here only a schema).
+            bins = None
+            if options.engine is not None:
+                bins = _reliability_table(lf, options, prepared, stats, binning, progress)
+            write_html(options, prepared, stats, binning, bins, progress, stderr)
         return
 
     out = options.out
@@ -328,6 +341,51 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     if draw_png(bins_table, options.by, out / "reliability.png", title) is None:
         print(
             f"{PROG}: note: skipped reliability.png (the plot extra is not installed: "
+            f"{INSTALL_HINT})",
+            file=stderr,
+        )
+    if options.html is not None:
+        write_html(options, prepared, stats, binning, bins_table, progress, stderr)
+
+
+def write_html(
+    options: ReportOptions,
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    binning: Binning,
+    bins_table: pl.DataFrame | None,
+    progress: Callable[[str], None],
+    stderr: TextIO,
+) -> None:
+    """Write the HTML report of ``--html`` from the summary's statistics (and reliability table)."""
+    from polars_calib.report import report_page
+
+    assert options.html is not None
+    lf = prepared.data
+
+    def again(reduction: str | None) -> Prepared:
+        return prepare(
+            lf, options.prob, options.label, by=options.by, weight=options.weight,
+            reduction=reduction,  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    progress("laying out the HTML report...")
+    page = report_page(
+        prepared, stats, binning, options.metrics, check_confidence(options.confidence),
+        again=again, reliability=bins_table, progress=progress, source=options.log,
+        time=options.time, every=options.every, prob=options.prob, label=options.label,
+        weight=options.weight,
+    )  # fmt: skip
+    progress(f"writing {options.html}")
+    try:
+        options.html.parent.mkdir(parents=True, exist_ok=True)
+        page.save(options.html)
+    except OSError as error:
+        msg = f"cannot write {str(options.html)!r}: {error.strerror}"
+        raise DataError(msg) from error
+    if any(note.startswith("No charts") for note in page.notes):
+        print(
+            f"{PROG}: note: {options.html} has no charts (the plot extra is not installed: "
             f"{INSTALL_HINT})",
             file=stderr,
         )

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import polars_calib as pc
 from polars_calib.binning import Binning, uniform_edges
 
 
@@ -87,3 +88,53 @@ def test_a_null_is_in_no_bin(closed: str) -> None:
     )
     assert got["index"].to_list() == [None, 2]
     assert got["hits"].to_list() == [0, 1]
+
+
+# The public `pc.bin_index` near every edge, and the documented convention checked exactly.
+
+
+def _in_documented_bin(p: float, b: int, n_bins: int, closed: str) -> bool:
+    """`p` lies in bin `b` as binning.py documents it, by exact comparisons with the edges."""
+    lower, upper = float(Fraction(b, n_bins)), float(Fraction(b + 1, n_bins))
+    if closed == "right":  # [0, 1/B], (1/B, 2/B], ..., ((B-1)/B, 1]
+        return (lower < p or (b == 0 and p == 0.0)) and p <= upper
+    # [0, 1/B), ..., [(B-1)/B, 1]: 1.0 in the last bin
+    return lower <= p and (p < upper or (b == n_bins - 1 and p == 1.0))
+
+
+@st.composite
+def _near_edges(draw: st.DrawFn) -> tuple[int, list[float]]:
+    """A bin count up to 3000 and probabilities within 4 ulps of random edges k/B."""
+    n_bins = draw(st.integers(1, 3000))
+    near = st.tuples(st.integers(0, n_bins), st.integers(-4, 4))  # an edge k, and ulps away
+    picks = draw(st.lists(near, min_size=1, max_size=40))
+    p = []
+    for k, ulps in picks:
+        value = float(Fraction(k, n_bins))
+        for _ in range(abs(ulps)):
+            value = float(np.nextafter(value, 2.0 if ulps > 0 else -1.0))
+        if 0.0 <= value <= 1.0:
+            p.append(value)
+    return n_bins, p
+
+
+@given(case=_near_edges(), closed=st.sampled_from(["right", "left"]))
+@example(case=(10, [0.7, 0.6999999999999998, 0.7000000000000001, 0.0, 1.0]), closed="right")
+@example(case=(10, [0.7, 0.6999999999999998, 0.7000000000000001, 0.0, 1.0]), closed="left")
+@example(case=(100, [0.07, 0.06999999999999999, 0.07000000000000002]), closed="right")
+@example(case=(3, [1 / 3, 2 / 3, 0.3333333333333333, 0.33333333333333337]), closed="left")
+@example(case=(1, [0.0, 5e-324, 0.9999999999999999, 1.0]), closed="left")
+@example(case=(3000, [2999 / 3000, 1 / 3000, 1499 / 3000, 0.5]), closed="right")
+@example(case=(49, [1 / 49, 48 / 49, 0.02040816326530612, 0.020408163265306124]), closed="left")
+def test_bin_index_near_every_edge_is_searchsorted_on_the_exact_edges(
+    case: tuple[int, list[float]], closed: str
+) -> None:
+    n_bins, p = case
+    got = pl.DataFrame({"p": p}, schema={"p": pl.Float64}).select(
+        pc.bin_index("p", n_bins=n_bins, closed=closed)  # type: ignore[arg-type]
+    )
+    expected = searchsorted_bins(np.array(p, dtype=np.float64), n_bins, closed)
+    assert got.to_series().to_list() == expected.tolist()
+    # The mapping above is the convention binning.py documents, checked exactly.
+    for value, b in zip(p, expected.tolist()):
+        assert _in_documented_bin(value, b, n_bins, closed), (value, b)

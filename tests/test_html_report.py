@@ -1,0 +1,399 @@
+"""The HTML report: its structure and numbers, its data policy, and a real browser opening it."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from datetime import datetime
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import polars_calib as pc
+from polars_calib import report as report_module
+
+ROOT = Path(__file__).parents[1]
+EXAMPLE = ROOT / "examples" / "data" / "predictions.parquet"
+HAS_PLOT = all(importlib.util.find_spec(m) for m in ("altair", "vl_convert"))
+needs_plot = pytest.mark.skipif(not HAS_PLOT, reason="the plot extra (altair, vl-convert) is not installed")
+
+
+class Page(HTMLParser):
+    """The parts of a report a test reads: tags with attributes, table cells, text, scripts."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.tables: dict[str, list[list[str | None]]] = {}
+        self.headers: dict[str, list[str]] = {}
+        self.scripts: dict[str, str] = {}
+        self.text: list[str] = []
+        self._table: str | None = None
+        self._script: str | None = None
+        self._in_head = False
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        self.tags.append((tag, found))
+        if tag == "table":
+            self._table = found.get("id") or f"table-{len(self.tables)}"
+            self.tables[self._table], self.headers[self._table] = [], []
+        elif tag == "tr" and self._table is not None and not self._in_head:
+            self.tables[self._table].append([])
+        elif tag == "thead":
+            self._in_head = True
+        elif tag == "td" and self._table is not None:
+            self.tables[self._table][-1].append(found.get("data-value"))
+        elif tag == "script":
+            self._script = found.get("id") or f"script-{len(self.scripts)}"
+            self.scripts[self._script] = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self._table = None
+        elif tag == "thead":
+            self._in_head = False
+        elif tag == "script":
+            self._script = None
+
+    def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            self.scripts[self._script] += data
+        elif self._in_head and self._table is not None and data.strip():
+            self.headers[self._table].append(data.strip())
+        else:
+            self.text.append(data)
+
+    def ids(self) -> set[str]:
+        return {str(attrs["id"]) for _, attrs in self.tags if attrs.get("id")}
+
+    def all_text(self) -> str:
+        return " ".join(" ".join(self.text).split())
+
+    def frame(self, table: str) -> pl.DataFrame:
+        """A table's sort values, as strings (null for an empty cell)."""
+        rows = [[value or None for value in row] for row in self.tables[table]]
+        return pl.DataFrame(rows, schema=self.headers[table], orient="row")
+
+
+def assert_shows(page: Page, table: str, expected: pl.DataFrame, *, exact: bool = True) -> None:
+    """The page's table holds `expected`'s columns and values (floats to the last bit)."""
+    shown = page.frame(table)
+    assert shown.columns == expected.columns
+    typed = shown.with_columns(
+        pl.col(name).str.to_datetime(time_unit=dtype.time_unit)
+        if isinstance(dtype, pl.Datetime)
+        else pl.col(name).cast(dtype)
+        for name, dtype in expected.schema.items()
+    )
+    assert_frame_equal(typed, expected, check_exact=exact, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def small_log(n: int = 1_200) -> pl.DataFrame:
+    """Two models, three segments (one small), four days; miscalibration changing sign."""
+    i = pl.int_range(n, dtype=pl.Int64)
+    p = (i * 37) % 101 / 100
+    return pl.select(
+        ts=pl.lit(datetime(2024, 3, 1)) + pl.duration(minutes=i * 5),
+        model=pl.when(i % 2 == 0).then(pl.lit("baseline")).otherwise(pl.lit("candidate")),
+        segment=pl.when(i % 40 == 1).then(pl.lit("tiny")).when(i % 3 == 0).then(pl.lit("A"))
+        .otherwise(pl.lit("B")),
+        p=p,
+        y=((i * 53 % 97) / 97 < p + 0.15 * (0.5 - p)).cast(pl.Int8),
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def example_report() -> pc.HtmlReport:
+    log = pl.scan_parquet(EXAMPLE)
+    return pc.html_report(
+        log, "p", "y", by=["model", "segment"], time="ts", every="1w",
+        source="examples/data/predictions.parquet",
+    )  # fmt: skip
+
+
+@needs_plot
+def test_sections_header_and_numbers_equal_summary(example_report: pc.HtmlReport) -> None:
+    page = Page(example_report.html)
+    assert {"summary", "reliability", "over-time", "notes", "summary-table"} <= page.ids()
+    text = page.all_text()
+    for fact in ("examples/data/predictions.parquet", "20,000 used, 0 refused",
+                 "windows of 1w by ts", "15 equal-width bins", f"polars_calib {pc.__version__}",
+                 "UTC"):  # fmt: skip
+        assert fact in text
+    log = pl.read_parquet(EXAMPLE)
+    summary = pc.summary(log, "p", "y", by=["model", "segment"])
+    # The page shows its table to the last bit; the table sums the weekly windows'
+    # statistics, so it equals the whole-log summary up to the order of the sums.
+    assert_shows(page, "summary-table", example_report.summary)
+    assert_frame_equal(example_report.summary, summary, rel_tol=1e-12, abs_tol=1e-15)
+    weekly = pc.summary(log, "p", "y", by=["model", "segment"], time="ts", every="1w")
+    assert example_report.over_time is not None
+    assert_shows(page, "over-time-table", example_report.over_time)
+    assert_frame_equal(example_report.over_time, weekly, rel_tol=1e-12, abs_tol=1e-15)
+    reliability = pc.reliability(log, "p", "y", by=["model", "segment"])
+    assert_frame_equal(example_report.reliability, reliability, rel_tol=1e-12, abs_tol=1e-15)
+    # The summary table is sortable: every heading is a button, numbers flagged numeric.
+    headings = [attrs for tag, attrs in page.tags if tag == "th"]
+    assert len(headings) >= len(summary.columns)
+    assert "sortable" in str(dict(page.tags[[t for t, _ in page.tags].index("table")][1]))
+
+
+@needs_plot
+def test_one_diagram_per_model_faceted_by_segment_with_counts(
+    example_report: pc.HtmlReport,
+) -> None:
+    page = Page(example_report.html)
+    charts = [attrs for tag, attrs in page.tags if attrs.get("data-spec")]
+    assert len(charts) == 3  # two models' diagrams, then the metric over time
+    specs = [json.loads(page.scripts[str(attrs["data-spec"])]) for attrs in charts]
+    for spec, model in zip(specs, ["baseline", "candidate"]):
+        assert "hconcat" in spec and len(spec["hconcat"]) == 3  # segments A, B, C
+        assert f"model = {model}" in json.dumps(spec["title"])
+        assert '"count"' in json.dumps(spec)  # the histogram of rows per bin
+        assert spec["description"]  # the SVG's accessible name
+    assert all(attrs.get("role") == "img" and attrs.get("aria-label") for attrs in charts)
+    # Data are inlined: no chart loads anything.
+    assert all('"url"' not in json.dumps(spec) for spec in specs)
+
+
+@needs_plot
+def test_self_contained_no_external_url(example_report: pc.HtmlReport) -> None:
+    page = Page(example_report.html)
+    links = [value for _, attrs in page.tags for name, value in attrs.items()
+             if name in ("src", "href", "action", "poster", "data")]  # fmt: skip
+    assert links and all(str(value).startswith("#") for value in links)
+    assert not any(tag in ("link", "iframe", "img", "object", "embed") for tag, _ in page.tags)
+    policy = [attrs["content"] for tag, attrs in page.tags
+              if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"]  # fmt: skip
+    assert policy and "default-src 'none'" in str(policy[0])
+    # The Vega libraries are inlined, and the page stays a few MB at most.
+    assert "vegaEmbed" in example_report.html
+    assert len(example_report.html.encode()) < 3_000_000
+
+
+def test_notes_list_small_groups_and_conventions(tmp_path: Path) -> None:
+    report = pc.html_report(small_log(), "p", "y", by=["model", "segment"], min_count=100)
+    notes = " ".join(report.notes)
+    assert "fewer than 100 rows" in notes and "segment = tiny" in notes
+    assert "segment = A" not in notes.split("fewer than")[1].split(".")[0]
+    assert "closed on the right" in notes and "95% Wilson" in notes
+    saved = report.save(tmp_path / "report.html")
+    assert saved.read_text(encoding="utf-8") == report.html
+
+
+def test_refused_rows_raise_for_a_dataframe_and_are_noted_for_a_lazyframe() -> None:
+    log = small_log().with_columns(
+        p=pl.when(pl.int_range(pl.len()) < 6).then(1.5).otherwise(pl.col("p"))
+    )
+    with pytest.raises(pc.CalibrationDataError, match=r"probability outside \[0, 1\] in 6 of"):
+        pc.html_report(log, "p", "y", by="model")
+    report = pc.html_report(log.lazy(), "p", "y", by="model")
+    notes = " ".join(report.notes)
+    assert "6 rows were refused" in notes and "in 6 of 1200 rows" in notes
+    expected = pc.summary(log.lazy(), "p", "y", by="model").collect()
+    assert_frame_equal(report.summary, expected)
+    assert_shows(Page(report.html), "summary-table", expected)
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("empty", "The log holds no rows"),
+        ("all null", "No usable rows"),
+        ("all refused", "1,200 rows were refused"),
+    ],
+)
+def test_empty_or_all_invalid_log_gives_a_report_saying_so(case: str, message: str) -> None:
+    log = small_log()
+    if case == "empty":
+        log = log.head(0)
+    elif case == "all null":
+        log = log.with_columns(p=pl.lit(None, pl.Float64))
+    else:
+        log = log.with_columns(y=pl.lit(3, pl.Int8))
+    report = pc.html_report(log.lazy(), "p", "y", by="model", time="ts", every="1d")
+    page = Page(report.html)
+    assert message in page.all_text()
+    assert "reliability" not in page.ids()  # no empty charts
+    assert not any(attrs.get("data-spec") for _, attrs in page.tags)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        ({"prob": "score"}, pc.CalibrationDataError, "column 'score' is missing"),
+        ({"n_bins": 0}, ValueError, "n_bins"),
+        ({"time": "ts"}, ValueError, "`time` and `every` go together"),
+        ({"metrics": ["ecce"]}, ValueError, "ecce"),
+        ({"min_count": 1.5}, TypeError, "min_count"),
+    ],
+)
+def test_bad_input_raises_as_summary(arguments: dict[str, object], error: type, match: str) -> None:
+    options: dict[str, object] = {"prob": "p", "label": "y", "by": "model", **arguments}
+    with pytest.raises(error, match=match):
+        pc.html_report(small_log(), **options)  # type: ignore[arg-type]
+    summary_options = {k: v for k, v in options.items() if k != "min_count"}
+    if "min_count" not in arguments:
+        with pytest.raises(error, match=match):
+            pc.summary(small_log(), **summary_options)  # type: ignore[arg-type]
+
+
+@needs_plot
+def test_quantile_bins_and_vectors_take_a_second_pass_with_the_same_numbers() -> None:
+    log = small_log()
+    report = pc.html_report(log, "p", "y", by="model", time="ts", every="1d", strategy="quantile")
+    assert_frame_equal(report.summary, pc.summary(log, "p", "y", by="model", strategy="quantile"))
+    vectors = log.with_columns(probs=pl.concat_list(1 - pl.col("p"), "p"))
+    report = pc.html_report(vectors, "probs", "y", by="model", reduction="classwise")
+    expected = pc.summary(vectors, "probs", "y", by="model", reduction="classwise")
+    assert_frame_equal(report.summary, expected)
+    assert_frame_equal(report.reliability, pc.reliability(vectors, "probs", "y", by="model"))
+    assert "classwise reduction" in " ".join(report.notes)
+
+
+@needs_plot
+def test_interval_band_and_extra_sections_appear_when_the_tables_have_them() -> None:
+    log = small_log()
+    windows = pc.summary(log, "p", "y", by="model", time="ts", every="1d")
+    with_band = windows.with_columns(ece_lower=pl.col("ece") * 0.5, ece_upper=pl.col("ece") * 1.5)
+    plain = report_module._time_chart(windows, "ece", ["model"], "ts", "t").to_dict()
+    banded = report_module._time_chart(with_band, "ece", ["model"], "ts", "t").to_dict()
+    assert "area" not in json.dumps(plain) and '"area"' in json.dumps(banded)
+
+    import altair as alt
+
+    base = pc.html_report(log, "p", "y", by="model")
+    slices = pl.DataFrame({"slice": ["model = baseline"], "ece": [0.1]})
+    chart = alt.Chart(slices).mark_point().encode(x="ece:Q", y="slice:N")
+    extra = report_module.Section("audit", "Fairness audit", "Worst slices.", slices, chart, "Forest plot")
+    tables = report_module._Tables(base.summary, base.reliability, None, None, (extra,))
+    settings = report_module._Settings(
+        "log", "p", "y", ["model"], None, None, pc.Binning(15), ["ece"], None, 0.95, None,
+        100, "Calibration report",
+    )  # fmt: skip
+    page = Page(report_module.render(tables, settings).html)
+    assert {"audit", "audit-table"} <= page.ids()
+    assert sum(1 for _, attrs in page.tags if attrs.get("data-spec")) == 3
+
+
+def test_without_the_plot_extra_the_page_has_tables_and_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(report_module, "_has_charts", lambda: False)
+    report = pc.html_report(small_log(), "p", "y", by="model", time="ts", every="1d")
+    page = Page(report.html)
+    assert "summary-table" in page.ids() and "over-time-table" in page.ids()
+    assert "reliability" not in page.ids() and "vegaEmbed" not in report.html
+    assert "No charts: they need the plot extra" in page.all_text()
+
+
+def run_cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # This checkout's package, whatever is installed.
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(
+        [sys.executable, "-m", "polars_calib", *map(str, args)],
+        capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False,
+    )  # fmt: skip
+
+
+def test_cli_html_writes_the_page_of_the_printed_summary(tmp_path: Path) -> None:
+    log = small_log()
+    log.write_parquet(tmp_path / "log.parquet")
+    result = run_cli(
+        "report", "log.parquet", "--prob", "p", "--label", "y", "--by", "model,segment",
+        "--html", "out/report.html", "-q", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    page = Page((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
+    # The same numbers as the Python API (summed in the order the scan gives).
+    summary = pc.summary(log, "p", "y", by=["model", "segment"])
+    assert_shows(page, "summary-table", summary, exact=False)
+    assert "log.parquet" in page.all_text()
+    # Bad input: the same one-line error as without --html, and no page.
+    bad = run_cli(
+        "report", "log.parquet", "--prob", "score", "--label", "y", "--html", "bad.html",
+        "-q", cwd=tmp_path,
+    )  # fmt: skip
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip() == (
+        "polars-calib: error: invalid calibration data: column 'score' is missing "
+        "(columns: ts, model, segment, p, y)"
+    )
+    assert not (tmp_path / "bad.html").exists()
+
+
+# --------------------------------------------------------------------------
+# A real browser
+# --------------------------------------------------------------------------
+
+CHROMIUM = next(
+    (found for name in ("chromium", "chromium-browser", "google-chrome")
+     if (found := shutil.which(name))), None,
+)  # fmt: skip
+# Headless, offline, nothing in the background: any network request the page makes is
+# refused by the page's policy, and the policy violation would show on the console.
+FLAGS = (
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--proxy-server=127.0.0.1:9", "--enable-logging=stderr", "--v=0",
+    "--virtual-time-budget=15000",
+)  # fmt: skip
+
+
+def chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args, page.as_uri()],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+
+@needs_plot
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_chromium_renders_every_chart_offline_without_console_messages(
+    example_report: pc.HtmlReport, tmp_path: Path
+) -> None:
+    # The page as saved, plus a click on the summary's `ece` heading (the sort script).
+    click = (
+        '<script>document.querySelectorAll("#summary-table th button")'
+        '.forEach(function (b) { if (b.textContent === "ece") b.click(); });</script>'
+    )
+    path = tmp_path / "report.html"
+    page, end = example_report.html.rsplit("</body>", 1)  # the bundle has "</body>" strings
+    path.write_text(page + click + "</body>" + end, encoding="utf-8")
+    result = chromium(path, tmp_path, "--dump-dom")
+    assert result.returncode == 0, result.stderr[-2_000:]
+    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == [], "\n".join(console)
+    dom = result.stdout
+    charts = len(re.findall(r"data-spec=", example_report.html))
+    assert charts == 3
+    assert len(re.findall(r'data-rendered="true"', dom)) == charts
+    assert len(re.findall(r'<svg [^>]*class="marks"', dom)) == charts
+    assert "could not be drawn: " not in dom.split("<script")[0]
+    sorted_page = Page(dom)
+    shown = sorted_page.frame("summary-table").get_column("ece").cast(pl.Float64)
+    assert shown.to_list() == example_report.summary.get_column("ece").sort().to_list()
+    assert 'aria-sort="ascending"' in dom
+
+    image = pytest.importorskip("PIL.Image")
+    shot = tmp_path / "page.png"
+    result = chromium(path, tmp_path, "--window-size=1280,2400", f"--screenshot={shot}")
+    assert result.returncode == 0 and shot.exists(), result.stderr[-2_000:]
+    with image.open(shot) as picture:
+        lower = picture.convert("RGB").crop((0, 900, 1280, 2400))  # the diagrams
+        colours = lower.getcolors(maxcolors=1 << 20) or []
+    # Blank would be one colour; drawn charts have points, lines, bars and text.
+    assert len(colours) > 200
+    blue = sum(n for n, (r, g, b) in colours if b > 150 and r < 100)
+    assert blue > 2_000  # the default Vega blue of the points, whiskers and bars
