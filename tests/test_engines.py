@@ -297,3 +297,14 @@ def test_cli_engine_needs_uniform_bins(capsys: pytest.CaptureFixture[str]) -> No
     argv = ["report", "log.parquet", "--prob", "p", "--label", "y", "--engine", "dask"]
     assert main([*argv, "--strategy", "quantile"]) == 2
     assert "--engine dask needs uniform bins" in capsys.readouterr().err
+
+
+def test_vectors_of_different_lengths(to_engine: Convert) -> None:
+    """Classwise vectors whose length changes, within or between partitions, raise."""
+    df = pl.concat([
+        pl.DataFrame({"probs": [[0.5, 0.5]] * 3, "cls": [0, 1, 0]}),
+        pl.DataFrame({"probs": [[0.2, 0.3, 0.5]] * 3, "cls": [0, 1, 2]}),
+    ])  # fmt: skip
+    data = to_engine(df, partitions=2)
+    message = _error(lambda: pc.bin_statistics(data, "probs", "cls", reduction="classwise"))
+    assert "column 'probs': vectors of different lengths" in message
