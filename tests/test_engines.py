@@ -308,3 +308,17 @@ def test_vectors_of_different_lengths(to_engine: Convert) -> None:
     data = to_engine(df, partitions=2)
     message = _error(lambda: pc.bin_statistics(data, "probs", "cls", reduction="classwise"))
     assert "column 'probs': vectors of different lengths" in message
+
+
+def test_dask_numpy_nan_is_missing(dask_client: Any) -> None:
+    """In a NumPy float column pandas stores a missing value as NaN: ignored, as a null."""
+    import dask.dataframe as dd
+
+    df = make_log(8, 2_000, groups=2, nulls=0.1)
+    data = dd.from_pandas(df.to_pandas(), npartitions=2)  # nulls become NaN here
+    assert str(data.dtypes["p"]) == "float64"
+    got = pc.bin_statistics(data, "p", "y", by="g", weight="w")
+    assert_frame_equal(got, pc.bin_statistics(df, "p", "y", by="g", weight="w"), **TOL)
+    with_nan = df.with_columns(p=pl.col("p").fill_null(float("nan")))
+    with pytest.raises(pc.CalibrationDataError, match="probability NaN"):
+        pc.bin_statistics(with_nan, "p", "y", by="g", weight="w")
