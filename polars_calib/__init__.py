@@ -16,6 +16,7 @@ from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on f
 from polars_calib import namespace as _namespace  # noqa: F401  (registers `.calib`)
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
+from polars_calib.canonical import canonical_ece
 from polars_calib.frame import reliability, summary
 from polars_calib.multiclass import (
     classwise_ece,
@@ -25,6 +26,8 @@ from polars_calib.multiclass import (
     prob_vector,
     top_label_ece,
 )
+from polars_calib.kernel import skce
+from polars_calib.median_variance import median_variance_bins
 from polars_calib.namespace import col
 from polars_calib.plot import plot_reliability, save_png
 from polars_calib.report import HtmlReport, html_report
@@ -42,6 +45,7 @@ __all__ = [
     "bin_index",
     "bin_statistics",
     "brier",
+    "canonical_ece",
     "classwise_ece",
     "col",
     "confidence_ece",
@@ -49,6 +53,7 @@ __all__ = [
     "html_report",
     "log_loss",
     "mce",
+    "median_variance_bins",
     "metrics_from_statistics",
     "multiclass_brier",
     "multiclass_log_loss",
@@ -59,6 +64,7 @@ __all__ = [
     "reliability_from_statistics",
     "rmsce",
     "save_png",
+    "skce",
     "summary",
     "top_label_ece",
     "uniform_edges",

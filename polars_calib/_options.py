@@ -13,22 +13,41 @@ from statistics import NormalDist
 from typing import Literal, TypeVar, get_args
 
 __all__ = [
+    "BinAverage",
     "Closed",
     "Compat",
+    "Distance",
+    "Kernel",
     "Metric",
     "Norm",
     "Reduction",
+    "SkceEstimator",
     "Strategy",
     "TopLabelAverage",
     "check_choice",
     "check_confidence",
     "check_metrics",
+    "check_min_size",
     "check_n_bins",
     "check_sum_tol",
 ]
 
-Strategy = Literal["uniform", "quantile"]
-"""Equal-width bins, or equal-mass bins at the group's quantiles."""
+Strategy = Literal["uniform", "quantile", "median_variance"]
+"""Equal-width bins, equal-mass bins at the group's quantiles, or median-variance bins
+(recursive median splits of the group's data; frame functions only, see
+:mod:`polars_calib.median_variance`)."""
+
+Distance = Literal["tv", "cityblock", "sqeuclidean"]
+"""The distance between a bin's mean prediction and outcome vectors (``docs/ece-family.md``)."""
+
+Kernel = Literal["exponential", "gaussian"]
+"""The kernel on predictions of the squared kernel calibration error."""
+
+SkceEstimator = Literal["unbiased", "biased", "block"]
+"""The U-statistic, the V-statistic, or the mean of the U-statistics of consecutive blocks."""
+
+BinAverage = Literal["weighted", "bins"]
+"""Canonical ECE: bins weighted by their size, or the plain mean over non-empty bins."""
 
 Closed = Literal["right", "left"]
 """Which side of each bin is closed."""
@@ -55,6 +74,10 @@ REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
 TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
 PEERS: tuple[Compat, ...] = get_args(Compat)
+DISTANCES: tuple[Distance, ...] = get_args(Distance)
+KERNELS: tuple[Kernel, ...] = get_args(Kernel)
+SKCE_ESTIMATORS: tuple[SkceEstimator, ...] = get_args(SkceEstimator)
+BIN_AVERAGES: tuple[BinAverage, ...] = get_args(BinAverage)
 
 SUM_TOLERANCE = 1e-6
 """Default largest ``|sum(p) - 1|`` accepted for a probability vector.
@@ -120,3 +143,14 @@ def check_sum_tol(sum_tol: object) -> float:
         msg = f"`sum_tol` must be a finite number >= 0, got {sum_tol!r}"
         raise ValueError(msg)
     return float(sum_tol)
+
+
+def check_min_size(argument: str, value: object, smallest: int = 1) -> int:
+    """Return `value` if it is an int >= `smallest`; ``TypeError`` or ``ValueError`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        msg = f"`{argument}` must be an int >= {smallest}, got {type(value).__name__} {value!r}"
+        raise TypeError(msg)
+    if value < smallest:
+        msg = f"`{argument}` must be an int >= {smallest}, got {value!r}"
+        raise ValueError(msg)
+    return value

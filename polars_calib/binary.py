@@ -20,9 +20,9 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr
+from polars_calib._exprs import IntoExpr, to_expr
 from polars_calib._finish import binned_error, row_mean
-from polars_calib._options import NORMS, Closed, Compat, Norm, Strategy, check_choice
+from polars_calib._options import NORMS, Closed, Compat, Distance, Norm, Strategy, check_choice
 from polars_calib._problem import binary_problem
 from polars_calib.binning import binning as make_binning
 
@@ -40,6 +40,8 @@ def ece(
     weight: IntoExpr | None = None,
     pos_label: Any = None,
     compat: Compat | None = None,
+    distance: Distance | None = None,
+    bins: IntoExpr | None = None,
 ) -> pl.Expr:
     r"""Expected calibration error of binary probabilities.
 
@@ -68,6 +70,16 @@ def ece(
         Reproduce a peer's bins exactly: ``"sklearn"``, ``"netcal"``,
         ``"torchmetrics"`` or ``"mapie"`` (see :func:`polars_calib.binning.binning`
         and ``docs/conventions.md``). The default is the exact ``k / B`` rule.
+    distance
+        ``"tv"``, ``"cityblock"`` or ``"sqeuclidean"``: the ECE of the vectors
+        ``[1 - p, p]`` (:func:`polars_calib.canonical_ece`), binned on both
+        components. Where no ``p`` sits on an edge, ``"tv"`` is the classic ECE and
+        ``"cityblock"`` twice it; a ``p`` on an edge gets a cell of its own (see
+        ``docs/ece-family.md``). ``norm`` must stay ``"l1"``.
+    bins
+        A column of precomputed bins (for example from
+        :func:`polars_calib.median_variance_bins`) replacing `n_bins` and
+        `strategy`; with no `distance`, the classic ECE over those bins.
 
     Returns
     -------
@@ -123,8 +135,21 @@ def ece(
     │ 1    ┆ 0.204 │
     └──────┴───────┘
     """
-    binning = make_binning(n_bins, strategy, closed, compat)
     check_choice("norm", norm, NORMS)
+    if distance is not None or bins is not None:
+        from polars_calib.canonical import binary_distance_error, check_distance
+
+        used, _ = check_distance(distance or "tv")
+        if norm != "l1" or compat is not None:
+            msg = "`distance` and `bins` take the default `norm='l1'` and no `compat`"
+            raise ValueError(msg)
+        # Given bins replace the grid (median-variance ones included).
+        binning = None if bins is not None else make_binning(n_bins, strategy, closed)
+        problem = binary_problem(prob, label, weight, pos_label)
+        return binary_distance_error(problem, binning, bins, used).alias(
+            to_expr(prob, "prob").meta.output_name(raise_if_undetermined=False) or "prob"
+        )
+    binning = make_binning(n_bins, strategy, closed, compat)
     return binned_error(binary_problem(prob, label, weight, pos_label), binning, norm)
 
 

@@ -30,6 +30,10 @@ an edge:
 Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantiles
 ``k / B`` of the probabilities in the current group (numpy's default quantile, as
 ``calibration_curve(strategy="quantile")``). Tied quantiles give empty bins.
+
+Median-variance bins (``strategy="median_variance"``) are no rule of edges but a
+recursive split of a group's rows: :mod:`polars_calib.median_variance` computes them
+per group, and metrics read them as a bin column.
 """
 
 from __future__ import annotations
@@ -90,6 +94,16 @@ class Binning:
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)
         check_choice("strategy", self.strategy, STRATEGIES)
+        if self.strategy == "median_variance":
+            # Not a rule of edges: a recursive split of a group's rows (see
+            # polars_calib.median_variance), which frame functions compute per group.
+            msg = (
+                "strategy='median_variance' splits a group's rows recursively and is not "
+                "an aggregating expression: bin the rows with `pc.median_variance_bins` "
+                "and pass the bin column to `pc.ece` or `pc.canonical_ece` as `bins=`, "
+                "or use `summary` / `reliability` (binary data)"
+            )
+            raise ValueError(msg)
         check_choice("closed", self.closed, CLOSED)
         if self.inner is not None and len(self.inner) != self.n_bins - 1:
             msg = f"{len(self.inner)} inner edges make {len(self.inner) + 1} bins, not {self.n_bins}"

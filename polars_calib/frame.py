@@ -34,7 +34,7 @@ from polars_calib._options import (
     check_confidence,
     check_metrics,
 )
-from polars_calib.binning import binning as make_binning
+from polars_calib.median_variance import median_variance_bins, table_binning, table_input
 from polars_calib.statistics import (
     FrameT,
     Prepared,
@@ -73,6 +73,8 @@ def reliability(
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     compat: Compat | None = None,
+    min_size: int = 10,
+    max_bins: int | None = None,
 ) -> FrameT:
     """Reliability table: per bin, the mean prediction against the observed frequency.
 
@@ -87,7 +89,10 @@ def reliability(
     n_bins
         Number of bins, a positive int.
     strategy
-        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass within each group).
+        ``"uniform"`` (equal width), ``"quantile"`` (equal mass within each group) or
+        ``"median_variance"`` (binary data: recursive median splits within each group,
+        see :func:`polars_calib.median_variance_bins`; ``lower`` and ``upper`` are
+        then the smallest and largest probability of the bin, and `n_bins` is unused).
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
@@ -106,6 +111,8 @@ def reliability(
         :func:`polars_calib.confidence_ece` and friends. ``None`` for binary data.
     sum_tol
         Largest accepted ``|sum(p) - 1|`` of a probability vector.
+    min_size, max_bins
+        ``strategy="median_variance"``: fewest rows per bin and most bins per group.
 
     Returns
     -------
@@ -182,13 +189,14 @@ def reliability(
     │ 3   ┆ 0.5      ┆ 0.0945         ┆ 0.9055         │
     └─────┴──────────┴────────────────┴────────────────┘
     """
-    binning = make_binning(n_bins, strategy, closed, compat)
+    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     z = check_confidence(confidence)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label,
     )  # fmt: skip
-    plan = statistics_query(prepared.lf, prepared.problem, prepared.keys, binning, ())
+    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
+    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, (), bin_column=bins)
     if isinstance(data, pl.DataFrame):
         stats = collect_checked(prepared, plan)
         return reliability_rows(stats.lazy(), prepared.keys, z).collect()
@@ -213,6 +221,8 @@ def summary(
     pos_label: Any = None,
     average: TopLabelAverage = "macro",
     compat: Compat | None = None,
+    min_size: int = 10,
+    max_bins: int | None = None,
 ) -> FrameT:
 
 
@@ -241,7 +251,10 @@ def summary(
     n_bins
         Number of bins of the binned metrics, a positive int.
     strategy
-        ``"uniform"`` (equal width) or ``"quantile"`` (equal mass within each group).
+        ``"uniform"`` (equal width), ``"quantile"`` (equal mass within each group) or
+        ``"median_variance"`` (binary data: recursive median splits within each group
+        of at least `min_size` rows, at most `max_bins` bins; see
+        :func:`polars_calib.median_variance_bins`).
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
@@ -268,6 +281,8 @@ def summary(
     average
         ``reduction="top_label"``: ``"macro"`` (default) or ``"weighted"`` mean over
         predicted classes (see :func:`polars_calib.top_label_ece`).
+    min_size, max_bins
+        ``strategy="median_variance"``: fewest rows per bin and most bins per group.
 
     Returns
     -------
@@ -349,16 +364,15 @@ def summary(
     │ b     ┆ 2024-03-02 00:00:00 ┆ 2     ┆ 0       ┆ 0.75           ┆ 0.5      ┆ 0.185 │
     └───────┴─────────────────────┴───────┴─────────┴────────────────┴──────────┴───────┘
     """
-    binning = make_binning(n_bins, strategy, closed, compat)
+    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     names = check_metrics(metrics)
     check_choice("average", average, TOP_LABEL_AVERAGES)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, time=time, every=every,
     )  # fmt: skip
-    plan = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
-    )
+    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
+    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, terms_for(names), bins)
     if isinstance(data, pl.DataFrame):
         plan = collect_checked(prepared, plan).lazy()
     return same_kind(data, finish_summary(plan, prepared, names, average))
@@ -402,6 +416,10 @@ class _FrameCalibNamespace(Generic[FrameT]):
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
         table: FrameT = bin_statistics(self._data, prob, label, **options)
         return table
+
+    def median_variance_bins(self, prob: str, label: str, **options: Any) -> FrameT:
+        """The rows with their median-variance bin; see :func:`polars_calib.median_variance_bins`."""
+        return median_variance_bins(self._data, prob, label, **options)
 
     def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:
         """Per group, the rows each data check refuses; see :func:`polars_calib.refused_rows`."""

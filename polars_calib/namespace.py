@@ -10,9 +10,20 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_calib import binary, multiclass
+from polars_calib import binary, canonical, multiclass
+from polars_calib import kernel as kernel_module
 from polars_calib._exprs import IntoExpr
-from polars_calib._options import SUM_TOLERANCE, Closed, Norm, Strategy, TopLabelAverage
+from polars_calib._options import (
+    SUM_TOLERANCE,
+    BinAverage,
+    Closed,
+    Distance,
+    Kernel,
+    Norm,
+    SkceEstimator,
+    Strategy,
+    TopLabelAverage,
+)
 from polars_calib.validation import refused_rows
 
 __all__ = ["CalibExpr", "ExprCalibNamespace", "col"]
@@ -35,11 +46,13 @@ class ExprCalibNamespace:
         norm: Norm = "l1",
         weight: IntoExpr | None = None,
         pos_label: Any = None,
+        distance: Distance | None = None,
+        bins: IntoExpr | None = None,
     ) -> pl.Expr:
         """Expected calibration error; see :func:`polars_calib.ece`."""
         return binary.ece(
             self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
-            weight=weight, pos_label=pos_label,
+            weight=weight, pos_label=pos_label, distance=distance, bins=bins,
         )
 
     def mce(
@@ -154,6 +167,42 @@ class ExprCalibNamespace:
         return multiclass.top_label_ece(
             self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
             weight=weight, sum_tol=sum_tol, average=average,
+        )
+
+
+    def canonical_ece(
+        self,
+        label: IntoExpr,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        distance: Distance = "tv",
+        average: BinAverage = "weighted",
+        bins: IntoExpr | None = None,
+        weight: IntoExpr | None = None,
+        sum_tol: float = SUM_TOLERANCE,
+    ) -> pl.Expr:
+        """Canonical calibration error of probability vectors; see :func:`polars_calib.canonical_ece`."""
+        return canonical.canonical_ece(
+            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed,
+            distance=distance, average=average, bins=bins, weight=weight, sum_tol=sum_tol,
+        )
+
+    def skce(
+        self,
+        label: IntoExpr,
+        *,
+        kernel: Kernel = "exponential",
+        length_scale: float = 1.0,
+        estimator: SkceEstimator = "unbiased",
+        block_size: int = 2,
+        sum_tol: float = SUM_TOLERANCE,
+    ) -> pl.Expr:
+        """Squared kernel calibration error; see :func:`polars_calib.skce`."""
+        return kernel_module.skce(
+            self._prob, label, kernel=kernel, length_scale=length_scale, estimator=estimator,
+            block_size=block_size, sum_tol=sum_tol,
         )
 
 

@@ -51,7 +51,6 @@ from polars_calib._options import (
 )
 from polars_calib._problem import Check, Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
-from polars_calib.binning import binning as make_binning
 from polars_calib.validation import (
     CalibrationDataError,
     check_schema,
@@ -138,6 +137,8 @@ class Partial:
     whole: bool
     weighted: bool
     edges: pl.LazyFrame | None
+    given: bool = False
+    """Bins given by a column (median-variance): ``edges`` holds them, no uniform grid."""
 
 
 def statistics_query(
@@ -146,12 +147,14 @@ def statistics_query(
     keys: list[str],
     binning: Binning,
     terms: Sequence[str] = ("squared_error", "log_loss"),
+    bin_column: str | None = None,
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
 
     :func:`partial_statistics` (one aggregation), then :func:`complete_statistics`.
     """
-    return complete_statistics(partial_statistics(lf, problem, keys, binning, terms), binning)
+    partial = partial_statistics(lf, problem, keys, binning, terms, bin_column)
+    return complete_statistics(partial, binning)
 
 
 def partial_statistics(
@@ -160,8 +163,14 @@ def partial_statistics(
     keys: list[str],
     binning: Binning,
     terms: Sequence[str] = ("squared_error", "log_loss"),
+    bin_column: str | None = None,
 ) -> Partial:
     """The one aggregation of :func:`statistics_query`, before completion (see :class:`Partial`).
+
+    With `bin_column`, the name of a column of `lf` holding each used row's bin within its
+    group (median-variance bins), the table has that group's bins (a group with no
+    used row: bin 0), with ``lower`` and ``upper`` the smallest and largest
+    probability of the bin, and `binning` only says how the probabilities are read.
 
     `keys` are columns of `lf`. One aggregation over one pass of the data: each row's
     bin is one ``when/then`` chain (refused, else the bin when present, else
@@ -220,13 +229,21 @@ def partial_statistics(
         sums.append(w.sum().alias("weight"))
     names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in term_exprs)]
 
-    if binning.strategy == "quantile":
+    if bin_column is not None:
+        # Read by the table and the grid: the bins (a numpy step per group) run once.
+        lf = lf.cache()
+        used = present & ~refused
+        given = pl.col(bin_column)
+        bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
+        table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
+        edges: pl.LazyFrame | None = _given_grid(lf, p, used, keys, given)
+    elif binning.strategy == "quantile":
         used = present & ~refused
         bins = binning.index(pl.when(used).then(p))
         bins = bins.over(keys) if keys else bins
         bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
         table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        edges: pl.LazyFrame | None = _quantile_grid(lf, p, used, keys, binning)
+        edges = _quantile_grid(lf, p, used, keys, binning)
     else:
         bin_value = (
             pl.when(refused).then(_REFUSED_BIN).when(present).then(binning.value(p))
@@ -234,7 +251,7 @@ def partial_statistics(
         )  # fmt: skip
         table = _uniform_table(lf, keys, bin_value, sums, binning)
         edges = None
-    return Partial(table, keys, names, whole, w is not None, edges)
+    return Partial(table, keys, names, whole, w is not None, edges, bin_column is not None)
 
 
 def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
@@ -242,7 +259,8 @@ def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
     table, keys = partial.table, partial.keys
     if not partial.weighted:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
-    result = _completed(table, binning.grid(), partial.edges, keys, partial.names, partial.whole)
+    grid = None if partial.given else binning.grid()
+    result = _completed(table, grid, partial.edges, keys, partial.names, partial.whole)
     return result.drop(_ALL) if partial.whole else result
 
 
@@ -294,9 +312,24 @@ def _quantile_grid(
     ).explode("bin", "lower", "upper")
 
 
+def _given_grid(
+    lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], bins: pl.Expr
+) -> pl.LazyFrame:
+    """Per group, each given bin with the range of its probabilities (bin 0 when none)."""
+    ranges = (
+        lf.filter(used & bins.is_not_null())
+        .group_by(*keys, bins.cast(pl.Int32).alias("bin"))
+        .agg(p.min().alias("lower"), p.max().alias("upper"))
+    )
+    groups = lf.select(keys).unique()
+    return groups.join(ranges, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.col("bin").fill_null(0)
+    )
+
+
 def _completed(
     table: pl.LazyFrame,
-    grid: pl.LazyFrame,
+    grid: pl.LazyFrame | None,
     edges: pl.LazyFrame | None,
     keys: list[str],
     names: list[str],
@@ -329,8 +362,13 @@ def _completed(
         lone = groups.select(base).unique().join(known, on=base, how="anti", nulls_equal=True)
         lone = lone.with_columns(pl.lit(None, pl.Int32).alias("class"))
         groups = pl.concat([known, lone.select(keys)])
-    full = groups.join(grid, how="cross")
-    if edges is not None:
+    if grid is None:
+        # Given bins: each group's own (the edges frame has every group).
+        assert edges is not None
+        full = groups.join(edges, on=keys, how="inner", nulls_equal=True)
+    else:
+        full = groups.join(grid, how="cross")
+    if edges is not None and grid is not None:
         full = full.drop("lower", "upper").join(
             edges, on=[*keys, "bin"], how="left", nulls_equal=True
         )
@@ -641,6 +679,8 @@ def bin_statistics(
     pos_label: Any = ...,
     metrics: Sequence[Metric] = ...,
     compat: Compat | None = ...,
+    min_size: int = ...,
+    max_bins: int | None = ...,
 ) -> FrameT: ...
 
 
@@ -660,6 +700,8 @@ def bin_statistics(
     pos_label: Any = ...,
     metrics: Sequence[Metric] = ...,
     compat: Compat | None = ...,
+    min_size: int = ...,
+    max_bins: int | None = ...,
 ) -> pl.DataFrame: ...
 
 
@@ -678,6 +720,8 @@ def bin_statistics(
     pos_label: Any = None,
     metrics: Sequence[Metric] = METRICS,
     compat: Compat | None = None,
+    min_size: int = 10,
+    max_bins: int | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
     """Sufficient statistics per group and bin: the mergeable form of every metric.
 
@@ -706,8 +750,12 @@ def bin_statistics(
     n_bins
         Number of bins, a positive int.
     strategy
-        ``"uniform"`` (equal width, mergeable) or ``"quantile"`` (equal mass within
-        each group; **not** mergeable: the edges depend on all of the group's rows).
+        ``"uniform"`` (equal width, mergeable), ``"quantile"`` (equal mass within
+        each group) or ``"median_variance"`` (binary data, see
+        :func:`polars_calib.median_variance_bins`; ``lower`` and ``upper`` the range
+        of the bin's probabilities); the last two are **not** mergeable: the bins
+        depend on all of the group's rows, and the finishers refuse the same bin
+        with different edges.
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
@@ -725,6 +773,8 @@ def bin_statistics(
         are computed only when asked for.
     compat
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
+    min_size, max_bins
+        ``strategy="median_variance"``: fewest rows per bin and most bins per group.
 
     Returns
     -------
@@ -777,7 +827,9 @@ def bin_statistics(
     │ b     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   │
     └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
     """
-    binning = make_binning(n_bins, strategy, closed, compat)
+    from polars_calib.median_variance import table_binning, table_input
+
+    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     names = check_metrics(metrics)
     # Imported here: the engines' module builds on this one.
     from polars_calib._engines import EngineSpec, column_keys, engine_of, engine_statistics
@@ -799,9 +851,8 @@ def bin_statistics(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label,
     )  # fmt: skip
-    plan = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names)
-    )
+    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
+    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, terms_for(names), bins)
     if isinstance(data, pl.DataFrame):
         return collect_checked(prepared, plan)
     return plan

@@ -119,7 +119,7 @@ def test_uniform_edges_are_correctly_rounded() -> None:
     [
         ({"n_bins": 0}, "`n_bins` must be a positive int, got 0"),
         ({"n_bins": -3}, "`n_bins` must be a positive int, got -3"),
-        ({"strategy": "kmeans"}, "`strategy` must be one of 'uniform', 'quantile', got 'kmeans'"),
+        ({"strategy": "kmeans"}, "`strategy` must be one of 'uniform', 'quantile', 'median_variance', got 'kmeans'"),
         ({"closed": "both"}, "`closed` must be one of 'right', 'left', got 'both'"),
     ],
 )
@@ -137,7 +137,7 @@ def test_bad_binning_parameters_raise_when_the_expression_is_built(
     [
         ({"n_bins": 2.5}, "`n_bins` must be a positive int, got float 2.5"),
         ({"n_bins": True}, "`n_bins` must be a positive int, got bool True"),
-        ({"strategy": 1}, "`strategy` must be one of 'uniform', 'quantile', got int 1"),
+        ({"strategy": 1}, "`strategy` must be one of 'uniform', 'quantile', 'median_variance', got int 1"),
     ],
 )
 def test_parameters_of_the_wrong_type_raise_type_error(
