@@ -169,14 +169,14 @@ def test_every_edge_dask(dask_client: Any, tmp_path: Path) -> None:
 
 def test_edges_spark(spark: Any) -> None:
     """Spark: each value reaches Polars bit for bit (double, and decimal(3,2) data), and
-    the bins of every edge and two-decimal value agree for a few B, both closures."""
+    the bins of every edge and two-decimal value agree for B = 7 and 100, both closures."""
     from pyspark.sql import functions as F
 
     data = spark.createDataFrame(EDGES.to_arrow()).repartition(2)
     # One row per group: sum_p is the value as the engine's Polars saw it.
     got = pc.bin_statistics(data, "p", "y", by="id", n_bins=1, metrics=["ece"])
     assert got.filter(pl.col("count") == 1)["sum_p"].to_list() == EDGES["p"].to_list()
-    for n_bins in (7, 10, 15, 100):
+    for n_bins in (7, 100):  # a denominator that is not decimal, and the 0.01 grid
         for closed in ("right", "left"):
             _same_bins(data, n_bins, closed)
     # A decimal column (a SQL literal such as 0.07 is a decimal in Spark) reaches
