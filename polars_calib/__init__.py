@@ -17,6 +17,12 @@ from polars_calib import namespace as _namespace  # noqa: F401  (registers `.cal
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
 from polars_calib.canonical import canonical_ece
+from polars_calib.cumulative import (
+    ks_calibration,
+    ks_calibration_p,
+    kuiper_calibration,
+    kuiper_calibration_p,
+)
 from polars_calib.frame import reliability, summary
 from polars_calib.multiclass import (
     classwise_ece,
@@ -31,6 +37,7 @@ from polars_calib.median_variance import median_variance_bins
 from polars_calib.namespace import col
 from polars_calib.plot import plot_reliability, save_png
 from polars_calib.report import HtmlReport, html_report
+from polars_calib.smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
 from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -51,6 +58,10 @@ __all__ = [
     "confidence_ece",
     "ece",
     "html_report",
+    "ks_calibration",
+    "ks_calibration_p",
+    "kuiper_calibration",
+    "kuiper_calibration_p",
     "log_loss",
     "mce",
     "median_variance_bins",
@@ -65,6 +76,9 @@ __all__ = [
     "rmsce",
     "save_png",
     "skce",
+    "smooth_ece",
+    "smooth_ece_from_statistics",
+    "smooth_ece_statistics",
     "summary",
     "top_label_ece",
     "uniform_edges",

@@ -25,7 +25,10 @@ an edge:
   the index, whose cost does not grow with the number of bins;
 * :func:`uniform_edges` and :meth:`Binning.grid`: the exact edges, as floats and as a
   frame of ``bin, lower, upper``;
-* :func:`quantile_edges`: the quantile edges of a group, as expressions.
+* :func:`quantile_edges`: the quantile edges of a group, as expressions;
+* :func:`linear_grid`: the two neighbouring points of a fine grid ``k / G`` and the
+  linear-interpolation weight of the upper one, as relplot spreads each row over
+  its grid before smoothing (:mod:`polars_calib.smooth`).
 
 Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantiles
 ``k / B`` of the probabilities in the current group (numpy's default quantile, as
@@ -61,6 +64,7 @@ __all__ = [
     "Binning",
     "bin_index",
     "binning",
+    "linear_grid",
     "linspace",
     "quantile_edges",
     "torch_linspace32",
@@ -363,3 +367,17 @@ def _quantile_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
         above = [(p >= edge).cast(pl.Int32) for edge in inner]
     # sum_horizontal skips nulls, so keep the null of a missing probability explicitly.
     return pl.when(p.is_not_null()).then(pl.sum_horizontal(above).cast(pl.Int32))
+
+
+def linear_grid(p: pl.Expr, intervals: int) -> tuple[pl.Expr, pl.Expr]:
+    """relplot's linear spread of `p` over the grid ``0, 1/G, ..., 1`` (``G = intervals``).
+
+    The lower point ``k = min(floor(p * G), G - 1)`` (Float64 holding the integer) and
+    the fraction ``p * G - k`` in [0, 1] that goes to point ``k + 1``, the rest to
+    ``k``: ``relplot.kernels.smooth_round_to_grid``, whose ``(f * (n - 1)).astype(int)``
+    is the same product and truncation (``n - 1 == G``).
+    """
+    check_n_bins(intervals)
+    scaled = p * float(intervals)
+    lower = scaled.floor().clip(0.0, intervals - 1.0)
+    return lower, scaled - lower

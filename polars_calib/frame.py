@@ -35,6 +35,7 @@ from polars_calib._options import (
     check_metrics,
 )
 from polars_calib.median_variance import median_variance_bins, table_binning, table_input
+from polars_calib.smooth import smooth_ece, smooth_ece_statistics
 from polars_calib.statistics import (
     FrameT,
     Prepared,
@@ -416,6 +417,14 @@ class _FrameCalibNamespace(Generic[FrameT]):
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
         table: FrameT = bin_statistics(self._data, prob, label, **options)
         return table
+
+    def smooth_ece(self, prob: str, label: str, **options: Any) -> FrameT:
+        """Smooth ECE and its bandwidth per group; see :func:`polars_calib.smooth_ece`."""
+        return smooth_ece(self._data, prob, label, **options)
+
+    def smooth_ece_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
+        """Mergeable fine-grid sums per group; see :func:`polars_calib.smooth_ece_statistics`."""
+        return smooth_ece_statistics(self._data, prob, label, **options)
 
     def median_variance_bins(self, prob: str, label: str, **options: Any) -> FrameT:
         """The rows with their median-variance bin; see :func:`polars_calib.median_variance_bins`."""

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_calib import binary, canonical, multiclass
+from polars_calib import binary, canonical, cumulative, multiclass
 from polars_calib import kernel as kernel_module
 from polars_calib._exprs import IntoExpr
 from polars_calib._options import (
@@ -98,6 +98,32 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Log-loss of binary probabilities; see :func:`polars_calib.log_loss`."""
         return binary.log_loss(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def ks_calibration(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """KS calibration error; see :func:`polars_calib.ks_calibration`."""
+        return cumulative.ks_calibration(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def ks_calibration_p(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """p-value of the KS calibration test; see :func:`polars_calib.ks_calibration_p`."""
+        return cumulative.ks_calibration_p(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def kuiper_calibration(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """Kuiper calibration error; see :func:`polars_calib.kuiper_calibration`."""
+        return cumulative.kuiper_calibration(self._prob, label, weight=weight, pos_label=pos_label)
+
+    def kuiper_calibration_p(
+        self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
+    ) -> pl.Expr:
+        """p-value of Kuiper's calibration test; see :func:`polars_calib.kuiper_calibration_p`."""
+        return cumulative.kuiper_calibration_p(
+            self._prob, label, weight=weight, pos_label=pos_label
+        )
 
     def refused_rows(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
