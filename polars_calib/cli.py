@@ -2,7 +2,9 @@
 
 ``polars-calib report LOG --prob p --label y [--by model,segment] [--time ts --every 1d]
 [--out DIR]`` scans the log lazily, prints :func:`polars_calib.summary` and, with
-``--out``, writes the summary, the reliability table and its diagram.
+``--out``, writes the summary, the reliability table and its diagram. With
+``--engine spark`` (a local Spark session) or ``--engine dask``, that engine reads the
+log and computes the statistics (see ``docs/scale-out.md``).
 ``polars-calib fit LOG --prob p --label y --method platt [--by model] --out cal.json``
 fits a calibrator (:func:`polars_calib.fit_calibrator`) and prints its parameters;
 ``polars-calib apply LOG --calibrator cal.json --prob p --out scored.parquet`` adds the
@@ -26,6 +28,7 @@ import polars as pl
 
 from polars_calib import __version__
 from polars_calib._options import CLOSED, METRICS, REDUCTIONS, STRATEGIES, check_confidence
+from polars_calib._engines import ENGINES, Engine
 from polars_calib.binning import Binning
 from polars_calib.frame import finish_summary
 from polars_calib.plot import INSTALL_HINT, default_layout, plot_reliability, save_png
@@ -85,6 +88,7 @@ class ReportOptions:
     out: Path | None
     quiet: bool
     html: Path | None = None
+    engine: str | None = None
 
 
 def _positive_int(text: str) -> int:
@@ -195,6 +199,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a self-contained HTML report (tables, diagrams, notes) to FILE",
     )
     report.add_argument(
+        "--engine", choices=ENGINES,
+        help="compute the statistics on a local Spark session or with Dask reading LOG "
+        "(the spark or dask extra; uniform bins); default: Polars",
+    )
+    report.add_argument(
         "-q", "--quiet", action="store_true", help="no progress messages on stderr"
     )
     _add_recalibration(commands)
@@ -289,6 +298,9 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     if (args.time is None) != (args.every is None):
         msg = "--time and --every go together: give both or neither"
         raise UsageError(msg)
+    if args.engine is not None and args.strategy != "uniform":
+        msg = f"--engine {args.engine} needs uniform bins (mergeable across partitions)"
+        raise UsageError(msg)
     unknown = [name for name in args.metrics if name not in METRICS]
     if unknown:
         choices = ", ".join(METRICS)
@@ -311,6 +323,7 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         out=args.out,
         quiet=bool(args.quiet),
         html=args.html,
+        engine=args.engine,
     )
 
 
@@ -367,18 +380,24 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         if not options.quiet:
             print(f"{PROG}: {message}", file=stderr, flush=True)
 
-    progress(f"scanning {options.log}")
-    lf = scan(options.log)
-    progress("computing the statistics (one pass over the log)...")
     binning = Binning(options.n_bins, options.strategy, options.closed)  # type: ignore[arg-type]
-    prepared = prepare(
-        lf, options.prob, options.label, by=options.by, weight=options.weight,
-        reduction=options.reduction, time=options.time, every=options.every,  # type: ignore[arg-type]
-    )  # fmt: skip
-    query = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics)
-    )
-    stats = collect_checked(prepared, query)
+    lf: pl.LazyFrame | None = None
+    if options.engine is not None:
+        # The engine reads the log (a path Polars may not reach).
+        progress(f"computing the statistics with {options.engine} (one pass over the log)...")
+        stats, prepared = _engine_statistics(options, options.reduction, options.metrics)
+    else:
+        progress(f"scanning {options.log}")
+        lf = scan(options.log)
+        progress("computing the statistics (one pass over the log)...")
+        prepared = prepare(
+            lf, options.prob, options.label, by=options.by, weight=options.weight,
+            reduction=options.reduction, time=options.time, every=options.every,  # type: ignore[arg-type]
+        )  # fmt: skip
+        query = statistics_query(
+            prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics)
+        )
+        stats = collect_checked(prepared, query)
     table = finish_summary(stats.lazy(), prepared, options.metrics).collect()
     with pl.Config(
         tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
@@ -387,7 +406,12 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         print(table, file=stdout, flush=True)
     if options.out is None:
         if options.html is not None:
-            write_html(options, prepared, stats, binning, None, progress, stderr)
+            # With --engine, every table comes from the engine's statistics (the page's
+            # own second pass would read `prepared.data`, here only a schema).
+            bins = None
+            if options.engine is not None:
+                bins = _reliability_table(lf, options, prepared, stats, binning, progress)
+            write_html(options, prepared, stats, binning, bins, progress, stderr)
         return
 
     out = options.out
@@ -457,7 +481,7 @@ def write_html(
 
 
 def _reliability_table(
-    lf: pl.LazyFrame,
+    lf: pl.LazyFrame | None,
     options: ReportOptions,
     prepared: Prepared,
     stats: pl.DataFrame,
@@ -473,12 +497,40 @@ def _reliability_table(
         # The same table, summed over the time windows: no second pass.
         return reliability_rows(merge_statistics(stats.lazy(), options.by), options.by, z).collect()
     progress("computing the reliability table (a second pass)...")
+    if options.engine is not None:
+        confidence_stats, _ = _engine_statistics(
+            options, None if prepared.reduction is None else "confidence", [], by_time=False
+        )
+        return reliability_rows(confidence_stats.lazy(), options.by, z).collect()
+    assert lf is not None  # read by Polars
     per_key = prepare(
         lf, options.prob, options.label, by=options.by, weight=options.weight,
         reduction=None if prepared.reduction is None else "confidence",
     )  # fmt: skip
     plan = statistics_query(per_key.lf, per_key.problem, per_key.keys, binning, ())
     return reliability_rows(collect_checked(per_key, plan).lazy(), options.by, z).collect()
+
+
+def _engine_statistics(
+    options: ReportOptions, reduction: str | None, metrics: list[str], by_time: bool = True
+) -> tuple[pl.DataFrame, Prepared]:
+    """The statistics of `options` computed by ``--engine`` (Spark or Dask reading the log)."""
+    from polars_calib._engines import EngineSpec, engine_statistics, read_with
+
+    engine: Engine = "spark" if options.engine == "spark" else "dask"
+    try:
+        data = read_with(engine, options.log)
+    except ImportError as error:
+        msg = f"--engine {engine} needs the {engine} extra: pip install 'polars_calib[{engine}]'"
+        raise DataError(msg) from error
+    spec = EngineSpec(
+        options.prob, options.label, tuple(options.by), options.weight,
+        reduction,  # type: ignore[arg-type]
+        n_bins=options.n_bins, closed=options.closed,  # type: ignore[arg-type]
+        terms=tuple(terms_for(metrics)),
+        time=options.time if by_time else None, every=options.every if by_time else None,
+    )  # fmt: skip
+    return engine_statistics(data, spec, engine)
 
 
 def _one_line(error: BaseException) -> str:

@@ -430,7 +430,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
 
     def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        return bin_statistics(self._data, prob, label, **options)
+        table: FrameT = bin_statistics(self._data, prob, label, **options)
+        return table
 
     def smooth_ece(self, prob: str, label: str, **options: Any) -> FrameT:
         """Smooth ECE and its bandwidth per group; see :func:`polars_calib.smooth_ece`."""
