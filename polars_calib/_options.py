@@ -15,11 +15,13 @@ from typing import Literal, TypeVar, get_args
 __all__ = [
     "Alternative",
     "BinAverage",
+    "CalibrationMethod",
     "Closed",
     "Compat",
     "ConsistencyMetric",
     "Diagnostic",
     "Distance",
+    "Fallback",
     "Kernel",
     "LossStrategy",
     "Metric",
@@ -108,6 +110,12 @@ TopLabelAverage = Literal["macro", "weighted"]
 Compat = Literal["sklearn", "netcal", "torchmetrics", "mapie"]
 """A peer library whose bins a metric reproduces (see ``docs/conventions.md``)."""
 
+CalibrationMethod = Literal["platt", "beta", "isotonic", "histogram", "temperature"]
+"""A recalibration map (see :func:`polars_calib.fit_calibrator`)."""
+
+Fallback = Literal["identity", "global"]
+"""What a group that cannot be fitted (or was not seen) gets instead of an error or null."""
+
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CLOSED: tuple[Closed, ...] = get_args(Closed)
 NORMS: tuple[Norm, ...] = get_args(Norm)
@@ -125,6 +133,8 @@ DISTANCES: tuple[Distance, ...] = get_args(Distance)
 KERNELS: tuple[Kernel, ...] = get_args(Kernel)
 SKCE_ESTIMATORS: tuple[SkceEstimator, ...] = get_args(SkceEstimator)
 BIN_AVERAGES: tuple[BinAverage, ...] = get_args(BinAverage)
+CALIBRATION_METHODS: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
+FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
 
 SUM_TOLERANCE = 1e-6
 """Default largest ``|sum(p) - 1|`` accepted for a probability vector.

@@ -15,7 +15,7 @@ Missing or mistyped columns raise from the schema alone, for both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic
 
 import polars as pl
 
@@ -59,6 +59,9 @@ from polars_calib.statistics import (
     terms_for,
 )
 from polars_calib.validation import refused_rows, validate
+
+if TYPE_CHECKING:
+    from polars_calib.recalibration import Calibrator
 
 __all__ = [
     "DataFrameCalibNamespace",
@@ -483,7 +486,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
 
     def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        return bin_statistics(self._data, prob, label, **options)
+        table: FrameT = bin_statistics(self._data, prob, label, **options)
+        return table
 
     def smooth_ece(self, prob: str, label: str, **options: Any) -> FrameT:
         """Smooth ECE and its bandwidth per group; see :func:`polars_calib.smooth_ece`."""
@@ -504,6 +508,12 @@ class _FrameCalibNamespace(Generic[FrameT]):
         grouped = query.group_by(by, maintain_order=True) if by is not None else None
         result = (grouped.agg(counts) if grouped is not None else query.select(counts))
         return same_kind(self._data, result.unnest("refused_rows"))
+
+    def fit(self, prob: str, label: str, **options: Any) -> Calibrator:
+        """Fit recalibration maps per group; see :func:`polars_calib.fit_calibrator`."""
+        from polars_calib.recalibration import fit_calibrator
+
+        return fit_calibrator(self._data, prob, label, **options)
 
     def validate(self, prob: str, label: str, weight: str | None = None, **options: Any) -> None:
         """Raise on invalid data; see :func:`polars_calib.validate`."""

@@ -337,10 +337,10 @@ def long_table(
     if "count" in varying:
         count = pl.when(pl.col("bin") == -1).then(count).otherwise(pl.col("count"))
     table = table.with_columns(*adjusted, count.alias("count"))
-    if not weighted:
-        table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
+    # As the observed sums: ``weight`` only when weighted (completion adds the count).
+    summed = [name for name in names if weighted or name != "weight"]
     return table.with_columns(pl.lit(spec.method, pl.String).alias("resampling")).select(
-        *keys, "resampling", "replicate", "bin", *names
+        *keys, "resampling", "replicate", "bin", *summed
     )
 
 

@@ -27,9 +27,9 @@ refuse. Later statistics (test terms, bootstrap replicates, fits) add columns or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast, overload
 
 import polars as pl
 
@@ -59,7 +59,7 @@ from polars_calib._options import (
     check_metrics,
     check_sum_tol,
 )
-from polars_calib._problem import Problem, binary_problem, vector_problem
+from polars_calib._problem import Check, Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
 from polars_calib.resampling import (
     RESAMPLING_KEYS,
@@ -88,15 +88,20 @@ from polars_calib.validation import (
 __all__ = [
     "RELIABILITY",
     "SUMS",
+    "Partial",
     "Prepared",
     "bin_statistics",
     "check_diagnostics",
+    "check_statistics",
     "collect_checked",
+    "complete_statistics",
     "diagnostic_parts",
     "diagnostic_value",
     "finish_metrics",
+    "merge_partials",
     "merge_statistics",
     "metrics_from_statistics",
+    "partial_statistics",
     "prepare",
     "reliability_from_statistics",
     "reliability_rows",
@@ -166,6 +171,31 @@ def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool)
         check_hosmer_lemeshow_bins(n_bins)
 
 
+@dataclass(frozen=True)
+class Partial:
+    """The mergeable aggregation of a problem, before its table is completed.
+
+    ``table`` holds one row per (``keys``, ``bin``) met in the rows: ``bin`` Int32, -1
+    for refused rows and -2 for ignored ones (which only keep their group), then
+    ``count`` and the sums (``weight`` only when weighted). Tables of parts of the
+    rows (partitions of another engine) merge by summing rows of the same keys and
+    bin (:func:`merge_partials`); :func:`complete_statistics` makes the statistics
+    table of the whole. ``keys`` are the table's keys (a constant key stands for the
+    whole frame with `whole`; ``class`` for keyed reductions); ``names`` the summed
+    columns of the completed table; ``edges`` the quantile grid, if any (not
+    mergeable).
+    """
+
+    table: pl.LazyFrame
+    keys: list[str]
+    names: list[str]
+    whole: bool
+    weighted: bool
+    edges: pl.LazyFrame | None
+    given: bool = False
+    """Bins given by a column (median-variance): ``edges`` holds them, no uniform grid."""
+
+
 def statistics_query(
     lf: pl.LazyFrame,
     problem: Problem,
@@ -176,6 +206,23 @@ def statistics_query(
     resamples: Sequence[Resample] = (),
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
+
+    :func:`partial_statistics` (one aggregation), then :func:`complete_statistics`.
+    """
+    partial = partial_statistics(lf, problem, keys, binning, terms, bin_column, resamples)
+    return complete_statistics(partial, binning)
+
+
+def partial_statistics(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    binning: Binning,
+    terms: Sequence[str] = ("squared_error", "log_loss"),
+    bin_column: str | None = None,
+    resamples: Sequence[Resample] = (),
+) -> Partial:
+    """The one aggregation of :func:`statistics_query`, before completion (see :class:`Partial`).
 
     With `bin_column`, the name of a column of `lf` holding each used row's bin within its
     group (median-variance bins), the table has that group's bins (a group with no
@@ -267,8 +314,6 @@ def statistics_query(
 
     frame, row = rows(lf, {})
     table = aggregate(frame, row, row.sums())
-    if row.w is None:
-        table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
     edges = None
     if bin_column is not None:
         used = row.present & ~row.refused
@@ -276,6 +321,7 @@ def statistics_query(
     elif binning.strategy == "quantile":
         used = row.present & ~row.refused
         edges = _quantile_grid(frame, row.p, used, keys, binning)
+    weighted = row.w is not None
     if resamples:
         tables = [table.with_columns(
             pl.lit(None, pl.String).alias("resampling"), pl.lit(None, pl.Int32).alias("replicate")
@@ -286,19 +332,30 @@ def statistics_query(
                 extra = drawn_columns(spec, replicates, problem, terms)
                 carried = list(word_columns(spec, replicates)) if not extra else []
                 frame, row = rows(source, extra, carried)
-                frame, sums, varying = replicate_sums(
-                    spec, replicates, frame, row, problem.binary
-                )
+                frame, sums, varying = replicate_sums(spec, replicates, frame, row, problem.binary)
                 wide = aggregate(frame, row, sums)
-                tables.append(long_table(
-                    wide, spec, replicates, keys, names, varying, row.w is not None
-                ))  # fmt: skip
+                tables.append(long_table(wide, spec, replicates, keys, names, varying, weighted))
         table = pl.concat(tables, how="diagonal_relaxed")
         base = [key for key in keys if key != "class"]
         keys = [*base, "resampling", "replicate", *(["class"] if "class" in keys else [])]
-    grid = None if bin_column is not None else binning.grid()
-    result = _completed(table, grid, edges, keys, names, whole)
-    return result.drop(_ALL) if whole else result
+    return Partial(table, keys, names, whole, weighted, edges, bin_column is not None)
+
+
+def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
+    """The statistics table from a (merged) partial aggregation: every bin of every group."""
+    table, keys = partial.table, partial.keys
+    if not partial.weighted:
+        table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
+    grid = None if partial.given else binning.grid()
+    result = _completed(table, grid, partial.edges, keys, partial.names, partial.whole)
+    return result.drop(_ALL) if partial.whole else result
+
+
+def merge_partials(tables: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
+    """Sum partial aggregations (:class:`Partial` tables) of parts of the rows."""
+    table = pl.concat(tables, how="vertical_relaxed")
+    sums = [name for name in table.columns if name not in (*keys, "bin")]
+    return table.group_by(*keys, "bin").agg(pl.col(sums).sum()).select(table.columns)
 
 
 def _uniform_table(
@@ -710,10 +767,25 @@ def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
     Valid data are read once. Bad data are read a second time, to count the rows of
     each problem for the message.
     """
-    stats = plan.collect()
+    return check_statistics(
+        prepared, plan.collect(), lambda checks: problem_counts(prepared.lf, checks).collect()
+    )
+
+
+def check_statistics(
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    count_problems: Callable[[Sequence[Check]], pl.DataFrame],
+) -> pl.DataFrame:
+    """Return `stats`; raise :class:`CalibrationDataError` if it counts refused rows.
+
+    `count_problems` reads the data again (only then) and returns, for the message,
+    the counts of :func:`polars_calib.validation.problem_counts` for the given checks
+    (another engine computes them where its data are).
+    """
     if stats.filter(pl.col("bin").is_null())["count"].sum():
         checks = prepared.problem.checks
-        raise_for_problems(problem_counts(prepared.lf, checks).collect(), checks)
+        raise_for_problems(count_problems(checks), checks)
     if "sum_confidence" in stats.columns:
         # Classwise: every row is in every class, so classes with different row counts
         # mean vectors of different lengths (read again only then, for the message).
@@ -722,12 +794,66 @@ def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
         uneven = per_class.select((counts.over(prepared.keys) if prepared.keys else counts) > 1)
         if uneven.to_series().any():
             whole = [c for c in prepared.problem.checks if c.whole]
-            raise_for_problems(problem_counts(prepared.lf, whole).collect(), whole)
+            raise_for_problems(count_problems(whole), whole)
     return stats
 
 
+class _SparkFrame(Protocol):
+    """A ``pyspark.sql.DataFrame``, as the type checkers see it (pyspark not needed)."""
+
+    def mapInArrow(self, *args: Any, **kwargs: Any) -> Any: ...  # noqa: N802
+
+
+class _DaskFrame(Protocol):
+    """A ``dask.dataframe.DataFrame``, as the type checkers see it (dask not needed)."""
+
+    def to_delayed(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+@overload
 def bin_statistics(
     data: FrameT,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+    reduction: Reduction | None = ...,
+    sum_tol: float = ...,
+    pos_label: Any = ...,
+    metrics: Sequence[Metric] = ...,
+    compat: Compat | None = ...,
+    min_size: int = ...,
+    max_bins: int | None = ...,
+) -> FrameT: ...
+
+
+@overload
+def bin_statistics(
+    data: _SparkFrame | _DaskFrame,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+    reduction: Reduction | None = ...,
+    sum_tol: float = ...,
+    pos_label: Any = ...,
+    metrics: Sequence[Metric] = ...,
+    compat: Compat | None = ...,
+    min_size: int = ...,
+    max_bins: int | None = ...,
+) -> pl.DataFrame: ...
+
+
+def bin_statistics(
+    data: Any,
     prob: str,
     label: str,
     *,
@@ -747,19 +873,23 @@ def bin_statistics(
     n_resamples: int = 1000,
     seed: int = 0,
     id: IntoExpr | None = None,  # noqa: A002  (the row identity, as in summary)
-) -> FrameT:
+) -> pl.DataFrame | pl.LazyFrame:
     """Sufficient statistics per group and bin: the mergeable form of every metric.
 
     Every uniform-bin metric is a function of a few sums per bin, and sums add up:
     statistics of partitions of a log (files, days, worker processes) concatenated
     and passed to :func:`metrics_from_statistics` or
     :func:`reliability_from_statistics` give the numbers of one pass over the
-    whole log.
+    whole log. The same table is computed on a Spark or Dask cluster from a
+    ``pyspark.sql.DataFrame`` or a ``dask.dataframe.DataFrame``: each partition runs
+    this package's Polars aggregation, the engine sums the partial tables, and the
+    small result comes back as a Polars DataFrame (see ``docs/scale-out.md``).
 
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions.
+        DataFrame or LazyFrame of predictions; or a Spark or Dask DataFrame (uniform
+        bins, `by` as column names; ``polars_calib`` installed on the workers).
     prob
         Name of the column holding the probability of the positive class, or
         probability vectors (``Array`` or ``List``).
@@ -817,8 +947,9 @@ def bin_statistics(
     Returns
     -------
     DataFrame or LazyFrame
-        The same kind as `data`, sorted by keys and bin: the keys, ``class`` (Int32,
-        for the top-label and classwise reductions), ``bin`` (Int32, 0-based; every
+        The same kind as `data` (a DataFrame for Spark and Dask data), sorted by
+        keys and bin: the keys, ``class`` (Int32, for the top-label and classwise
+        reductions), ``bin`` (Int32, 0-based; every
         bin of every group, empty ones with count 0), ``lower`` and ``upper``
         (Float64, the bin's edges), ``count`` (Int64, rows), ``weight`` (Float64,
         their total weight; the count when unweighted), the Float64 weighted sums
@@ -836,7 +967,8 @@ def bin_statistics(
     CalibrationDataError
         A DataFrame holding refused rows (see :func:`polars_calib.validate`), or a
         missing or mistyped column. A LazyFrame is checked from its schema only; its
-        refused rows are counted in the plan (the null-bin rows).
+        refused rows are counted in the plan (the null-bin rows). Spark and Dask data
+        raise as a DataFrame does, their refused rows counted on the engine.
 
     Notes
     -----
@@ -871,6 +1003,25 @@ def bin_statistics(
     checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     names = check_metrics(metrics, tests=True)
     resamples = resamples_for(resampling, n_resamples, seed, id)
+    # Imported here: the engines' module builds on this one.
+    from polars_calib._engines import EngineSpec, column_keys, engine_of, engine_statistics
+
+    engine = engine_of(data)
+    if engine is not None:
+        spec = EngineSpec(
+            prob, label, column_keys(by), weight, reduction, sum_tol, pos_label, n_bins,
+            closed, compat, tuple(terms_for(names)),
+        )  # fmt: skip
+        if strategy != "uniform":
+            msg = (
+                f"{engine} statistics need uniform bins (mergeable across partitions); "
+                f"got strategy={strategy!r}"
+            )
+            raise ValueError(msg)
+        if resamples:
+            msg = f"{engine} statistics do not carry replicates yet: compute them in Polars"
+            raise ValueError(msg)
+        return engine_statistics(data, spec, engine)[0]
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, reserved=RESAMPLING_KEYS if resamples else frozenset(),
