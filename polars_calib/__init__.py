@@ -10,6 +10,7 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib.binary` and :mod:`~polars_calib.multiclass` (the expressions),
 :mod:`~polars_calib.diagnostics` (calibration tests and score decompositions),
 :mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`,
+:mod:`~polars_calib.recalibration` (recalibration maps),
 :mod:`~polars_calib.report` (the HTML report) and :mod:`~polars_calib.cli`.
 """
 
@@ -49,7 +50,8 @@ from polars_calib.multiclass import (
 from polars_calib.kernel import skce
 from polars_calib.median_variance import median_variance_bins
 from polars_calib.namespace import col
-from polars_calib.plot import plot_reliability, save_png
+from polars_calib.plot import plot_metric_over_time, plot_reliability, save_png
+from polars_calib.recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
 from polars_calib.report import HtmlReport, html_report
 from polars_calib.smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
 from polars_calib.statistics import (
@@ -63,6 +65,8 @@ __all__ = [
     "Audit",
     "Binning",
     "CalibrationDataError",
+    "Calibrator",
+    "Evaluation",
     "HtmlReport",
     "adjusted_p_values",
     "audit",
@@ -78,6 +82,7 @@ __all__ = [
     "debiased_ece",
     "debiased_ece_squared",
     "ece",
+    "fit_calibrator",
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
     "html_report",
@@ -85,6 +90,7 @@ __all__ = [
     "ks_calibration_p",
     "kuiper_calibration",
     "kuiper_calibration_p",
+    "load_calibrator",
     "log_loss",
     "mce",
     "median_variance_bins",
@@ -92,6 +98,7 @@ __all__ = [
     "multiclass_brier",
     "multiclass_log_loss",
     "plot_audit",
+    "plot_metric_over_time",
     "plot_reliability",
     "prob_vector",
     "refinement_loss",

@@ -15,15 +15,19 @@ from typing import Literal, TypeVar, get_args
 __all__ = [
     "Alternative",
     "BinAverage",
+    "CalibrationMethod",
     "Closed",
     "Compat",
+    "ConsistencyMetric",
     "Diagnostic",
     "Distance",
+    "Fallback",
     "Kernel",
     "LossStrategy",
     "Metric",
     "Norm",
     "Reduction",
+    "Resampling",
     "Score",
     "SkceEstimator",
     "Strategy",
@@ -66,6 +70,15 @@ Reduction = Literal["confidence", "top_label", "classwise"]
 Metric = Literal["ece", "mce", "rmsce", "brier", "log_loss"]
 """A metric a summary can compute."""
 
+ConsistencyMetric = Literal[
+    "consistency_p", "consistency_p_mce", "consistency_p_rmsce", "consistency_p_brier",
+    "consistency_p_log_loss",
+]
+"""The p-value of the consistency-resampling test of a metric (``consistency_p``: ECE)."""
+
+Resampling = Literal["bootstrap", "consistency"]
+"""The replicates of a statistics table: Poisson bootstrap, or labels drawn from ``p``."""
+
 Diagnostic = Literal[
     "spiegelhalter_z",
     "spiegelhalter_p",
@@ -97,11 +110,19 @@ TopLabelAverage = Literal["macro", "weighted"]
 Compat = Literal["sklearn", "netcal", "torchmetrics", "mapie"]
 """A peer library whose bins a metric reproduces (see ``docs/conventions.md``)."""
 
+CalibrationMethod = Literal["platt", "beta", "isotonic", "histogram", "temperature"]
+"""A recalibration map (see :func:`polars_calib.fit_calibrator`)."""
+
+Fallback = Literal["identity", "global"]
+"""What a group that cannot be fitted (or was not seen) gets instead of an error or null."""
+
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CLOSED: tuple[Closed, ...] = get_args(Closed)
 NORMS: tuple[Norm, ...] = get_args(Norm)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
+CONSISTENCY_METRICS: tuple[ConsistencyMetric, ...] = get_args(ConsistencyMetric)
+RESAMPLINGS: tuple[Resampling, ...] = get_args(Resampling)
 DIAGNOSTICS: tuple[Diagnostic, ...] = get_args(Diagnostic)
 ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
 SCORES: tuple[Score, ...] = get_args(Score)
@@ -112,6 +133,8 @@ DISTANCES: tuple[Distance, ...] = get_args(Distance)
 KERNELS: tuple[Kernel, ...] = get_args(Kernel)
 SKCE_ESTIMATORS: tuple[SkceEstimator, ...] = get_args(SkceEstimator)
 BIN_AVERAGES: tuple[BinAverage, ...] = get_args(BinAverage)
+CALIBRATION_METHODS: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
+FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
 
 SUM_TOLERANCE = 1e-6
 """Default largest ``|sum(p) - 1|`` accepted for a probability vector.
@@ -150,11 +173,13 @@ def check_choice(argument: str, value: object, choices: Collection[str]) -> str:
     return value
 
 
-def check_metrics(metrics: str | Sequence[str]) -> list[str]:
-    """`metrics` as a list, each one of :data:`METRICS` or :data:`DIAGNOSTICS`."""
+def check_metrics(metrics: str | Sequence[str], tests: bool = False) -> list[str]:
+    """`metrics` as a list, each one of :data:`METRICS` or :data:`DIAGNOSTICS` (or, with
+    `tests`, a consistency p-value of :data:`CONSISTENCY_METRICS`)."""
     if isinstance(metrics, str):
         metrics = [metrics]
-    return [check_choice("metrics", metric, (*METRICS, *DIAGNOSTICS)) for metric in metrics]
+    allowed = (*METRICS, *DIAGNOSTICS, *(CONSISTENCY_METRICS if tests else ()))
+    return [check_choice("metrics", metric, allowed) for metric in metrics]
 
 
 def check_hosmer_lemeshow_bins(n_bins: int) -> int:

@@ -30,6 +30,7 @@ categoricals and vectors (binary problems) before reading any data.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -37,6 +38,7 @@ import polars as pl
 
 from polars_calib._exprs import IntoExpr, to_expr
 from polars_calib._options import REDUCTIONS, Reduction, check_choice
+from polars_calib._random import bernoulli, categorical
 
 __all__ = ["EPS", "Check", "Problem", "binary_problem", "vector_problem"]
 
@@ -88,6 +90,13 @@ class Problem:
     terms: dict[str, pl.Expr] = field(default_factory=dict)
     key: pl.Expr | None = None
     exploded: bool = False
+    # Resampling (`polars_calib.resampling`): `draw` turns a random 32-bit word per row
+    # into a label drawn from the row's own probabilities (the raw label `relabel`
+    # takes); `relabel` rebuilds the problem's label and terms for another raw label.
+    # With `binary`, labels are 0/1 and every term is affine in the label.
+    draw: Callable[[pl.Expr], pl.Expr] | None = field(default=None, compare=False, repr=False)
+    relabel: Callable[[pl.Expr], Problem] | None = field(default=None, compare=False, repr=False)
+    binary: bool = False
 
     @property
     def invalid(self) -> pl.Expr:
@@ -176,7 +185,12 @@ def binary_problem(
         "log_loss": _log_loss_term(p, y),
         **_test_terms(p, y),
     }
-    return Problem(p, y, w, _present(p, y, w), refused, tuple(checks), terms)
+    return Problem(
+        p, y, w, _present(p, y, w), refused, tuple(checks), terms,
+        draw=lambda word: bernoulli(word, p),
+        relabel=lambda drawn: binary_problem(prob, drawn, weight),
+        binary=True,
+    )  # fmt: skip
 
 
 def _test_terms(p: pl.Expr, y: pl.Expr) -> dict[str, pl.Expr]:
@@ -267,8 +281,10 @@ def vector_problem(
             "correct": hit * on_predicted,
         }
         return Problem(
-            vectors, hit, w, present, refused, tuple(checks), terms, classes, exploded=True
-        )
+            vectors, hit, w, present, refused, tuple(checks), terms, classes, exploded=True,
+            draw=lambda word: categorical(word, vectors),
+            relabel=lambda drawn: vector_problem(prob, drawn, weight, sum_tol, reduction),
+        )  # fmt: skip
     confidence = vectors.list.max()
     correct = (predicted == true_class).cast(pl.Float64)
     true_prob = vectors.list.get(true_class, null_on_oob=True)
@@ -279,7 +295,11 @@ def vector_problem(
         "log_loss": -true_prob.clip(EPS, 1.0 - EPS).log(),
     }
     key = predicted if reduction == "top_label" else None
-    return Problem(confidence, correct, w, present, refused, tuple(checks), terms, key)
+    return Problem(
+        confidence, correct, w, present, refused, tuple(checks), terms, key,
+        draw=lambda word: categorical(word, vectors),
+        relabel=lambda drawn: vector_problem(prob, drawn, weight, sum_tol, reduction),
+    )  # fmt: skip
 
 
 def _one_hot(index: pl.Expr, n_classes: pl.Expr) -> pl.Expr:

@@ -26,6 +26,8 @@ an edge:
 * :func:`uniform_edges` and :meth:`Binning.grid`: the exact edges, as floats and as a
   frame of ``bin, lower, upper``;
 * :func:`quantile_edges`: the quantile edges of a group, as expressions;
+* :class:`GroupedEdges` and :func:`edge_bins`: explicit edges fitted per group (a
+  calibrator's quantile bins, its isotonic thresholds), one exact search per row;
 * :func:`linear_grid`: the two neighbouring points of a fine grid ``k / G`` and the
   linear-interpolation weight of the upper one, as relplot spreads each row over
   its grid before smoothing (:mod:`polars_calib.smooth`).
@@ -44,6 +46,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from fractions import Fraction
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -62,8 +65,10 @@ from polars_calib._options import (
 __all__ = [
     "MAX_MASKED_BINS",
     "Binning",
+    "GroupedEdges",
     "bin_index",
     "binning",
+    "edge_bins",
     "linear_grid",
     "linspace",
     "quantile_edges",
@@ -381,3 +386,68 @@ def linear_grid(p: pl.Expr, intervals: int) -> tuple[pl.Expr, pl.Expr]:
     scaled = p * float(intervals)
     lower = scaled.floor().clip(0.0, intervals - 1.0)
     return lower, scaled - lower
+
+
+class GroupedEdges:
+    """Sorted values per group (fitted edges or thresholds), searched exactly per row.
+
+    Group ``g`` (``0, 1, ...``) holds ``values[g]``, sorted. :meth:`position` gives, per
+    row, the absolute position just past the row's group's values below its
+    probability (``strict``) or at or below it, in the concatenation of all groups
+    (each followed by one slot of its own with ``sentinel``, so that every position
+    belongs to one group): two binary searches against literals, whatever the
+    number of groups.
+
+    The encoding is exact: the distinct values of all groups, sorted, give each
+    value its rank ``k`` (1-based); a row's probability gets the number ``r`` of
+    distinct values below it (or at or below it), and a value of its group lies
+    below the probability exactly when its rank is at most ``r``. Group and rank are
+    packed into one integer, ``g * (U + 2) + k`` (``U`` distinct values; the
+    sentinel's rank is ``U + 1``), so one integer search finds the position.
+    """
+
+    def __init__(self, values: Sequence[Sequence[float]], sentinel: bool = False) -> None:
+        import numpy as np
+
+        arrays = [np.asarray(v, dtype=np.float64) for v in values]
+        distinct = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0)
+        stride = len(distinct) + 2
+        keys, starts, lengths = [], [], []
+        start = 0
+        for g, array in enumerate(arrays):
+            ranks = np.searchsorted(distinct, array, side="left") + 1
+            extra = [len(distinct) + 1] if sentinel else []
+            keys.append(g * stride + np.concatenate([ranks, extra]).astype(np.int64))
+            starts.append(start)
+            lengths.append(len(array))
+            start += len(array) + len(extra)
+        self.distinct = pl.Series(distinct, dtype=pl.Float64)
+        self.keys = pl.Series(np.concatenate(keys) if keys else [], dtype=pl.Int64)
+        self.stride = stride
+        self.starts = pl.Series(starts, dtype=pl.Int64)
+        self.lengths = pl.Series(lengths, dtype=pl.Int64)
+
+    def position(self, group: pl.Expr, prob: pl.Expr, strict: bool) -> pl.Expr:
+        """Per row (Int64): the position past its group's values ``< prob`` (`strict`) or ``<= prob``.
+
+        Null where the group or the probability is null.
+        """
+        rank = pl.lit(self.distinct).search_sorted(prob, side="left" if strict else "right")
+        key = group.cast(pl.Int64) * self.stride + rank.cast(pl.Int64)
+        # search_sorted places a null first: keep it null (an unseen group, a null p).
+        found = pl.lit(self.keys).search_sorted(key, side="right").cast(pl.Int64)
+        return pl.when(group.is_not_null() & prob.is_not_null()).then(found)
+
+
+def edge_bins(group: pl.Expr, prob: pl.Expr, edges: GroupedEdges, n_bins: int, closed: Closed) -> pl.Expr:
+    """The bin (Int64) of `prob` among explicit per-group edges: the rule of :class:`Binning`.
+
+    `edges` holds each group's ``n_bins - 1`` inner edges. Right-closed, the bin is
+    the number of the group's inner edges below `prob` (as the quantile bins of a
+    statistics table); left-closed, the number at or below it. Fitted quantile
+    edges are applied to new data this way.
+    """
+    if n_bins == 1:
+        return pl.when(prob.is_not_null()).then(pl.lit(0, pl.Int64))
+    start = group.cast(pl.Int64) * (n_bins - 1)
+    return edges.position(group, prob, strict=closed == "right") - start

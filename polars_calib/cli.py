@@ -2,7 +2,16 @@
 
 ``polars-calib report LOG --prob p --label y [--by model,segment] [--time ts --every 1d]
 [--out DIR]`` scans the log lazily, prints :func:`polars_calib.summary` and, with
-``--out``, writes the summary, the reliability table and its diagram. Also runs as
+``--out``, writes the summary, the reliability table and its diagram. With
+``--resamples N``, the summary has bootstrap intervals (at ``--confidence``), and with
+``--time`` the first metric is drawn over the windows with its interval as a band
+(``over_time.png``). With
+``--engine spark`` (a local Spark session) or ``--engine dask``, that engine reads the
+log and computes the statistics (see ``docs/scale-out.md``).
+``polars-calib fit LOG --prob p --label y --method platt [--by model] --out cal.json``
+fits a calibrator (:func:`polars_calib.fit_calibrator`) and prints its parameters;
+``polars-calib apply LOG --calibrator cal.json --prob p --out scored.parquet`` adds the
+calibrated column, streaming the log to parquet. Also runs as
 ``python -m polars_calib``. Errors are one line on stderr, ``polars-calib: error: ...``,
 with exit code 2 for a bad command line and 1 for unreadable or invalid data.
 """
@@ -21,10 +30,25 @@ from typing import Any, NoReturn, TextIO
 import polars as pl
 
 from polars_calib import __version__
-from polars_calib._options import CLOSED, METRICS, REDUCTIONS, STRATEGIES, check_confidence
+from polars_calib._options import (
+    CLOSED,
+    CONSISTENCY_METRICS,
+    METRICS,
+    REDUCTIONS,
+    STRATEGIES,
+    check_confidence,
+)
+from polars_calib._engines import ENGINES, Engine
 from polars_calib.binning import Binning
 from polars_calib.frame import finish_summary
-from polars_calib.plot import INSTALL_HINT, default_layout, plot_reliability, save_png
+from polars_calib.plot import (
+    INSTALL_HINT,
+    default_layout,
+    plot_metric_over_time,
+    plot_reliability,
+    save_png,
+)
+from polars_calib.resampling import TESTED_METRIC, resamples_for
 from polars_calib.statistics import (
     Prepared,
     collect_checked,
@@ -35,7 +59,10 @@ from polars_calib.statistics import (
     terms_for,
 )
 
-__all__ = ["build_parser", "main", "parse_audit", "parse_report", "report", "run_audit", "scan"]
+__all__ = [
+    "apply_command", "build_parser", "fit_command", "main", "parse_audit", "parse_report",
+    "report", "run_audit", "scan",
+]  # fmt: skip
 
 PROG = "polars-calib"
 
@@ -81,6 +108,10 @@ class ReportOptions:
     out: Path | None
     quiet: bool
     html: Path | None = None
+    engine: str | None = None
+    resamples: int | None = None
+    seed: int = 0
+    id: str | None = None
 
 
 def _positive_int(text: str) -> int:
@@ -101,6 +132,17 @@ def _confidence(text: str) -> float:
         value = -1.0
     if not 0.0 < value < 1.0:
         msg = f"must be a number strictly between 0 and 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        msg = f"must be an integer from 0 to 2**32 - 1, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
 
@@ -173,12 +215,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "--metrics", type=_names, default=list(METRICS), metavar="NAMES",
-        help=f"comma-separated metrics among {','.join(METRICS)} (default: all)",
+        help=f"comma-separated metrics among {','.join(METRICS)} (default: all), and "
+        f"consistency-test p-values among {','.join(CONSISTENCY_METRICS)}",
     )
     report.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     report.add_argument(
         "--confidence", type=_confidence, default=0.95, metavar="LEVEL",
-        help="level of the Wilson interval in the reliability table (default 0.95)",
+        help="level of the Wilson interval in the reliability table and, with "
+        "--resamples, of the bootstrap intervals of the summary (default 0.95)",
+    )
+    report.add_argument(
+        "--resamples", type=_positive_int, metavar="N",
+        help="bootstrap replicates: adds <metric>_lower/_upper to the summary (default: no "
+        "intervals); also the label sets of consistency p-values (default 1000)",
+    )
+    report.add_argument(
+        "--seed", type=_seed, default=0, metavar="N",
+        help="seed of the resampling draws, 0 <= N < 2**32 (default 0)",
+    )
+    report.add_argument(
+        "--id", metavar="COL",
+        help="integer row-identity column of the resampling draws (default: row position)",
     )
     report.add_argument(
         "--reduction", choices=REDUCTIONS, metavar="{" + ",".join(REDUCTIONS) + "}",
@@ -191,10 +248,98 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a self-contained HTML report (tables, diagrams, notes) to FILE",
     )
     report.add_argument(
+        "--engine", choices=ENGINES,
+        help="compute the statistics on a local Spark session or with Dask reading LOG "
+        "(the spark or dask extra; uniform bins); default: Polars",
+    )
+    report.add_argument(
         "-q", "--quiet", action="store_true", help="no progress messages on stderr"
     )
     _add_audit_parser(commands)
+    _add_recalibration(commands)
     return parser
+
+
+def _add_recalibration(commands: Any) -> None:
+    """The ``fit`` and ``apply`` subcommands (see :mod:`polars_calib.recalibration`)."""
+    from polars_calib._options import CALIBRATION_METHODS, FALLBACKS
+
+    fit = commands.add_parser(
+        "fit", help="fit a recalibration map per group and save it as JSON",
+        description="Fit a calibrator (Platt, beta, isotonic, histogram binning or "
+        "temperature scaling) per group of a labelled log; print its parameters and "
+        "write it to --out.",
+    )  # fmt: skip
+    fit.add_argument("log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory")
+    fit.add_argument("--prob", required=True, metavar="COL", help="probability (or vector) column")
+    fit.add_argument("--label", required=True, metavar="COL", help="0/1 outcome or true class")
+    fit.add_argument("--method", choices=CALIBRATION_METHODS, default="platt",
+                     help="recalibration map (default platt)")  # fmt: skip
+    fit.add_argument("--by", type=_names, default=[], metavar="COLS",
+                     help="comma-separated group-key columns: one map per group")  # fmt: skip
+    fit.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
+    fit.add_argument("--reduction", choices=REDUCTIONS,
+                     help="vectors with a binary method: top_label (default), confidence, "
+                     "classwise (one-vs-rest)")  # fmt: skip
+    fit.add_argument("--smoothed", action="store_true", help="Platt's smoothed targets")
+    fit.add_argument("--bins", type=_positive_int, default=15, metavar="N",
+                     help="histogram binning: number of bins (default 15)")  # fmt: skip
+    fit.add_argument("--strategy", choices=STRATEGIES, default="uniform",
+                     help="histogram binning: equal-width or equal-mass bins")  # fmt: skip
+    fit.add_argument("--fallback", choices=FALLBACKS,
+                     help="what a group that cannot be fitted gets (default: an error)")
+    fit.add_argument("--min-rows", type=_positive_int, default=10, metavar="N",
+                     help="the fewest rows a group needs (default 10)")  # fmt: skip
+    fit.add_argument("--out", type=Path, required=True, metavar="FILE",
+                     help="the calibrator's JSON file")  # fmt: skip
+    fit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    apply = commands.add_parser(
+        "apply", help="add the calibrated column to a log, streamed to parquet",
+        description="Apply a saved calibrator to a log and write it, with the calibrated "
+        "column, to a parquet file (streaming).",
+    )  # fmt: skip
+    apply.add_argument("log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory")
+    apply.add_argument("--calibrator", type=Path, required=True, metavar="FILE",
+                       help="a JSON file written by 'polars-calib fit'")  # fmt: skip
+    apply.add_argument("--prob", required=True, metavar="COL", help="the column to calibrate")
+    apply.add_argument("--column", metavar="NAME",
+                       help="the new column's name (default: PROB_calibrated)")  # fmt: skip
+    apply.add_argument("--out", type=Path, required=True, metavar="FILE", help="parquet output")
+    apply.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
+    """Run ``polars-calib fit``: fit, print the parameters, save the calibrator."""
+    from polars_calib.recalibration import fit_calibrator
+
+    if not args.quiet:
+        print(f"{PROG}: fitting {args.method} on {args.log}", file=stderr, flush=True)
+    calibrator = fit_calibrator(
+        scan(args.log), args.prob, args.label, method=args.method, by=args.by or None,
+        weight=args.weight, reduction=args.reduction, smoothed=args.smoothed,
+        n_bins=args.bins, strategy=args.strategy, fallback=args.fallback,
+        min_rows=args.min_rows,
+    )  # fmt: skip
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=6,
+                   fmt_table_cell_list_len=4, tbl_hide_dataframe_shape=True):  # fmt: skip
+        print(calibrator.params, file=stdout, flush=True)
+    path = calibrator.save(args.out)
+    if not args.quiet:
+        print(f"{PROG}: wrote {path}", file=stderr, flush=True)
+
+
+def apply_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
+    """Run ``polars-calib apply``: the log with the calibrated column, streamed to parquet."""
+    from polars_calib.recalibration import load_calibrator
+
+    if not args.calibrator.exists():
+        msg = f"no such file: {str(args.calibrator)!r}"
+        raise DataError(msg)
+    calibrator = load_calibrator(args.calibrator)
+    query = calibrator.apply(scan(args.log), args.prob, alias=args.column)
+    if not args.quiet:
+        print(f"{PROG}: writing {args.out} (streaming)", file=stderr, flush=True)
+    query.sink_parquet(args.out, engine="streaming")
 
 
 def parse_report(argv: Sequence[str]) -> ReportOptions:
@@ -203,9 +348,12 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     if (args.time is None) != (args.every is None):
         msg = "--time and --every go together: give both or neither"
         raise UsageError(msg)
-    unknown = [name for name in args.metrics if name not in METRICS]
+    if args.engine is not None and args.strategy != "uniform":
+        msg = f"--engine {args.engine} needs uniform bins (mergeable across partitions)"
+        raise UsageError(msg)
+    unknown = [name for name in args.metrics if name not in (*METRICS, *CONSISTENCY_METRICS)]
     if unknown:
-        choices = ", ".join(METRICS)
+        choices = ", ".join((*METRICS, *CONSISTENCY_METRICS))
         msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
         raise UsageError(msg)
     return ReportOptions(
@@ -225,6 +373,10 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         out=args.out,
         quiet=bool(args.quiet),
         html=args.html,
+        engine=args.engine,
+        resamples=args.resamples,
+        seed=int(args.seed),
+        id=args.id,
     )
 
 
@@ -281,19 +433,40 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         if not options.quiet:
             print(f"{PROG}: {message}", file=stderr, flush=True)
 
-    progress(f"scanning {options.log}")
-    lf = scan(options.log)
-    progress("computing the statistics (one pass over the log)...")
     binning = Binning(options.n_bins, options.strategy, options.closed)  # type: ignore[arg-type]
-    prepared = prepare(
-        lf, options.prob, options.label, by=options.by, weight=options.weight,
-        reduction=options.reduction, time=options.time, every=options.every,  # type: ignore[arg-type]
-    )  # fmt: skip
-    query = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics)
+    methods = ["bootstrap"] if options.resamples is not None else []
+    methods += ["consistency"] if set(options.metrics) & set(TESTED_METRIC) else []
+    resamples = resamples_for(
+        methods or None, options.resamples or 1000, options.seed, options.id  # type: ignore[arg-type]
     )
-    stats = collect_checked(prepared, query)
-    table = finish_summary(stats.lazy(), prepared, options.metrics).collect()
+    lf: pl.LazyFrame | None = None
+    if options.engine is not None:
+        if resamples:
+            msg = f"--engine {options.engine} does not compute replicates yet: drop --resamples"
+            raise UsageError(msg)
+        # The engine reads the log (a path Polars may not reach).
+        progress(f"computing the statistics with {options.engine} (one pass over the log)...")
+        stats, prepared = _engine_statistics(options, options.reduction, options.metrics)
+    else:
+        progress(f"scanning {options.log}")
+        lf = scan(options.log)
+        progress("computing the statistics (one pass over the log)...")
+        prepared = prepare(
+            lf, options.prob, options.label, by=options.by, weight=options.weight,
+            reduction=options.reduction, time=options.time, every=options.every,  # type: ignore[arg-type]
+        )  # fmt: skip
+        query = statistics_query(
+            prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics),
+            resamples=resamples,
+        )  # fmt: skip
+        stats = collect_checked(prepared, query)
+    interval = options.confidence if options.resamples is not None else None
+    table = finish_summary(
+        stats.lazy(), prepared, options.metrics, confidence=interval, resampled=bool(resamples)
+    ).collect()
+    if resamples:
+        # The reliability table reads the observed sums.
+        stats = stats.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
     with pl.Config(
         tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
         fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
@@ -301,7 +474,12 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         print(table, file=stdout, flush=True)
     if options.out is None:
         if options.html is not None:
-            write_html(options, prepared, stats, binning, None, progress, stderr)
+            # With --engine, every table comes from the engine's statistics (the page's
+            # own second pass would read `prepared.data`, here only a schema).
+            bins = None
+            if options.engine is not None:
+                bins = _reliability_table(lf, options, prepared, stats, binning, progress)
+            write_html(options, prepared, stats, binning, bins, progress, stderr)
         return
 
     out = options.out
@@ -323,8 +501,32 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             f"{INSTALL_HINT})",
             file=stderr,
         )
+    if options.time is not None and interval is not None:
+        metric = next(name for name in table.columns if name.endswith("_lower"))[: -len("_lower")]  # noqa: E501
+        progress(f"drawing {out / 'over_time.png'}")
+        if _draw_over_time(table, metric, options, out / "over_time.png") is None:
+            print(f"{PROG}: note: skipped over_time.png ({INSTALL_HINT})", file=stderr)
     if options.html is not None:
         write_html(options, prepared, stats, binning, bins_table, progress, stderr)
+
+
+def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, path: Path) -> str | None:  # noqa: E501
+    """Draw `metric` over the time windows with its interval, Altair else matplotlib."""
+    title = f"{metric} per {options.every} window ({Path(options.log).name})"
+    assert options.time is not None
+    try:
+        save_png(plot_metric_over_time(table, metric, options.time, by=options.by, title=title), path)  # noqa: E501
+        return "altair"
+    except ImportError:
+        pass
+    try:
+        figure = plot_metric_over_time(
+            table, metric, options.time, backend="matplotlib", by=options.by, title=title
+        )
+        save_png(figure, path, scale=1.5)
+        return "matplotlib"
+    except ImportError:
+        return None
 
 
 def write_html(
@@ -349,8 +551,10 @@ def write_html(
         )  # fmt: skip
 
     progress("laying out the HTML report...")
+    # The page shows the metrics; the consistency p-values stay in the printed summary.
+    metrics = [name for name in options.metrics if name not in TESTED_METRIC]
     page = report_page(
-        prepared, stats, binning, options.metrics, check_confidence(options.confidence),
+        prepared, stats, binning, metrics, check_confidence(options.confidence),
         again=again, reliability=bins_table, progress=progress, source=options.log,
         time=options.time, every=options.every, prob=options.prob, label=options.label,
         weight=options.weight,
@@ -371,7 +575,7 @@ def write_html(
 
 
 def _reliability_table(
-    lf: pl.LazyFrame,
+    lf: pl.LazyFrame | None,
     options: ReportOptions,
     prepared: Prepared,
     stats: pl.DataFrame,
@@ -387,12 +591,40 @@ def _reliability_table(
         # The same table, summed over the time windows: no second pass.
         return reliability_rows(merge_statistics(stats.lazy(), options.by), options.by, z).collect()
     progress("computing the reliability table (a second pass)...")
+    if options.engine is not None:
+        confidence_stats, _ = _engine_statistics(
+            options, None if prepared.reduction is None else "confidence", [], by_time=False
+        )
+        return reliability_rows(confidence_stats.lazy(), options.by, z).collect()
+    assert lf is not None  # read by Polars
     per_key = prepare(
         lf, options.prob, options.label, by=options.by, weight=options.weight,
         reduction=None if prepared.reduction is None else "confidence",
     )  # fmt: skip
     plan = statistics_query(per_key.lf, per_key.problem, per_key.keys, binning, ())
     return reliability_rows(collect_checked(per_key, plan).lazy(), options.by, z).collect()
+
+
+def _engine_statistics(
+    options: ReportOptions, reduction: str | None, metrics: list[str], by_time: bool = True
+) -> tuple[pl.DataFrame, Prepared]:
+    """The statistics of `options` computed by ``--engine`` (Spark or Dask reading the log)."""
+    from polars_calib._engines import EngineSpec, engine_statistics, read_with
+
+    engine: Engine = "spark" if options.engine == "spark" else "dask"
+    try:
+        data = read_with(engine, options.log)
+    except ImportError as error:
+        msg = f"--engine {engine} needs the {engine} extra: pip install 'polars_calib[{engine}]'"
+        raise DataError(msg) from error
+    spec = EngineSpec(
+        options.prob, options.label, tuple(options.by), options.weight,
+        reduction,  # type: ignore[arg-type]
+        n_bins=options.n_bins, closed=options.closed,  # type: ignore[arg-type]
+        terms=tuple(terms_for(metrics)),
+        time=options.time if by_time else None, every=options.every if by_time else None,
+    )  # fmt: skip
+    return engine_statistics(data, spec, engine)
 
 
 def _one_line(error: BaseException) -> str:
@@ -414,11 +646,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv[:1] == ["audit"]:
             run_audit(parse_audit(argv), sys.stdout, sys.stderr)
+        elif argv[:1] in (["fit"], ["apply"]):
+            args = build_parser().parse_args(argv)
+            run = fit_command if args.command == "fit" else apply_command
+            run(args, sys.stdout, sys.stderr)
         else:
             options = parse_report(argv)
             report(options, sys.stdout, sys.stderr)
     except UsageError as error:
-        command = f"{PROG} {argv[0]}" if argv[:1] in (["report"], ["audit"]) else PROG
+        commands = (["report"], ["audit"], ["fit"], ["apply"])
+        command = f"{PROG} {argv[0]}" if argv[:1] in commands else PROG
         print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
         return 2
     except (DataError, OSError, pl.exceptions.PolarsError, ValueError) as error:

@@ -19,16 +19,18 @@ from typing import TYPE_CHECKING, Any, Generic
 
 import polars as pl
 
-from polars_calib._exprs import Keys
+from polars_calib._exprs import IntoExpr, Keys
 from polars_calib._options import (
     METRICS,
     SUM_TOLERANCE,
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
+    ConsistencyMetric,
     Diagnostic,
     Metric,
     Reduction,
+    Resampling,
     Strategy,
     TopLabelAverage,
     check_choice,
@@ -37,6 +39,12 @@ from polars_calib._options import (
 )
 from polars_calib.median_variance import median_variance_bins, table_binning, table_input
 from polars_calib.smooth import smooth_ece, smooth_ece_statistics
+from polars_calib.resampling import (
+    RESAMPLING_KEYS,
+    TESTED_METRIC,
+    finish_resampled,
+    resamples_for,
+)
 from polars_calib.statistics import (
     FrameT,
     Prepared,
@@ -54,6 +62,7 @@ from polars_calib.validation import refused_rows, validate
 
 if TYPE_CHECKING:
     from polars_calib.audit import Audit
+    from polars_calib.recalibration import Calibrator
 
 __all__ = [
     "DataFrameCalibNamespace",
@@ -220,7 +229,7 @@ def summary(
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    metrics: Sequence[Metric | Diagnostic] = METRICS,
+    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     weight: str | None = None,
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
@@ -229,9 +238,11 @@ def summary(
     compat: Compat | None = None,
     min_size: int = 10,
     max_bins: int | None = None,
+    confidence: float | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
 ) -> FrameT:
-
-
     """Calibration metrics per group, and per calendar window of a time column.
 
     Parameters
@@ -273,7 +284,11 @@ def summary(
         ``"brier_decomposition"`` (a struct), ``"brier_calibration_loss"``,
         ``"brier_refinement_loss"``, ``"log_loss_calibration_loss"``,
         ``"log_loss_refinement_loss"``), over the summary's bins (``ValueError`` for
-        Hosmer-Lemeshow with fewer than 3 bins, or any of them on vectors).
+        Hosmer-Lemeshow with fewer than 3 bins, or any of them on vectors); and the
+        p-values of the consistency-resampling test (`n_resamples` label sets drawn
+        from ``p``): ``"consistency_p"`` (of ECE), ``"consistency_p_mce"``,
+        ``"consistency_p_rmsce"``, ``"consistency_p_brier"``,
+        ``"consistency_p_log_loss"`` (see ``docs/significance.md``).
     weight
         Name of an optional column of non-negative sample weights.
     reduction
@@ -296,6 +311,19 @@ def summary(
         predicted classes (see :func:`polars_calib.top_label_ece`).
     min_size, max_bins
         ``strategy="median_variance"``: fewest rows per bin and most bins per group.
+    confidence
+        Level of a percentile Poisson-bootstrap interval of each metric, in (0, 1):
+        adds ``<metric>_lower`` and ``<metric>_upper``. ``None`` (default): none.
+    n_resamples
+        Bootstrap replicates and consistency label sets, an int from 1 to 2**30.
+    seed
+        Seed of the draws, an int in ``[0, 2**32)``: the same seed gives the same
+        intervals and p-values in memory and streaming, on a DataFrame or a scan.
+    id
+        An integer column or expression identifying each row (a request id): each
+        draw is a hash of (id, replicate, seed), so the same rows give the same
+        numbers in any order and split into any partitions. ``None``: the row's
+        position in `data` (reproducible for the same frame, not across partitions).
 
     Returns
     -------
@@ -307,7 +335,10 @@ def summary(
         then one Float64 column per metric, named after it. For probability vectors
         the means are ``mean_confidence`` and ``accuracy``, and the binned metrics
         are named after the reduction: ``confidence_ece``, ``classwise_mce``,
-        ``top_label_rmsce``, ...
+        ``top_label_rmsce``, ... With `confidence`, each metric is followed by its
+        ``_lower`` and ``_upper`` bounds (null for a group so small that a
+        resample drew none of its rows); consistency p-values are Float64, null
+        where the metric is.
 
     Raises
     ------
@@ -378,20 +409,32 @@ def summary(
     └───────┴─────────────────────┴───────┴─────────┴────────────────┴──────────┴───────┘
     """
     checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
-    names = check_metrics(metrics)
+    names = check_metrics(metrics, tests=True)
     check_choice("average", average, TOP_LABEL_AVERAGES)
+    if confidence is not None:
+        check_confidence(confidence)
+    methods: list[Resampling] = []
+    if confidence is not None:
+        methods.append("bootstrap")
+    if set(names) & set(TESTED_METRIC):
+        methods.append("consistency")
+    resamples = resamples_for(methods or None, n_resamples, seed, id)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, time=time, every=every,
+        reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
     check_diagnostics(
         names, None if checked is None else checked.n_bins, prepared.reduction is not None
     )
     lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
-    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, terms_for(names), bins)
+    plan = statistics_query(
+        lf, prepared.problem, prepared.keys, binning, terms_for(names), bins, resamples
+    )
     if isinstance(data, pl.DataFrame):
         plan = collect_checked(prepared, plan).lazy()
-    return same_kind(data, finish_summary(plan, prepared, names, average))
+    summary = finish_summary(plan, prepared, names, average, confidence, bool(resamples))
+    return same_kind(data, summary)
 
 
 def finish_summary(
@@ -399,14 +442,28 @@ def finish_summary(
     prepared: Prepared,
     metrics: Sequence[str],
     average: TopLabelAverage = "macro",
+    confidence: float | None = None,
+    resampled: bool = False,
 ) -> pl.LazyFrame:
-    """The summary of a statistics table of `prepared`: its metrics, named for vectors."""
-    table = finish_metrics(stats, prepared.keys, metrics, average)
+    """The summary of a statistics table of `prepared`: its metrics, named for vectors.
+
+    A table with replicates (`resampled`) gives intervals (with `confidence`) and
+    p-values.
+    """
+    if resampled:
+        table = finish_resampled(stats, prepared.keys, metrics, average, confidence)
+    else:
+        table = finish_metrics(stats, prepared.keys, metrics, average)
     if prepared.reduction is None:
         return table
     # Vector summaries say what their columns hold.
     renamed = {"mean_predicted": "mean_confidence", "observed": "accuracy"}
-    renamed |= {m: f"{prepared.reduction}_{m}" for m in ("ece", "mce", "rmsce") if m in metrics}
+    columns = table.collect_schema().names()
+    for m in ("ece", "mce", "rmsce"):
+        renamed |= {
+            f"{m}{end}": f"{prepared.reduction}_{m}{end}"
+            for end in ("", "_lower", "_upper") if f"{m}{end}" in columns
+        }  # fmt: skip
     return table.rename(renamed)
 
 
@@ -430,7 +487,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
 
     def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
         """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        return bin_statistics(self._data, prob, label, **options)
+        table: FrameT = bin_statistics(self._data, prob, label, **options)
+        return table
 
     def smooth_ece(self, prob: str, label: str, **options: Any) -> FrameT:
         """Smooth ECE and its bandwidth per group; see :func:`polars_calib.smooth_ece`."""
@@ -457,6 +515,12 @@ class _FrameCalibNamespace(Generic[FrameT]):
         from polars_calib.audit import audit  # the audit module builds on this one
 
         return audit(self._data, prob, label, **options)
+
+    def fit(self, prob: str, label: str, **options: Any) -> Calibrator:
+        """Fit recalibration maps per group; see :func:`polars_calib.fit_calibrator`."""
+        from polars_calib.recalibration import fit_calibrator
+
+        return fit_calibrator(self._data, prob, label, **options)
 
     def validate(self, prob: str, label: str, weight: str | None = None, **options: Any) -> None:
         """Raise on invalid data; see :func:`polars_calib.validate`."""

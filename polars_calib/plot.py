@@ -1,4 +1,4 @@
-"""Reliability diagrams drawn from a reliability table.
+"""Reliability diagrams drawn from a reliability table, and metrics over time from a summary.
 
 Computing and drawing are kept apart: :func:`polars_calib.reliability` returns a
 table (one row per group and bin), and :func:`plot_reliability` draws that table
@@ -19,13 +19,20 @@ import polars as pl
 
 from polars_calib._options import check_choice
 
-__all__ = ["BACKENDS", "MAX_FACETS", "default_layout", "plot_reliability", "save_png"]
+__all__ = [
+    "BACKENDS",
+    "MAX_FACETS",
+    "default_layout",
+    "plot_metric_over_time",
+    "plot_reliability",
+    "save_png",
+]
 
 if TYPE_CHECKING:
     import altair as alt
     from matplotlib.figure import Figure
 
-    AltairChart = Union[alt.VConcatChart, alt.HConcatChart]
+    AltairChart = Union[alt.VConcatChart, alt.HConcatChart, alt.LayerChart]
 
 BACKENDS = ("altair", "matplotlib")
 
@@ -512,5 +519,162 @@ def _matplotlib(
         )
     else:
         axes[0, 0].legend(handles, labels, loc="upper left")
+    figure.suptitle(title)
+    return figure
+
+
+@overload
+def plot_metric_over_time(
+    summary: pl.DataFrame,
+    metric: str,
+    time: str,
+    *,
+    backend: Literal["altair"] = ...,
+    by: str | Sequence[str] | None = ...,
+    title: str | None = ...,
+) -> alt.LayerChart: ...
+
+
+@overload
+def plot_metric_over_time(
+    summary: pl.DataFrame,
+    metric: str,
+    time: str,
+    *,
+    backend: Literal["matplotlib"],
+    by: str | Sequence[str] | None = ...,
+    title: str | None = ...,
+) -> Figure: ...
+
+
+def plot_metric_over_time(
+    summary: pl.DataFrame,
+    metric: str,
+    time: str,
+    *,
+    backend: str = "altair",
+    by: str | Sequence[str] | None = None,
+    title: str | None = None,
+) -> alt.LayerChart | Figure:
+    """Draw a summary metric over time windows, one line per group, its interval as a band.
+
+    Parameters
+    ----------
+    summary
+        A summary table (:func:`polars_calib.summary` with `time` and `every`,
+        collected): the `time` column, the group keys, the `metric` column and,
+        when the summary computed intervals (``confidence=``), ``<metric>_lower``
+        and ``<metric>_upper``, drawn as a shaded band. Nothing is computed here.
+    metric
+        The column to draw, such as ``"ece"``, ``"brier"`` or ``"confidence_ece"``.
+    time
+        The column of window starts.
+    backend
+        ``"altair"`` (default) or ``"matplotlib"``.
+    by
+        Column(s) giving one colour per group; by default every column before
+        ``count`` other than `time` (the summary's group keys).
+    title
+        Title of the chart; ``"<metric> over time"`` by default.
+
+    Returns
+    -------
+    altair.LayerChart or matplotlib.figure.Figure
+        The chart; save it with :func:`save_png`.
+
+    Raises
+    ------
+    ImportError
+        When the plotting library is not installed.
+    TypeError
+        When `summary` is not a DataFrame.
+    ValueError
+        When a column is missing.
+
+    See Also
+    --------
+    polars_calib.summary, plot_reliability
+
+    Examples
+    --------
+    >>> from datetime import date
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> summary = pl.DataFrame({
+    ...     "model": ["a", "a", "b", "b"],
+    ...     "day": [date(2024, 3, 1), date(2024, 3, 2)] * 2,
+    ...     "count": [500, 480, 510, 490],
+    ...     "ece": [0.031, 0.045, 0.020, 0.024],
+    ...     "ece_lower": [0.022, 0.033, 0.013, 0.016],
+    ...     "ece_upper": [0.048, 0.066, 0.035, 0.039],
+    ... })
+    >>> type(pc.plot_metric_over_time(summary, "ece", "day")).__name__
+    'LayerChart'
+    >>> type(pc.plot_metric_over_time(summary, "ece", "day", backend="matplotlib")).__name__
+    'Figure'
+    """
+    check_choice("backend", backend, BACKENDS)
+    if not isinstance(summary, pl.DataFrame):
+        msg = f"`summary` must be a summary table (a DataFrame), got {type(summary).__name__}"
+        raise TypeError(msg)
+    missing = [name for name in (time, metric) if name not in summary.columns]
+    if missing:
+        msg = f"`summary` has no column {missing[0]!r}"
+        raise ValueError(msg)
+    keys = _as_list(by, "by")
+    if keys is None:
+        before = summary.columns[: summary.columns.index("count")] if "count" in summary.columns else []  # noqa: E501
+        keys = [name for name in before if name != time]
+    band = all(f"{metric}_{side}" in summary.columns for side in ("lower", "upper"))
+    columns = [time, metric, *((f"{metric}_lower", f"{metric}_upper") if band else ())]
+    group = (
+        pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in keys], separator=" / ")
+        if keys else pl.lit(metric)
+    )  # fmt: skip
+    frame = summary.select(*columns, group.alias(GROUP)).sort(GROUP, time)
+    title = f"{metric} over time" if title is None else title
+    legend = " / ".join(keys) if keys else ""
+    if backend == "altair":
+        _require("altair", "plot_metric_over_time(backend='altair')")
+        import altair as alt
+
+        x = alt.X(f"{_escape(time)}:T", title=time)
+        colour = alt.Color(f"{GROUP}:N", title=legend or None)
+        base = alt.Chart(frame)
+        line = base.mark_line(point=True).encode(
+            x, alt.Y(f"{_escape(metric)}:Q", title=metric), colour
+        )
+        layers = [line]
+        if band:
+            area = base.mark_area(opacity=0.2).encode(
+                x, alt.Y(f"{_escape(metric)}_lower:Q"), alt.Y2(f"{_escape(metric)}_upper:Q"),
+                colour,
+            )  # fmt: skip
+            layers = [area, line]
+        return alt.LayerChart(layer=layers, title=title, width=480, height=260)
+    _require("matplotlib", "plot_metric_over_time(backend='matplotlib')")
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7.0, 4.0), layout="constrained")
+    axes = figure.subplots()
+    for index, name in enumerate(frame.get_column(GROUP).unique(maintain_order=True)):
+        rows = frame.filter(pl.col(GROUP) == name)
+        colour_name = f"C{index % 10}"
+        times = rows.get_column(time).to_list()
+        axes.plot(times, rows.get_column(metric).to_list(), "o-", color=colour_name,
+                  label=name, markersize=3)  # fmt: skip
+        if band:
+            bounds = rows.select(pl.col(f"{metric}_lower", f"{metric}_upper").fill_nan(None))
+            axes.fill_between(
+                times, bounds.get_column(f"{metric}_lower").to_numpy(),
+                bounds.get_column(f"{metric}_upper").to_numpy(),
+                color=colour_name, alpha=0.2, linewidth=0,
+            )  # fmt: skip
+    axes.set_xlabel(time)
+    axes.set_ylabel(metric)
+    axes.grid(True, linewidth=0.5, alpha=0.4)
+    if keys:
+        axes.legend(title=legend, frameon=False)
+    figure.autofmt_xdate()
     figure.suptitle(title)
     return figure

@@ -27,14 +27,14 @@ refuse. Later statistics (test terms, bootstrap replicates, fits) add columns or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast, overload
 
 import polars as pl
 
-from polars_calib._exprs import GroupKeys, Keys
 from polars_calib import _finish
+from polars_calib._exprs import GroupKeys, IntoExpr, Keys
 from polars_calib._finish import BinSums, calibration_error
 from polars_calib._options import (
     DIAGNOSTICS,
@@ -44,10 +44,12 @@ from polars_calib._options import (
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
+    ConsistencyMetric,
     Diagnostic,
     Metric,
     Norm,
     Reduction,
+    Resampling,
     Score,
     Strategy,
     TopLabelAverage,
@@ -57,8 +59,24 @@ from polars_calib._options import (
     check_metrics,
     check_sum_tol,
 )
-from polars_calib._problem import Problem, binary_problem, vector_problem
+from polars_calib._problem import Check, Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
+from polars_calib.resampling import (
+    RESAMPLING_KEYS,
+    TESTED_METRIC,
+    Resample,
+    Rows,
+    chunks,
+    drawn_columns,
+    finish_resampled,
+    long_table,
+    replicate_keys,
+    replicate_sums,
+    resamples_for,
+    with_replicate_words,
+    with_row_key,
+    word_columns,
+)
 from polars_calib.validation import (
     CalibrationDataError,
     check_schema,
@@ -70,15 +88,20 @@ from polars_calib.validation import (
 __all__ = [
     "RELIABILITY",
     "SUMS",
+    "Partial",
     "Prepared",
     "bin_statistics",
     "check_diagnostics",
+    "check_statistics",
     "collect_checked",
+    "complete_statistics",
     "diagnostic_parts",
     "diagnostic_value",
     "finish_metrics",
+    "merge_partials",
     "merge_statistics",
     "metrics_from_statistics",
+    "partial_statistics",
     "prepare",
     "reliability_from_statistics",
     "reliability_rows",
@@ -128,8 +151,9 @@ _Z, _HL, _HL_DF = (f"__polars_calib_{n}__" for n in ("z", "hl", "hl_df"))
 
 
 def terms_for(metrics: Sequence[str]) -> list[str]:
-    """The row terms a list of metrics needs summed, each once."""
-    return list(dict.fromkeys(term for m in metrics for term in _TERMS_OF.get(m, ())))
+    """The row terms a list of metrics (or of their consistency tests) needs summed, each once."""
+    bases = [TESTED_METRIC.get(m, m) for m in metrics]
+    return list(dict.fromkeys(term for m in bases for term in _TERMS_OF.get(m, ())))
 
 
 def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool) -> None:
@@ -147,6 +171,31 @@ def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool)
         check_hosmer_lemeshow_bins(n_bins)
 
 
+@dataclass(frozen=True)
+class Partial:
+    """The mergeable aggregation of a problem, before its table is completed.
+
+    ``table`` holds one row per (``keys``, ``bin``) met in the rows: ``bin`` Int32, -1
+    for refused rows and -2 for ignored ones (which only keep their group), then
+    ``count`` and the sums (``weight`` only when weighted). Tables of parts of the
+    rows (partitions of another engine) merge by summing rows of the same keys and
+    bin (:func:`merge_partials`); :func:`complete_statistics` makes the statistics
+    table of the whole. ``keys`` are the table's keys (a constant key stands for the
+    whole frame with `whole`; ``class`` for keyed reductions); ``names`` the summed
+    columns of the completed table; ``edges`` the quantile grid, if any (not
+    mergeable).
+    """
+
+    table: pl.LazyFrame
+    keys: list[str]
+    names: list[str]
+    whole: bool
+    weighted: bool
+    edges: pl.LazyFrame | None
+    given: bool = False
+    """Bins given by a column (median-variance): ``edges`` holds them, no uniform grid."""
+
+
 def statistics_query(
     lf: pl.LazyFrame,
     problem: Problem,
@@ -154,8 +203,26 @@ def statistics_query(
     binning: Binning,
     terms: Sequence[str] = ("squared_error", "log_loss"),
     bin_column: str | None = None,
+    resamples: Sequence[Resample] = (),
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
+
+    :func:`partial_statistics` (one aggregation), then :func:`complete_statistics`.
+    """
+    partial = partial_statistics(lf, problem, keys, binning, terms, bin_column, resamples)
+    return complete_statistics(partial, binning)
+
+
+def partial_statistics(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    binning: Binning,
+    terms: Sequence[str] = ("squared_error", "log_loss"),
+    bin_column: str | None = None,
+    resamples: Sequence[Resample] = (),
+) -> Partial:
+    """The one aggregation of :func:`statistics_query`, before completion (see :class:`Partial`).
 
     With `bin_column`, the name of a column of `lf` holding each used row's bin within its
     group (median-variance bins), the table has that group's bins (a group with no
@@ -172,6 +239,10 @@ def statistics_query(
     ``key * (n_bins + 2) + bin + 2`` (exact in a Float64; a null key as 2**33; bin -1
     gathers refused rows and -2 ignored ones, which keep their group). Only
     the row terms in `terms` are summed (log-loss costs two logarithms a row).
+
+    With `resamples`, the table gains the keys ``resampling`` and ``replicate`` (see
+    :mod:`polars_calib.resampling`): the observed sums (both null), then each
+    replicate's, aggregated a chunk of replicates at a time.
     """
     problem = problem.seen_by(binning.clip, binning.float32)
     whole = not keys
@@ -179,73 +250,112 @@ def statistics_query(
         # One group: a constant key, dropped at the end, so that the plan has the shape
         # of a grouped one, whose branches over the small result share one read.
         lf, keys = lf.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
+    if bin_column is not None:
+        # Read by the table and the grid: the bins (a numpy step per group) run once.
+        lf = lf.cache()
+    if resamples:
+        lf = with_row_key(lf, resamples)
     if problem.key is not None:
         keys = [*keys, "class"]
     if problem.exploded:
         # Classwise tables always carry the row sums that make a row's mean confidence
         # and accuracy (and tell the finishers the table is classwise).
         terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
-    p, y, w = problem.prob, problem.label, problem.weight
-    refused, present = problem.refused, problem.present
-    term_exprs = {name: problem.terms[name] for name in terms}
-    if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
-        # Columns of their own: exploded, or needed by the quantile window.
-        columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
-                   **{f"__{name}": term for name, term in term_exprs.items()}}  # fmt: skip
-        if w is not None:
-            columns[_W] = w
-        base = [name for name in keys if name != "class"]
-        lf = lf.select(*base, *(expr.alias(name) for name, expr in columns.items()))
-        if problem.exploded:
-            lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs)]
-            lf = lf.explode(lists)
-        lf = lf.with_columns(pl.col("class").cast(pl.Int32))
-        p, y, refused, present = pl.col(_P), pl.col(_Y), pl.col(_REFUSED), pl.col(_PRESENT)
-        w = None if w is None else pl.col(_W)
-        term_exprs = {name: pl.col(f"__{name}") for name in term_exprs}
-    elif problem.key is not None:
-        lf = lf.with_columns(problem.key.cast(pl.Int32).alias("class"))
+    names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in terms)]
 
-    def weighted(value: pl.Expr) -> pl.Expr:
-        return value if w is None else value * w
+    def rows(
+        source: pl.LazyFrame, extra: dict[str, pl.Expr], carried: Sequence[str] = ()
+    ) -> tuple[pl.LazyFrame, Rows]:
+        """The rows of the problem with `extra` columns (lists exploded along), and the
+        `carried` columns of `source` kept."""
+        p, y, w = problem.prob, problem.label, problem.weight
+        refused, present = problem.refused, problem.present
+        term_exprs = {name: problem.terms[name] for name in terms}
+        frame = source
+        if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
+            # Columns of their own: exploded, or needed by the quantile window.
+            columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
+                       **{f"__{name}": term for name, term in term_exprs.items()}, **extra}  # fmt: skip
+            if w is not None:
+                columns[_W] = w
+            base = [name for name in keys if name != "class"]
+            kept = [*carried, *([bin_column] if bin_column is not None else [])]
+            frame = frame.select(*base, *kept, *(e.alias(n) for n, e in columns.items()))
+            if problem.exploded:
+                lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs), *extra]
+                frame = frame.explode(lists)
+            frame = frame.with_columns(pl.col("class").cast(pl.Int32))
+            p, y, refused, present = pl.col(_P), pl.col(_Y), pl.col(_REFUSED), pl.col(_PRESENT)
+            w = None if w is None else pl.col(_W)
+            term_exprs = {name: pl.col(f"__{name}") for name in term_exprs}
+        else:
+            if problem.key is not None:
+                frame = frame.with_columns(problem.key.cast(pl.Int32).alias("class"))
+            if extra:
+                frame = frame.with_columns(e.alias(n) for n, e in extra.items())
+        return frame, Rows(p, y, w, refused, present, term_exprs)
 
-    sums = [
-        pl.len().cast(pl.Int64).alias("count"),
-        weighted(p).sum().alias("sum_p"),
-        weighted(y).sum().alias("sum_y"),
-        *(weighted(term).sum().alias(f"sum_{name}") for name, term in term_exprs.items()),
-    ]
-    if w is not None:
-        sums.append(w.sum().alias("weight"))
-    names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in term_exprs)]
-
-    if bin_column is not None:
-        # Read by the table and the grid: the bins (a numpy step per group) run once.
-        lf = lf.cache()
-        used = present & ~refused
-        given = pl.col(bin_column)
-        bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
-        table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        edges: pl.LazyFrame | None = _given_grid(lf, p, used, keys, given)
-    elif binning.strategy == "quantile":
-        used = present & ~refused
-        bins = binning.index(pl.when(used).then(p))
-        bins = bins.over(keys) if keys else bins
-        bin_key = pl.when(refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
-        table = lf.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        edges = _quantile_grid(lf, p, used, keys, binning)
-    else:
+    def aggregate(frame: pl.LazyFrame, row: Rows, sums: list[pl.Expr]) -> pl.LazyFrame:
+        if bin_column is not None:
+            given = pl.col(bin_column)
+            bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
+            return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
+        if binning.strategy == "quantile":
+            used = row.present & ~row.refused
+            bins = binning.index(pl.when(used).then(row.p))
+            bins = bins.over(keys) if keys else bins
+            bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
+            return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
         bin_value = (
-            pl.when(refused).then(_REFUSED_BIN).when(present).then(binning.value(p))
+            pl.when(row.refused).then(_REFUSED_BIN).when(row.present).then(binning.value(row.p))
             .otherwise(_IGNORED_BIN)
         )  # fmt: skip
-        table = _uniform_table(lf, keys, bin_value, sums, binning)
-        edges = None
-    if w is None:
+        return _uniform_table(frame, keys, bin_value, sums, binning)
+
+    frame, row = rows(lf, {})
+    table = aggregate(frame, row, row.sums())
+    edges = None
+    if bin_column is not None:
+        used = row.present & ~row.refused
+        edges = _given_grid(frame, row.p, used, keys, pl.col(bin_column))
+    elif binning.strategy == "quantile":
+        used = row.present & ~row.refused
+        edges = _quantile_grid(frame, row.p, used, keys, binning)
+    weighted = row.w is not None
+    if resamples:
+        tables = [table.with_columns(
+            pl.lit(None, pl.String).alias("resampling"), pl.lit(None, pl.Int32).alias("replicate")
+        )]  # fmt: skip
+        for spec in resamples:
+            for replicates in chunks(spec.n_resamples):
+                source = with_replicate_words(lf, spec, replicates)
+                extra = drawn_columns(spec, replicates, problem, terms)
+                carried = list(word_columns(spec, replicates)) if not extra else []
+                frame, row = rows(source, extra, carried)
+                frame, sums, varying = replicate_sums(spec, replicates, frame, row, problem.binary)
+                wide = aggregate(frame, row, sums)
+                tables.append(long_table(wide, spec, replicates, keys, names, varying, weighted))
+        table = pl.concat(tables, how="diagonal_relaxed")
+        base = [key for key in keys if key != "class"]
+        keys = [*base, "resampling", "replicate", *(["class"] if "class" in keys else [])]
+    return Partial(table, keys, names, whole, weighted, edges, bin_column is not None)
+
+
+def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
+    """The statistics table from a (merged) partial aggregation: every bin of every group."""
+    table, keys = partial.table, partial.keys
+    if not partial.weighted:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
-    grid = None if bin_column is not None else binning.grid()
-    result = _completed(table, grid, edges, keys, names, whole)
-    return result.drop(_ALL) if whole else result
+    grid = None if partial.given else binning.grid()
+    result = _completed(table, grid, partial.edges, keys, partial.names, partial.whole)
+    return result.drop(_ALL) if partial.whole else result
+
+
+def merge_partials(tables: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
+    """Sum partial aggregations (:class:`Partial` tables) of parts of the rows."""
+    table = pl.concat(tables, how="vertical_relaxed")
+    sums = [name for name in table.columns if name not in (*keys, "bin")]
+    return table.group_by(*keys, "bin").agg(pl.col(sums).sum()).select(table.columns)
 
 
 def _uniform_table(
@@ -339,15 +449,17 @@ def _completed(
         lone = groups.select(base).unique().join(known, on=base, how="anti", nulls_equal=True)
         lone = lone.with_columns(pl.lit(None, pl.Int32).alias("class"))
         groups = pl.concat([known, lone.select(keys)])
+    # Edges are the observed rows': replicates keep them (joined on the keys they have).
+    on = [] if edges is None else [k for k in keys if k in edges.collect_schema().names()]
     if grid is None:
         # Given bins: each group's own (the edges frame has every group).
         assert edges is not None
-        full = groups.join(edges, on=keys, how="inner", nulls_equal=True)
+        full = groups.join(edges, on=on, how="inner", nulls_equal=True)
     else:
         full = groups.join(grid, how="cross")
     if edges is not None and grid is not None:
         full = full.drop("lower", "upper").join(
-            edges, on=[*keys, "bin"], how="left", nulls_equal=True
+            edges, on=[*on, "bin"], how="left", nulls_equal=True
         )
     binned = table.filter(pl.col("bin") >= 0)
     full = full.join(binned, on=[*keys, "bin"], how="left", nulls_equal=True)
@@ -387,9 +499,10 @@ def merge_statistics(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
     Keys of `stats` not in `keys` are summed over. Rows of the same bin with other
     edges stay apart (quantile statistics of different partitions), for the
-    finishers to refuse.
+    finishers to refuse; so do replicates (``resampling``, ``replicate``).
     """
-    group = [*keys, *(["class"] if "class" in stats.collect_schema().names() else [])]
+    columns = stats.collect_schema().names()
+    group = [*keys, *replicate_keys(columns), *(["class"] if "class" in columns else [])]
     sums = sum_columns(stats)
     return stats.group_by(*group, "bin", "lower", "upper").agg(
         pl.col("count").cast(pl.Int64).sum(), pl.col([s for s in sums if s != "count"]).sum()
@@ -654,10 +767,25 @@ def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
     Valid data are read once. Bad data are read a second time, to count the rows of
     each problem for the message.
     """
-    stats = plan.collect()
+    return check_statistics(
+        prepared, plan.collect(), lambda checks: problem_counts(prepared.lf, checks).collect()
+    )
+
+
+def check_statistics(
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    count_problems: Callable[[Sequence[Check]], pl.DataFrame],
+) -> pl.DataFrame:
+    """Return `stats`; raise :class:`CalibrationDataError` if it counts refused rows.
+
+    `count_problems` reads the data again (only then) and returns, for the message,
+    the counts of :func:`polars_calib.validation.problem_counts` for the given checks
+    (another engine computes them where its data are).
+    """
     if stats.filter(pl.col("bin").is_null())["count"].sum():
         checks = prepared.problem.checks
-        raise_for_problems(problem_counts(prepared.lf, checks).collect(), checks)
+        raise_for_problems(count_problems(checks), checks)
     if "sum_confidence" in stats.columns:
         # Classwise: every row is in every class, so classes with different row counts
         # mean vectors of different lengths (read again only then, for the message).
@@ -666,12 +794,66 @@ def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
         uneven = per_class.select((counts.over(prepared.keys) if prepared.keys else counts) > 1)
         if uneven.to_series().any():
             whole = [c for c in prepared.problem.checks if c.whole]
-            raise_for_problems(problem_counts(prepared.lf, whole).collect(), whole)
+            raise_for_problems(count_problems(whole), whole)
     return stats
 
 
+class _SparkFrame(Protocol):
+    """A ``pyspark.sql.DataFrame``, as the type checkers see it (pyspark not needed)."""
+
+    def mapInArrow(self, *args: Any, **kwargs: Any) -> Any: ...  # noqa: N802
+
+
+class _DaskFrame(Protocol):
+    """A ``dask.dataframe.DataFrame``, as the type checkers see it (dask not needed)."""
+
+    def to_delayed(self, *args: Any, **kwargs: Any) -> Any: ...
+
+
+@overload
 def bin_statistics(
     data: FrameT,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+    reduction: Reduction | None = ...,
+    sum_tol: float = ...,
+    pos_label: Any = ...,
+    metrics: Sequence[Metric] = ...,
+    compat: Compat | None = ...,
+    min_size: int = ...,
+    max_bins: int | None = ...,
+) -> FrameT: ...
+
+
+@overload
+def bin_statistics(
+    data: _SparkFrame | _DaskFrame,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+    reduction: Reduction | None = ...,
+    sum_tol: float = ...,
+    pos_label: Any = ...,
+    metrics: Sequence[Metric] = ...,
+    compat: Compat | None = ...,
+    min_size: int = ...,
+    max_bins: int | None = ...,
+) -> pl.DataFrame: ...
+
+
+def bin_statistics(
+    data: Any,
     prob: str,
     label: str,
     *,
@@ -683,23 +865,31 @@ def bin_statistics(
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
-    metrics: Sequence[Metric | Diagnostic] = METRICS,
+    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     compat: Compat | None = None,
     min_size: int = 10,
     max_bins: int | None = None,
-) -> FrameT:
+    resampling: Resampling | Sequence[Resampling] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    id: IntoExpr | None = None,  # noqa: A002  (the row identity, as in summary)
+) -> pl.DataFrame | pl.LazyFrame:
     """Sufficient statistics per group and bin: the mergeable form of every metric.
 
     Every uniform-bin metric is a function of a few sums per bin, and sums add up:
     statistics of partitions of a log (files, days, worker processes) concatenated
     and passed to :func:`metrics_from_statistics` or
     :func:`reliability_from_statistics` give the numbers of one pass over the
-    whole log.
+    whole log. The same table is computed on a Spark or Dask cluster from a
+    ``pyspark.sql.DataFrame`` or a ``dask.dataframe.DataFrame``: each partition runs
+    this package's Polars aggregation, the engine sums the partial tables, and the
+    small result comes back as a Polars DataFrame (see ``docs/scale-out.md``).
 
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions.
+        DataFrame or LazyFrame of predictions; or a Spark or Dask DataFrame (uniform
+        bins, `by` as column names; ``polars_calib`` installed on the workers).
     prob
         Name of the column holding the probability of the positive class, or
         probability vectors (``Array`` or ``List``).
@@ -739,12 +929,27 @@ def bin_statistics(
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
     min_size, max_bins
         ``strategy="median_variance"``: fewest rows per bin and most bins per group.
+    resampling
+        ``"bootstrap"``, ``"consistency"`` or both: the table also holds
+        `n_resamples` replicates of each (see ``docs/significance.md``), for
+        :func:`metrics_from_statistics` to finish with intervals (``confidence``) or
+        consistency p-values. ``None`` (default): no replicates.
+    n_resamples
+        Replicates of each resampling, an int from 1 to 2**30.
+    seed
+        Seed of the draws, an int in ``[0, 2**32)``.
+    id
+        An integer column or expression identifying each row, from which (with the
+        seed and the replicate) its draws are hashed; ``None``: the row's position in
+        `data`, which reproduces across engines and thread counts but not across
+        partitions (give an id to merge tables of partitions).
 
     Returns
     -------
     DataFrame or LazyFrame
-        The same kind as `data`, sorted by keys and bin: the keys, ``class`` (Int32,
-        for the top-label and classwise reductions), ``bin`` (Int32, 0-based; every
+        The same kind as `data` (a DataFrame for Spark and Dask data), sorted by
+        keys and bin: the keys, ``class`` (Int32, for the top-label and classwise
+        reductions), ``bin`` (Int32, 0-based; every
         bin of every group, empty ones with count 0), ``lower`` and ``upper``
         (Float64, the bin's edges), ``count`` (Int64, rows), ``weight`` (Float64,
         their total weight; the count when unweighted), the Float64 weighted sums
@@ -752,14 +957,18 @@ def bin_statistics(
         the classwise reduction ``sum_confidence`` and ``sum_correct`` (the largest
         probability and whether it is right, on each row's predicted class). A group
         holding refused rows has one more row with a null ``bin`` and sums, whose
-        ``count`` is the number of refused rows.
+        ``count`` is the number of refused rows. With `resampling`, the keys are
+        followed by ``resampling`` (String) and ``replicate`` (Int32, from 0): both
+        null on the observed rows, then each replicate's sums (the bootstrap's
+        ``count`` is the number of rows drawn; refused rows are counted, not drawn).
 
     Raises
     ------
     CalibrationDataError
         A DataFrame holding refused rows (see :func:`polars_calib.validate`), or a
         missing or mistyped column. A LazyFrame is checked from its schema only; its
-        refused rows are counted in the plan (the null-bin rows).
+        refused rows are counted in the plan (the null-bin rows). Spark and Dask data
+        raise as a DataFrame does, their refused rows counted on the engine.
 
     Notes
     -----
@@ -792,16 +1001,38 @@ def bin_statistics(
     from polars_calib.median_variance import table_binning, table_input
 
     checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
-    names = check_metrics(metrics)
+    names = check_metrics(metrics, tests=True)
+    resamples = resamples_for(resampling, n_resamples, seed, id)
+    # Imported here: the engines' module builds on this one.
+    from polars_calib._engines import EngineSpec, column_keys, engine_of, engine_statistics
+
+    engine = engine_of(data)
+    if engine is not None:
+        spec = EngineSpec(
+            prob, label, column_keys(by), weight, reduction, sum_tol, pos_label, n_bins,
+            closed, compat, tuple(terms_for(names)),
+        )  # fmt: skip
+        if strategy != "uniform":
+            msg = (
+                f"{engine} statistics need uniform bins (mergeable across partitions); "
+                f"got strategy={strategy!r}"
+            )
+            raise ValueError(msg)
+        if resamples:
+            msg = f"{engine} statistics do not carry replicates yet: compute them in Polars"
+            raise ValueError(msg)
+        return engine_statistics(data, spec, engine)[0]
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label,
+        pos_label=pos_label, reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
     check_diagnostics(
         names, None if checked is None else checked.n_bins, prepared.reduction is not None
     )
     lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
-    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, terms_for(names), bins)
+    plan = statistics_query(
+        lf, prepared.problem, prepared.keys, binning, terms_for(names), bins, resamples
+    )
     if isinstance(data, pl.DataFrame):
         return collect_checked(prepared, plan)
     return plan
@@ -837,7 +1068,8 @@ def _merged(stats: FrameT, keys: list[str]) -> pl.LazyFrame:
     merged = merge_statistics(_statistics_frame(stats, keys), keys)
     if isinstance(stats, pl.DataFrame):
         table: pl.DataFrame = merged.collect()
-        group = [*keys, *(["class"] if "class" in table.columns else [])]
+        group = [*keys, *replicate_keys(table.columns)]
+        group += ["class"] if "class" in table.columns else []
         clash = table.filter(pl.col("bin").is_not_null()).filter(
             pl.struct(*group, "bin").is_duplicated()
         )
@@ -856,8 +1088,9 @@ def metrics_from_statistics(
     stats: FrameT,
     *,
     by: str | Sequence[str] | None = None,
-    metrics: Sequence[Metric | Diagnostic] = METRICS,
+    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     average: TopLabelAverage = "macro",
+    confidence: float | None = None,
 ) -> FrameT:
     """Finish calibration metrics per group from one or many statistics tables.
 
@@ -881,6 +1114,11 @@ def metrics_from_statistics(
     average
         Top-label statistics: ``"macro"`` or ``"weighted"`` mean over predicted
         classes (see :func:`polars_calib.top_label_ece`).
+    confidence
+        A table with bootstrap replicates (``bin_statistics(resampling=...)``): the
+        level of the percentile intervals of each metric, in (0, 1); ``None``: no
+        intervals. Consistency p-values (``"consistency_p"`` and friends in
+        `metrics`) need the table's consistency replicates.
 
     Returns
     -------
@@ -889,7 +1127,8 @@ def metrics_from_statistics(
         ``count`` (Int64, rows used), ``refused`` (Int64, rows refused),
         ``mean_predicted`` and ``observed`` (Float64, the weighted mean probability
         and fraction of positives; for vector statistics, the mean confidence and
-        the accuracy), then one Float64 column per metric, named after it. A group
+        the accuracy), then one Float64 column per metric, named after it (with
+        `confidence`, followed by ``<metric>_lower`` and ``<metric>_upper``). A group
         with refused rows, or with no used row, has null metrics.
 
     Raises
@@ -944,8 +1183,10 @@ def metrics_from_statistics(
     └──────┴───────┘
     """
     keys = GroupKeys(by).names
-    names = check_metrics(metrics)
+    names = check_metrics(metrics, tests=True)
     check_choice("average", average, TOP_LABEL_AVERAGES)
+    if confidence is not None:
+        check_confidence(confidence)
     schema = _statistics_frame(stats, keys).collect_schema()
     check_diagnostics(names, None, "class" in schema)
     missing = [f"sum_{term}" for term in terms_for(names)]
@@ -953,7 +1194,17 @@ def metrics_from_statistics(
     if missing:
         msg = f"`stats` has no {', '.join(missing)}: compute it with `metrics` including them"
         raise CalibrationDataError(msg)
-    return same_kind(stats, finish_metrics(_merged(stats, keys), keys, names, average))
+    resampled = bool(replicate_keys(schema.names()))
+    if not resampled and (confidence is not None or set(names) & set(TESTED_METRIC)):
+        msg = (
+            "`stats` has no replicates: intervals and consistency p-values need "
+            "`bin_statistics(..., resampling=...)`"
+        )
+        raise CalibrationDataError(msg)
+    merged = _merged(stats, keys)
+    if resampled:
+        return same_kind(stats, finish_resampled(merged, keys, names, average, confidence))
+    return same_kind(stats, finish_metrics(merged, keys, names, average))
 
 
 def reliability_from_statistics(

@@ -1,0 +1,457 @@
+"""Other engines: the statistics table computed by Spark or Dask where the data are.
+
+The design (see ``docs/scale-out.md``): the statistics table is a sum over rows, so
+it is a sum over any partition of the rows. Each engine runs **Polars itself** on
+its partitions (Spark: ``mapInArrow`` on the executors' Arrow batches; Dask: one task
+per pandas partition), computing :func:`~polars_calib.statistics.partial_statistics`
+there: the same problem (validity rule, row terms), the same bin rule and the same
+sums as the Polars path, from the same code. The engine then merges the small
+partial tables by summing rows of the same keys and bin (Spark: a ``groupBy`` whose
+shuffle holds groups x bins rows per partition; Dask: a tree of merges on the
+workers), the driver receives one row per (group, bin) and finishes the table with
+:func:`~polars_calib.statistics.complete_statistics`: every bin of every group,
+refused rows counted, exactly as for a Polars frame. Refused rows raise
+:class:`~polars_calib.validation.CalibrationDataError`, counted per check on the
+engine (a second pass, only when there are some).
+
+Nothing here compares a probability with an edge, decides which rows are valid or
+defines a sum: a new row term or key added to ``Problem`` / ``partial_statistics``
+runs on every engine as it is. The engines are never imported unless the data are
+one of their frames (the caller has imported the engine then).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from polars_calib._options import SUM_TOLERANCE, Closed, Compat, Reduction
+from polars_calib._problem import Check
+from polars_calib.binning import Binning
+from polars_calib.binning import binning as make_binning
+from polars_calib.statistics import (
+    Partial,
+    Prepared,
+    check_statistics,
+    complete_statistics,
+    merge_partials,
+    partial_statistics,
+    prepare,
+)
+from polars_calib.validation import problem_counts
+
+__all__ = [
+    "ENGINES",
+    "Engine",
+    "EngineSpec",
+    "column_keys",
+    "engine_of",
+    "engine_statistics",
+    "local_spark",
+    "read_with",
+]
+
+Engine = Literal["spark", "dask"]
+ENGINES: tuple[Engine, ...] = ("spark", "dask")
+
+# Rows of Arrow batches gathered before one Polars aggregation on a Spark executor
+# (Spark hands a partition over in batches of 10,000 rows by default).
+_CHUNK_ROWS = 1 << 20
+# Partial tables merged by one Dask task (the fan-in of the merge tree).
+_FAN_IN = 8
+
+
+def column_keys(by: object) -> tuple[str, ...]:
+    """Group keys of another engine: column names only (``TypeError`` otherwise)."""
+    keys = [] if by is None else [by] if isinstance(by, str) else by
+    if not isinstance(keys, (list, tuple)) or not all(isinstance(key, str) for key in keys):
+        msg = f"`by` must be column names for a Spark or Dask DataFrame, got {by!r}"
+        raise TypeError(msg)
+    return tuple(keys)
+
+
+def engine_of(data: object) -> Engine | None:
+    """``"spark"`` for a ``pyspark.sql.DataFrame``, ``"dask"`` for a Dask DataFrame, else None.
+
+    Looks in ``sys.modules`` only: an engine that is not imported cannot have made
+    `data`, so nothing is imported here.
+    """
+    sql = sys.modules.get("pyspark.sql")
+    if sql is not None and isinstance(data, sql.DataFrame):
+        return "spark"
+    dask_frames = sys.modules.get("dask.dataframe")
+    if dask_frames is not None and isinstance(data, dask_frames.DataFrame):
+        return "dask"
+    return None
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """The arguments of :func:`~polars_calib.bin_statistics`, as plain values.
+
+    Shipped to the engine's workers (pickled), which rebuild the problem with their
+    own Polars from these values: no Polars expression crosses the wire.
+    """
+
+    prob: str
+    label: str
+    by: tuple[str, ...] = ()
+    weight: str | None = None
+    reduction: Reduction | None = None
+    sum_tol: float = SUM_TOLERANCE
+    pos_label: Any = None
+    n_bins: int = 15
+    closed: Closed = "right"
+    compat: Compat | None = None
+    terms: tuple[str, ...] = ("squared_error", "log_loss")
+    time: str | None = None
+    every: str | None = None
+
+    @property
+    def binning(self) -> Binning:
+        return make_binning(self.n_bins, "uniform", self.closed, self.compat)
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns read: the probability, label, weight, time and keys."""
+        named = (self.prob, self.label, self.weight, self.time, *self.by)
+        return list(dict.fromkeys(name for name in named if name is not None))
+
+    def prepared(self, frame: pl.DataFrame | pl.LazyFrame) -> Prepared:
+        """The problem and keys of `frame` (its schema is checked, no data read)."""
+        return prepare(
+            frame, self.prob, self.label, by=list(self.by), weight=self.weight,
+            reduction=self.reduction, sum_tol=self.sum_tol, pos_label=self.pos_label,
+            time=self.time, every=self.every,
+        )  # fmt: skip
+
+    def partial(self, frame: pl.DataFrame) -> Partial:
+        """The partial aggregation of `frame`'s rows (a plan)."""
+        prepared = self.prepared(frame)
+        return partial_statistics(
+            prepared.lf, prepared.problem, prepared.keys, self.binning, self.terms
+        )
+
+    def partial_table(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """The partial table of `frame`'s rows, collected (runs on a worker)."""
+        return self.partial(frame).table.collect()
+
+    def counts(self, frame: pl.DataFrame, whole: bool) -> pl.DataFrame:
+        """`frame`'s row count and, per check, its bad rows and an example (one row)."""
+        prepared = self.prepared(frame)
+        checks = _checks(prepared, whole)
+        return problem_counts(prepared.lf, checks).collect()
+
+
+def _checks(prepared: Prepared, whole: bool) -> list[Check]:
+    checks = prepared.problem.checks
+    return [check for check in checks if check.whole] if whole else list(checks)
+
+
+def _merge_counts(parts: Sequence[pl.DataFrame], checks: Sequence[Check]) -> pl.DataFrame:
+    """The counts of :func:`~polars_calib.validation.problem_counts` over all parts."""
+    merged = pl.concat([part.cast({"rows": pl.Int64}) for part in parts], how="diagonal_relaxed")
+    columns = [pl.col("rows").sum()]
+    for i, check in enumerate(checks):
+        count = pl.col(f"n{i}").cast(pl.Int64)
+        if not check.whole:
+            columns.append(count.sum().alias(f"n{i}"))
+            if check.shown is not None:
+                columns.append(pl.col(f"e{i}").drop_nulls().first())
+            continue
+        # A whole-group check is asked for only when the merged table shows the
+        # problem (classwise row counts differ), which may lie between parts that
+        # each pass: then it is said so.
+        columns.append(pl.lit(1, pl.Int64).alias(f"n{i}"))
+        if check.shown is not None:
+            flagged = pl.col(f"e{i}").cast(pl.String).filter(count > 0).first()
+            columns.append(flagged.fill_null("between partitions").alias(f"e{i}"))
+    return merged.select(columns)
+
+
+def engine_statistics(
+    data: Any, spec: EngineSpec, engine: Engine | None = None
+) -> tuple[pl.DataFrame, Prepared]:
+    """The statistics table of `data` (a Spark or Dask DataFrame), computed on its engine.
+
+    Returns the table, identical in schema to the Polars one (see
+    :func:`~polars_calib.bin_statistics`), and the prepared problem (for finishers
+    that need the keys and reduction). Raises
+    :class:`~polars_calib.CalibrationDataError` on a missing or mistyped column (from
+    the schema, before any job) and on refused rows (counted on the engine).
+    """
+    engine = engine or engine_of(data)
+    if engine == "spark":
+        runner: _Runner = _SparkRunner(data, spec)
+    elif engine == "dask":
+        runner = _DaskRunner(data, spec)
+    else:
+        msg = f"`data` must be a Spark or Dask DataFrame, got {type(data).__name__}"
+        raise TypeError(msg)
+    empty = runner.empty()
+    prepared = spec.prepared(empty)  # the schema check, before any job
+    template = spec.partial(empty)
+    table = runner.partial_table(template)
+    merged = Partial(
+        table.lazy(), template.keys, template.names, template.whole, template.weighted, None
+    )
+    stats = complete_statistics(merged, spec.binning).collect()
+
+    def count_problems(checks: Sequence[Check]) -> pl.DataFrame:
+        whole = all(check.whole for check in checks)
+        return _merge_counts(runner.counts(whole), checks)
+
+    return check_statistics(prepared, stats, count_problems), prepared
+
+
+class _Runner:
+    """How one engine runs :class:`EngineSpec`'s Polars functions over its partitions."""
+
+    def empty(self) -> pl.DataFrame:
+        """An empty Polars frame of the columns read, with the dtypes partitions will have."""
+        raise NotImplementedError
+
+    def partial_table(self, template: Partial) -> pl.DataFrame:
+        """The merged partial table of all rows."""
+        raise NotImplementedError
+
+    def counts(self, whole: bool) -> list[pl.DataFrame]:
+        """Per part, the counts of :meth:`EngineSpec.counts`."""
+        raise NotImplementedError
+
+
+def _quoted(name: str) -> str:
+    """A column name as Spark reads it literally (dots and backticks included)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+class _SparkRunner(_Runner):
+    def __init__(self, data: Any, spec: EngineSpec) -> None:
+        self.spec, self.functions = spec, import_module("pyspark.sql.functions")
+        functions = self.functions
+        self.data = data
+        missing = [name for name in spec.columns if name not in data.columns]
+        # A missing column is reported by the schema check of `prepare`, not by Spark.
+        present = [name for name in spec.columns if name not in missing]
+        self.source = data.select(*(functions.col(_quoted(name)) for name in present))
+
+    def empty(self) -> pl.DataFrame:
+        to_arrow_schema = import_module("pyspark.sql.pandas.types").to_arrow_schema
+        try:
+            # All columns, so that a missing column's message lists them.
+            schema = to_arrow_schema(self.data.schema)
+        except Exception:  # a column type Arrow cannot hold  # noqa: BLE001
+            schema = to_arrow_schema(self.source.schema)
+        return pl.DataFrame(pl.from_arrow(schema.empty_table()))
+
+    def _spark_schema(self, frame: pl.DataFrame) -> Any:
+        """The Spark schema of a small Polars result: source columns keep their type."""
+        types = import_module("pyspark.sql.types")
+        fields = []
+        for name, dtype in frame.schema.items():
+            if name in self.source.columns:
+                spark_type = self.source.schema[name].dataType
+            elif dtype == pl.Boolean:
+                spark_type = types.BooleanType()
+            elif dtype in (pl.Int32, pl.Int16, pl.Int8, pl.UInt16, pl.UInt8):
+                spark_type = types.IntegerType()
+            elif dtype.is_integer():
+                spark_type = types.LongType()
+            elif dtype == pl.String:
+                spark_type = types.StringType()
+            else:
+                spark_type = types.DoubleType()
+            fields.append(types.StructField(name, spark_type, True))
+        return types.StructType(fields)
+
+    def _run(self, function: Callable[..., pl.DataFrame], template: pl.DataFrame) -> Any:
+        to_arrow_schema = import_module("pyspark.sql.pandas.types").to_arrow_schema
+        schema = self._spark_schema(template)
+        mapper = _ArrowMapper(function, to_arrow_schema(schema), template.schema)
+        return self.source.mapInArrow(mapper, schema)
+
+    def partial_table(self, template: Partial) -> pl.DataFrame:
+        empty = template.table.collect()
+        keys = [*template.keys, "bin"]
+        sums = [name for name in empty.columns if name not in keys]
+        merge = _PartialMerger(self.spec, template.keys)
+        partials = self._run(merge, empty)
+        sum_of = self.functions.sum
+        merged = partials.groupBy(*(_quoted(key) for key in keys)).agg(
+            *(sum_of(_quoted(name)).alias(name) for name in sums)
+        ).select(*(_quoted(name) for name in empty.columns))
+        return _rows_frame(merged.collect(), empty.schema)
+
+    def counts(self, whole: bool) -> list[pl.DataFrame]:
+        counter = _Counter(self.spec, whole)
+        template = counter(self.empty())
+        return [_rows_frame(self._run(counter, template).collect(), template.schema)]
+
+
+def _rows_frame(rows: Sequence[Any], schema: pl.Schema) -> pl.DataFrame:
+    """Spark rows as a Polars frame of `schema`."""
+    return pl.DataFrame([tuple(row) for row in rows], schema=schema, orient="row")
+
+
+@dataclass(frozen=True)
+class _PartialMerger:
+    """Partial tables of Polars frames, merged (a picklable worker function)."""
+
+    spec: EngineSpec
+    keys: list[str]
+
+    def __call__(self, *frames: pl.DataFrame) -> pl.DataFrame:
+        return merge_partials([self.spec.partial_table(frame) for frame in frames], self.keys)
+
+
+@dataclass(frozen=True)
+class _Counter:
+    """The problem counts of a Polars frame, as Int64 counts (a picklable worker function)."""
+
+    spec: EngineSpec
+    whole: bool
+
+    def __call__(self, *frames: pl.DataFrame) -> pl.DataFrame:
+        counts = pl.concat([self.spec.counts(frame, self.whole) for frame in frames])
+        return counts.with_columns(pl.col("rows").cast(pl.Int64), pl.col("^n.*$").cast(pl.Int64))
+
+
+@dataclass(frozen=True)
+class _ArrowMapper:
+    """A ``mapInArrow`` function: Arrow batches of a partition in, one small table out.
+
+    Batches are gathered into chunks of about a million rows (one Polars query
+    each), and `function` reduces the chunks to one small frame.
+    """
+
+    function: Callable[..., pl.DataFrame]
+    arrow_schema: Any
+    schema: pl.Schema
+
+    def __call__(self, batches: Iterator[Any]) -> Iterator[Any]:
+        pa = import_module("pyarrow")
+        chunks: list[pl.DataFrame] = []
+        pending: list[Any] = []
+        rows = 0
+        for batch in batches:
+            pending.append(batch)
+            rows += batch.num_rows
+            if rows >= _CHUNK_ROWS:
+                chunks.append(pl.DataFrame(pl.from_arrow(pa.Table.from_batches(pending))))
+                pending, rows = [], 0
+        if pending:
+            chunks.append(pl.DataFrame(pl.from_arrow(pa.Table.from_batches(pending))))
+        if not chunks:
+            return
+        result = self.function(*chunks)
+        table = result.cast(self.schema).to_arrow().cast(self.arrow_schema)
+        yield from table.to_batches()
+
+
+class _DaskRunner(_Runner):
+    def __init__(self, data: Any, spec: EngineSpec) -> None:
+        self.spec, self.data = spec, data
+        present = [name for name in spec.columns if name in data.columns]
+        self.source = data[present]
+
+    def empty(self) -> pl.DataFrame:
+        # The partitions' pandas dtypes, from the collection's metadata (no data read);
+        # all columns, so that a missing column's message lists them.
+        try:
+            return _from_pandas(self.data._meta)
+        except Exception:  # a column Polars cannot convert  # noqa: BLE001
+            return _from_pandas(self.source._meta)
+
+    def partial_table(self, template: Partial) -> pl.DataFrame:
+        dask = import_module("dask")
+        merge = _PartialMerger(self.spec, template.keys)
+        empty = template.table.collect()
+        parts = [dask.delayed(_FromPandas(merge))(part) for part in self.source.to_delayed()]
+        if not parts:
+            return empty
+        while len(parts) > 1:
+            # A merge tree on the workers: the driver receives one small table.
+            parts = [
+                dask.delayed(_Merged(template.keys))(*parts[i : i + _FAN_IN])
+                for i in range(0, len(parts), _FAN_IN)
+            ]
+        (table,) = dask.compute(parts[0])
+        return pl.DataFrame(table).cast(empty.schema)
+
+    def counts(self, whole: bool) -> list[pl.DataFrame]:
+        dask = import_module("dask")
+        counter = _FromPandas(_Counter(self.spec, whole))
+        parts = [dask.delayed(counter)(part) for part in self.source.to_delayed()]
+        return list(dask.compute(*parts))
+
+
+def _from_pandas(frame: Any) -> pl.DataFrame:
+    """A pandas partition as Polars: a NaN of a NumPy float column is pandas' missing
+    value, so it becomes null (ignored); Arrow-backed columns keep NaN (refused)."""
+    return pl.from_pandas(frame, include_index=False)
+
+
+@dataclass(frozen=True)
+class _FromPandas:
+    """`function` applied to a pandas partition converted to Polars (a Dask task)."""
+
+    function: Callable[..., pl.DataFrame]
+
+    def __call__(self, frame: Any) -> pl.DataFrame:
+        return self.function(_from_pandas(frame))
+
+
+@dataclass(frozen=True)
+class _Merged:
+    """Partial tables merged (a Dask task of the merge tree)."""
+
+    keys: list[str]
+
+    def __call__(self, *tables: pl.DataFrame) -> pl.DataFrame:
+        return merge_partials(tables, self.keys)
+
+
+def read_with(engine: Engine, source: str) -> Any:
+    """A Spark (local session) or Dask DataFrame of a parquet or CSV path (the CLI's reader)."""
+    suffix = Path(source.rstrip("/*")).suffix.lower()
+    csv = suffix in (".csv", ".tsv")
+    if engine == "spark":
+        reader = local_spark().read
+        if csv:
+            sep = "\t" if suffix == ".tsv" else ","
+            return reader.csv(source, header=True, inferSchema=True, sep=sep)
+        return reader.parquet(source)
+    dd = import_module("dask.dataframe")
+    if csv:
+        return dd.read_csv(source, sep="\t" if suffix == ".tsv" else ",", dtype_backend="pyarrow")
+    # Arrow-backed columns keep nulls apart from NaN, as Polars does.
+    return dd.read_parquet(source, dtype_backend="pyarrow")
+
+
+def local_spark(master: str = "local[*]", partitions: int = 8) -> Any:
+    """A local Spark session whose Python workers import this package (UI disabled).
+
+    The workers run this interpreter with this package's directory on their path,
+    so they compute with the same code as the driver.
+    """
+    session = import_module("pyspark.sql").SparkSession
+    root = str(Path(__file__).resolve().parent.parent)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+    return (
+        session.builder.master(master)
+        .appName("polars_calib")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", str(partitions))
+        .config("spark.executorEnv.PYTHONPATH", path)
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(_CHUNK_ROWS))
+        .getOrCreate()
+    )

@@ -1,0 +1,324 @@
+"""The statistics table computed on Spark and Dask equals the Polars one (issue 15).
+
+One local Spark session (``local[2]``, UI disabled) and one Dask ``LocalCluster`` (2
+workers, one thread each, in process) serve the whole module. Spark tests skip when
+pyspark or Java is missing, saying which.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import make_log
+from polars.testing import assert_frame_equal
+
+import polars_calib as pc
+from polars_calib._engines import engine_of
+
+pytestmark = [
+    # PySpark 4 warns that it does not yet support pandas 3 (it uses Arrow here).
+    pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas:FutureWarning"),
+    # Dask's parquet reader of this version calls a pandas 3.1 deprecated argument.
+    pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index"),
+    # Dask's in-process cluster may leave a socket to the garbage collector.
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
+]
+
+ENGINES = ["spark", "dask"]
+TOL = {"check_exact": False, "rel_tol": 1e-12, "abs_tol": 1e-12}
+
+
+def _java_missing() -> str | None:
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        return "Spark needs Java: no `java` on PATH and no JAVA_HOME"
+    return None
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    pytest.importorskip("pyspark", reason="the spark extra (pyspark) is not installed")
+    reason = _java_missing()
+    if reason:
+        pytest.skip(reason)
+    from polars_calib._engines import local_spark
+
+    session = local_spark("local[2]", partitions=2)
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def dask_client() -> Iterator[Any]:
+    pytest.importorskip("dask.dataframe", reason="the dask extra is not installed")
+    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed")
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+Convert = Callable[..., Any]
+
+
+@pytest.fixture(params=ENGINES)
+def to_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Convert:
+    """A Polars frame as the engine's frame, in `partitions` parquet files."""
+    name = request.param
+    request.getfixturevalue("spark" if name == "spark" else "dask_client")
+
+    def convert(df: pl.DataFrame, partitions: int = 3) -> Any:
+        directory = tmp_path / f"log_{len(list(tmp_path.iterdir()))}"
+        directory.mkdir()
+        size = max(1, math.ceil(df.height / partitions))
+        for i, part in enumerate(df.iter_slices(size)):
+            part.write_parquet(directory / f"part-{i:03d}.parquet")
+        if name == "spark":
+            return request.getfixturevalue("spark").read.parquet(str(directory))
+        import dask.dataframe as dd
+
+        # Arrow-backed columns: nulls stay apart from NaN, as in Polars.
+        return dd.read_parquet(str(directory), dtype_backend="pyarrow")
+
+    return convert
+
+
+LARGE_CASES: list[tuple[list[str] | None, str | None, Any]] = [
+    (["segment", "g"], "w", "right"),
+    (None, None, "left"),
+]
+
+
+@pytest.fixture(scope="module")
+def large() -> tuple[pl.DataFrame, list[pl.DataFrame]]:
+    """~1M rows with nulls, many on bin edges, and their Polars tables (made once)."""
+    df = make_log(15, 1_000_000, groups=12, nulls=0.01).with_columns(
+        segment=pl.when(pl.col("g") % 3 == 0).then(pl.lit("a")).otherwise(pl.lit("b"))
+    )
+    tables = [
+        pc.bin_statistics(df, "p", "y", by=by, weight=weight, closed=closed)
+        for by, weight, closed in LARGE_CASES
+    ]
+    return df, tables
+
+
+def test_large_log_matches_polars(
+    to_engine: Convert, large: tuple[pl.DataFrame, list[pl.DataFrame]]
+) -> None:
+    """~1M rows with nulls, on bin edges, weighted, per group: the Polars table to 1e-12."""
+    df, tables = large
+    data = to_engine(df, partitions=4)
+    assert engine_of(data) is not None
+    for (by, weight, closed), want in zip(LARGE_CASES, tables):
+        got = pc.bin_statistics(data, "p", "y", by=by, weight=weight, closed=closed)
+        assert got.schema == want.schema
+        assert_frame_equal(got, want, **TOL)
+        assert got["count"].to_list() == want["count"].to_list()  # bins: exactly
+        assert_frame_equal(
+            pc.metrics_from_statistics(got, by=by), pc.metrics_from_statistics(want, by=by), **TOL
+        )
+        assert_frame_equal(
+            pc.reliability_from_statistics(got, by=by),
+            pc.reliability_from_statistics(want, by=by),
+            **TOL,
+        )
+
+
+def _edge_values() -> list[float]:
+    """Every edge k/B for B <= 100, every two-decimal value, and their neighbours."""
+    exact = {k / b for b in range(1, 101) for k in range(b + 1)}
+    exact |= {float(f"{j / 100:.2f}") for j in range(101)}
+    near = {math.nextafter(v, 2.0) for v in exact} | {math.nextafter(v, -1.0) for v in exact}
+    return sorted(v for v in exact | near if 0.0 <= v <= 1.0)
+
+
+EDGES = pl.DataFrame({"p": _edge_values()}).with_columns(
+    y=(pl.int_range(pl.len()) % 2).cast(pl.Int64), id=pl.int_range(pl.len(), dtype=pl.Int64)
+)
+
+
+def _same_bins(data: Any, n_bins: int, closed: Any, by: str | None = None) -> None:
+    got = pc.bin_statistics(data, "p", "y", by=by, n_bins=n_bins, closed=closed, metrics=["ece"])
+    want = pc.bin_statistics(EDGES, "p", "y", by=by, n_bins=n_bins, closed=closed, metrics=["ece"])
+    assert got["count"].to_list() == want["count"].to_list(), (n_bins, closed)
+    assert_frame_equal(got, want, **TOL)
+
+
+def test_every_edge_dask(dask_client: Any, tmp_path: Path) -> None:
+    """Dask: every k/B edge of every B <= 100 and two-decimal data, both closures."""
+    import dask.dataframe as dd
+
+    data = dd.from_pandas(EDGES.to_pandas(), npartitions=2)
+    for n_bins in range(1, 101):
+        for closed in ("right", "left"):
+            _same_bins(data, n_bins, closed)
+
+
+def test_edges_spark(spark: Any) -> None:
+    """Spark: each value reaches Polars bit for bit (double, and decimal(3,2) data), and
+    the bins of every edge and two-decimal value agree for B = 7 and 100, both closures."""
+    from pyspark.sql import functions as F
+
+    data = spark.createDataFrame(EDGES.to_arrow()).repartition(2)
+    # One row per group: sum_p is the value as the engine's Polars saw it.
+    got = pc.bin_statistics(data, "p", "y", by="id", n_bins=1, metrics=["ece"])
+    assert got.filter(pl.col("count") == 1)["sum_p"].to_list() == EDGES["p"].to_list()
+    for n_bins in (7, 100):  # a denominator that is not decimal, and the 0.01 grid
+        for closed in ("right", "left"):
+            _same_bins(data, n_bins, closed)
+    # A decimal column (a SQL literal such as 0.07 is a decimal in Spark) reaches
+    # Polars as Decimal and becomes the nearest double, as in Polars.
+    two = pl.DataFrame({"p": [j / 100 for j in range(101)], "y": [j % 2 for j in range(101)]})
+    decimal = spark.createDataFrame(two.to_arrow()).select(
+        F.col("p").cast("decimal(3,2)").alias("p"), "y"
+    )
+    for closed in ("right", "left"):
+        got = pc.bin_statistics(decimal, "p", "y", n_bins=100, closed=closed)
+        assert_frame_equal(got, pc.bin_statistics(two, "p", "y", n_bins=100, closed=closed))
+
+
+def _error(call: Callable[[], object]) -> str:
+    with pytest.raises(pc.CalibrationDataError) as error:
+        call()
+    return str(error.value)
+
+
+def test_bad_data_counted_on_the_engine(to_engine: Convert) -> None:
+    """Refused rows raise the Polars message: each column, problem and count."""
+    df = make_log(3, 3_000, groups=3).with_columns(
+        p=pl.when(pl.col("g") == 1).then(pl.col("p") + 1.0).otherwise(pl.col("p")),
+        y=pl.when(pl.int_range(pl.len()) % 7 == 0).then(2).otherwise(pl.col("y")),
+        w=pl.when(pl.int_range(pl.len()) % 11 == 0).then(-1.0).otherwise(pl.col("w")),
+    ).with_columns(p=pl.when(pl.int_range(pl.len()) == 5).then(float("nan")).otherwise("p"))
+    data = to_engine(df)
+    message = _error(lambda: pc.bin_statistics(data, "p", "y", by="g", weight="w"))
+    assert message == _error(lambda: pc.bin_statistics(df, "p", "y", by="g", weight="w"))
+    assert "probability outside [0, 1] in" in message and "probability NaN in 1 of" in message
+
+
+def test_schema_errors_before_any_job(to_engine: Convert) -> None:
+    df = make_log(4, 100)
+    data = to_engine(df)
+    message = _error(lambda: pc.bin_statistics(data, "p", "nope"))
+    assert "column 'nope' is missing" in message
+    with pytest.raises(TypeError, match="column names"):
+        pc.bin_statistics(data, "p", "y", by=pl.col("g") % 2)
+    with pytest.raises(ValueError, match="uniform bins"):
+        pc.bin_statistics(data, "p", "y", strategy="quantile")
+
+
+def test_nulls_ignored_and_groups_kept(to_engine: Convert) -> None:
+    """Null probabilities, labels and weights are ignored; an all-null group keeps its bins."""
+    df = make_log(5, 5_000, groups=4, nulls=0.2).with_columns(
+        p=pl.when(pl.col("g") == 3).then(None).otherwise(pl.col("p"))
+    )
+    data = to_engine(df)
+    got = pc.bin_statistics(data, "p", "y", by="g", weight="w", n_bins=10)
+    want = pc.bin_statistics(df, "p", "y", by="g", weight="w", n_bins=10)
+    assert_frame_equal(got, want, **TOL)
+    assert got.filter(pl.col("g") == 3)["count"].to_list() == [0] * 10
+
+
+def test_labels_weights_and_closure(to_engine: Convert) -> None:
+    """`pos_label` on string labels, weights, a left closure and a peer's bins."""
+    df = make_log(6, 20_000, groups=3).with_columns(
+        outcome=pl.when(pl.col("y") == 1).then(pl.lit("churned")).otherwise(pl.lit("stayed"))
+    )
+    data = to_engine(df)
+    options: dict[str, Any] = {"by": "g", "weight": "w", "pos_label": "churned"}
+    for extra in ({"closed": "left"}, {"compat": "sklearn"}, {"n_bins": 40}):
+        got = pc.bin_statistics(data, "p", "outcome", **options, **extra)
+        assert_frame_equal(got, pc.bin_statistics(df, "p", "outcome", **options, **extra), **TOL)
+
+
+@pytest.mark.parametrize("reduction", ["confidence", "classwise", "top_label"])
+def test_probability_vectors(to_engine: Convert, reduction: Any) -> None:
+    df = make_log(7, 20_000, groups=2, classes=4, nulls=0.01).with_columns(
+        pl.col("probs").cast(pl.List(pl.Float64))
+    )
+    data = to_engine(df)
+    got = pc.bin_statistics(data, "probs", "cls", by="g", reduction=reduction)
+    want = pc.bin_statistics(df, "probs", "cls", by="g", reduction=reduction)
+    assert_frame_equal(got, want, **TOL)
+
+
+def test_engines_are_not_imported() -> None:
+    """Polars data never import an engine; a Spark or Dask frame is told apart by type."""
+    code = (
+        "import sys, polars as pl, polars_calib as pc\n"
+        "pc.bin_statistics(pl.DataFrame({'p': [0.5], 'y': [1]}), 'p', 'y')\n"
+        "assert not {'pyspark', 'dask'} & set(sys.modules), sorted(sys.modules)\n"
+    )
+    root = str(Path(__file__).parents[1])
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
+    assert engine_of(pl.DataFrame()) is None
+    assert engine_of(np.zeros(3)) is None
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cli_engine(
+    engine: str, request: pytest.FixtureRequest, tmp_path: Path, example_log: pl.DataFrame
+) -> None:
+    """``polars-calib report --engine``: the engine reads the log, the outputs are Polars'."""
+    from polars_calib.cli import main
+
+    request.getfixturevalue("spark" if engine == "spark" else "dask_client")
+    log = tmp_path / "log"
+    log.mkdir()
+    for i, part in enumerate(example_log.iter_slices(7_000)):
+        part.write_parquet(log / f"part-{i}.parquet")
+    common = ["report", str(log), "--prob", "p", "--label", "y", "--by", "model", "-q"]
+    assert main([*common, "--engine", engine, "--out", str(tmp_path / engine)]) == 0
+    assert main([*common, "--out", str(tmp_path / "polars")]) == 0
+    for name in ("summary.parquet",):
+        got = pl.read_parquet(tmp_path / engine / name)
+        assert_frame_equal(got, pl.read_parquet(tmp_path / "polars" / name), **TOL)
+    for name in ("reliability.csv",):
+        got = pl.read_csv(tmp_path / engine / name)
+        assert_frame_equal(got, pl.read_csv(tmp_path / "polars" / name), **TOL)
+
+
+def test_cli_engine_needs_uniform_bins(capsys: pytest.CaptureFixture[str]) -> None:
+    from polars_calib.cli import main
+
+    argv = ["report", "log.parquet", "--prob", "p", "--label", "y", "--engine", "dask"]
+    assert main([*argv, "--strategy", "quantile"]) == 2
+    assert "--engine dask needs uniform bins" in capsys.readouterr().err
+
+
+def test_vectors_of_different_lengths(to_engine: Convert) -> None:
+    """Classwise vectors whose length changes, within or between partitions, raise."""
+    df = pl.concat([
+        pl.DataFrame({"probs": [[0.5, 0.5]] * 3, "cls": [0, 1, 0]}),
+        pl.DataFrame({"probs": [[0.2, 0.3, 0.5]] * 3, "cls": [0, 1, 2]}),
+    ])  # fmt: skip
+    data = to_engine(df, partitions=2)
+    message = _error(lambda: pc.bin_statistics(data, "probs", "cls", reduction="classwise"))
+    assert "column 'probs': vectors of different lengths" in message
+
+
+def test_dask_numpy_nan_is_missing(dask_client: Any) -> None:
+    """In a NumPy float column pandas stores a missing value as NaN: ignored, as a null."""
+    import dask.dataframe as dd
+
+    df = make_log(8, 2_000, groups=2, nulls=0.1)
+    data = dd.from_pandas(df.to_pandas(), npartitions=2)  # nulls become NaN here
+    assert str(data.dtypes["p"]) == "float64"
+    got = pc.bin_statistics(data, "p", "y", by="g", weight="w")
+    assert_frame_equal(got, pc.bin_statistics(df, "p", "y", by="g", weight="w"), **TOL)
+    with_nan = df.with_columns(p=pl.col("p").fill_null(float("nan")))
+    with pytest.raises(pc.CalibrationDataError, match="probability NaN"):
+        pc.bin_statistics(with_nan, "p", "y", by="g", weight="w")

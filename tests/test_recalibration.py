@@ -1,0 +1,770 @@
+"""Recalibration (issue 13): fits against scikit-learn, betacal, MAPIE and exact numpy MLEs;
+per-group fits, fallbacks, save/load, applying over a streamed scan, bad inputs, the CLI.
+
+Peers (scikit-learn 1.9.1, betacal 1.1.0, MAPIE 1.6.0) are in the ``test`` extra. netcal's
+``TemperatureScaling`` needs torch (not installed): temperature scaling is checked against
+an exact maximum-likelihood fit with scipy; netcal stores the inverse temperature ``1 / T``
+as its weight, ``params`` holds ``T``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import warnings
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from conftest import FrameContext, make_log, sign_changing_log
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+from scipy.optimize import minimize_scalar
+from sklearn.calibration import _sigmoid_calibration
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+
+import polars_calib as pc
+from polars_calib._problem import EPS
+
+BINARY_METHODS = ("platt", "beta", "isotonic", "histogram")
+
+
+def logit(p: np.ndarray) -> np.ndarray:
+    c = np.clip(p, EPS, 1 - EPS)
+    return np.log(c) - np.log(1 - c)
+
+
+def beta_features(p: np.ndarray) -> np.ndarray:
+    c = np.clip(p, EPS, 1 - EPS)
+    return np.column_stack([np.log(c), -np.log(1 - c)])
+
+
+def exact_logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+    """Unpenalised logistic regression (coefficients, then intercept), to convergence."""
+    model = LogisticRegression(penalty=None, tol=1e-12, max_iter=100_000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(x, y, sample_weight=w)
+    return np.array([*model.coef_[0], model.intercept_[0]])
+
+
+def sigmoid(z: np.ndarray) -> np.ndarray:
+    return 1 / (1 + np.exp(-z))
+
+
+@pytest.fixture(scope="module")
+def binary() -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Training and held-out rows, miscalibrated with a sign change, unrounded."""
+    return sign_changing_log(1, 4_000, decimals=None), sign_changing_log(2, 1_000, decimals=None)
+
+
+def applied(cal: pc.Calibrator, frame: pl.DataFrame, prob: str = "p") -> np.ndarray:
+    return frame.select(cal.expr(prob)).to_series().to_numpy()
+
+
+# ---------------------------------------------------------------- peers
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_platt_equals_unpenalised_logistic_regression(binary, weighted: bool) -> None:
+    train, test = binary
+    w = train["w"].to_numpy() if weighted else None
+    cal = pc.fit_calibrator(train, "p", "y", method="platt", weight="w" if weighted else None)
+    expected = exact_logistic(logit(train["p"].to_numpy())[:, None], train["y"].to_numpy(), w)
+    got = np.array(cal.params.select("a", "b").row(0))
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    want = sigmoid(expected[0] * logit(test["p"].to_numpy()) + expected[1])
+    np.testing.assert_allclose(applied(cal, test), want, atol=1e-6, rtol=0)
+    assert cal.params["iterations"][0] <= 10
+
+
+def test_platt_smoothed_targets_equal_sklearn_sigmoid_calibration(binary) -> None:
+    train, test = binary
+    cal = pc.fit_calibrator(train, "p", "y", method="platt", smoothed=True, weight="w")
+    x = logit(train["p"].to_numpy())
+    slope, intercept = _sigmoid_calibration(x, train["y"].to_numpy(), train["w"].to_numpy())
+    # scikit-learn's map is 1 / (1 + exp(A f + B)): a = -A, b = -B.
+    np.testing.assert_allclose(cal.params.select("a", "b").row(0), [-slope, -intercept], rtol=1e-6)
+    want = sigmoid(-slope * logit(test["p"].to_numpy()) - intercept)
+    np.testing.assert_allclose(applied(cal, test), want, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_isotonic_equals_sklearn(weighted: bool) -> None:
+    # Rounded probabilities: ties pooled; 0.0 and 1.0 present.
+    train = sign_changing_log(3, 3_000, decimals=2)
+    test = pl.DataFrame({"p": np.r_[np.linspace(-0.0, 1.0, 401), 0.005, 0.995]})
+    w = train["w"].to_numpy() if weighted else None
+    cal = pc.fit_calibrator(train, "p", "y", method="isotonic", weight="w" if weighted else None)
+    reference = IsotonicRegression(out_of_bounds="clip").fit(
+        train["p"].to_numpy(), train["y"].to_numpy(), sample_weight=w
+    )
+    np.testing.assert_allclose(cal.params["x"][0].to_numpy(), reference.X_thresholds_, rtol=1e-12)
+    np.testing.assert_allclose(cal.params["y"][0].to_numpy(), reference.y_thresholds_, atol=1e-12)
+    np.testing.assert_allclose(
+        applied(cal, test), reference.predict(test["p"].to_numpy()), atol=1e-12, rtol=0
+    )
+
+
+def test_beta_equals_exact_mle_and_betacal_to_1e2(binary) -> None:
+    from betacal import BetaCalibration
+
+    train, test = binary
+    cal = pc.fit_calibrator(train, "p", "y", method="beta")
+    p, y = train["p"].to_numpy(), train["y"].to_numpy()
+    expected = exact_logistic(beta_features(p), y)
+    np.testing.assert_allclose(cal.params.select("a", "b", "c").row(0), expected, rtol=1e-6)
+    f = beta_features(test["p"].to_numpy())
+    want = sigmoid(f @ expected[:2] + expected[2])
+    np.testing.assert_allclose(applied(cal, test), want, atol=1e-6, rtol=0)
+    # betacal stops at scikit-learn's default tolerance (and a C = 1e11 penalty).
+    peer = BetaCalibration("abm").fit(p, y)
+    a, b, _ = peer.calibrator_.map_
+    np.testing.assert_allclose(cal.params.select("a", "b").row(0), [a, b], rtol=1e-2)
+    np.testing.assert_allclose(applied(cal, test), peer.predict(test["p"].to_numpy()), atol=1e-2)
+
+
+def test_beta_keeps_betacal_monotone_rule() -> None:
+    """Where the free fit has a < 0, betacal refits with a = 0 only on -ln(1 - p)."""
+    from betacal import BetaCalibration
+
+    rng = np.random.default_rng(5)
+    p = rng.random(3_000)
+    # Outcome rate falls below 0.3 and rises above: the free fit has a < 0.
+    rate = np.clip(0.9 - 2.5 * p + 2.8 * p**2, 0.02, 0.98)
+    y = (rng.random(3_000) < rate).astype(int)
+    free = exact_logistic(beta_features(p), y)
+    assert free[0] < 0
+    cal = pc.fit_calibrator(pl.DataFrame({"p": p, "y": y}), "p", "y", method="beta")
+    expected = exact_logistic(beta_features(p)[:, 1:], y)
+    got = cal.params.select("a", "b", "c").row(0)
+    assert got[0] == 0.0
+    np.testing.assert_allclose(got[1:], expected, rtol=1e-6)
+    peer = BetaCalibration("abm").fit(p, y)
+    assert peer.calibrator_.map_[0] == 0
+    np.testing.assert_allclose(got[1], peer.calibrator_.map_[1], rtol=1e-2)
+
+
+def test_histogram_values_are_bin_frequencies_and_empty_bins_keep_p() -> None:
+    train = sign_changing_log(4, 500, decimals=2).filter(
+        ~pl.col("p").is_between(0.41, 0.59)  # bins 4 (0.4, 0.5] and 5 (0.5, 0.6] nearly empty
+    )
+    cal = pc.fit_calibrator(train, "p", "y", method="histogram", n_bins=10, weight="w")
+    stats = pc.bin_statistics(train, "p", "y", n_bins=10, weight="w")
+    want = stats.select(pl.when(pl.col("weight") > 0).then(pl.col("sum_y") / pl.col("weight")))
+    # Weighted sums: Polars' parallel summation may differ in the last bit between runs.
+    got = cal.params["values"][0].to_list()
+    assert [v is None for v in got] == [v is None for v in want.to_series().to_list()]
+    np.testing.assert_allclose(np.array(got, dtype=float), want.to_series().to_numpy(), rtol=1e-12)
+    assert cal.params["edges"][0].to_list() == pc.uniform_edges(10)
+    test = pl.DataFrame({"p": [0.0, 0.1, 0.1000001, 0.45, 0.5, 0.55, 1.0]})
+    values = want.to_series().to_list()
+    index = test.select(pc.bin_index("p", n_bins=10)).to_series().to_list()
+    expected = [
+        values[k] if values[k] is not None else p
+        for p, k in zip(test["p"].to_list(), index)
+    ]
+    np.testing.assert_allclose(applied(cal, test), expected, rtol=1e-12)
+    assert any(v is None for v in values)  # an empty bin was exercised
+
+
+def test_histogram_quantile_edges_applied_with_the_bin_rule() -> None:
+    train = sign_changing_log(6, 2_000, decimals=2, groups=3)
+    cal = pc.fit_calibrator(
+        train, "p", "y", method="histogram", strategy="quantile", n_bins=5, by="g"
+    )
+    for g in range(3):
+        part = train.filter(pl.col("g") == g)
+        stats = pc.bin_statistics(part, "p", "y", n_bins=5, strategy="quantile")
+        row = cal.params.filter(pl.col("g") == g)
+        assert row["edges"][0].to_list() == [stats["lower"][0], *stats["upper"].to_list()]
+        # The fitted rows themselves: each row's value is its bin's frequency.
+        index = part.select(pc.bin_index("p", n_bins=5, strategy="quantile")).to_series()
+        values = row["values"][0].to_list()
+        assert applied(cal, part).tolist() == [values[k] for k in index.to_list()]
+
+
+def temperature_mle(probs: np.ndarray, label: np.ndarray) -> float:
+    logs = np.log(np.clip(probs, EPS, 1.0))
+
+    def nll(beta: float) -> float:
+        s = beta * logs
+        top = s.max(axis=1, keepdims=True)
+        lse = top[:, 0] + np.log(np.exp(s - top).sum(axis=1))
+        return float(np.sum(lse - s[np.arange(len(label)), label]))
+
+    result = minimize_scalar(nll, bounds=(1e-3, 100), method="bounded",
+                             options={"xatol": 1e-12})  # fmt: skip
+    return 1.0 / float(result.x)
+
+
+def test_temperature_equals_exact_mle() -> None:
+    df = make_log(7, 3_000, classes=4, decimals=None)
+    cal = pc.fit_calibrator(df, "probs", "cls", method="temperature")
+    probs, label = np.stack(df["probs"].to_numpy()), df["cls"].to_numpy()
+    temperature = temperature_mle(probs, label)
+    np.testing.assert_allclose(cal.params["temperature"][0], temperature, rtol=1e-6)
+    out = np.stack(df.select(cal.expr("probs")).to_series().to_list())
+    s = np.log(probs) / temperature
+    want = np.exp(s - s.max(axis=1, keepdims=True))
+    want /= want.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(out, want, atol=1e-6)
+    np.testing.assert_allclose(out.sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_top_label_isotonic_equals_mapie() -> None:
+    from mapie.calibration import TopLabelCalibrator
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    train = make_log(8, 3_000, classes=3, decimals=None)
+    test = make_log(9, 1_000, classes=3, decimals=None)
+
+    class Fixed(ClassifierMixin, BaseEstimator):
+        """A prefit classifier whose probabilities are the rows' vectors (row index in X)."""
+
+        def __init__(self, probs: np.ndarray | None = None) -> None:
+            self.probs = probs
+
+        def fit(self, X: np.ndarray, y: np.ndarray) -> Fixed:
+            self.classes_ = np.arange(3)
+            return self
+
+        def predict_proba(self, X: np.ndarray) -> np.ndarray:
+            assert self.probs is not None
+            return self.probs[X[:, 0].astype(int)]
+
+        def predict(self, X: np.ndarray) -> np.ndarray:
+            return self.predict_proba(X).argmax(axis=1)
+
+    both = np.concatenate([np.stack(train["probs"].to_numpy()), np.stack(test["probs"].to_numpy())])
+    X = np.arange(len(both))[:, None]
+    y = train["cls"].to_numpy()
+    estimator = Fixed(both).fit(X, np.r_[y, test["cls"].to_numpy()])
+    peer = TopLabelCalibrator(estimator=estimator, calibrator="isotonic", cv="prefit")
+    peer.fit(X[: train.height], y)
+    want = np.nanmax(peer.predict_proba(X[train.height :]), axis=1)
+    cal = pc.fit_calibrator(train, "probs", "cls", method="isotonic", reduction="top_label")
+    np.testing.assert_allclose(applied(cal, test, "probs"), want, atol=1e-12, rtol=0)
+    for row in cal.params.iter_rows(named=True):
+        reference = peer.calibrators[row["class"]]
+        np.testing.assert_allclose(row["x"], reference.X_thresholds_, rtol=1e-12)
+        np.testing.assert_allclose(row["y"], reference.y_thresholds_, atol=1e-12)
+
+
+def test_classwise_is_one_vs_rest_renormalised() -> None:
+    df = make_log(10, 2_000, classes=3, decimals=None)
+    cal = pc.fit_calibrator(df, "probs", "cls", method="platt", reduction="classwise")
+    probs, label = np.stack(df["probs"].to_numpy()), df["cls"].to_numpy()
+    columns = []
+    for j in range(3):
+        a, b = exact_logistic(logit(probs[:, j])[:, None], (label == j).astype(int))
+        row = cal.params.filter(pl.col("class") == j)
+        np.testing.assert_allclose(row.select("a", "b").row(0), [a, b], rtol=1e-6)
+        columns.append(sigmoid(a * logit(probs[:, j]) + b))
+    want = np.column_stack(columns)
+    want /= want.sum(axis=1, keepdims=True)
+    out = np.stack(df.select(cal.expr("probs")).to_series().to_list())
+    np.testing.assert_allclose(out, want, atol=1e-6)
+
+
+# ---------------------------------------------------------------- behaviour
+
+
+@pytest.mark.parametrize("method", BINARY_METHODS)
+def test_each_method_lowers_held_out_ece_of_a_sign_changing_model(method: str) -> None:
+    train = sign_changing_log(11, 6_000, decimals=None, groups=2)
+    test = sign_changing_log(12, 6_000, decimals=None, groups=2)
+    cal = pc.fit_calibrator(train, "p", "y", method=method, by="g")
+    metrics = cal.evaluate(test, "p", "y", n_bins=10).metrics
+    before = metrics.filter(pl.col("stage") == "before")["ece"]
+    after = metrics.filter(pl.col("stage") == "after")["ece"]
+    assert (after < before).all(), metrics
+    if method in ("isotonic", "histogram"):  # the parametric maps bend less than the truth
+        assert (after < 0.4 * before).all(), metrics
+
+
+@pytest.mark.parametrize(("method", "reduction"), [
+    ("temperature", None), ("isotonic", "top_label"), ("platt", "classwise"),
+    ("histogram", "confidence"),
+])  # fmt: skip
+def test_vector_methods_lower_held_out_confidence_ece(method: str, reduction: str | None) -> None:
+    train = make_log(13, 6_000, classes=3, decimals=None)
+    test = make_log(14, 6_000, classes=3, decimals=None)
+    cal = pc.fit_calibrator(train, "probs", "cls", method=method, reduction=reduction)
+    metrics = cal.evaluate(test, "probs", "cls", n_bins=10).metrics
+    before, after = metrics["ece"].to_list()
+    assert after < before, metrics
+
+
+@pytest.mark.parametrize("method", BINARY_METHODS)
+def test_per_group_fit_equals_each_group_alone(method: str) -> None:
+    df = make_log(15, 3_000, groups=3, decimals=2).with_columns(
+        seg=pl.col("g").cast(pl.String), day=pl.col("y").cast(pl.Int8) * 0 + (pl.col("g") % 2)
+    )
+    cal = pc.fit_calibrator(df, "p", "y", method=method, by=["seg", "day"], weight="w")
+    assert cal.params.height == 3
+    names = {"platt": ["a", "b"], "beta": ["a", "b", "c"], "isotonic": ["x", "y"],
+             "histogram": ["edges", "values"]}[method]  # fmt: skip
+    for row in cal.params.iter_rows(named=True):
+        part = df.filter(pl.col("seg") == row["seg"])
+        alone = pc.fit_calibrator(part, "p", "y", method=method, weight="w")
+        for name in names:
+            got, want = row[name], alone.params[name][0]
+            if isinstance(got, float):
+                assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+            else:
+                assert got == pytest.approx(want.to_list(), rel=1e-9, abs=1e-12)
+        np.testing.assert_allclose(applied(cal, part), applied(alone, part), atol=1e-9)
+
+
+@pytest.mark.parametrize("method", ["platt", "isotonic"])
+def test_lazy_and_scan_fits_equal_the_eager_fit(method: str, frame_context: FrameContext) -> None:
+    df = make_log(16, 1_500, groups=2, nulls=0.05)
+    eager = pc.fit_calibrator(df, "p", "y", method=method, by="g", weight="w")
+    data = frame_context.frame(df)
+    cal = data.calib.fit("p", "y", method=method, by="g", weight="w")
+    assert_frame_equal(cal.params, eager.params, rel_tol=1e-9)
+    # Null rows are ignored; their groups stay.
+    assert cal.params["count"].sum() < df.height
+
+
+def test_a_lazy_fit_reads_once_per_step_and_applying_reads_nothing() -> None:
+    from test_lazy import CountingSource
+
+    source = CountingSource(sign_changing_log(17, 3_000, groups=3).select("g", "p", "y"))
+    lf = source.frame()
+    cal = lf.calib.fit("p", "y", method="platt", by="g")
+    # One pass of checks, then one per Newton step (the slowest group's).
+    assert source.reads == 1 + cal.params["iterations"].max()  # type: ignore[operator]
+    before = source.reads
+    plan = lf.with_columns(q=cal.expr("p"))
+    assert isinstance(plan, pl.LazyFrame) and source.reads == before
+    source.reads = 0
+    pc.fit_calibrator(lf, "p", "y", method="isotonic", by="g")
+    assert source.reads == 1  # sums per distinct p: one aggregation
+    source.reads = 0
+    pc.fit_calibrator(lf, "p", "y", method="histogram", by="g")
+    assert source.reads == 1  # the statistics table
+
+
+def test_apply_streams_over_a_parquet_scan_and_a_serialized_plan(tmp_path: Path) -> None:
+    train = sign_changing_log(18, 3_000, groups=4)
+    cal = pc.fit_calibrator(train, "p", "y", method="isotonic", by="g")
+    source, out = tmp_path / "live.parquet", tmp_path / "out.parquet"
+    live = sign_changing_log(19, 20_000, groups=4)
+    live.write_parquet(source)
+    query = pl.scan_parquet(source).with_columns(p_cal=cal.expr("p"))
+    query.sink_parquet(out, engine="streaming")
+    expected = live.with_columns(p_cal=cal.expr("p"))
+    assert_frame_equal(pl.read_parquet(out), expected)
+    restored = pl.LazyFrame.deserialize(query.serialize())
+    assert_frame_equal(restored.collect(engine="streaming"), expected)
+    # Platt too (a gather per parameter), with the streaming engine.
+    platt = pc.fit_calibrator(train, "p", "y", method="platt", by="g")
+    streamed = pl.scan_parquet(source).with_columns(q=platt.expr("p")).collect(engine="streaming")
+    assert_frame_equal(streamed, live.with_columns(q=platt.expr("p")))
+
+
+def test_public_api_uses_no_unstable_polars_feature(tmp_path: Path) -> None:
+    df = make_log(20, 800, classes=3, groups=2)
+    with pl.Config(warn_unstable=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in BINARY_METHODS:
+            cal = pc.fit_calibrator(df, "p", "y", method=method, by="g", fallback="global")
+            df.with_columns(cal.expr("p"))
+            cal.evaluate(df, "p", "y")
+        for method, reduction in (("temperature", None), ("isotonic", "top_label"),
+                                  ("platt", "classwise")):  # fmt: skip
+            cal = pc.fit_calibrator(df, "probs", "cls", method=method, by="g",
+                                    reduction=reduction)  # fmt: skip
+            df.with_columns(cal.expr("probs"))
+        pc.load_calibrator(cal.save(tmp_path / "c.json"))
+
+
+# ---------------------------------------------------------------- unseen groups, fallbacks
+
+
+@pytest.mark.parametrize("method", BINARY_METHODS)
+def test_unseen_groups_get_null(method: str) -> None:
+    train = sign_changing_log(21, 3_000, groups=2)
+    live = pl.DataFrame({"g": [0, 1, 7, None], "p": [0.3, 0.3, 0.3, 0.3]})
+    plain = pc.fit_calibrator(train, "p", "y", method=method, by="g")
+    out = live.select(plain.expr("p")).to_series().to_list()
+    assert out[2] is None and out[3] is None and None not in out[:2]
+
+
+def test_empty_data_has_one_group_or_none() -> None:
+    empty = sign_changing_log(39, 10).clear()
+    for method in BINARY_METHODS:
+        with pytest.raises(pc.CalibrationDataError, match="the one group: 0 rows"):
+            pc.fit_calibrator(empty, "p", "y", method=method)
+        cal = pc.fit_calibrator(empty, "p", "y", method=method, by="g")
+        assert cal.params.height == 0
+        assert pl.DataFrame({"g": [1], "p": [0.5]}).select(cal.expr("p")).item() is None
+
+
+def test_unseen_groups_get_identity_or_global() -> None:
+    train = sign_changing_log(21, 3_000, groups=2)
+    live = pl.DataFrame({"g": [0, 1, 7, None], "p": [0.3, 0.3, 0.3, 0.3]})
+    identity = pc.fit_calibrator(train, "p", "y", method="platt", by="g", fallback="identity")
+    assert live.select(identity.expr("p")).to_series().to_list()[2:] == [0.3, 0.3]
+    pooled = pc.fit_calibrator(train, "p", "y", method="platt", by="g", fallback="global")
+    whole = pc.fit_calibrator(train, "p", "y", method="platt")
+    assert pooled.global_params is not None
+    assert_frame_equal(pooled.global_params, whole.params)
+    global_value = live.select(whole.expr("p")).to_series()[0]
+    got = live.select(pooled.expr("p")).to_series().to_list()[2:]
+    assert got == pytest.approx([global_value] * 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("method", ["platt", "beta", "isotonic", "histogram"])
+def test_fallback_replaces_unfittable_groups_and_records_why(method: str) -> None:
+    good = sign_changing_log(22, 2_000)
+    bad = pl.DataFrame({"g": [9] * 4, "p": [0.2, 0.4, 0.6, 0.8], "y": [0, 0, 1, 1]})
+    df = pl.concat([good.select("g", "p", "y"), bad])
+    with pytest.raises(pc.CalibrationDataError, match=r"g=9: 4 rows, fewer than min_rows=10"):
+        pc.fit_calibrator(df, "p", "y", method=method, by="g")
+    cal = pc.fit_calibrator(df, "p", "y", method=method, by="g", fallback="identity")
+    row = cal.params.filter(pl.col("g") == 9).row(0, named=True)
+    assert row["fallback"] == "identity" and "fewer than min_rows" in row["reason"]
+    probe = pl.DataFrame({"g": [9, 9], "p": [0.25, 0.7]})
+    np.testing.assert_allclose(applied(cal, probe), [0.25, 0.7], atol=1e-12)
+    glob = pc.fit_calibrator(df, "p", "y", method=method, by="g", fallback="global")
+    whole = pc.fit_calibrator(df, "p", "y", method=method)
+    np.testing.assert_allclose(applied(glob, probe), applied(whole, probe), atol=1e-12)
+    assert glob.params.filter(pl.col("g") == 9)["fallback"].item() == "global"
+
+
+def test_top_label_fallback_is_per_class() -> None:
+    df = make_log(23, 3_000, classes=3, groups=2)
+    cal = pc.fit_calibrator(df, "probs", "cls", method="platt", by="g", fallback="global")
+    assert cal.global_params is not None and cal.global_params["class"].to_list() == [0, 1, 2]
+    live = pl.DataFrame(
+        {"g": [5, 5], "probs": [[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]]},
+        schema={"g": pl.Int64, "probs": pl.Array(pl.Float64, 3)},
+    )
+    whole = pc.fit_calibrator(df, "probs", "cls", method="platt")
+    np.testing.assert_allclose(applied(cal, live, "probs"), applied(whole, live, "probs"))
+
+
+# ---------------------------------------------------------------- save / load
+
+
+@pytest.mark.parametrize(("method", "reduction", "prob"), [
+    ("platt", None, "p"), ("beta", None, "p"), ("isotonic", None, "p"),
+    ("histogram", None, "p"), ("temperature", None, "probs"), ("isotonic", "top_label", "probs"),
+    ("platt", "classwise", "probs"),
+])  # fmt: skip
+def test_save_load_round_trip_is_exact(
+    tmp_path: Path, method: str, reduction: str | None, prob: str
+) -> None:
+    df = make_log(24, 2_000, classes=3, groups=2).with_columns(
+        day=pl.lit(datetime(2024, 3, 1)) + pl.duration(days=pl.col("g")),
+    )
+    label = "y" if prob == "p" else "cls"
+    options = {"strategy": "quantile"} if method == "histogram" else {}
+    cal = pc.fit_calibrator(df, prob, label, method=method, reduction=reduction,
+                            by=["day", "g"], fallback="global", **options)  # fmt: skip
+    path = cal.save(tmp_path / "cal.json")
+    content = json.loads(path.read_text())
+    assert content["format"] == "polars_calib.calibrator" and content["format_version"] == 1
+    assert content["package_version"] == pc.__version__ if hasattr(pc, "__version__") else True
+    assert content["schema"]["day"] == "Datetime(time_unit='us', time_zone=None)"
+    loaded = pc.load_calibrator(path)
+    assert_frame_equal(loaded.params, cal.params)  # exact: no tolerance
+    assert loaded.global_params is not None and cal.global_params is not None
+    assert_frame_equal(loaded.global_params, cal.global_params)
+    assert (loaded.method, loaded.reduction, loaded.by) == (cal.method, cal.reduction, cal.by)
+    assert_frame_equal(df.select(loaded.expr(prob)), df.select(cal.expr(prob)))
+
+
+def test_load_refuses_other_files(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(pc.CalibrationDataError, match="not a calibrator file"):
+        pc.load_calibrator(bad)
+    cal = pc.fit_calibrator(sign_changing_log(25, 500), "p", "y")
+    content = cal.to_dict()
+    content["format_version"] = 99
+    bad.write_text(json.dumps(content))
+    with pytest.raises(pc.CalibrationDataError, match="format version 99"):
+        pc.load_calibrator(bad)
+    content = cal.to_dict()
+    content["reduction"] = "pairwise"
+    bad.write_text(json.dumps(content))
+    with pytest.raises(pc.CalibrationDataError, match="unknown reduction 'pairwise'"):
+        pc.load_calibrator(bad)
+    content = cal.to_dict()
+    content["params"]["columns"].pop("b")
+    bad.write_text(json.dumps(content))
+    with pytest.raises(pc.CalibrationDataError, match=r"lack the column\(s\) \['b'\]"):
+        pc.load_calibrator(bad)
+
+
+# ---------------------------------------------------------------- bad inputs
+
+
+def test_refused_rows_name_column_problem_and_count() -> None:
+    df = pl.DataFrame({"p": [0.2, 1.5, 0.4, 0.9] * 5, "y": [0, 1, 1, 2] * 5})
+    for method in BINARY_METHODS:
+        with pytest.raises(pc.CalibrationDataError) as error:
+            pc.fit_calibrator(df, "p", "y", method=method)
+        message = str(error.value)
+        assert "column 'p': probability outside [0, 1] in 5 of 20 rows" in message, message
+        assert "column 'y': label not 0 or 1 in 5 of 20 rows" in message, message
+
+
+@pytest.mark.parametrize(("frame", "reason"), [
+    (pl.DataFrame({"p": [0.1 * k for k in range(1, 10)] * 2, "y": [1] * 18}),
+     r"one class only \(every outcome is 1\)"),
+    (pl.DataFrame({"p": [0.1 * k for k in range(1, 10)] * 2, "y": ([0] * 5 + [1] * 4) * 2}),
+     "separated classes"),
+    (pl.DataFrame({"p": [0.9, 0.8, 0.7, 0.3, 0.2, 0.1] * 2, "y": [0, 0, 0, 1, 1, 1] * 2}),
+     "separated classes"),
+    (pl.DataFrame({"p": [0.4] * 12, "y": [0, 1, 1] * 4}), "not identifiable"),
+])  # fmt: skip
+def test_unidentifiable_groups_raise_naming_the_group(frame: pl.DataFrame, reason: str) -> None:
+    framed = frame.with_columns(model=pl.lit("m1"))
+    with pytest.raises(pc.CalibrationDataError, match=f"model='m1': {reason}"):
+        pc.fit_calibrator(framed, "p", "y", method="platt", by="model")
+
+
+def test_separation_in_two_dimensions_does_not_converge() -> None:
+    # Positives only in the middle: beta's map can separate them; Newton diverges.
+    p = np.linspace(0.01, 0.99, 60)
+    y = ((p > 0.3) & (p < 0.7)).astype(int)
+    with pytest.raises(pc.CalibrationDataError, match=r"the one group: .*separated classes\?"):
+        pc.fit_calibrator(pl.DataFrame({"p": p, "y": y}), "p", "y", method="beta")
+
+
+def test_temperature_without_positive_solution_raises() -> None:
+    # Every prediction right and confident: the likelihood grows as T -> 0.
+    df = pl.DataFrame({"probs": [[0.8, 0.2], [0.3, 0.7]] * 10, "cls": [0, 1] * 10})
+    with pytest.raises(pc.CalibrationDataError, match="the one group: "):
+        pc.fit_calibrator(df, "probs", "cls", method="temperature")
+
+
+def test_argument_errors() -> None:
+    df = sign_changing_log(26, 200)
+    cases: list[tuple[dict[str, object], type[Exception], str]] = [
+        ({"method": "sigmoid"}, ValueError, "`method` must be one of"),
+        ({"method": 1}, TypeError, "`method` must be one of"),
+        ({"fallback": "nearest"}, ValueError, "`fallback` must be one of"),
+        ({"smoothed": "yes"}, TypeError, "`smoothed` must be a bool"),
+        ({"method": "beta", "smoothed": True}, ValueError, "option of method='platt'"),
+        ({"min_rows": 0}, ValueError, "`min_rows` must be a positive int"),
+        ({"max_iter": 2.5}, TypeError, "`max_iter` must be a positive int"),
+        ({"tol": 0}, ValueError, "`tol` must be a number in"),
+        ({"by": pl.col("g")}, TypeError, "`by` must be column names"),
+        ({"by": "count"}, ValueError, "`by` cannot hold 'count'"),
+        ({"n_bins": 0}, ValueError, "`n_bins` must be a positive int"),
+        ({"method": "temperature"}, pc.CalibrationDataError, "Array or List"),
+        ({"by": "missing"}, pc.CalibrationDataError, "column 'missing' is missing"),
+    ]
+    for options, error, match in cases:
+        with pytest.raises(error, match=match):
+            pc.fit_calibrator(df, "p", "y", **options)  # type: ignore[arg-type]
+    vectors = make_log(27, 200, classes=3)
+    with pytest.raises(ValueError, match="give no `reduction`"):
+        pc.fit_calibrator(vectors, "probs", "cls", method="temperature", reduction="top_label")
+    with pytest.raises(TypeError, match="`data` must be a polars"):
+        pc.fit_calibrator({"p": [0.1]}, "p", "y")  # type: ignore[arg-type]
+
+
+def test_apply_checks_the_key_dtypes_and_columns() -> None:
+    cal = pc.fit_calibrator(sign_changing_log(28, 600, groups=2), "p", "y", by="g")
+    live = pl.DataFrame({"g": ["0"], "p": [0.5]})
+    with pytest.raises(pc.CalibrationDataError, match="column 'g' holds String, fitted on Int64"):
+        cal.apply(live, "p")
+    with pytest.raises(pc.CalibrationDataError, match="column 'q' is missing"):
+        cal.apply(live.lazy(), "q")
+    applied_frame = cal.apply(pl.DataFrame({"g": [0], "p": [0.5]}).lazy(), "p")
+    assert isinstance(applied_frame, pl.LazyFrame)
+    assert applied_frame.collect_schema().names() == ["g", "p", "p_calibrated"]
+
+
+def test_refused_values_at_apply_time_give_null() -> None:
+    cal = pc.fit_calibrator(sign_changing_log(29, 600), "p", "y", method="isotonic")
+    out = pl.DataFrame({"p": [0.5, 1.5, float("nan"), None]}).select(cal.expr("p"))
+    assert out.to_series().to_list()[1:] == [None, None, None]
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+def test_evaluate_is_summary_and_reliability_of_both_stages() -> None:
+    train = sign_changing_log(30, 3_000, groups=2)
+    test = sign_changing_log(31, 2_000, groups=2)
+    cal = pc.fit_calibrator(train, "p", "y", method="beta", by="g")
+    result = cal.evaluate(test, "p", "y", n_bins=8)
+    after = test.with_columns(p=cal.expr("p"))
+    for stage, frame in (("before", test), ("after", after)):
+        want = pc.summary(frame, "p", "y", by="g", n_bins=8, metrics=["ece", "brier", "log_loss"])
+        got = result.metrics.filter(pl.col("stage") == stage).drop("stage")
+        assert_frame_equal(got, want, rel_tol=1e-12)
+        table = pc.reliability(frame, "p", "y", by="g", n_bins=8)
+        assert_frame_equal(result.reliability.filter(pl.col("stage") == stage).drop("stage"), table,
+                           rel_tol=1e-12)  # fmt: skip
+
+
+def test_evaluate_plot_draws_both_stages() -> None:
+    pytest.importorskip("matplotlib")
+    cal = pc.fit_calibrator(sign_changing_log(32, 1_000, groups=2), "p", "y", by="g")
+    figure = cal.evaluate(sign_changing_log(33, 500, groups=2), "p", "y").plot(backend="matplotlib")
+    assert figure.axes
+
+
+# ---------------------------------------------------------------- command line
+
+
+def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # This checkout's package, whichever one the environment has installed.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    return subprocess.run(
+        [sys.executable, "-m", "polars_calib", *map(str, args)],
+        capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False,
+    )  # fmt: skip
+
+
+def test_cli_fit_then_apply(tmp_path: Path) -> None:
+    train, live = sign_changing_log(34, 2_000, groups=2), sign_changing_log(35, 1_000, groups=2)
+    train.write_parquet(tmp_path / "train.parquet")
+    live.write_csv(tmp_path / "live.csv")
+    fitted = run("fit", tmp_path / "train.parquet", "--prob", "p", "--label", "y", "--by", "g",
+                 "--method", "isotonic", "--out", tmp_path / "cal.json", "-q", cwd=tmp_path)  # fmt: skip
+    assert fitted.returncode == 0, fitted.stderr
+    assert "count" in fitted.stdout and fitted.stderr == ""
+    cal = pc.load_calibrator(tmp_path / "cal.json")
+    assert_frame_equal(cal.params, pc.fit_calibrator(train, "p", "y", method="isotonic",
+                                                     by="g").params)  # fmt: skip
+    out = tmp_path / "scored.parquet"
+    done = run("apply", tmp_path / "live.csv", "--calibrator", tmp_path / "cal.json",
+               "--prob", "p", "--out", out, "--column", "p_cal", "-q", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    expected = pl.read_csv(tmp_path / "live.csv").with_columns(p_cal=cal.expr("p"))
+    assert_frame_equal(pl.read_parquet(out), expected)
+
+
+def test_cli_errors_are_one_line(tmp_path: Path) -> None:
+    bad = pl.DataFrame({"p": [0.5] * 20, "y": [1] * 20})
+    bad.write_parquet(tmp_path / "bad.parquet")
+    result = run("fit", tmp_path / "bad.parquet", "--prob", "p", "--label", "y",
+                 "--out", tmp_path / "c.json", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith("polars-calib: error: cannot fit 1")
+    assert "Traceback" not in result.stderr
+    result = run("apply", tmp_path / "bad.parquet", "--calibrator", tmp_path / "none.json",
+                 "--prob", "p", "--out", tmp_path / "o.parquet", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    result = run("fit", tmp_path / "bad.parquet", "--prob", "p", "--label", "y",
+                 "--method", "magic", "--out", tmp_path / "c.json", cwd=tmp_path)  # fmt: skip
+    assert result.returncode == 2 and "invalid choice" in result.stderr
+
+
+def test_refused_rows_of_a_scan_or_of_vectors_raise_too(tmp_path: Path) -> None:
+    bad = sign_changing_log(36, 300).with_columns(
+        p=pl.when(pl.col("p") > 0.9).then(1.5).otherwise(pl.col("p"))
+    )
+    path = tmp_path / "bad.parquet"
+    bad.write_parquet(path)
+    n = int((bad["p"] > 1).sum())
+    with pytest.raises(pc.CalibrationDataError, match=f"outside \\[0, 1\\] in {n} of 300 rows"):
+        pc.fit_calibrator(pl.scan_parquet(path), "p", "y", method="platt")
+    vectors = pl.DataFrame({"probs": [[0.5, 0.6], [0.2, 0.8]] * 10, "cls": [0, 1] * 10})
+    for method in ("temperature", "isotonic"):
+        with pytest.raises(pc.CalibrationDataError, match="vector sum off 1 .* in 10 of 20 rows"):
+            pc.fit_calibrator(vectors, "probs", "cls", method=method)
+
+
+@pytest.mark.parametrize("dtype", [pl.Categorical, pl.Enum(["0", "1", "2"]), pl.Boolean])
+def test_keys_of_other_dtypes_look_up_and_round_trip(tmp_path: Path, dtype: pl.DataType) -> None:
+    df = sign_changing_log(37, 2_000, groups=3).with_columns(
+        k=(pl.col("g") == 1) if dtype == pl.Boolean else pl.col("g").cast(pl.String).cast(dtype)
+    )
+    cal = pc.fit_calibrator(df, "p", "y", method="isotonic", by=["k", "g"])
+    out = df.select(cal.expr("p")).to_series()
+    assert out.null_count() == 0
+    for key in cal.params.select("k", "g").iter_rows():
+        part = df.filter(pl.col("g") == key[1])
+        alone = pc.fit_calibrator(part, "p", "y", method="isotonic")
+        np.testing.assert_allclose(applied(cal, part), applied(alone, part), atol=1e-12)
+    loaded = pc.load_calibrator(cal.save(tmp_path / "k.json"))
+    assert_frame_equal(loaded.params, cal.params)
+    assert_frame_equal(df.select(loaded.expr("p")), df.select(cal.expr("p")))
+
+
+@settings(max_examples=25)
+@given(
+    p=st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.3, 0.31, 0.5, 0.7, 0.9, 1.0]) | st.floats(0, 1),
+               min_size=10, max_size=60),  # fmt: skip
+    data=st.data(),
+)
+def test_isotonic_agrees_with_sklearn_on_generated_logs(p: list[float], data: st.DataObject) -> None:
+    y = data.draw(st.lists(st.integers(0, 1), min_size=len(p), max_size=len(p)))
+    # Positive weights: scikit-learn pools zero-weight rows into an undefined mean (0/0);
+    # we drop them, as MAPIE does.
+    w = data.draw(st.lists(st.floats(0.01, 3.0), min_size=len(p), max_size=len(p)))
+    frame = pl.DataFrame({"p": p, "y": y, "w": w})
+    cal = pc.fit_calibrator(frame, "p", "y", method="isotonic", weight="w", min_rows=1)
+    reference = IsotonicRegression(out_of_bounds="clip").fit(
+        np.array(p), np.array(y), sample_weight=np.array(w)
+    )
+    grid = pl.DataFrame({"p": np.linspace(0, 1, 41)})
+    np.testing.assert_allclose(
+        applied(cal, grid), reference.predict(grid["p"].to_numpy()), atol=1e-12
+    )
+    # Monotone, within [0, 1].
+    out = applied(cal, grid)
+    assert np.all(np.diff(out) >= -1e-15) and out.min() >= 0 and out.max() <= 1
+
+
+def test_labels_other_than_0_1_with_pos_label() -> None:
+    df = sign_changing_log(38, 1_000)
+    named = df.with_columns(outcome=pl.when(pl.col("y") == 1).then(pl.lit("churn"))
+                            .otherwise(pl.lit("stay")))  # fmt: skip
+    cal = pc.fit_calibrator(named, "p", "outcome", method="beta", pos_label="churn")
+    plain = pc.fit_calibrator(df, "p", "y", method="beta")
+    assert_frame_equal(cal.params, plain.params, rel_tol=1e-9)
+    metrics = cal.evaluate(named, "p", "outcome").metrics
+    assert_frame_equal(metrics, plain.evaluate(df, "p", "y").metrics, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("closed", ["right", "left"])
+def test_edge_bins_follow_the_bin_rule_per_group(closed: str) -> None:
+    from polars_calib.binning import GroupedEdges, edge_bins
+
+    rng = np.random.default_rng(40)
+    edges = [np.sort(np.round(rng.random(4), 1)) for _ in range(3)]  # ties, on the grid
+    edges[1][:] = [0.2, 0.2, 0.5, 0.5]
+    p = np.r_[np.round(rng.random(300), 1), 0.0, 1.0, 0.2, 0.5]
+    g = rng.integers(0, 3, len(p))
+    frame = pl.DataFrame({"g": g, "p": p})
+    grouped = GroupedEdges([e.tolist() for e in edges])
+    got = frame.select(edge_bins(pl.col("g"), pl.col("p"), grouped, 5, closed)).to_series()
+    side = "left" if closed == "right" else "right"  # right-closed: edges below p
+    want = [np.searchsorted(edges[gi], pi, side=side) for gi, pi in zip(g, p)]
+    assert got.to_list() == want
+
+
+@pytest.mark.parametrize(("method", "by"), [
+    ("platt", "g"), ("beta", ["g", "s"]), ("histogram", "s"),
+])  # fmt: skip
+def test_parametric_maps_stream_without_an_in_memory_fallback(
+    tmp_path: Path, method: str, by: str | list[str]
+) -> None:
+    df = sign_changing_log(41, 2_000, groups=3).with_columns(s=pl.format("seg-{}", "g"))
+    cal = pc.fit_calibrator(df, "p", "y", method=method, by=by)
+    path = tmp_path / "live.parquet"
+    df.write_parquet(path)
+    query = pl.scan_parquet(path).with_columns(q=cal.expr("p"))
+    graph = query.show_graph(engine="streaming", plan_stage="physical", raw_output=True)
+    assert isinstance(graph, str)
+    # Columnar functions (replace_strict, search_sorted) run in the in-memory engine.
+    assert "columnar-function" not in graph, graph[:2000]
+    assert_frame_equal(query.collect(engine="streaming"), df.with_columns(q=cal.expr("p")))
