@@ -19,7 +19,7 @@ from typing import Any, Literal, get_args
 
 import polars as pl
 
-from polars_calib._exprs import Keys
+from polars_calib._exprs import IntoExpr, Keys
 from polars_calib._options import (
     METRICS,
     SUM_TOLERANCE,
@@ -32,6 +32,7 @@ from polars_calib._options import (
 )
 from polars_calib.binning import binning as make_binning
 from polars_calib.frame import finish_summary
+from polars_calib.resampling import RESAMPLING_KEYS, resamples_for
 from polars_calib.statistics import (
     collect_checked,
     merge_statistics,
@@ -259,6 +260,9 @@ def audit(
     include_small: bool = False,
     correction: Correction | None = "holm",
     confidence: float = 0.95,
+    n_resamples: int | None = 1000,
+    seed: int = 0,
+    id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
     test: AuditTest | None = "auto",
     n_bins: int = 15,
     strategy: Strategy = "uniform",
@@ -304,6 +308,15 @@ def audit(
     confidence
         Level of the intervals, in (0, 1); a slice is ``significant`` when its
         adjusted p-value is below ``1 - confidence``.
+    n_resamples
+        Poisson-bootstrap replicates of the intervals (the resampling of
+        :func:`polars_calib.summary`); ``None``: no intervals (one pass over the
+        data; with replicates, one more pass per 64 of them, as a summary).
+    seed
+        Seed of the draws, an int in ``[0, 2**32)``.
+    id
+        An integer column or expression identifying each row, hashed into its
+        draws (as in :func:`polars_calib.summary`); ``None``: the row's position.
     test
         Each slice's test of the hypothesis that the model is calibrated there:
         ``"spiegelhalter"`` (Spiegelhalter's Z, two-sided; binary data),
@@ -337,7 +350,9 @@ def audit(
         fraction of the used rows), ``mean_predicted`` and ``observed`` (or
         ``mean_confidence`` and ``accuracy``), then per metric ``m``: ``m``,
         ``m_difference`` (``m`` minus the overall ``m``) and ``m_ratio`` (``m``
-        over the overall ``m``); then ``p_value`` (Float64, the slice's test), ``p_adjusted`` (after
+        over the overall ``m``), with `n_resamples` also ``m_lower`` and
+        ``m_upper`` (the percentile bootstrap interval, after ``m``); then
+        ``p_value`` (Float64, the slice's test), ``p_adjusted`` (after
         `correction`), ``too_small`` (Boolean) and ``significant`` (Boolean,
         ``p_adjusted < 1 - confidence``; null without a test).
 
@@ -399,7 +414,7 @@ def audit(
     ...     "y": [0, 1, 1, 0, 0, 1, 1, 0],
     ... })
     >>> result = pc.audit(
-    ...     df, "p", "y", by=["sex", "age"], n_bins=5, min_count=2
+    ...     df, "p", "y", by=["sex", "age"], n_bins=5, min_count=2, n_resamples=None
     ... )
     >>> result.slices.select("slice", "attributes", "count", "ece", "brier")
     shape: (9, 5)
@@ -460,11 +475,15 @@ def audit(
         raise ValueError(msg)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label, reserved=frozenset((*_SLICE_COLUMNS, *_TEST_COLUMNS)),
+        pos_label=pos_label, reserved=frozenset((*_SLICE_COLUMNS, *_TEST_COLUMNS)) | RESAMPLING_KEYS,
     )  # fmt: skip
-    vectors = prepared.reduction is not None
-    tested = None if vectors and test == "auto" else _chosen_test(test, vectors, None)
+    tested = _chosen_test(test, prepared.reduction is not None, n_resamples)
     p_value = None if tested is None else _P_VALUE[tested]
+    methods = ["bootstrap"] if n_resamples is not None else []
+    methods += ["consistency"] if tested == "consistency" else []
+    resamples = resamples_for(  # type: ignore[arg-type]
+        methods or None, 1000 if n_resamples is None else n_resamples, seed, id
+    )
     finished_metrics = [*names, *([p_value] if p_value else [])]
     attributes = list(prepared.keys)
     if not attributes:
@@ -478,8 +497,9 @@ def audit(
 
     # -- one pass: the statistics of the finest cells ----------------------------
     plan = statistics_query(
-        prepared.lf, prepared.problem, attributes, binning, terms_for(finished_metrics)
-    )
+        prepared.lf, prepared.problem, attributes, binning, terms_for(finished_metrics),
+        resamples=resamples,
+    )  # fmt: skip
     cells = collect_checked(prepared, plan)
     n_slices = sum(
         cells.select(subset).n_unique() if subset else 1 for subset in sets
@@ -493,8 +513,9 @@ def audit(
     for subset in sets:
         keyed = dataclasses.replace(prepared, keys=list(subset))
         table = finish_summary(
-            merge_statistics(cells.lazy(), list(subset)), keyed, finished_metrics
-        )
+            merge_statistics(cells.lazy(), list(subset)), keyed, finished_metrics,
+            confidence=None if n_resamples is None else confidence, resampled=bool(resamples),
+        )  # fmt: skip
         finished.append(
             table.select(
                 _slice_label(subset).alias("slice"),

@@ -687,6 +687,8 @@ class AuditOptions:
     min_count: int
     correction: str | None
     confidence: float
+    n_resamples: int | None
+    seed: int
     test: str | None
     reduction: str | None
     out: Path | None
@@ -747,6 +749,11 @@ def _add_audit_parser(commands: Any) -> None:
         help="level of the intervals; the tests' level is 1 - LEVEL (default 0.95)",
     )
     audit.add_argument(
+        "--resamples", type=_count, default=1000, metavar="N",
+        help="bootstrap replicates of the intervals; 0: no intervals (default 1000)",
+    )
+    audit.add_argument("--seed", type=_count, default=0, metavar="N", help="seed of the draws")
+    audit.add_argument(
         "--test", choices=("auto", "spiegelhalter", "consistency", "none"), default="auto",
         help="each slice's test (default auto: Spiegelhalter, or consistency for vectors)",
     )
@@ -783,6 +790,8 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
         min_count=int(args.min_count),
         correction=None if args.correction == "none" else str(args.correction),
         confidence=float(args.confidence),
+        n_resamples=int(args.resamples) or None,
+        seed=int(args.seed),
         test=None if args.test == "none" else str(args.test),
         reduction=args.reduction,
         out=args.out,
@@ -807,6 +816,7 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
         metrics=options.metrics, min_count=options.min_count,  # type: ignore[arg-type]
         n_bins=options.n_bins, correction=options.correction,  # type: ignore[arg-type]
         confidence=options.confidence, weight=options.weight,
+        n_resamples=options.n_resamples, seed=options.seed,
         test=options.test,  # type: ignore[arg-type]
         reduction=options.reduction,  # type: ignore[arg-type]
     )  # fmt: skip

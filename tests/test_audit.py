@@ -24,7 +24,8 @@ import polars_calib as pc
 from polars_calib.audit import MAX_SLICES
 
 N_BINS = 10
-audit = functools.partial(pc.audit)
+# Point estimates unless a test asks for intervals: the bootstrap costs a pass per 64 replicates.
+audit = functools.partial(pc.audit, n_resamples=None)
 
 
 def attributes_log(seed: int, n: int, *, classes: int | None = None) -> pl.DataFrame:
@@ -163,8 +164,8 @@ def test_probability_vectors_with_a_reduction() -> None:
 
 def test_frame_namespaces_and_a_lazy_frame_give_the_same_audit() -> None:
     df = attributes_log(2, 1_000)
-    eager = df.calib.audit("p", "y", by=["sex", "region"])
-    lazy = df.lazy().calib.audit("p", "y", by=["sex", "region"])
+    eager = df.calib.audit("p", "y", by=["sex", "region"], n_resamples=None)
+    lazy = df.lazy().calib.audit("p", "y", by=["sex", "region"], n_resamples=None)
     assert_frame_equal(eager.slices, lazy.slices)
     assert_frame_equal(eager.disparities, lazy.disparities)
 
@@ -177,6 +178,16 @@ def test_a_scan_is_read_once() -> None:
     )  # fmt: skip
     assert source.reads == 1
     assert result.slices.height > 20
+
+
+def test_with_intervals_a_scan_is_read_as_often_as_by_one_summary() -> None:
+    # The resampling's own passes (the observed sums, then one per chunk of replicates).
+    data = attributes_log(3, 500)
+    options = {"n_resamples": 70, "confidence": 0.9, "metrics": ["ece"]}
+    summary_source, audit_source = CountingSource(data), CountingSource(data)
+    pc.summary(summary_source.frame(), "p", "y", by=["sex", "age"], **options).collect()
+    audit(audit_source.frame(), "p", "y", by=["sex", "age"], test=None, **options)
+    assert audit_source.reads == summary_source.reads <= 3
 
 
 # --------------------------------------------------------------------------
@@ -437,11 +448,15 @@ def test_cli_audit_writes_the_tables_and_the_forest_plot(tmp_path: Path) -> None
     out = tmp_path / "out"
     result = audit_cli(
         log, "--prob", "p", "--label", "y", "--by", "sex,age,region",
-        "--max-order", "2", "--bins", "10", "--min-count", "500", "--out", out, cwd=tmp_path,
+        "--max-order", "2", "--bins", "10", "--min-count", "500", "--resamples", "20",
+        "--seed", "4", "--out", out, cwd=tmp_path,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "sex=F, age=65+" in result.stdout
-    expected = audit(df, "p", "y", by=["sex", "age", "region"], n_bins=10, min_count=500)
+    expected = audit(
+        df, "p", "y", by=["sex", "age", "region"], n_bins=10, min_count=500, n_resamples=20,
+        seed=4,
+    )  # fmt: skip
     assert_frame_equal(pl.read_parquet(out / "slices.parquet"), expected.slices)
     assert_frame_equal(pl.read_parquet(out / "disparities.parquet"), expected.disparities)
     csv = pl.read_csv(out / "slices.csv")
@@ -472,6 +487,25 @@ def test_cli_audit_errors_are_one_line(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------
 
 
+def test_rolled_up_intervals_and_p_values_equal_each_slice_resampled_directly() -> None:
+    df = attributes_log(10, 1_500).with_columns(request=pl.int_range(pl.len(), dtype=pl.Int64))
+    options = {"n_bins": N_BINS, "confidence": 0.9, "n_resamples": 25, "seed": 3, "id": "request"}
+    result = audit(
+        df, "p", "y", by=["sex", "member"], metrics=["ece", "brier"], test="consistency",
+        min_count=0, correction=None, **options,
+    )  # fmt: skip
+    columns = ["ece", "ece_lower", "ece_upper", "brier", "brier_lower", "brier_upper"]
+    for row in result.slices.iter_rows(named=True):
+        rows = df.filter(_in_slice(row, row["attributes"]))
+        direct = pc.summary(
+            rows, "p", "y", metrics=["ece", "brier", "consistency_p"], **options
+        ).row(0, named=True)
+        for column in columns:
+            assert row[column] == pytest.approx(direct[column], abs=1e-12), (row["slice"], column)
+        assert row["p_value"] == direct["consistency_p"]
+        assert row["p_adjusted"] == row["p_value"]
+
+
 def test_p_values_adjusted_across_all_slices_as_statsmodels_does() -> None:
     from statsmodels.stats.multitest import multipletests
 
@@ -479,7 +513,7 @@ def test_p_values_adjusted_across_all_slices_as_statsmodels_does() -> None:
     for correction, method in (("holm", "holm"), ("bh", "fdr_bh")):
         result = audit(
             df, "p", "y", by=["sex", "age"], correction=correction,  # type: ignore[arg-type]
-            confidence=0.99,
+            n_resamples=None, confidence=0.99,
         )  # fmt: skip
         slices = result.slices
         expected = multipletests(slices["p_value"].to_numpy(), method=method, alpha=0.01)
