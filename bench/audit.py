@@ -8,8 +8,9 @@ audit        ``pc.audit(df, "p", "y", by=[sex, age_band, region], max_order=3,
              metrics=["ece", "brier"])`` with bootstrap intervals when the installed
              package has them (``n_resamples``): every slice, disparities, p-values
 summary      ``pc.summary(df, "p", "y", by=[sex, age_band, region], ...)`` with the
-             same metrics and intervals: the 24 finest cells only (target: the audit
-             within 2x of it)
+             same metrics and intervals (and ``spiegelhalter_p``, the audit's test, so
+             that both compute the same table): the 24 finest cells only (target: the
+             audit within 2x of it)
 fairlearn    ``MetricFrame(metrics={"ece": ..., "brier": ...})`` on a pandas frame,
              once per attribute set (7 sets: what the audit reports), point estimates
              only (fairlearn's bootstrap, ``n_boot``, refits every metric per
@@ -33,6 +34,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -95,21 +97,23 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     df = data(args.rows)
-    intervals: dict[str, object] = {}
+    intervals: dict[str, Any] = {}
     if "n_resamples" in inspect.signature(pc.audit).parameters:
         intervals = {"confidence": 0.95, "n_resamples": args.resamples, "seed": 0}
-    common = {"n_bins": N_BINS, "metrics": METRICS}
+    common: dict[str, Any] = {"n_bins": N_BINS, "metrics": METRICS}
 
     def audit() -> object:
-        return pc.audit(df, "p", "y", by=BY, max_order=3, **common, **intervals)  # type: ignore[arg-type]
+        return pc.audit(df, "p", "y", by=BY, max_order=3, **common, **intervals)
 
-    points = {"n_resamples": None} if intervals else {}
+    points: dict[str, Any] = {"n_resamples": None} if intervals else {}
 
     def audit_points() -> object:
-        return pc.audit(df, "p", "y", by=BY, max_order=3, **common, **points)  # type: ignore[arg-type]
+        return pc.audit(df, "p", "y", by=BY, max_order=3, **common, **points)
 
     def summary() -> object:
-        return pc.summary(df, "p", "y", by=BY, **common, **intervals)  # type: ignore[arg-type]
+        # The same table as the audit's: its metrics and each slice's Spiegelhalter sums.
+        tested = {**common, "metrics": [*METRICS, "spiegelhalter_p"]}
+        return pc.summary(df, "p", "y", by=BY, **tested, **intervals)
 
     from fairlearn.metrics import MetricFrame
 

@@ -14,10 +14,12 @@ from typing import Literal, TypeVar, get_args
 
 __all__ = [
     "Alternative",
+    "AuditTest",
     "BinAverage",
     "CalibrationMethod",
     "Closed",
     "Compat",
+    "Correction",
     "ConsistencyMetric",
     "Diagnostic",
     "Distance",
@@ -107,6 +109,13 @@ LossStrategy = Literal["uniform", "quantile", "unique"]
 TopLabelAverage = Literal["macro", "weighted"]
 """Top-label ECE: unweighted mean over predicted classes, or weighted by their share."""
 
+Correction = Literal["holm", "bh"]
+"""Multiple-testing control: Holm's step-down (family-wise error) or Benjamini–Hochberg (FDR)."""
+
+AuditTest = Literal["auto", "spiegelhalter", "consistency"]
+"""The test of each slice of an audit (``"auto"``: Spiegelhalter for binary data,
+the consistency-resampling test of ECE for probability vectors)."""
+
 Compat = Literal["sklearn", "netcal", "torchmetrics", "mapie"]
 """A peer library whose bins a metric reproduces (see ``docs/conventions.md``)."""
 
@@ -128,6 +137,8 @@ ALTERNATIVES: tuple[Alternative, ...] = get_args(Alternative)
 SCORES: tuple[Score, ...] = get_args(Score)
 LOSS_STRATEGIES: tuple[LossStrategy, ...] = get_args(LossStrategy)
 TOP_LABEL_AVERAGES: tuple[TopLabelAverage, ...] = get_args(TopLabelAverage)
+CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
+AUDIT_TESTS: tuple[AuditTest, ...] = get_args(AuditTest)
 PEERS: tuple[Compat, ...] = get_args(Compat)
 DISTANCES: tuple[Distance, ...] = get_args(Distance)
 KERNELS: tuple[Kernel, ...] = get_args(Kernel)

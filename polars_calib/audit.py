@@ -21,11 +21,16 @@ import polars as pl
 
 from polars_calib._exprs import IntoExpr, Keys
 from polars_calib._options import (
+    AUDIT_TESTS,
+    CORRECTIONS,
     METRICS,
     SUM_TOLERANCE,
+    AuditTest,
     Closed,
+    Correction,
     Metric,
     Reduction,
+    Resampling,
     Strategy,
     check_choice,
     check_confidence,
@@ -42,24 +47,8 @@ from polars_calib.statistics import (
 )
 from polars_calib.validation import CalibrationDataError
 
-__all__ = [
-    "CORRECTIONS",
-    "MAX_SLICES",
-    "Audit",
-    "Correction",
-    "adjusted_p_values",
-    "audit",
-]
+__all__ = ["MAX_SLICES", "Audit", "adjusted_p_values", "audit"]
 
-Correction = Literal["holm", "bh"]
-"""Multiple-testing control: Holm's step-down (family-wise error) or Benjamini–Hochberg (FDR)."""
-
-AuditTest = Literal["auto", "spiegelhalter", "consistency"]
-"""The test of each slice's calibration (``"auto"``: Spiegelhalter for binary data,
-the consistency-resampling test of ECE for probability vectors)."""
-
-CORRECTIONS: tuple[Correction, ...] = get_args(Correction)
-AUDIT_TESTS: tuple[AuditTest, ...] = get_args(AuditTest)
 _P_VALUE = {"spiegelhalter": "spiegelhalter_p", "consistency": "consistency_p"}
 
 MAX_SLICES = 10_000
@@ -358,7 +347,8 @@ def audit(
 
         ``disparities``: one row per attribute set (each non-empty set of up to
         ``max_order`` attributes) and metric, over the set's slices of at least
-        ``min_count`` rows (all of them with `include_small`): ``attributes``, ``order``, ``metric``, ``overall``,
+        ``min_count`` rows (all of them with `include_small`): ``attributes``,
+        ``order``, ``metric``, ``overall``,
         ``groups`` (slices compared), ``small`` (slices left out),
         ``group_min``, ``group_max``, ``difference`` (max − min),
         ``difference_to_overall`` (largest ``|m - overall|``), ``ratio``
@@ -475,13 +465,15 @@ def audit(
         raise ValueError(msg)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label, reserved=frozenset((*_SLICE_COLUMNS, *_TEST_COLUMNS)) | RESAMPLING_KEYS,
+        pos_label=pos_label,
+        reserved=frozenset((*_SLICE_COLUMNS, *_TEST_COLUMNS)) | RESAMPLING_KEYS,
     )  # fmt: skip
     tested = _chosen_test(test, prepared.reduction is not None, n_resamples)
     p_value = None if tested is None else _P_VALUE[tested]
-    methods = ["bootstrap"] if n_resamples is not None else []
-    methods += ["consistency"] if tested == "consistency" else []
-    resamples = resamples_for(  # type: ignore[arg-type]
+    methods: list[Resampling] = ["bootstrap"] if n_resamples is not None else []
+    if tested == "consistency":
+        methods.append("consistency")
+    resamples = resamples_for(
         methods or None, 1000 if n_resamples is None else n_resamples, seed, id
     )
     finished_metrics = [*names, *([p_value] if p_value else [])]
@@ -536,8 +528,9 @@ def audit(
     # The metrics as the summary names them (after the two means), without their bounds.
     first = slices.columns.index("observed" if "observed" in slices.columns else "accuracy") + 1
     metric_columns = [
-        c for c in slices.columns[first:] if not c.endswith(("_lower", "_upper")) and c != "p_value"
-    ]
+        c for c in slices.columns[first:]
+        if not c.endswith(("_lower", "_upper")) and c != "p_value"
+    ]  # fmt: skip
     slices = _compared(slices, metric_columns, min_count, correction, 1.0 - confidence)
     disparities = _disparities(slices, sets[1:], metric_columns, include_small)
     return Audit(

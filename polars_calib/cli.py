@@ -847,7 +847,8 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     except ImportError:
         pass
     try:
-        save_png(plot_audit(result, backend="matplotlib", title=title), out / "forest.png", scale=1.5)
+        figure = plot_audit(result, backend="matplotlib", title=title)
+        save_png(figure, out / "forest.png", scale=1.5)
     except ImportError:
         print(
             f"{PROG}: note: skipped forest.png (the plot extra is not installed: {INSTALL_HINT})",

@@ -143,7 +143,8 @@ def _drawing_frame(
     else:
         msg = f"`audit` must be an Audit or its slices table, got {type(audit).__name__}"
         raise TypeError(msg)
-    missing = [c for c in ("slice", "order", "count", "too_small", column) if c not in table.columns]
+    needed = ("slice", "order", "count", "too_small", column)
+    missing = [name for name in needed if name not in table.columns]
     if missing:
         msg = (
             f"`audit` is not an audit's slices table: missing column(s) {', '.join(missing)}"
