@@ -176,6 +176,14 @@ def test_frame_namespaces_and_a_lazy_frame_give_the_same_audit() -> None:
     assert_frame_equal(eager.disparities, lazy.disparities)
 
 
+def test_the_audit_uses_no_unstable_polars_feature() -> None:
+    df = attributes_log(12, 300)
+    with pl.Config(warn_unstable=True):  # warnings are errors in the suite
+        result = audit(df, "p", "y", by=["sex", "age"], n_resamples=10, min_count=0)
+        pc.plot_audit(result, backend="matplotlib")
+    assert result.slices.height > 3
+
+
 def test_a_scan_is_read_once() -> None:
     source = CountingSource(attributes_log(3, 2_000))
     result = audit(
