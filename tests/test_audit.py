@@ -166,6 +166,12 @@ def test_probability_vectors_with_a_reduction() -> None:
             )
             for column in ("accuracy", name, "brier"):
                 assert row[column] == pytest.approx(direct[column].item(), abs=1e-12)
+    # Vectors are tested by the consistency test of ECE ("auto"), from replicates
+    tested = audit(df, "probs", "cls", by="sex", n_resamples=9, n_bins=N_BINS, min_count=0)
+    p_values = tested.slices["p_value"]
+    assert p_values.null_count() == 0 and p_values.is_between(0.1, 1.0).all()  # k / 10
+    named = ["confidence_ece", "confidence_ece_lower", "confidence_ece_upper"]
+    assert tested.slices.columns[8:11] == named
 
 
 def test_frame_namespaces_and_a_lazy_frame_give_the_same_audit() -> None:
