@@ -190,14 +190,21 @@ def test_the_audit_uses_no_unstable_polars_feature() -> None:
     assert result.slices.height > 3
 
 
-def test_a_scan_is_read_once() -> None:
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_a_scan_is_read_once(engine: str) -> None:
     source = CountingSource(attributes_log(3, 2_000))
-    result = audit(
-        source.frame(), "p", "y", by=["sex", "age", "region"], max_order=3,
-        metrics=["ece", "brier", "log_loss"],
-    )  # fmt: skip
+    with pl.Config(engine_affinity=engine):  # type: ignore[arg-type]
+        result = audit(
+            source.frame(), "p", "y", by=["sex", "age", "region"], max_order=3,
+            metrics=["ece", "brier", "log_loss"],
+        )  # fmt: skip
     assert source.reads == 1
     assert result.slices.height > 20
+    assert_frame_equal(
+        result.slices,
+        audit(source.data, "p", "y", by=["sex", "age", "region"], max_order=3,
+              metrics=["ece", "brier", "log_loss"]).slices,
+    )  # fmt: skip
 
 
 def test_with_intervals_a_scan_is_read_as_often_as_by_one_summary() -> None:
