@@ -810,7 +810,8 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
 
     progress(f"scanning {options.log}")
     lf = scan(options.log)
-    progress("auditing every slice (one pass over the log)...")
+    passes = "" if options.n_resamples is None else " and one per 64 bootstrap replicates"
+    progress(f"auditing every slice (one pass over the log{passes})...")
     result = audit(
         lf, options.prob, options.label, by=options.by, max_order=options.max_order,
         metrics=options.metrics, min_count=options.min_count,  # type: ignore[arg-type]
