@@ -193,11 +193,12 @@ def _altair(
         alt.Tooltip(f"{_LOWER}:Q", format=".4f", title="lower"),
         alt.Tooltip(f"{_UPPER}:Q", format=".4f", title="upper"),
     ]  # fmt: skip
+    axis = alt.Axis(tickCount=8, labelOverlap=True)
     base = alt.Chart(frame)
     intervals = base.mark_rule(strokeWidth=1.5).encode(
-        x=alt.X(f"{_LOWER}:Q", title=column), x2=f"{_UPPER}:Q", y=y, color=colour
+        x=alt.X(f"{_LOWER}:Q", title=column, axis=axis), x2=f"{_UPPER}:Q", y=y, color=colour
     )
-    x = alt.X(f"{column}:Q", title=column)
+    x = alt.X(f"{column}:Q", title=column, axis=axis)
     points = (
         base.mark_point(size=50, opacity=1.0, filled=True)
         .encode(x=x, y=y, color=colour, tooltip=tooltip)
