@@ -36,6 +36,7 @@ from polars_calib._options import SUM_TOLERANCE, Closed, Compat, Reduction
 from polars_calib._problem import Check
 from polars_calib.binning import Binning
 from polars_calib.binning import binning as make_binning
+from polars_calib.resampling import RESAMPLING_KEYS, Resample
 from polars_calib.statistics import (
     Partial,
     Prepared,
@@ -53,6 +54,7 @@ __all__ = [
     "EngineSpec",
     "column_keys",
     "engine_of",
+    "engine_resamples",
     "engine_statistics",
     "local_spark",
     "read_with",
@@ -75,6 +77,31 @@ def column_keys(by: object) -> tuple[str, ...]:
         msg = f"`by` must be column names for a Spark or Dask DataFrame, got {by!r}"
         raise TypeError(msg)
     return tuple(keys)
+
+
+def engine_resamples(resamples: Sequence[Resample], engine: Engine) -> tuple[Resample, ...]:
+    """Resampling requests an engine can run: each keyed by a row identity column.
+
+    A row's draws are hashed from its identity; the default identity, the row's
+    position, depends on how the engine partitions and orders the rows, so on an
+    engine `id` is required (``ValueError`` without it) and is a column name
+    (``TypeError`` otherwise: the workers rebuild the query from plain values).
+    """
+    for resample in resamples:
+        if resample.id is None:
+            msg = (
+                f"resampling on {engine} needs `id=`, a column holding a unique integer row "
+                "id: the default (the row's position) depends on the partitioning, so the "
+                "draws would differ from run to run"
+            )
+            raise ValueError(msg)
+        if not isinstance(resample.id, str):
+            msg = (
+                f"`id` must be a column name for a Spark or Dask DataFrame, got {resample.id!r} "
+                "(add the column on the engine first)"
+            )
+            raise TypeError(msg)
+    return tuple(resamples)
 
 
 def engine_of(data: object) -> Engine | None:
@@ -113,6 +140,8 @@ class EngineSpec:
     terms: tuple[str, ...] = ("squared_error", "log_loss")
     time: str | None = None
     every: str | None = None
+    resamples: tuple[Resample, ...] = ()
+    """Resampling requests; their `id` is a column name (see :func:`engine_resamples`)."""
 
     @property
     def binning(self) -> Binning:
@@ -121,8 +150,14 @@ class EngineSpec:
     @property
     def columns(self) -> list[str]:
         """The columns read: the probability, label, weight, time and keys."""
-        named = (self.prob, self.label, self.weight, self.time, *self.by)
+        named = (self.prob, self.label, self.weight, self.time, *self.by, *self.identity)
         return list(dict.fromkeys(name for name in named if name is not None))
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """The row identity column of the resamplings (none without them)."""
+        ids = {resample.id for resample in self.resamples}
+        return tuple(name for name in ids if isinstance(name, str))
 
     def prepared(self, frame: pl.DataFrame | pl.LazyFrame) -> Prepared:
         """The problem and keys of `frame` (its schema is checked, no data read)."""
@@ -130,14 +165,16 @@ class EngineSpec:
             frame, self.prob, self.label, by=list(self.by), weight=self.weight,
             reduction=self.reduction, sum_tol=self.sum_tol, pos_label=self.pos_label,
             time=self.time, every=self.every,
+            reserved=RESAMPLING_KEYS if self.resamples else frozenset(),
         )  # fmt: skip
 
     def partial(self, frame: pl.DataFrame) -> Partial:
         """The partial aggregation of `frame`'s rows (a plan)."""
         prepared = self.prepared(frame)
         return partial_statistics(
-            prepared.lf, prepared.problem, prepared.keys, self.binning, self.terms
-        )
+            prepared.lf, prepared.problem, prepared.keys, self.binning, self.terms,
+            resamples=self.resamples,
+        )  # fmt: skip
 
     def partial_table(self, frame: pl.DataFrame) -> pl.DataFrame:
         """The partial table of `frame`'s rows, collected (runs on a worker)."""
@@ -177,7 +214,10 @@ def _merge_counts(parts: Sequence[pl.DataFrame], checks: Sequence[Check]) -> pl.
 
 
 def engine_statistics(
-    data: Any, spec: EngineSpec, engine: Engine | None = None
+    data: Any,
+    spec: EngineSpec,
+    engine: Engine | None = None,
+    check: Callable[[Prepared], None] | None = None,
 ) -> tuple[pl.DataFrame, Prepared]:
     """The statistics table of `data` (a Spark or Dask DataFrame), computed on its engine.
 
@@ -185,7 +225,8 @@ def engine_statistics(
     :func:`~polars_calib.bin_statistics`), and the prepared problem (for finishers
     that need the keys and reduction). Raises
     :class:`~polars_calib.CalibrationDataError` on a missing or mistyped column (from
-    the schema, before any job) and on refused rows (counted on the engine).
+    the schema, before any job) and on refused rows (counted on the engine); `check`
+    (the caller's argument checks that need the problem) runs before any job too.
     """
     engine = engine or engine_of(data)
     if engine == "spark":
@@ -197,6 +238,8 @@ def engine_statistics(
         raise TypeError(msg)
     empty = runner.empty()
     prepared = spec.prepared(empty)  # the schema check, before any job
+    if check is not None:
+        check(prepared)
     template = spec.partial(empty)
     table = runner.partial_table(template)
     merged = Partial(

@@ -1004,13 +1004,20 @@ def bin_statistics(
     names = check_metrics(metrics, tests=True)
     resamples = resamples_for(resampling, n_resamples, seed, id)
     # Imported here: the engines' module builds on this one.
-    from polars_calib._engines import EngineSpec, column_keys, engine_of, engine_statistics
+    from polars_calib._engines import (
+        EngineSpec,
+        column_keys,
+        engine_of,
+        engine_resamples,
+        engine_statistics,
+    )
 
     engine = engine_of(data)
     if engine is not None:
         spec = EngineSpec(
             prob, label, column_keys(by), weight, reduction, sum_tol, pos_label, n_bins,
             closed, compat, tuple(terms_for(names)),
+            resamples=engine_resamples(resamples, engine),
         )  # fmt: skip
         if strategy != "uniform":
             msg = (
@@ -1018,10 +1025,11 @@ def bin_statistics(
                 f"got strategy={strategy!r}"
             )
             raise ValueError(msg)
-        if resamples:
-            msg = f"{engine} statistics do not carry replicates yet: compute them in Polars"
-            raise ValueError(msg)
-        return engine_statistics(data, spec, engine)[0]
+
+        def check(prepared: Prepared) -> None:
+            check_diagnostics(names, n_bins, prepared.reduction is not None)
+
+        return engine_statistics(data, spec, engine, check)[0]
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, reserved=RESAMPLING_KEYS if resamples else frozenset(),
