@@ -322,3 +322,91 @@ def test_dask_numpy_nan_is_missing(dask_client: Any) -> None:
     with_nan = df.with_columns(p=pl.col("p").fill_null(float("nan")))
     with pytest.raises(pc.CalibrationDataError, match="probability NaN"):
         pc.bin_statistics(with_nan, "p", "y", by="g", weight="w")
+
+
+# Resampling on the engines (issue 15 x issue 11): the replicate keys and their sums are
+# columns of the partial table, so they run on every engine with no engine code.
+DIAGNOSTIC_METRICS: list[Any] = [
+    "ece", "brier", "spiegelhalter_z", "spiegelhalter_p", "hosmer_lemeshow_p",
+    "brier_decomposition", "log_loss_calibration_loss",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def replicated() -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """20k rows with ids far from their positions (negative, above 2**32); the same rows
+    shuffled (as an engine gets them); their Polars table with 32 replicates of each method."""
+    df = make_log(21, 20_000, groups=3, nulls=0.01).with_columns(
+        rid=(pl.int_range(pl.len(), dtype=pl.Int64) - 10_000) * 3_000_000_007
+    )
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
+    want = pc.bin_statistics(df, "p", "y", **REPLICATED)
+    return df, shuffled, want
+
+
+REPLICATED: dict[str, Any] = {
+    "by": "g", "weight": "w", "resampling": ["bootstrap", "consistency"], "n_resamples": 32,
+    "seed": 11, "id": "rid", "metrics": DIAGNOSTIC_METRICS,
+}  # fmt: skip
+
+
+def test_replicates_match_polars(
+    to_engine: Convert, replicated: tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]
+) -> None:
+    """Bootstrap and consistency replicates on the engine, from shuffled rows in three
+    partitions: the Polars table (counts exactly), intervals and p-values."""
+    df, shuffled, want = replicated
+    got = pc.bin_statistics(to_engine(shuffled), "p", "y", **REPLICATED)
+    assert got.schema == want.schema
+    assert got["count"].to_list() == want["count"].to_list()
+    assert_frame_equal(got, want, **TOL)
+    assert want.filter(pl.col("resampling") == "bootstrap")["replicate"].n_unique() == 32
+    names: list[Any] = ["ece", "mce", "brier", "spiegelhalter_p", "consistency_p", "consistency_p_brier"]
+    got_metrics = pc.metrics_from_statistics(got, by="g", metrics=names, confidence=0.9)
+    want_metrics = pc.metrics_from_statistics(want, by="g", metrics=names, confidence=0.9)
+    assert_frame_equal(got_metrics, want_metrics, **TOL)
+    assert got_metrics["ece_lower"].null_count() == 0
+
+
+def test_replicates_of_vectors(to_engine: Convert) -> None:
+    """Probability vectors: Poisson weights and labels drawn from the categorical."""
+    df = make_log(22, 6_000, groups=2, classes=3).with_columns(
+        pl.col("probs").cast(pl.List(pl.Float64)), rid=pl.int_range(pl.len(), dtype=pl.Int64)
+    )
+    options: dict[str, Any] = {
+        "by": "g", "reduction": "top_label", "resampling": ["bootstrap", "consistency"],
+        "n_resamples": 8, "id": "rid",
+    }  # fmt: skip
+    got = pc.bin_statistics(to_engine(df.reverse(), partitions=2), "probs", "cls", **options)
+    assert_frame_equal(got, pc.bin_statistics(df, "probs", "cls", **options), **TOL)
+
+
+def test_diagnostic_sums_on_engines(to_engine: Convert) -> None:
+    """Spiegelhalter, Hosmer-Lemeshow and decomposition terms are partial-table sums."""
+    df = make_log(23, 20_000, groups=3)
+    options: dict[str, Any] = {"by": "g", "weight": "w", "metrics": DIAGNOSTIC_METRICS}
+    got = pc.bin_statistics(to_engine(df), "p", "y", **options)
+    want = pc.bin_statistics(df, "p", "y", **options)
+    assert {"sum_spiegelhalter_numerator", "sum_squared_p", "sum_p_y"} <= set(got.columns)
+    assert_frame_equal(got, want, **TOL)
+    metrics = pc.metrics_from_statistics(got, by="g", metrics=DIAGNOSTIC_METRICS)
+    assert_frame_equal(
+        metrics, pc.metrics_from_statistics(want, by="g", metrics=DIAGNOSTIC_METRICS), **TOL
+    )
+    assert metrics["spiegelhalter_p"].null_count() == 0
+
+
+def test_engine_argument_errors(to_engine: Convert) -> None:
+    """Before any job: resampling without a row id column, and tests of vectors."""
+    df = make_log(24, 300, classes=3).with_columns(rid=pl.int_range(pl.len()), s=pl.lit("a"))
+    data = to_engine(df)
+    with pytest.raises(ValueError, match="needs `id=`.*depends on the partitioning"):
+        pc.bin_statistics(data, "p", "y", resampling="bootstrap")
+    with pytest.raises(TypeError, match="`id` must be a column name"):
+        pc.bin_statistics(data, "p", "y", resampling="bootstrap", id=pl.col("rid"))
+    with pytest.raises(TypeError, match="`id` must be an integer column"):
+        pc.bin_statistics(data, "p", "y", resampling="bootstrap", id="s")
+    with pytest.raises(ValueError, match="not probability vectors"):
+        pc.bin_statistics(data, "probs", "cls", metrics=["spiegelhalter_p"])
+    with pytest.raises(ValueError, match="n_bins` >= 3"):
+        pc.bin_statistics(data, "p", "y", n_bins=2, metrics=["hosmer_lemeshow"])
