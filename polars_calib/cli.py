@@ -48,7 +48,7 @@ from polars_calib.plot import (
     plot_reliability,
     save_png,
 )
-from polars_calib.resampling import TESTED_METRIC, resamples_for
+from polars_calib.resampling import TESTED_METRIC, Resample, resamples_for
 from polars_calib.statistics import (
     Prepared,
     collect_checked,
@@ -235,7 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "--id", metavar="COL",
-        help="integer row-identity column of the resampling draws (default: row position)",
+        help=(
+            "integer row-identity column of the resampling draws (default: row position; "
+            "required with --engine)"
+        ),
     )
     report.add_argument(
         "--reduction", choices=REDUCTIONS, metavar="{" + ",".join(REDUCTIONS) + "}",
@@ -441,12 +444,18 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     )
     lf: pl.LazyFrame | None = None
     if options.engine is not None:
-        if resamples:
-            msg = f"--engine {options.engine} does not compute replicates yet: drop --resamples"
+        if resamples and options.id is None:
+            msg = (
+                f"--engine {options.engine} with replicates (--resamples, a consistency "
+                "p-value) needs --id COL, a unique integer row id: a row's position "
+                "depends on the partitioning"
+            )
             raise UsageError(msg)
         # The engine reads the log (a path Polars may not reach).
         progress(f"computing the statistics with {options.engine} (one pass over the log)...")
-        stats, prepared = _engine_statistics(options, options.reduction, options.metrics)
+        stats, prepared = _engine_statistics(
+            options, options.reduction, options.metrics, resamples=resamples
+        )
     else:
         progress(f"scanning {options.log}")
         lf = scan(options.log)
@@ -606,10 +615,14 @@ def _reliability_table(
 
 
 def _engine_statistics(
-    options: ReportOptions, reduction: str | None, metrics: list[str], by_time: bool = True
+    options: ReportOptions,
+    reduction: str | None,
+    metrics: list[str],
+    by_time: bool = True,
+    resamples: Sequence[Resample] = (),
 ) -> tuple[pl.DataFrame, Prepared]:
     """The statistics of `options` computed by ``--engine`` (Spark or Dask reading the log)."""
-    from polars_calib._engines import EngineSpec, engine_statistics, read_with
+    from polars_calib._engines import EngineSpec, engine_resamples, engine_statistics, read_with
 
     engine: Engine = "spark" if options.engine == "spark" else "dask"
     try:
@@ -623,6 +636,7 @@ def _engine_statistics(
         n_bins=options.n_bins, closed=options.closed,  # type: ignore[arg-type]
         terms=tuple(terms_for(metrics)),
         time=options.time if by_time else None, every=options.every if by_time else None,
+        resamples=engine_resamples(resamples, engine),
     )  # fmt: skip
     return engine_statistics(data, spec, engine)
 

@@ -410,3 +410,26 @@ def test_engine_argument_errors(to_engine: Convert) -> None:
         pc.bin_statistics(data, "probs", "cls", metrics=["spiegelhalter_p"])
     with pytest.raises(ValueError, match="n_bins` >= 3"):
         pc.bin_statistics(data, "p", "y", n_bins=2, metrics=["hosmer_lemeshow"])
+
+
+def test_cli_engine_replicates(
+    dask_client: Any, tmp_path: Path, example_log: pl.DataFrame, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --engine dask --resamples N --id COL``: Polars' intervals and p-values;
+    without ``--id``, a usage error."""
+    from polars_calib.cli import main
+
+    log = tmp_path / "log"
+    log.mkdir()
+    for i, part in enumerate(example_log.reverse().iter_slices(7_000)):
+        part.write_parquet(log / f"part-{i}.parquet")
+    common = ["report", str(log), "--prob", "p", "--label", "y", "--by", "model", "-q",
+              "--resamples", "16", "--metrics", "ece,consistency_p"]  # fmt: skip
+    assert main([*common, "--engine", "dask"]) == 2
+    assert "--engine dask with replicates" in capsys.readouterr().err
+    ided = [*common, "--id", "request_id"]
+    assert main([*ided, "--engine", "dask", "--out", str(tmp_path / "dask")]) == 0
+    assert main([*ided, "--out", str(tmp_path / "polars")]) == 0
+    got = pl.read_parquet(tmp_path / "dask" / "summary.parquet")
+    assert {"ece_lower", "consistency_p"} <= set(got.columns)
+    assert_frame_equal(got, pl.read_parquet(tmp_path / "polars" / "summary.parquet"), **TOL)
