@@ -16,7 +16,10 @@ engine (a second pass, only when there are some).
 
 Nothing here compares a probability with an edge, decides which rows are valid or
 defines a sum: a new row term or key added to ``Problem`` / ``partial_statistics``
-runs on every engine as it is. The engines are never imported unless the data are
+runs on every engine as it is: the resampling replicates (a ``replicate`` key) run
+so, the request shipped as plain values and the draws keyed by the ``id`` column, which
+an engine requires (:func:`engine_resamples`: a row's position depends on the
+partitioning). The engines are never imported unless the data are
 one of their frames (the caller has imported the engine then).
 """
 

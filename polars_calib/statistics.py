@@ -942,7 +942,8 @@ def bin_statistics(
         An integer column or expression identifying each row, from which (with the
         seed and the replicate) its draws are hashed; ``None``: the row's position in
         `data`, which reproduces across engines and thread counts but not across
-        partitions (give an id to merge tables of partitions).
+        partitions (give an id to merge tables of partitions). Spark and Dask data
+        need it (a column name), so that the draws do not depend on the partitioning.
 
     Returns
     -------
@@ -969,6 +970,8 @@ def bin_statistics(
         missing or mistyped column. A LazyFrame is checked from its schema only; its
         refused rows are counted in the plan (the null-bin rows). Spark and Dask data
         raise as a DataFrame does, their refused rows counted on the engine.
+    ValueError
+        Spark or Dask data with `resampling` and no `id` (as every bad option value).
 
     Notes
     -----
