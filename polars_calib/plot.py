@@ -692,7 +692,7 @@ def plot_metric_over_time(
                 alt.Tooltip(f"{_escape(name)}:Q", format=".4f", title=name)
                 for name in ((lower, upper) if band else ())
             ),
-            *([alt.Tooltip("count:Q", format=",")] if carried else []),
+            *([alt.Tooltip("count:Q", format=",", title="count")] if carried else []),
         ]
         base = alt.Chart(frame)
         line = base.mark_line(point=True, invalid=None).encode(
