@@ -199,7 +199,10 @@ def plot_reliability(
 
 
 def save_png(
-    chart: AltairChart | alt.LayerChart | Figure, path: str | Path, *, scale: float = 2.0
+    chart: AltairChart | alt.LayerChart | alt.FacetChart | Figure,
+    path: str | Path,
+    *,
+    scale: float = 2.0,
 ) -> Path:
     """Write a diagram from :func:`plot_reliability` to a PNG file.
 
@@ -743,7 +746,7 @@ def plot_metric_over_time(
             label.set_horizontalalignment("right")
     grid[0, 0].set_ylabel(metric)
     if keys:
-        shown_lines = {}  # every panel's groups, once each, in order
+        shown_lines: dict[str, Any] = {}  # every panel's groups, once each, in order
         for axes in grid[0]:
             for handle, label in zip(*axes.get_legend_handles_labels()):
                 shown_lines.setdefault(label, handle)

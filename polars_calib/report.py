@@ -388,7 +388,7 @@ def audit_section(result: Audit, interval: float | None = None, k: int = 10) -> 
     """
     metric = result.metrics[0]
     table = result.worst(k).drop("attributes", *result.by)
-    order = int(result.slices.get_column("order").max() or 0)
+    order = max(result.slices.get_column("order").to_list(), default=0)
     n_slices = result.slices.height - 1  # the overall row is no slice
     size = f"slices of at least {result.min_count:,} rows" if not result.include_small else "slices"
     intro = (
@@ -493,11 +493,11 @@ def report_tables(
         stats = stats.filter(pl.col("resampling").is_null() | (pl.col("resampling") == "bootstrap"))
     bootstrap = [spec for spec in resamples if spec.method == "bootstrap"]
     level = interval if resampled else None
-    over_time = None
+    over_time: pl.DataFrame | None = None
     overall, overall_stats, whole = prepared, stats, None
     if time is not None:
-        over_time = finish_summary(stats.lazy(), prepared, metrics, average, level, resampled)
-        over_time = over_time.collect()
+        windows = finish_summary(stats.lazy(), prepared, metrics, average, level, resampled)
+        over_time = windows.collect()
         if binning.strategy == "uniform":
             overall = dataclasses.replace(prepared, keys=keys)
             overall_stats = merge_statistics(stats.lazy(), keys).collect()
@@ -507,8 +507,9 @@ def report_tables(
             overall = again(prepared.reduction)
             overall_stats = _collect(overall, binning, metrics, strict, bootstrap)
             whole = overall_stats
-    summary = finish_summary(overall_stats.lazy(), overall, metrics, average, level, resampled)
-    summary = summary.collect()
+    summary = finish_summary(
+        overall_stats.lazy(), overall, metrics, average, level, resampled
+    ).collect()
     if reliability is None:
         reliability = reliability_table(
             prepared, stats, binning, z, time=time, whole=whole, progress=progress,
