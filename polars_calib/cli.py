@@ -52,9 +52,7 @@ from polars_calib.resampling import TESTED_METRIC, Resample, resamples_for
 from polars_calib.statistics import (
     Prepared,
     collect_checked,
-    merge_statistics,
     prepare,
-    reliability_rows,
     statistics_query,
     terms_for,
 )
@@ -112,6 +110,8 @@ class ReportOptions:
     resamples: int | None = None
     seed: int = 0
     id: str | None = None
+    audit: list[str] | None = None
+    audit_max_order: int | None = None
 
 
 def _positive_int(text: str) -> int:
@@ -251,6 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="also write a self-contained HTML report (tables, diagrams, notes) to FILE",
     )
     report.add_argument(
+        "--audit", type=_names, metavar="COLS",
+        help="with --html: a fairness-audit section auditing these attribute columns, e.g. "
+        "sex,age_band (as `polars-calib audit --by`; one more pass over the log)",
+    )
+    report.add_argument(
+        "--audit-max-order", type=_positive_int, metavar="N",
+        help="with --audit: the most attributes a slice fixes (default 2, or their number)",
+    )
+    report.add_argument(
         "--engine", choices=ENGINES,
         help="compute the statistics on a local Spark session or with Dask reading LOG "
         "(the spark or dask extra; uniform bins); default: Polars",
@@ -359,6 +368,15 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         choices = ", ".join((*METRICS, *CONSISTENCY_METRICS))
         msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
         raise UsageError(msg)
+    if args.audit is not None and args.html is None:
+        msg = "--audit is a section of the HTML report: give --html FILE (or run `audit`)"
+        raise UsageError(msg)
+    if args.audit is not None and args.engine is not None:
+        msg = f"--audit reads the log with Polars: drop --engine {args.engine}"
+        raise UsageError(msg)
+    if args.audit_max_order is not None and args.audit is None:
+        msg = "--audit-max-order goes with --audit"
+        raise UsageError(msg)
     return ReportOptions(
         log=str(args.log),
         prob=str(args.prob),
@@ -380,6 +398,8 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         resamples=args.resamples,
         seed=int(args.seed),
         id=args.id,
+        audit=args.audit,
+        audit_max_order=args.audit_max_order,
     )
 
 
@@ -443,6 +463,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         methods or None, options.resamples or 1000, options.seed, options.id  # type: ignore[arg-type]
     )
     lf: pl.LazyFrame | None = None
+    sections: list[Any] = []
     if options.engine is not None:
         if resamples and options.id is None:
             msg = (
@@ -459,6 +480,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     else:
         progress(f"scanning {options.log}")
         lf = scan(options.log)
+        sections = _audit_sections(lf, options, progress)  # its errors before any output
         progress("computing the statistics (one pass over the log)...")
         prepared = prepare(
             lf, options.prob, options.label, by=options.by, weight=options.weight,
@@ -473,6 +495,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     table = finish_summary(
         stats.lazy(), prepared, options.metrics, confidence=interval, resampled=bool(resamples)
     ).collect()
+    page = (stats, resamples, interval, sections)  # the page's intervals read the replicates
     if resamples:
         # The reliability table reads the observed sums.
         stats = stats.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
@@ -488,7 +511,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             bins = None
             if options.engine is not None:
                 bins = _reliability_table(lf, options, prepared, stats, binning, progress)
-            write_html(options, prepared, stats, binning, bins, progress, stderr)
+            write_html(options, prepared, binning, bins, progress, stderr, *page)
         return
 
     out = options.out
@@ -516,7 +539,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
         if _draw_over_time(table, metric, options, out / "over_time.png") is None:
             print(f"{PROG}: note: skipped over_time.png ({INSTALL_HINT})", file=stderr)
     if options.html is not None:
-        write_html(options, prepared, stats, binning, bins_table, progress, stderr)
+        write_html(options, prepared, binning, bins_table, progress, stderr, *page)
 
 
 def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, path: Path) -> str | None:  # noqa: E501
@@ -524,13 +547,14 @@ def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, pa
     title = f"{metric} per {options.every} window ({Path(options.log).name})"
     assert options.time is not None
     try:
-        save_png(plot_metric_over_time(table, metric, options.time, by=options.by, title=title), path)  # noqa: E501
+        # The Python default's layout, as the HTML report's chart.
+        save_png(plot_metric_over_time(table, metric, options.time, title=title), path)
         return "altair"
     except ImportError:
         pass
     try:
         figure = plot_metric_over_time(
-            table, metric, options.time, backend="matplotlib", by=options.by, title=title
+            table, metric, options.time, backend="matplotlib", title=title
         )
         save_png(figure, path, scale=1.5)
         return "matplotlib"
@@ -538,16 +562,42 @@ def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, pa
         return None
 
 
+def _audit_sections(
+    lf: pl.LazyFrame, options: ReportOptions, progress: Callable[[str], None]
+) -> list[Any]:
+    """The page's audit section of ``--audit`` (:func:`polars_calib.audit`), else none."""
+    if options.audit is None:
+        return []
+    from polars_calib.audit import audit
+    from polars_calib.report import SMALL_GROUP, audit_section
+
+    passes = "" if options.resamples is None else " and one per 64 bootstrap replicates"
+    progress(f"auditing {','.join(options.audit)} (one pass over the log{passes})...")
+    result = audit(
+        lf, options.prob, options.label, by=options.audit, max_order=options.audit_max_order,
+        metrics=[m for m in options.metrics if m not in TESTED_METRIC],  # type: ignore[misc]
+        min_count=SMALL_GROUP, confidence=options.confidence, n_resamples=options.resamples,
+        seed=options.seed, id=options.id, n_bins=options.n_bins,
+        strategy=options.strategy, closed=options.closed,  # type: ignore[arg-type]
+        weight=options.weight, reduction=options.reduction,  # type: ignore[arg-type]
+    )  # fmt: skip
+    return [audit_section(result, options.confidence if options.resamples else None)]
+
+
 def write_html(
     options: ReportOptions,
     prepared: Prepared,
-    stats: pl.DataFrame,
     binning: Binning,
     bins_table: pl.DataFrame | None,
     progress: Callable[[str], None],
     stderr: TextIO,
+    stats: pl.DataFrame,
+    resamples: Sequence[Any] = (),
+    interval: float | None = None,
+    sections: Sequence[Any] = (),
 ) -> None:
-    """Write the HTML report of ``--html`` from the summary's statistics (and reliability table)."""
+    """Write the HTML report of ``--html`` from the summary's statistics (with their
+    replicates, for the intervals), the reliability table and the audit section."""
     from polars_calib.report import report_page
 
     assert options.html is not None
@@ -566,7 +616,7 @@ def write_html(
         prepared, stats, binning, metrics, check_confidence(options.confidence),
         again=again, reliability=bins_table, progress=progress, source=options.log,
         time=options.time, every=options.every, prob=options.prob, label=options.label,
-        weight=options.weight,
+        weight=options.weight, interval=interval, resamples=resamples, sections=sections,
     )  # fmt: skip
     progress(f"writing {options.html}")
     try:
@@ -591,27 +641,26 @@ def _reliability_table(
     binning: Binning,
     progress: Callable[[str], None],
 ) -> pl.DataFrame:
-    """The reliability table per `--by` key: from the summary's statistics when they hold
-    the confidence (or binary) problem on mergeable bins, else from a second pass."""
-    z = check_confidence(options.confidence)
-    if prepared.reduction in (None, "confidence") and (
-        options.time is None or options.strategy == "uniform"
-    ):
-        # The same table, summed over the time windows: no second pass.
-        return reliability_rows(merge_statistics(stats.lazy(), options.by), options.by, z).collect()
-    progress("computing the reliability table (a second pass)...")
-    if options.engine is not None:
-        confidence_stats, _ = _engine_statistics(
-            options, None if prepared.reduction is None else "confidence", [], by_time=False
-        )
-        return reliability_rows(confidence_stats.lazy(), options.by, z).collect()
-    assert lf is not None  # read by Polars
-    per_key = prepare(
-        lf, options.prob, options.label, by=options.by, weight=options.weight,
-        reduction=None if prepared.reduction is None else "confidence",
+    """The reliability table per `--by` key, by the HTML report's rule of reads
+    (:func:`polars_calib.report.reliability_table`): from the summary's statistics
+    when they can, else a second pass, by the engine that read the log."""
+    from polars_calib.report import reliability_table
+
+    def second(reduction: str | None) -> pl.DataFrame:
+        if options.engine is not None:
+            return _engine_statistics(options, reduction, [], by_time=False)[0]
+        assert lf is not None  # read by Polars
+        per_key = prepare(
+            lf, options.prob, options.label, by=options.by, weight=options.weight,
+            reduction=reduction,  # type: ignore[arg-type]
+        )  # fmt: skip
+        plan = statistics_query(per_key.lf, per_key.problem, per_key.keys, binning, ())
+        return collect_checked(per_key, plan)
+
+    return reliability_table(
+        prepared, stats, binning, check_confidence(options.confidence), time=options.time,
+        second=second, progress=progress,
     )  # fmt: skip
-    plan = statistics_query(per_key.lf, per_key.problem, per_key.keys, binning, ())
-    return reliability_rows(collect_checked(per_key, plan).lazy(), options.by, z).collect()
 
 
 def _engine_statistics(

@@ -209,7 +209,11 @@ def _altair(
         .encode(x=x, y=y, color=colour, tooltip=tooltip)
         .transform_filter("datum.too_small")
     )
-    layers: list[Any] = [intervals, points, hollow]
+    # A layer only where it has rows: an empty one has no extent (a Vega warning).
+    small = frame.get_column("too_small")
+    layers: list[Any] = [
+        intervals, *([points] if (~small).any() else []), *([hollow] if small.any() else []),
+    ]
     if overall is not None:
         line = pl.DataFrame({column: [overall], "label": [f"overall {column} {overall:.4f}"]})
         layers.insert(

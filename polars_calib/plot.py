@@ -66,6 +66,7 @@ BAR_PADDING = 0.06
 
 # Columns added to the drawing frame; the leading underscores keep them apart from user keys.
 GROUP = "__group__"
+PANEL = "__panel__"
 BAR_LOWER = "__bar_lower__"
 BAR_UPPER = "__bar_upper__"
 
@@ -198,7 +199,10 @@ def plot_reliability(
 
 
 def save_png(
-    chart: AltairChart | alt.LayerChart | Figure, path: str | Path, *, scale: float = 2.0
+    chart: AltairChart | alt.LayerChart | alt.FacetChart | Figure,
+    path: str | Path,
+    *,
+    scale: float = 2.0,
 ) -> Path:
     """Write a diagram from :func:`plot_reliability` to a PNG file.
 
@@ -532,7 +536,8 @@ def plot_metric_over_time(
     backend: Literal["altair"] = ...,
     by: str | Sequence[str] | None = ...,
     title: str | None = ...,
-) -> alt.LayerChart: ...
+    facet: str | None = ...,
+) -> alt.LayerChart | alt.FacetChart: ...
 
 
 @overload
@@ -544,6 +549,7 @@ def plot_metric_over_time(
     backend: Literal["matplotlib"],
     by: str | Sequence[str] | None = ...,
     title: str | None = ...,
+    facet: str | None = ...,
 ) -> Figure: ...
 
 
@@ -555,8 +561,18 @@ def plot_metric_over_time(
     backend: str = "altair",
     by: str | Sequence[str] | None = None,
     title: str | None = None,
-) -> alt.LayerChart | Figure:
+    facet: str | None = None,
+) -> alt.LayerChart | alt.FacetChart | Figure:
     """Draw a summary metric over time windows, one line per group, its interval as a band.
+
+    With several group keys and neither `by` nor `facet` given, the chart is laid
+    out by :func:`plot_reliability`'s rule (:func:`default_layout`): one panel per
+    value of the last key when it has at most ``MAX_FACETS`` (4) values, coloured
+    by the other keys combined; otherwise one panel, one colour per group. A
+    window whose metric (or bound) is null, NaN or infinite is a gap in its line
+    (or band), not a point. Hovering a point shows its group, window, value,
+    bounds and row count. The HTML report draws its metric over time with this
+    function.
 
     Parameters
     ----------
@@ -572,15 +588,21 @@ def plot_metric_over_time(
     backend
         ``"altair"`` (default) or ``"matplotlib"``.
     by
-        Column(s) giving one colour per group; by default every column before
-        ``count`` other than `time` (the summary's group keys).
+        Column(s) giving one colour per group. By default every column before
+        ``count`` other than `time` (the summary's group keys), other than
+        `facet` or the default facet.
     title
         Title of the chart; ``"<metric> over time"`` by default.
+    facet
+        Column with one panel per value, side by side, on a shared metric axis.
+        By default none, except with several keys and `by` not given: the last
+        key, when it has at most ``MAX_FACETS`` values.
 
     Returns
     -------
-    altair.LayerChart or matplotlib.figure.Figure
-        The chart; save it with :func:`save_png`.
+    altair.LayerChart or altair.FacetChart or matplotlib.figure.Figure
+        The chart (a ``FacetChart`` of the layers with panels); save it with
+        :func:`save_png`.
 
     Raises
     ------
@@ -593,7 +615,7 @@ def plot_metric_over_time(
 
     See Also
     --------
-    polars_calib.summary, plot_reliability
+    polars_calib.summary, plot_reliability, polars_calib.html_report
 
     Examples
     --------
@@ -610,6 +632,8 @@ def plot_metric_over_time(
     ... })
     >>> type(pc.plot_metric_over_time(summary, "ece", "day")).__name__
     'LayerChart'
+    >>> type(pc.plot_metric_over_time(summary, "ece", "day", facet="model")).__name__
+    'FacetChart'
     >>> type(pc.plot_metric_over_time(summary, "ece", "day", backend="matplotlib")).__name__
     'Figure'
     """
@@ -617,64 +641,115 @@ def plot_metric_over_time(
     if not isinstance(summary, pl.DataFrame):
         msg = f"`summary` must be a summary table (a DataFrame), got {type(summary).__name__}"
         raise TypeError(msg)
-    missing = [name for name in (time, metric) if name not in summary.columns]
-    if missing:
-        msg = f"`summary` has no column {missing[0]!r}"
-        raise ValueError(msg)
+    if facet is not None and not isinstance(facet, str):
+        msg = f"`facet` must be a column name, got {facet!r}"
+        raise TypeError(msg)
     keys = _as_list(by, "by")
     if keys is None:
         before = summary.columns[: summary.columns.index("count")] if "count" in summary.columns else []  # noqa: E501
-        keys = [name for name in before if name != time]
-    band = all(f"{metric}_{side}" in summary.columns for side in ("lower", "upper"))
-    columns = [time, metric, *((f"{metric}_lower", f"{metric}_upper") if band else ())]
+        found = [name for name in before if name != time]
+        if facet is None:
+            keys, facet = default_layout(summary, found)
+        else:
+            keys = [name for name in found if name != facet]
+    missing = [name for name in (time, metric, *keys, *([facet] if facet else [])) if name not in summary.columns]  # noqa: E501
+    if missing:
+        msg = f"`summary` has no column {missing[0]!r}"
+        raise ValueError(msg)
+    if facet is not None and facet in keys:
+        msg = f"`facet` column {facet!r} is also a `by` column"
+        raise ValueError(msg)
+    lower, upper = f"{metric}_lower", f"{metric}_upper"
+    band = lower in summary.columns and upper in summary.columns
+    # Non-finite values are nulls: gaps in the line and band (and valid JSON).
+    finite = [
+        pl.when(pl.col(name).is_finite()).then(pl.col(name)).cast(pl.Float64).alias(name)
+        for name in (metric, *((lower, upper) if band else ()))
+    ]
     group = (
         pl.concat_str([pl.col(k).cast(pl.String).fill_null("null") for k in keys], separator=" / ")
         if keys else pl.lit(metric)
     )  # fmt: skip
-    frame = summary.select(*columns, group.alias(GROUP)).sort(GROUP, time)
+    carried = [name for name in ("count",) if name in summary.columns]
+    panel = [pl.col(facet).cast(pl.String).fill_null("null").alias(PANEL)] if facet else []
+    frame = summary.select(pl.col(time), *finite, *carried, group.alias(GROUP), *panel)
+    order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
+    frame = frame.sort(GROUP, time, maintain_order=True)
     title = f"{metric} over time" if title is None else title
     legend = " / ".join(keys) if keys else ""
     if backend == "altair":
         _require("altair", "plot_metric_over_time(backend='altair')")
         import altair as alt
 
-        x = alt.X(f"{_escape(time)}:T", title=time)
-        colour = alt.Color(f"{GROUP}:N", title=legend or None)
+        x = alt.X(f"{_escape(time)}:T", title=f"{time} (window start)")
+        colour: Any = (
+            alt.Color(f"{GROUP}:N", title=legend or None, sort=order)
+            if keys else alt.value("#1f77b4")
+        )  # fmt: skip
+        tooltip = [
+            *([alt.Tooltip(f"{GROUP}:N", title=legend)] if keys else []),
+            *([alt.Tooltip(f"{PANEL}:N", title=facet)] if facet else []),
+            alt.Tooltip(f"{_escape(time)}:T", title=time),
+            alt.Tooltip(f"{_escape(metric)}:Q", format=".4f", title=metric),
+            *(
+                alt.Tooltip(f"{_escape(name)}:Q", format=".4f", title=name)
+                for name in ((lower, upper) if band else ())
+            ),
+            *([alt.Tooltip("count:Q", format=",", title="count")] if carried else []),
+        ]
         base = alt.Chart(frame)
-        line = base.mark_line(point=True).encode(
-            x, alt.Y(f"{_escape(metric)}:Q", title=metric), colour
+        line = base.mark_line(point=True, invalid=None).encode(
+            x=x, y=alt.Y(f"{_escape(metric)}:Q", title=metric), color=colour, tooltip=tooltip
         )
-        layers = [line]
+        layers: list[Any] = [line]
         if band:
-            area = base.mark_area(opacity=0.2).encode(
-                x, alt.Y(f"{_escape(metric)}_lower:Q"), alt.Y2(f"{_escape(metric)}_upper:Q"),
-                colour,
+            area = base.mark_area(opacity=0.2, invalid=None).encode(
+                x=x, y=alt.Y(f"{_escape(lower)}:Q", title=metric),
+                y2=alt.Y2(f"{_escape(upper)}:Q"), color=colour,
             )  # fmt: skip
             layers = [area, line]
-        return alt.LayerChart(layer=layers, title=title, width=480, height=260)
+        if facet is None:
+            return alt.LayerChart(layer=layers, title=title, width=480, height=260)
+        panels = frame.get_column(PANEL).unique(maintain_order=True).to_list()
+        layered = alt.LayerChart(layer=layers, width=300, height=220)
+        return layered.facet(
+            column=alt.Column(f"{PANEL}:N", title=facet, sort=panels), title=title
+        )
     _require("matplotlib", "plot_metric_over_time(backend='matplotlib')")
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(7.0, 4.0), layout="constrained")
-    axes = figure.subplots()
-    for index, name in enumerate(frame.get_column(GROUP).unique(maintain_order=True)):
-        rows = frame.filter(pl.col(GROUP) == name)
-        colour_name = f"C{index % 10}"
-        times = rows.get_column(time).to_list()
-        axes.plot(times, rows.get_column(metric).to_list(), "o-", color=colour_name,
-                  label=name, markersize=3)  # fmt: skip
-        if band:
-            bounds = rows.select(pl.col(f"{metric}_lower", f"{metric}_upper").fill_nan(None))
-            axes.fill_between(
-                times, bounds.get_column(f"{metric}_lower").to_numpy(),
-                bounds.get_column(f"{metric}_upper").to_numpy(),
-                color=colour_name, alpha=0.2, linewidth=0,
-            )  # fmt: skip
-    axes.set_xlabel(time)
-    axes.set_ylabel(metric)
-    axes.grid(True, linewidth=0.5, alpha=0.4)
+    panels = frame.get_column(PANEL).unique(maintain_order=True).to_list() if facet else [None]
+    figure = Figure(figsize=(7.0 if facet is None else 3.6 * len(panels), 4.0), layout="constrained")
+    grid = figure.subplots(1, len(panels), sharey=True, squeeze=False)
+    for axes, value in zip(grid[0], panels):
+        shown = frame if value is None else frame.filter(pl.col(PANEL) == value)
+        for index, name in enumerate(order):
+            rows = shown.filter(pl.col(GROUP) == name)
+            if rows.height == 0:
+                continue
+            colour_name = f"C{index % 10}"
+            times = rows.get_column(time).to_list()
+            # Nulls as NaN: matplotlib breaks the line and the band there.
+            axes.plot(times, rows.get_column(metric).to_numpy(), "o-", color=colour_name,
+                      label=name, markersize=3)  # fmt: skip
+            if band:
+                axes.fill_between(
+                    times, rows.get_column(lower).to_numpy(), rows.get_column(upper).to_numpy(),
+                    color=colour_name, alpha=0.2, linewidth=0,
+                )  # fmt: skip
+        axes.set_xlabel(f"{time} (window start)")
+        if value is not None:
+            axes.set_title(f"{facet} = {value}")
+        axes.grid(True, linewidth=0.5, alpha=0.4)
+        for label in axes.get_xticklabels():
+            label.set_rotation(30)
+            label.set_horizontalalignment("right")
+    grid[0, 0].set_ylabel(metric)
     if keys:
-        axes.legend(title=legend, frameon=False)
-    figure.autofmt_xdate()
+        shown_lines: dict[str, Any] = {}  # every panel's groups, once each, in order
+        for axes in grid[0]:
+            for handle, label in zip(*axes.get_legend_handles_labels()):
+                shown_lines.setdefault(label, handle)
+        grid[0, -1].legend(list(shown_lines.values()), list(shown_lines), title=legend, frameon=False)
     figure.suptitle(title)
     return figure

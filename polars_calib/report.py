@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_calib._exprs import Keys
+from polars_calib._exprs import IntoExpr, Keys
 from polars_calib._options import (
     METRICS,
     SUM_TOLERANCE,
@@ -52,7 +52,16 @@ from polars_calib._options import (
 from polars_calib.binning import Binning
 from polars_calib.binning import binning as make_binning
 from polars_calib.frame import finish_summary
-from polars_calib.plot import INSTALL_HINT, MAX_FACETS, default_layout, plot_reliability
+from polars_calib.audit import Audit
+from polars_calib.audit import audit as run_audit
+from polars_calib.plot import (
+    INSTALL_HINT,
+    MAX_FACETS,
+    default_layout,
+    plot_metric_over_time,
+    plot_reliability,
+)
+from polars_calib.resampling import RESAMPLING_KEYS, Resample, replicate_keys, resamples_for
 from polars_calib.statistics import (
     Prepared,
     collect_checked,
@@ -67,7 +76,16 @@ from polars_calib.validation import CalibrationDataError, problem_counts, raise_
 if TYPE_CHECKING:
     import altair as alt
 
-__all__ = ["HtmlReport", "Section", "html_report", "render", "report_page", "report_tables"]
+__all__ = [
+    "HtmlReport",
+    "Section",
+    "audit_section",
+    "html_report",
+    "reliability_table",
+    "render",
+    "report_page",
+    "report_tables",
+]
 
 DEFAULT_TITLE = "Calibration report"
 SMALL_GROUP = 100
@@ -96,6 +114,8 @@ class _Settings:
     reduction: Reduction | None
     min_count: int
     title: str
+    n_resamples: int | None = None
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -180,6 +200,11 @@ def html_report(
     min_count: int = SMALL_GROUP,
     title: str | None = None,
     source: str | None = None,
+    n_resamples: int | None = None,
+    seed: int = 0,
+    id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
+    audit: Keys = None,
+    audit_max_order: int | None = None,
 ) -> HtmlReport:
     """A calibration report of a prediction log, as one self-contained HTML page.
 
@@ -189,7 +214,11 @@ def html_report(
     page shows them: a header (source, rows, time windows, bins, package version,
     when), the summary as a sortable table, one reliability diagram per value of
     the first `by` key (one panel per value of the last key, when it has at most
-    four), the first metric per time window, and notes.
+    four), the first metric per time window (:func:`polars_calib.plot_metric_over_time`),
+    and notes. With `n_resamples`, every metric of the summary (whole log and per
+    window) has its bootstrap interval, and the chart over time draws it as a band;
+    with `audit`, a "Fairness audit" section shows :func:`polars_calib.audit`'s
+    worst slices and its forest plot (:func:`polars_calib.plot_audit`).
 
     Parameters
     ----------
@@ -198,14 +227,32 @@ def html_report(
     prob, label, by, time, every, n_bins, strategy, closed, metrics, weight, reduction, sum_tol, pos_label, average
         As :func:`polars_calib.summary`.
     confidence
-        Level of the Wilson interval of the reliability diagrams' whiskers.
+        Level of every interval on the page: the Wilson interval of the reliability
+        diagrams' whiskers and, with `n_resamples`, the bootstrap intervals of the
+        summary and of the audit (as the command line's ``--confidence``).
     min_count
-        Groups with fewer used rows are listed in the notes as too small to judge.
+        Groups with fewer used rows are listed in the notes as too small to judge;
+        with `audit`, slices with fewer rows are flagged ``too_small``
+        (:func:`polars_calib.audit`'s `min_count`).
     title
         The page's title; ``"Calibration report"`` by default.
     source
         What the header names as the data, such as the file name; by default
         ``"a DataFrame"`` or ``"a LazyFrame"``.
+    n_resamples, seed, id
+        Bootstrap replicates of the intervals (``None``, the default: no intervals),
+        the seed of the draws and the row identity, as :func:`polars_calib.summary`'s;
+        the intervals are at level `confidence` (``summary(confidence=confidence)``),
+        and the audit's intervals use the same draws' settings.
+    audit
+        Attributes to audit (:func:`polars_calib.audit`'s `by`), such as
+        ``["sex", "age_band"]``; ``None`` (default): no audit section. The audit
+        takes the page's metrics, bins, weight, reduction, `min_count`,
+        `confidence`, `n_resamples`, `seed` and `id`, and its own defaults
+        otherwise (Holm correction, the automatic test).
+    audit_max_order
+        The most attributes a slice fixes (:func:`polars_calib.audit`'s
+        `max_order`): by default 2, or the number of attributes when smaller.
 
     Returns
     -------
@@ -217,9 +264,12 @@ def html_report(
     ------
     CalibrationDataError
         A missing or mistyped column (from the schema); with a DataFrame, refused
-        rows, as :func:`polars_calib.summary` raises.
+        rows, as :func:`polars_calib.summary` raises; with `audit`, refused rows
+        in any frame, as :func:`polars_calib.audit` raises.
     TypeError, ValueError
-        A bad argument, as :func:`polars_calib.summary`.
+        A bad argument, as :func:`polars_calib.summary`; a bad audit argument, as
+        :func:`polars_calib.audit` (such as quantile bins, or an attribute that is
+        not a column).
 
     Notes
     -----
@@ -235,7 +285,9 @@ def html_report(
     sum the time windows' statistics. Quantile bins with `time` (whose edges
     depend on each window's rows), and the top-label or classwise reduction (whose
     diagram is the confidence one), need a second pass for the whole-log tables.
-    Refused rows in a LazyFrame are counted per check in one more pass.
+    Refused rows in a LazyFrame are counted per check in one more pass. Intervals
+    (`n_resamples`) add one pass per 64 replicates to the statistics' pass; the audit
+    reads the log once more, plus one pass per 64 replicates with `n_resamples`.
 
     **The page.** The charts are :func:`polars_calib.plot_reliability`'s Altair
     charts, embedded as Vega-Lite with the Vega JavaScript inlined (about 0.9 MB);
@@ -284,11 +336,29 @@ def html_report(
     if isinstance(min_count, bool) or not isinstance(min_count, int):
         msg = f"`min_count` must be an int, got {min_count!r}"
         raise TypeError(msg)
+    resamples = resamples_for(
+        None if n_resamples is None else "bootstrap",
+        1000 if n_resamples is None else n_resamples, seed, id,
+    )  # fmt: skip
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, time=time, every=every,
+        reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
-    plan = statistics_query(prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names))
+    sections = []
+    if audit is not None:
+        # The audit's own checks (and errors), before the report's pass.
+        result = run_audit(
+            data, prob, label, by=audit, max_order=audit_max_order, metrics=names,  # type: ignore[arg-type]
+            min_count=min_count, confidence=confidence, n_resamples=n_resamples, seed=seed,
+            id=id, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            reduction=reduction, sum_tol=sum_tol, pos_label=pos_label,
+        )  # fmt: skip
+        sections.append(audit_section(result, confidence if n_resamples is not None else None))
+    plan = statistics_query(
+        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(names),
+        resamples=resamples,
+    )  # fmt: skip
     strict = isinstance(data, pl.DataFrame)
     stats = collect_checked(prepared, plan) if strict else plan.collect()
 
@@ -303,8 +373,43 @@ def html_report(
         prepared, stats, binning, names, z, again=again, strict=strict, average=average,
         source=source if source is not None else f"a {type(data).__name__}",
         title=title, time=time, every=every, prob=prob, label=label, weight=weight,
-        min_count=min_count,
+        min_count=min_count, interval=confidence if resamples else None,
+        resamples=resamples, sections=sections,
     )  # fmt: skip
+
+
+def audit_section(result: Audit, interval: float | None = None, k: int = 10) -> Section:
+    """The "Fairness audit" section of a page: `result`'s worst slices and forest plot.
+
+    The table is ``result.worst(k)`` without the columns the slice's name repeats
+    (``attributes`` and the attribute columns); the chart is
+    :func:`polars_calib.plot_audit` of every slice (when the plot extra is
+    installed). `interval` is the level of the audit's intervals, if it has them.
+    """
+    metric = result.metrics[0]
+    table = result.worst(k).drop("attributes", *result.by)
+    order = max(result.slices.get_column("order").to_list(), default=0)
+    n_slices = result.slices.height - 1  # the overall row is no slice
+    size = f"slices of at least {result.min_count:,} rows" if not result.include_small else "slices"
+    intro = (
+        f"Calibration of every value of {', '.join(result.by)} and of their intersections "
+        f"of up to {order} attributes ({n_slices:,} slices, from polars_calib.audit): the "
+        f"{k} {size} with the largest {metric} (`_difference` and `_ratio` compare a slice "
+        "with the whole log; `p_adjusted` is its calibration test adjusted for the number "
+        "of slices), then the forest plot of every slice (hollow grey: too small to "
+        "judge; dashed line: the whole log)."
+    )
+    chart = None
+    if _has_charts():
+        from polars_calib.forest import plot_audit
+
+        chart = plot_audit(result, title=f"{metric} by slice")
+    band = f", with {interval:.0%} bootstrap intervals" if interval is not None else ""
+    alt_text = (
+        f"Forest plot of {metric} per slice of {', '.join(result.by)}{band}, against "
+        f"the whole log's {metric} (dashed line)."
+    )
+    return Section("audit", "Fairness audit", intro, table, chart, alt_text)
 
 
 def report_page(
@@ -327,22 +432,31 @@ def report_page(
     progress: Callable[[str], None] | None = None,
     min_count: int = SMALL_GROUP,
     title: str | None = None,
+    interval: float | None = None,
+    resamples: Sequence[Resample] = (),
+    sections: Sequence[Section] = (),
 ) -> HtmlReport:
     """The report of a collected statistics table (see :func:`report_tables`).
 
     The command line calls this with the statistics of its summary, so that the
-    log is read once for the printed summary, its files and the page.
+    log is read once for the printed summary, its files and the page. `sections`
+    are added after the metric over time (the audit's).
     """
     tables = report_tables(
         prepared, stats, binning, metrics, z, time=time, again=again, strict=strict,
-        average=average, reliability=reliability, progress=progress,
+        average=average, reliability=reliability, progress=progress, interval=interval,
+        resamples=resamples,
     )  # fmt: skip
-    confidence = 2.0 * NormalDist().cdf(z) - 1.0
+    tables = dataclasses.replace(tables, sections=(*tables.sections, *sections))
+    confidence = interval if interval is not None else 2.0 * NormalDist().cdf(z) - 1.0
+    bootstrap = [spec for spec in resamples if spec.method == "bootstrap"]
     settings = _Settings(
         source=source, prob=prob, label=label, by=[k for k in prepared.keys if k != time],
         time=time, every=every, binning=binning, metrics=list(metrics), weight=weight,
         confidence=confidence, reduction=prepared.reduction, min_count=min_count,
         title=DEFAULT_TITLE if title is None else str(title),
+        n_resamples=bootstrap[0].n_resamples if bootstrap and interval is not None else None,
+        seed=bootstrap[0].seed if bootstrap else 0,
     )  # fmt: skip
     return render(tables, settings)
 
@@ -360,20 +474,30 @@ def report_tables(
     average: TopLabelAverage = "macro",
     reliability: pl.DataFrame | None = None,
     progress: Callable[[str], None] | None = None,
+    interval: float | None = None,
+    resamples: Sequence[Resample] = (),
 ) -> _Tables:
     """Finish a collected statistics table into the tables of a report.
 
     `stats` is the table of `prepared`, whose keys are the `by` names and, with
-    windows, the `time` column. The whole-log tables sum the windows where the
-    bins are fixed; otherwise they come from a second pass over the problem that
-    ``again(reduction)`` prepares without windows (raising on refused rows when
-    `strict`). `reliability`, when given, is used as is (the command line's table).
+    windows, the `time` column (and, with bootstrap replicates, their keys: the
+    summaries then have intervals at level `interval`). The whole-log tables sum
+    the windows where the bins are fixed; otherwise they come from a second pass
+    over the problem that ``again(reduction)`` prepares without windows (with the
+    same `resamples`, raising on refused rows when `strict`). `reliability`, when
+    given, is used as is (the command line's table); else :func:`reliability_table`.
     """
     keys = [k for k in prepared.keys if k != time]
-    over_time = None
-    overall, overall_stats = prepared, stats
+    resampled = bool(replicate_keys(stats.columns))
+    if resampled:  # the bootstrap's replicates only (the command line may add others)
+        stats = stats.filter(pl.col("resampling").is_null() | (pl.col("resampling") == "bootstrap"))
+    bootstrap = [spec for spec in resamples if spec.method == "bootstrap"]
+    level = interval if resampled else None
+    over_time: pl.DataFrame | None = None
+    overall, overall_stats, whole = prepared, stats, None
     if time is not None:
-        over_time = finish_summary(stats.lazy(), prepared, metrics, average).collect()
+        windows = finish_summary(stats.lazy(), prepared, metrics, average, level, resampled)
+        over_time = windows.collect()
         if binning.strategy == "uniform":
             overall = dataclasses.replace(prepared, keys=keys)
             overall_stats = merge_statistics(stats.lazy(), keys).collect()
@@ -381,30 +505,67 @@ def report_tables(
             if progress is not None:
                 progress("computing the whole-log tables (a second pass)...")
             overall = again(prepared.reduction)
-            overall_stats = _collect(overall, binning, metrics, strict)
-    summary = finish_summary(overall_stats.lazy(), overall, metrics, average).collect()
+            overall_stats = _collect(overall, binning, metrics, strict, bootstrap)
+            whole = overall_stats
+    summary = finish_summary(
+        overall_stats.lazy(), overall, metrics, average, level, resampled
+    ).collect()
     if reliability is None:
-        if prepared.reduction in (None, "confidence"):
-            merged = merge_statistics(overall_stats.lazy(), keys)
-            reliability = reliability_rows(merged, keys, z).collect()
-        else:
-            if progress is not None:
-                progress("computing the reliability table (a second pass)...")
-            confident = again("confidence")
-            table = _collect(confident, binning, (), strict)
-            reliability = reliability_rows(table.lazy(), keys, z).collect()
+        reliability = reliability_table(
+            prepared, stats, binning, z, time=time, whole=whole, progress=progress,
+            second=lambda used: _collect(again(used), binning, (), strict),
+        )  # fmt: skip
     refused = int(summary.get_column("refused").sum()) if summary.height else 0
     message = _refused_message(prepared) if refused else None
     return _Tables(summary, reliability, over_time, message)
 
 
+def reliability_table(
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    binning: Binning,
+    z: float,
+    *,
+    time: str | None,
+    second: Callable[[Reduction | None], pl.DataFrame],
+    whole: pl.DataFrame | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """The reliability table per `by` key of a summary's statistics: the one rule of reads.
+
+    The table is the confidence (or binary) problem's, over the whole log. It sums
+    `stats` (the table of `prepared`, per window with `time`) when they hold that
+    problem on bins the windows share (no time, or uniform bins); else it sums
+    `whole`, the whole-log statistics of the same problem when a second pass
+    already computed them; else it takes ``second(reduction)``: the statistics,
+    without windows, of the problem with that reduction (a second pass). The
+    command line and :func:`report_tables` both call this.
+    """
+    keys = [k for k in prepared.keys if k != time]
+    source: pl.DataFrame | None = None
+    if prepared.reduction in (None, "confidence"):
+        source = stats if time is None or binning.strategy == "uniform" else whole
+    if source is None:
+        if progress is not None:
+            progress("computing the reliability table (a second pass)...")
+        source = second(None if prepared.reduction is None else "confidence")
+    if replicate_keys(source.columns):  # the observed rows
+        source = source.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
+    return reliability_rows(merge_statistics(source.lazy(), keys), keys, z).collect()
+
+
 def _collect(
-    prepared: Prepared, binning: Binning, metrics: Sequence[str], strict: bool
+    prepared: Prepared,
+    binning: Binning,
+    metrics: Sequence[str],
+    strict: bool,
+    resamples: Sequence[Resample] = (),
 ) -> pl.DataFrame:
     """The statistics table of `prepared`, checked (raising on refused rows) when `strict`."""
     plan = statistics_query(
-        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(metrics)
-    )
+        prepared.lf, prepared.problem, prepared.keys, binning, terms_for(metrics),
+        resamples=list(resamples),
+    )  # fmt: skip
     return collect_checked(prepared, plan) if strict else plan.collect()
 
 
@@ -679,6 +840,13 @@ def _notes(tables: _Tables, settings: _Settings, charts: bool) -> list[str]:
         f"The diagrams' whiskers are {settings.confidence:.0%} Wilson intervals of each "
         "bin's observed frequency; the bars below count the rows per bin."
     )
+    if settings.n_resamples is not None:
+        notes.append(
+            f"Intervals: each metric's `_lower` and `_upper` columns (and the band over "
+            f"time) bound its {settings.confidence:.0%} percentile Poisson-bootstrap "
+            f"interval, from {settings.n_resamples:,} replicates drawn with seed "
+            f"{settings.seed}; see docs/significance.md."
+        )
     if settings.weight is not None:
         notes.append(f"Rows are weighted by `{settings.weight}`; counts are rows, not weights.")
     if settings.reduction is not None:
@@ -734,53 +902,6 @@ def _reliability_charts(
     return out
 
 
-def _layout(table: pl.DataFrame, keys: list[str]) -> tuple[list[str], str | None]:
-    """The colour keys and the panel key of a chart per group: panels by the last key."""
-    if len(keys) >= 2 and table.get_column(keys[-1]).n_unique() <= MAX_FACETS:
-        return keys[:-1], keys[-1]
-    return keys, None
-
-
-def _time_chart(table: pl.DataFrame, metric: str, keys: list[str], time: str, title: str) -> Any:
-    """The metric per window, one line per group (a band where interval columns exist)."""
-    import altair as alt
-
-    colours, facet = _layout(table, keys)
-    lower, upper = f"{metric}_lower", f"{metric}_upper"
-    band = lower in table.columns and upper in table.columns
-    names = [pl.col(k).cast(pl.String).fill_null("null") for k in colours]
-    group = pl.concat_str(names, separator=" / ") if colours else pl.lit("all")
-    columns = [
-        group.alias("group"), pl.col(time).alias("window"),
-        pl.when(pl.col(metric).is_finite()).then(pl.col(metric)).alias("value"),  # JSON-safe
-        pl.col("count"),
-    ]  # fmt: skip
-    if band:
-        finite = [pl.when(pl.col(c).is_finite()).then(pl.col(c)) for c in (lower, upper)]
-        columns += [finite[0].alias("lower"), finite[1].alias("upper")]
-    if facet is not None:
-        columns.append(pl.col(facet).cast(pl.String).fill_null("null").alias("panel"))
-    data = table.select(columns)
-    legend = " / ".join(colours) or None
-    colour: Any = alt.Color("group:N", title=legend) if colours else alt.value("#1f77b4")
-    axis = alt.Axis(format="%b %d", labelAngle=0)
-    x = alt.X("window:T", title=f"{time} (window start)", axis=axis)
-    base = alt.Chart(data)
-    value = alt.Tooltip("value:Q", format=".4f", title=metric)
-    line = base.mark_line(point=True).encode(
-        x=x, y=alt.Y("value:Q", title=metric), color=colour,
-        tooltip=["group:N", "window:T", value, "count:Q"],
-    ).properties(width=300 if facet else 720, height=220)  # fmt: skip
-    layers: list[Any] = [line]
-    if band:
-        area = base.mark_area(opacity=0.2).encode(x=x, y="lower:Q", y2="upper:Q", color=colour)
-        layers.insert(0, area)
-    chart: Any = alt.layer(*layers)
-    if facet is not None:
-        chart = chart.facet(column=alt.Column("panel:N", title=facet))
-    return chart.properties(title=title)
-
-
 def render(tables: _Tables, settings: _Settings) -> HtmlReport:
     """Lay out a report's tables as one HTML page."""
     from polars_calib import __version__
@@ -811,6 +932,13 @@ def render(tables: _Tables, settings: _Settings) -> HtmlReport:
     facts += [
         ("Bins", _e(_describe_bins(settings.binning))),
         ("Metrics", _e(", ".join(settings.metrics))),
+        *(
+            [("Intervals", _e(
+                f"{settings.confidence:.0%} bootstrap intervals, {settings.n_resamples:,} "
+                f"replicates, seed {settings.seed}"
+            ))]
+            if settings.n_resamples is not None else []
+        ),
         ("Package", _e(f"polars_calib {__version__}, Polars {pl.__version__}")),
         ("Generated", f'<time datetime="{now.isoformat()}">{now:%Y-%m-%d %H:%M:%S} UTC</time>'),
     ]  # fmt: skip
@@ -855,18 +983,17 @@ def render(tables: _Tables, settings: _Settings) -> HtmlReport:
         if drawn and metric:
             band = f"{metric[0]}_lower" in over_time.columns
             title = f"{metric[0]} per {settings.every} window"
-            colours, facet = _layout(over_time, keys)
+            colours, facet = default_layout(over_time, keys)  # plot_metric_over_time's
             description = (
                 f"Line chart of {metric[0]} per {settings.every} window of {settings.time}"
                 + (f", one line per {' / '.join(colours)}" if colours else "")
                 + (f", one panel per {facet}" if facet else "")
-                + (", with its interval as a band" if band else "")
+                + (f", with its {settings.confidence:.0%} bootstrap interval as a band"
+                   if band else "")
                 + "."
             )
-            page.figure(
-                _time_chart(over_time, metric[0], keys, settings.time, title),
-                _e(description), description,
-            )  # fmt: skip
+            chart = plot_metric_over_time(over_time, metric[0], settings.time, title=title)
+            page.figure(chart, _e(description), description)
         caption = f"The summary per {settings.every} window of {settings.time}."
         page.add(
             "<details><summary>The numbers per window</summary>",

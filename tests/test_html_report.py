@@ -121,6 +121,15 @@ def example_report() -> pc.HtmlReport:
     )  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def full_report() -> pc.HtmlReport:
+    """The example log's page with every section: intervals (a band) and the audit."""
+    return pc.html_report(
+        pl.scan_parquet(EXAMPLE), "p", "y", by=["model", "segment"], time="ts", every="1w",
+        n_resamples=20, audit=["sex", "age_band"], source="examples/data/predictions.parquet",
+    )  # fmt: skip
+
+
 @needs_plot
 def test_sections_header_and_numbers_equal_summary(example_report: pc.HtmlReport) -> None:
     page = Page(example_report.html)
@@ -261,17 +270,114 @@ def test_quantile_bins_and_vectors_take_a_second_pass_with_the_same_numbers() ->
     assert "classwise reduction" in " ".join(report.notes)
 
 
-@needs_plot
-def test_interval_band_and_extra_sections_appear_when_the_tables_have_them() -> None:
-    log = small_log()
-    windows = pc.summary(log, "p", "y", by="model", time="ts", every="1d")
-    with_band = windows.with_columns(ece_lower=pl.col("ece") * 0.5, ece_upper=pl.col("ece") * 1.5)
-    plain = report_module._time_chart(windows, "ece", ["model"], "ts", "t").to_dict()
-    banded = report_module._time_chart(with_band, "ece", ["model"], "ts", "t").to_dict()
-    assert "area" not in json.dumps(plain) and '"area"' in json.dumps(banded)
+def specs(page: Page) -> list[dict[str, object]]:
+    """The page's chart specifications, in order."""
+    return [json.loads(text) for name, text in page.scripts.items() if name.startswith("spec-")]
 
+
+def marks(spec: object) -> list[str]:
+    """Every mark type of a Vega-Lite specification (layers, facets, concatenations)."""
+    text = json.dumps(spec)
+    return re.findall(r'"mark": \{"type": "(\w+)"', text) + re.findall(r'"mark": "(\w+)"', text)
+
+
+@needs_plot
+def test_intervals_and_audit_sections_equal_summary_and_audit() -> None:
+    log = small_log()
+    keys = ["model", "segment"]
+    report = pc.html_report(
+        log, "p", "y", by=keys, time="ts", every="1d", n_resamples=20, seed=3,
+        audit=keys, min_count=50,
+    )  # fmt: skip
+    # The whole log's intervals sum the windows' replicates: those of a summary without windows.
+    expected = pc.summary(log, "p", "y", by=keys, confidence=0.95, n_resamples=20, seed=3)
+    assert_frame_equal(report.summary, expected, check_exact=False, rel_tol=1e-12)
+    windows = pc.summary(
+        log, "p", "y", by=keys, time="ts", every="1d", confidence=0.95, n_resamples=20, seed=3
+    )
+    assert_frame_equal(report.over_time, windows, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(report.reliability, pc.reliability(log, "p", "y", by=keys))
+    page = Page(report.html)
+    assert {"audit", "audit-table", "over-time", "summary-table"} <= page.ids()
+    assert_shows(page, "summary-table", report.summary)
+    assert "ece_lower" in page.headers["summary-table"]
+    text = page.all_text()
+    assert "95% bootstrap intervals, 20 replicates, seed 3" in text
+    assert "Fairness audit" in text and 'href="#audit"' in report.html
+    # The audit section: pc.audit's worst slices, with the page's settings, and its forest plot.
+    audited = pc.audit(log, "p", "y", by=keys, metrics=["ece", "mce", "rmsce", "brier", "log_loss"], min_count=50,
+                       n_resamples=20, seed=3)  # fmt: skip
+    worst = audited.worst(10).drop("attributes", *keys).with_columns(pl.col(pl.Boolean).cast(pl.String))
+    assert_shows(page, "audit-table", worst, exact=False)
+    charts = specs(page)
+    assert len(charts) == 4  # two diagrams (one per model), the metric over time, the forest plot
+    over_time, forest = charts[2], charts[3]
+    assert "area" in marks(over_time) and "line" in marks(over_time)
+    assert over_time["facet"]["column"]["title"] == "segment"  # type: ignore[index]
+    assert "forest" in str(forest["description"]).lower()
+    # Without intervals: no band, no interval columns, an audit without intervals.
+    plain = pc.html_report(log, "p", "y", by=keys, time="ts", every="1d", audit=["segment"])
+    assert "area" not in marks(specs(Page(plain.html))[2])
+    assert not any(c.endswith("_lower") for c in plain.summary.columns)
+    assert "ece_lower" not in Page(plain.html).headers["audit-table"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        ({"audit": ["nope"]}, pc.CalibrationDataError, "nope"),
+        ({"audit": ["segment"], "strategy": "quantile"}, ValueError, "'uniform' for an audit"),
+        ({"audit": ["segment"], "audit_max_order": 2}, ValueError, "max_order"),
+        ({"n_resamples": 0}, ValueError, "n_resamples"),
+    ],
+)
+def test_bad_audit_or_resampling_arguments_raise_as_audit_and_summary(
+    arguments: dict[str, object], error: type, match: str
+) -> None:
+    log = small_log(200)
+    with pytest.raises(error, match=match):
+        pc.html_report(log, "p", "y", by="model", **arguments)  # type: ignore[arg-type]
+    if "audit" in arguments:  # the audit's own error
+        audit_args = {k: v for k, v in arguments.items() if k != "audit"}
+        audit_args = {("max_order" if k == "audit_max_order" else k): v for k, v in audit_args.items()}
+        with pytest.raises(error, match=match):
+            pc.audit(log, "p", "y", by=arguments["audit"], **audit_args)  # type: ignore[arg-type]
+
+
+@needs_plot
+def test_metric_over_time_panels_tooltips_and_gaps() -> None:
     import altair as alt
 
+    log = small_log()
+    windows = pc.summary(log, "p", "y", by=["model", "segment"], time="ts", every="1d")
+    windows = windows.with_columns(  # a NaN and an infinity: gaps, not points
+        ece=pl.when(pl.int_range(pl.len()) == 1).then(float("nan"))
+        .when(pl.int_range(pl.len()) == 2).then(float("inf")).otherwise(pl.col("ece")),
+        ece_lower=pl.col("ece") * 0.5, ece_upper=pl.col("ece") * 1.5,
+    )  # fmt: skip
+    chart = pc.plot_metric_over_time(windows, "ece", "ts")
+    assert isinstance(chart, alt.FacetChart)  # the last key has 3 values: one panel each
+    spec = chart.to_dict()
+    assert spec["facet"]["column"]["title"] == "segment"
+    assert json.dumps(spec).count('"invalid": null') == 2  # line and band break at nulls
+    tooltips = [t["title"] for t in spec["spec"]["layer"][1]["encoding"]["tooltip"]]
+    assert tooltips == ["model", "segment", "ts", "ece", "ece_lower", "ece_upper", "count"]
+    values = next(iter(spec["datasets"].values()))
+    assert sum(row["ece"] is None for row in values) == 2
+    # Explicit colours keep one panel (the signature and result as before).
+    assert isinstance(pc.plot_metric_over_time(windows, "ece", "ts", by="model"), alt.LayerChart)
+    figure = pc.plot_metric_over_time(windows, "ece", "ts", backend="matplotlib")
+    titles = [axes.get_title() for axes in figure.axes]
+    assert titles == ["segment = A", "segment = B", "segment = tiny"]
+    with pytest.raises(ValueError, match="also a `by` column"):
+        pc.plot_metric_over_time(windows, "ece", "ts", by="model", facet="model")
+
+
+@needs_plot
+def test_extra_sections_appear_when_given() -> None:
+    import altair as alt
+
+    log = small_log()
     base = pc.html_report(log, "p", "y", by="model")
     slices = pl.DataFrame({"slice": ["model = baseline"], "ece": [0.1]})
     chart = alt.Chart(slices).mark_point().encode(x="ece:Q", y="slice:N")
@@ -332,6 +438,35 @@ def test_cli_html_writes_the_page_of_the_printed_summary(tmp_path: Path) -> None
     assert not (tmp_path / "bad.html").exists()
 
 
+@needs_plot
+def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
+    log = small_log()
+    log.write_parquet(tmp_path / "log.parquet")
+    common = ("report", "log.parquet", "--prob", "p", "--label", "y", "--by", "model", "-q")
+    result = run_cli(
+        *common, "--time", "ts", "--every", "1d", "--metrics", "ece,brier", "--resamples", "20",
+        "--seed", "5", "--audit", "segment,model", "--html", "report.html", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    page = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
+    summary = pc.summary(log, "p", "y", by="model", metrics=["ece", "brier"], confidence=0.95,
+                         n_resamples=20, seed=5)  # fmt: skip
+    assert_shows(page, "summary-table", summary, exact=False)
+    audited = pc.audit(log, "p", "y", by=["segment", "model"], metrics=["ece", "brier"],
+                       n_resamples=20, seed=5)  # fmt: skip
+    worst = audited.worst(10).drop("attributes", "segment", "model")
+    assert_shows(page, "audit-table", worst.with_columns(pl.col(pl.Boolean).cast(pl.String)),
+                 exact=False)  # fmt: skip
+    assert "area" in marks(specs(page)[2])  # the band over time (after one diagram per model)
+    # The audit's own error (one line, exit 1), before the summary is printed.
+    bad = run_cli(*common, "--strategy", "quantile", "--audit", "segment", "--html", "b.html",
+                  cwd=tmp_path)  # fmt: skip
+    assert bad.returncode == 1 and bad.stdout == ""
+    assert "'uniform' for an audit" in bad.stderr and "Traceback" not in bad.stderr
+    alone = run_cli(*common, "--audit", "segment", cwd=tmp_path)
+    assert alone.returncode == 2 and "give --html FILE" in alone.stderr
+
+
 # --------------------------------------------------------------------------
 # A real browser
 # --------------------------------------------------------------------------
@@ -361,8 +496,9 @@ def chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProc
 @needs_plot
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 def test_chromium_renders_every_chart_offline_without_console_messages(
-    example_report: pc.HtmlReport, tmp_path: Path
+    full_report: pc.HtmlReport, tmp_path: Path
 ) -> None:
+    example_report = full_report  # every section: intervals, band, audit table and forest plot
     # The page as saved, plus a click on the summary's `ece` heading (the sort script).
     click = (
         '<script>document.querySelectorAll("#summary-table th button")'
@@ -377,7 +513,8 @@ def test_chromium_renders_every_chart_offline_without_console_messages(
     assert console == [], "\n".join(console)
     dom = result.stdout
     charts = len(re.findall(r"data-spec=", example_report.html))
-    assert charts == 3
+    assert charts == 4  # two diagrams, the metric over time (with its band), the forest plot
+    assert {"audit-table", "over-time"} <= Page(example_report.html).ids()
     assert len(re.findall(r'data-rendered="true"', dom)) == charts
     assert len(re.findall(r'<svg [^>]*class="marks"', dom)) == charts
     assert "could not be drawn: " not in dom.split("<script")[0]
