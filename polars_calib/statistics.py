@@ -828,6 +828,10 @@ def bin_statistics(
     compat: Compat | None = ...,
     min_size: int = ...,
     max_bins: int | None = ...,
+    resampling: Resampling | Sequence[Resampling] | None = ...,
+    n_resamples: int = ...,
+    seed: int = ...,
+    id: IntoExpr | None = ...,  # noqa: A002
 ) -> FrameT: ...
 
 
@@ -849,6 +853,10 @@ def bin_statistics(
     compat: Compat | None = ...,
     min_size: int = ...,
     max_bins: int | None = ...,
+    resampling: Resampling | Sequence[Resampling] | None = ...,
+    n_resamples: int = ...,
+    seed: int = ...,
+    id: IntoExpr | None = ...,  # noqa: A002
 ) -> pl.DataFrame: ...
 
 

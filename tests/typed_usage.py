@@ -14,3 +14,8 @@ canonical: pl.Expr = pc.col("probs").calib.canonical_ece("y", n_bins=5, distance
 kernel: pl.Expr = pc.skce("probs", "y", kernel="gaussian", estimator="block", block_size=4)
 binned: pl.LazyFrame = pc.median_variance_bins(pl.LazyFrame({"p": [0.2], "y": [0]}), "p", "y")
 mvb: pl.Expr = pc.ece("p", "y", bins="bin", distance="tv")
+
+
+def resampled_statistics(df: pl.DataFrame) -> pl.DataFrame:
+    """The table with bootstrap replicates type-checks through the overloads."""
+    return pc.bin_statistics(df, "p", "y", resampling="bootstrap", n_resamples=8, seed=1)
