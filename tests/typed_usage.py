@@ -19,3 +19,8 @@ mvb: pl.Expr = pc.ece("p", "y", bins="bin", distance="tv")
 def resampled_statistics(df: pl.DataFrame) -> pl.DataFrame:
     """The table with bootstrap replicates type-checks through the overloads."""
     return pc.bin_statistics(df, "p", "y", resampling="bootstrap", n_resamples=8, seed=1)
+
+
+def tested_statistics(df: pl.DataFrame) -> pl.DataFrame:
+    """Tests and consistency p-values are metrics of the table, for the type checker too."""
+    return pc.bin_statistics(df, "p", "y", metrics=["ece", "spiegelhalter_p", "consistency_p"])
