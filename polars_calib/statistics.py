@@ -306,6 +306,8 @@ def partial_statistics(
             bins = bins.over(keys) if keys else bins
             bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
             return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
+        if keys == [_ALL] and binning.keyed:
+            return _one_group_table(frame, row, sums, binning)
         bin_value = (
             pl.when(row.refused).then(_REFUSED_BIN).when(row.present).then(binning.value(row.p))
             .otherwise(_IGNORED_BIN)
@@ -356,6 +358,32 @@ def merge_partials(tables: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFr
     table = pl.concat(tables, how="vertical_relaxed")
     sums = [name for name in table.columns if name not in (*keys, "bin")]
     return table.group_by(*keys, "bin").agg(pl.col(sums).sum()).select(table.columns)
+
+
+def _one_group_table(
+    lf: pl.LazyFrame, row: Rows, sums: list[pl.Expr], binning: Binning
+) -> pl.LazyFrame:
+    """One group's uniform table, grouped by :meth:`Binning.coarse_key` (fewer operations
+    a row than the bin itself), whose few groups are then read as bins and summed again.
+
+    Refused and ignored rows take the keys ``B + 2`` and ``B + 3``, which no probability
+    in [0, 1] has (coarse keys lie in ``[-1, B]``).
+    """
+    refused, ignored = binning.n_bins + 2.0, binning.n_bins + 3.0
+    key = (
+        pl.when(row.refused).then(refused).when(row.present).then(binning.coarse_key(row.p))
+        .otherwise(ignored)
+    )  # fmt: skip
+    coarse = pl.col(_PACKED)
+    bin_value = (
+        pl.when(coarse == refused).then(_REFUSED_BIN).when(coarse == ignored).then(_IGNORED_BIN)
+        .otherwise(binning.key_bin(coarse))
+    )  # fmt: skip
+    table = (
+        lf.group_by(key.alias(_PACKED)).agg(sums)
+        .group_by(bin_value.cast(pl.Int32).alias("bin")).agg(pl.exclude(_PACKED).sum())
+    )  # fmt: skip
+    return table.with_columns(pl.lit(True).alias(_ALL))
 
 
 def _uniform_table(

@@ -189,3 +189,30 @@ def test_parallel_partitions_example_runs() -> None:
         [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=True
     )
     assert "merged statistics == one pass" in done.stdout
+
+
+@pytest.mark.parametrize("closed", ["right", "left"])
+def test_the_one_group_table_bins_rows_on_edges_as_the_grouped_table(closed: str) -> None:
+    """One group (grouped by the coarse key) and a grouped table (by the bin) agree on
+    probabilities at every edge and an ulp either side, refused and null rows included."""
+    edges = np.arange(23) / 22.0
+    p = np.concatenate([edges, np.nextafter(edges, 2.0), np.nextafter(edges, -1.0)])
+    p = np.clip(p, 0.0, 1.0)
+    y = (np.arange(p.size) % 3 == 0).astype(np.int64)
+    frame = pl.DataFrame({"p": [*p, None, 1.5, 0.4], "y": [*y, 1, 0, None], "g": 0})
+    options = {"n_bins": 22, "closed": closed}
+    # A LazyFrame counts refused rows in the table (a DataFrame raises).
+    whole = pc.bin_statistics(frame.lazy(), "p", "y", **options).collect()
+    grouped = pc.bin_statistics(frame.lazy(), "p", "y", by="g", **options).collect().drop("g")
+    assert_frame_equal(whole, grouped)
+    counts = whole.filter(pl.col("bin").is_not_null())["count"].to_numpy()
+    want = np.bincount(searchsorted_bins(p, 22, closed), minlength=22)
+    np.testing.assert_array_equal(counts, want)
+    assert whole.filter(pl.col("bin").is_null())["count"].to_list() == [1]
+
+
+def searchsorted_bins(p: np.ndarray, n_bins: int, closed: str) -> np.ndarray:
+    """The documented rule on the correctly rounded edges k / B, by searching."""
+    edges = np.array([k / n_bins for k in range(n_bins + 1)])
+    side = "left" if closed == "right" else "right"
+    return np.clip(np.searchsorted(edges, p, side=side) - 1, 0, n_bins - 1)
