@@ -206,13 +206,7 @@ def test_the_one_group_table_bins_rows_on_edges_as_the_grouped_table(closed: str
     grouped = pc.bin_statistics(frame.lazy(), "p", "y", by="g", **options).collect().drop("g")
     assert_frame_equal(whole, grouped)
     counts = whole.filter(pl.col("bin").is_not_null())["count"].to_numpy()
-    want = np.bincount(searchsorted_bins(p, 22, closed), minlength=22)
+    want = np.bincount(ref.bin_ids(p, 22, closed=closed), minlength=22)
     np.testing.assert_array_equal(counts, want)
     assert whole.filter(pl.col("bin").is_null())["count"].to_list() == [1]
 
-
-def searchsorted_bins(p: np.ndarray, n_bins: int, closed: str) -> np.ndarray:
-    """The documented rule on the correctly rounded edges k / B, by searching."""
-    edges = np.array([k / n_bins for k in range(n_bins + 1)])
-    side = "left" if closed == "right" else "right"
-    return np.clip(np.searchsorted(edges, p, side=side) - 1, 0, n_bins - 1)
