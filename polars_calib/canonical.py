@@ -39,7 +39,7 @@ from polars_calib._options import (
 from polars_calib._problem import Problem, vector_problem
 from polars_calib.binning import Binning
 
-__all__ = ["binary_distance_error", "canonical_ece", "cell_error", "check_distance"]
+__all__ = ["binary_distance_error", "canonical_ece", "cell_error", "check_distance", "distance_term"]
 
 
 def check_distance(distance: object, average: object = "weighted") -> tuple[Distance, BinAverage]:
@@ -49,8 +49,11 @@ def check_distance(distance: object, average: object = "weighted") -> tuple[Dist
     return distance, average  # type: ignore[return-value]
 
 
-def _distance_terms(gap_sum: pl.Expr, cell_weight: pl.Expr, distance: Distance) -> pl.Expr:
+def distance_term(gap_sum: pl.Expr, cell_weight: pl.Expr, distance: Distance) -> pl.Expr:
     """Per (cell, class), the term whose sum over classes is ``W_b d(P_b, Y_b)``.
+
+    The one definition of the distances: the expression sums it over a cell's
+    entries, the statistics table's finisher over its class columns.
 
     ``gap_sum`` is ``W_b (P_bk - Y_bk)``: total variation is ``1/2 sum_k |.|``,
     cityblock ``sum_k |.|`` and the squared Euclidean distance ``sum_k (.)**2``.
@@ -111,7 +114,7 @@ def cell_error(
         cell_weight = fields["w"].sum().over(cell).filter(first)
         total = fields["w"].sum()
         used = cell_weight > 0.0
-        terms = _distance_terms(gap_sum, cell_weight, distance).filter(used)
+        terms = distance_term(gap_sum, cell_weight, distance).filter(used)
         if average == "weighted":
             value = terms.sum() / total
         else:
