@@ -249,7 +249,7 @@ def canonical_ece(
     See Also
     --------
     polars_calib.classwise_ece, polars_calib.confidence_ece, polars_calib.skce,
-    polars_calib.median_variance_bins
+    polars_calib.median_variance_bins, polars_calib.summary (``reduction="canonical"``)
 
     Examples
     --------
@@ -272,6 +272,16 @@ def canonical_ece(
     ╞════════╪════════╡
     │ 0.3875 ┆ 0.2388 │
     └────────┴────────┘
+
+    The frame form computes the same numbers from mergeable statistics per cell, one
+    aggregation over the rows (an ``Array`` column; see
+    :func:`polars_calib.bin_statistics`):
+
+    >>> vectors = df.with_columns(pl.col("probs").list.to_array(3))
+    >>> pc.summary(
+    ...     vectors, "probs", "y", n_bins=2, reduction="canonical", metrics=["ece"]
+    ... ).select(pl.col("canonical_ece").round(4)).item()
+    0.3875
     """
     # Given bins replace the grid (whatever the strategy says, median-variance included).
     binning = Binning(n_bins, strategy, closed) if bins is None else None

@@ -1257,6 +1257,26 @@ def bin_statistics(
     │ b     ┆ 0   ┆ 0.0   ┆ 0.5   ┆ 0     ┆ 0.0    ┆ 0.0   ┆ 0.0   │
     │ b     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   │
     └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
+
+    Probability vectors without reduction: the sums of each non-empty cell of the
+    simplex grid (cell ``b_0 + 2 b_1 + 4 b_2`` of the components' bins ``b_k``):
+
+    >>> vectors = pl.DataFrame({
+    ...     "probs": [[0.25, 0.20, 0.55], [0.55, 0.05, 0.40], [0.10, 0.30, 0.60]],
+    ...     "y": [0, 1, 2],
+    ... }).with_columns(pl.col("probs").list.to_array(3))
+    >>> pc.bin_statistics(
+    ...     vectors, "probs", "y", n_bins=2, reduction="canonical", metrics=["ece"]
+    ... ).select("cell", "count", "sum_p_0", "sum_p_2", "sum_y_0", "sum_y_2")
+    shape: (2, 6)
+    ┌──────┬───────┬─────────┬─────────┬─────────┬─────────┐
+    │ cell ┆ count ┆ sum_p_0 ┆ sum_p_2 ┆ sum_y_0 ┆ sum_y_2 │
+    │ ---  ┆ ---   ┆ ---     ┆ ---     ┆ ---     ┆ ---     │
+    │ i64  ┆ i64   ┆ f64     ┆ f64     ┆ f64     ┆ f64     │
+    ╞══════╪═══════╪═════════╪═════════╪═════════╪═════════╡
+    │ 1    ┆ 1     ┆ 0.55    ┆ 0.4     ┆ 0.0     ┆ 0.0     │
+    │ 4    ┆ 2     ┆ 0.35    ┆ 1.15    ┆ 1.0     ┆ 1.0     │
+    └──────┴───────┴─────────┴─────────┴─────────┴─────────┘
     """
     from polars_calib.median_variance import table_binning, table_input
 
