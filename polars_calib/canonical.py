@@ -39,7 +39,9 @@ from polars_calib._options import (
 from polars_calib._problem import Problem, vector_problem
 from polars_calib.binning import Binning
 
-__all__ = ["binary_distance_error", "canonical_ece", "cell_error", "check_distance", "distance_term"]
+__all__ = [
+    "binary_distance_error", "canonical_ece", "cell_error", "check_distance", "distance_term",
+]
 
 
 def check_distance(distance: object, average: object = "weighted") -> tuple[Distance, BinAverage]:

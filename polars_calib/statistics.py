@@ -1546,7 +1546,9 @@ def top_label_choice(average: object, distance: object) -> TopLabelAverage:
     if distance is not None:
         msg = f"`distance` is for reduction='canonical' (its cells), got {distance!r}"
         raise ValueError(msg)
-    return "macro" if average is None else check_choice("average", average, TOP_LABEL_AVERAGES)  # type: ignore[return-value]
+    if average is None:
+        return "macro"
+    return cast(TopLabelAverage, check_choice("average", average, TOP_LABEL_AVERAGES))
 
 
 def _is_canonical(stats: object) -> bool:
