@@ -19,6 +19,14 @@ into this table, then a finisher over the small result:
   ``sum_p_y``): the weighted sums of the problem's row terms, each only when a
   requested metric needs it (:func:`terms_for`).
 
+The canonical table (``reduction="canonical"``: probability vectors, no reduction)
+has the same layout with the bin replaced by the **cell** of the simplex grid, an exact
+packed integer (:meth:`~polars_calib.binning.Binning.cell_words`), and one pair of sums
+per class: ``keys..., cell[, cell_1...], n_bins, count, weight, sum_p_0..,
+sum_y_0..[, sum_<term>...]``; only the non-empty cells are rows (the grid has
+``n_bins**K`` cells), and one null-cell row per group holds its refused rows
+(:func:`canonical_statistics`, finished by :func:`finish_cells`).
+
 Uniform-bin tables merge by summing rows of the same group and bin (partitions, days,
 processes, engines); quantile bins depend on all of a group's rows, so tables of
 different partitions hold the same bin with different edges, which the finishers

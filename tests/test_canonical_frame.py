@@ -340,3 +340,20 @@ def test_mean_over_bins_and_sign_changing_data() -> None:
     assert miscalibrated == pytest.approx(
         df.select(pc.canonical_ece("probs", "cls", n_bins=3, average="bins")).item(), rel=1e-12
     )
+
+
+def test_time_windows_and_expression_keys() -> None:
+    from datetime import datetime, timedelta
+
+    df = make_log(13, 400, classes=4, decimals=2, groups=2).with_columns(
+        ts=pl.Series([datetime(2024, 1, 1) + timedelta(hours=5 * i) for i in range(400)])
+    )
+    got = pc.summary(df.lazy(), "probs", "cls", by=pl.col("g") + 1, time="ts", every="1w",
+                     n_bins=3, reduction="canonical", metrics=["ece"], weight="w").collect()  # fmt: skip
+    want = (
+        df.group_by(pl.col("g") + 1, pl.col("ts").dt.truncate("1w"))
+        .agg(pc.canonical_ece("probs", "cls", n_bins=3, weight="w"))
+        .sort("g", "ts")
+    )
+    assert got.select("g", "ts").equals(want.select("g", "ts"))
+    assert got["canonical_ece"].to_list() == pytest.approx(want["probs"].to_list(), rel=1e-12)
