@@ -357,3 +357,32 @@ def test_time_windows_and_expression_keys() -> None:
     )
     assert got.select("g", "ts").equals(want.select("g", "ts"))
     assert got["canonical_ece"].to_list() == pytest.approx(want["probs"].to_list(), rel=1e-12)
+
+
+def test_refused_rows_are_those_of_the_vector_checks() -> None:
+    # The one validity rule of the vector reductions: the same rows refused, counted.
+    rows = [[0.2, 0.8], [0.5, None], [float("nan"), 1.0], [0.3, 0.7], [0.6, 0.4], [0.1, 0.9]]
+    df = pl.DataFrame({
+        "g": [0, 1, 2, 3, 4, 5],
+        "probs": pl.Series(rows, dtype=pl.Array(pl.Float64, 2)),
+        "y": [1, 0, 0, 2, 0, 1],
+        "w": [1.0, 1.0, 1.0, 1.0, -1.0, 0.0],
+    })  # fmt: skip
+    got = pc.summary(df.lazy(), "probs", "y", by="g", weight="w", reduction="canonical",
+                     metrics=["ece"]).collect()  # fmt: skip
+    classwise = pc.summary(df.lazy(), "probs", "y", by="g", weight="w", reduction="classwise",
+                           metrics=["ece"]).collect()  # fmt: skip
+    assert got["refused"].to_list() == classwise["refused"].to_list() == [0, 1, 1, 1, 1, 0]
+    # Group 5 has weight 0: no metric, as the expression gives.
+    assert got["canonical_ece"].to_list() == [pytest.approx(0.2), None, None, None, None, None]
+    expr = df.group_by("g").agg(pc.canonical_ece("probs", "y", weight="w")).sort("g")
+    assert expr["probs"].to_list() == got["canonical_ece"].to_list()
+
+
+def test_float32_vectors() -> None:
+    df = make_log(4, 200, classes=3, decimals=None)
+    single = df.with_columns(pl.col("probs").cast(pl.Array(pl.Float32, 3)))
+    got = pc.summary(single, "probs", "cls", n_bins=4, reduction="canonical", metrics=["ece"],
+                     sum_tol=1e-5)["canonical_ece"].item()  # fmt: skip
+    want = single.select(pc.canonical_ece("probs", "cls", n_bins=4, sum_tol=1e-5)).item()
+    assert got == pytest.approx(want, rel=1e-12)
