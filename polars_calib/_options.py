@@ -33,6 +33,7 @@ __all__ = [
     "Score",
     "SkceEstimator",
     "Strategy",
+    "TableReduction",
     "TopLabelAverage",
     "check_choice",
     "check_confidence",
@@ -68,6 +69,10 @@ Norm = Literal["l1", "l2", "max"]
 
 Reduction = Literal["confidence", "top_label", "classwise"]
 """How probability vectors become binary problems."""
+
+TableReduction = Literal["confidence", "top_label", "classwise", "canonical"]
+"""A :data:`Reduction`, or ``"canonical"``: no reduction, the statistics of each cell of
+the simplex grid (``bin_statistics``, ``summary``, ``metrics_from_statistics`` only)."""
 
 Metric = Literal["ece", "mce", "rmsce", "brier", "log_loss"]
 """A metric a summary can compute."""
@@ -129,6 +134,7 @@ STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CLOSED: tuple[Closed, ...] = get_args(Closed)
 NORMS: tuple[Norm, ...] = get_args(Norm)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
+TABLE_REDUCTIONS: tuple[TableReduction, ...] = get_args(TableReduction)
 METRICS: tuple[Metric, ...] = get_args(Metric)
 CONSISTENCY_METRICS: tuple[ConsistencyMetric, ...] = get_args(ConsistencyMetric)
 RESAMPLINGS: tuple[Resampling, ...] = get_args(Resampling)

@@ -11,7 +11,10 @@ decide which rows are **refused**. Binary data give one problem
   maximal index on ties, as ``numpy.argmax``) is the label;
 * ``"top_label"``: the same, keyed by the predicted class;
 * ``"classwise"``: ``p_j`` against ``label == j`` for every class ``j``, keyed by the
-  class: the columns are lists, one entry per class, exploded by the caller.
+  class: the columns are lists, one entry per class, exploded by the caller;
+* ``"canonical"``: no reduction: ``prob`` is the vector (a list) and ``label`` the
+  true class (Float64), for the statistics table keyed by the vector's cell of the
+  simplex grid (:func:`polars_calib.statistics.canonical_statistics`).
 
 A row is **present** when its probability, label and weight are all non-null; a
 present or partly null row is **refused** when any of its non-null values breaks a
@@ -37,7 +40,7 @@ from typing import Any
 import polars as pl
 
 from polars_calib._exprs import IntoExpr, to_expr
-from polars_calib._options import REDUCTIONS, Reduction, check_choice
+from polars_calib._options import TABLE_REDUCTIONS, TableReduction, check_choice
 from polars_calib._random import bernoulli, categorical
 
 __all__ = ["EPS", "Check", "Problem", "binary_problem", "vector_problem"]
@@ -251,10 +254,10 @@ def vector_problem(
     label: IntoExpr,
     weight: IntoExpr | None,
     sum_tol: float,
-    reduction: Reduction,
+    reduction: TableReduction,
 ) -> Problem:
     """The binary problem(s) of probability vectors under `reduction` (see the module)."""
-    check_choice("reduction", reduction, REDUCTIONS)
+    check_choice("reduction", reduction, TABLE_REDUCTIONS)
     vectors, y, w, refused, checks = vector_checks(prob, label, weight, sum_tol)
     present = _present(vectors, y, w)
     predicted = vectors.list.arg_max().cast(pl.Int64)
@@ -294,6 +297,12 @@ def vector_problem(
         "squared_error": squares - 2.0 * true_prob + 1.0,
         "log_loss": -true_prob.clip(EPS, 1.0 - EPS).log(),
     }
+    if reduction == "canonical":
+        return Problem(
+            vectors, y, w, present, refused, tuple(checks), terms,
+            draw=lambda word: categorical(word, vectors),
+            relabel=lambda drawn: vector_problem(prob, drawn, weight, sum_tol, reduction),
+        )  # fmt: skip
     key = predicted if reduction == "top_label" else None
     return Problem(
         confidence, correct, w, present, refused, tuple(checks), terms, key,

@@ -21,6 +21,9 @@ an edge:
 * :meth:`Binning.coarse_key` / :meth:`Binning.key_bin`: a cheaper grouping key from
   which each group's bin follows exactly (the rows an ulp from an edge keep their own
   value as their key), for the one-group statistics table;
+* :meth:`Binning.cell_words`: the cell of a probability vector on the K-dimensional
+  uniform grid (each component's :meth:`Binning.value`), packed into exact integer
+  words ``sum_k b_k B**k`` (the canonical statistics table, :mod:`polars_calib.statistics`);
 * :meth:`Binning.masks`: one boolean per uniform bin, for the masked sums of the
   expression path: up to :data:`MAX_MASKED_BINS` bins, an expression sums each bin as
   ``when(mask).then(x).sum()`` (no index, no window: it streams and costs a comparison
@@ -46,6 +49,8 @@ per group, and metrics read them as a bin column.
 
 from __future__ import annotations
 
+import functools
+import operator
 import struct
 from dataclasses import dataclass
 from fractions import Fraction
@@ -71,6 +76,7 @@ __all__ = [
     "GroupedEdges",
     "bin_index",
     "binning",
+    "cell_width",
     "edge_bins",
     "linear_grid",
     "linspace",
@@ -188,6 +194,30 @@ class Binning:
         # A left-closed plain key 0.0 (bin 0) may meet the key -0.0 of p = 0 (bin 0).
         return pl.when(key > 0.0).then(plain).otherwise(exact)
 
+    def cell_words(self, components: Sequence[pl.Expr]) -> list[pl.Expr]:
+        """The cell of a vector on the uniform grid: its components' bins, packed exactly.
+
+        Component ``k`` (of `components`, the vector's entries in class order) has bin
+        ``b_k = value(p_k)``. Word ``j`` packs the classes ``jm .. jm + m - 1`` as
+        ``sum_i b_(jm+i) B**i``, a Float64 holding an integer, with ``m`` the most
+        classes whose largest code ``B**m - 1`` is below ``2**53`` (:func:`cell_width`):
+        every partial sum is an integer a double holds exactly, so equal words are equal
+        bins, with no hashing and no collision, and the same vector gets the same words
+        in any partition. One word for ``K <= m`` (K = 22 with 5 bins, 53 with 2); above
+        that, ``ceil(K / m)`` words. Only the cells of the rows exist: K = 1000 never
+        makes ``B**K`` of them.
+        """
+        width = cell_width(self.n_bins)
+        words = []
+        for start in range(0, len(components), width):
+            terms = [
+                self.value(p) * float(self.n_bins**i)
+                for i, p in enumerate(components[start : start + width])
+            ]
+            # `+`, not sum_horizontal: a null entry makes the word null, not a smaller code.
+            words.append(functools.reduce(operator.add, terms))
+        return words
+
     def _beyond(self, prob: pl.Expr, edge: float) -> pl.Expr:
         """Whether `prob` lies above `edge` (right-closed) or at or above it (left-closed)."""
         if self.float32:
@@ -226,6 +256,16 @@ class Binning:
             {"bin": range(self.n_bins), "lower": edges[:-1], "upper": edges[1:]},
             schema={"bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64},
         )
+
+
+def cell_width(n_bins: int) -> int:
+    """How many classes one exact cell word packs (see :meth:`Binning.cell_words`)."""
+    if n_bins == 1:
+        return 2**31  # every bin is 0: one word holds any K
+    width = 1
+    while n_bins ** (width + 1) <= 2**53:
+        width += 1
+    return width
 
 
 def binning(

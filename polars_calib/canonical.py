@@ -39,7 +39,9 @@ from polars_calib._options import (
 from polars_calib._problem import Problem, vector_problem
 from polars_calib.binning import Binning
 
-__all__ = ["binary_distance_error", "canonical_ece", "cell_error", "check_distance"]
+__all__ = [
+    "binary_distance_error", "canonical_ece", "cell_error", "check_distance", "distance_term",
+]
 
 
 def check_distance(distance: object, average: object = "weighted") -> tuple[Distance, BinAverage]:
@@ -49,8 +51,11 @@ def check_distance(distance: object, average: object = "weighted") -> tuple[Dist
     return distance, average  # type: ignore[return-value]
 
 
-def _distance_terms(gap_sum: pl.Expr, cell_weight: pl.Expr, distance: Distance) -> pl.Expr:
+def distance_term(gap_sum: pl.Expr, cell_weight: pl.Expr, distance: Distance) -> pl.Expr:
     """Per (cell, class), the term whose sum over classes is ``W_b d(P_b, Y_b)``.
+
+    The one definition of the distances: the expression sums it over a cell's
+    entries, the statistics table's finisher over its class columns.
 
     ``gap_sum`` is ``W_b (P_bk - Y_bk)``: total variation is ``1/2 sum_k |.|``,
     cityblock ``sum_k |.|`` and the squared Euclidean distance ``sum_k (.)**2``.
@@ -111,7 +116,7 @@ def cell_error(
         cell_weight = fields["w"].sum().over(cell).filter(first)
         total = fields["w"].sum()
         used = cell_weight > 0.0
-        terms = _distance_terms(gap_sum, cell_weight, distance).filter(used)
+        terms = distance_term(gap_sum, cell_weight, distance).filter(used)
         if average == "weighted":
             value = terms.sum() / total
         else:
@@ -246,7 +251,7 @@ def canonical_ece(
     See Also
     --------
     polars_calib.classwise_ece, polars_calib.confidence_ece, polars_calib.skce,
-    polars_calib.median_variance_bins
+    polars_calib.median_variance_bins, polars_calib.summary (``reduction="canonical"``)
 
     Examples
     --------
@@ -269,6 +274,16 @@ def canonical_ece(
     ╞════════╪════════╡
     │ 0.3875 ┆ 0.2388 │
     └────────┴────────┘
+
+    The frame form computes the same numbers from mergeable statistics per cell, one
+    aggregation over the rows (an ``Array`` column; see
+    :func:`polars_calib.bin_statistics`):
+
+    >>> vectors = df.with_columns(pl.col("probs").list.to_array(3))
+    >>> pc.summary(
+    ...     vectors, "probs", "y", n_bins=2, reduction="canonical", metrics=["ece"]
+    ... ).select(pl.col("canonical_ece").round(4)).item()
+    0.3875
     """
     # Given bins replace the grid (whatever the strategy says, median-variance included).
     binning = Binning(n_bins, strategy, closed) if bins is None else None

@@ -22,6 +22,9 @@ import polars as pl
 from polars_calib._exprs import IntoExpr, Keys
 from polars_calib._options import (
     METRICS,
+    BinAverage,
+    Distance,
+    TableReduction,
     SUM_TOLERANCE,
     TOP_LABEL_AVERAGES,
     Closed,
@@ -49,15 +52,21 @@ from polars_calib.statistics import (
     FrameT,
     Prepared,
     bin_statistics,
+    canonical_classes,
+    canonical_statistics,
+    check_canonical,
     check_diagnostics,
     collect_checked,
+    finish_cells,
     finish_metrics,
     prepare,
     reliability_rows,
     same_kind,
     statistics_query,
     terms_for,
+    top_label_choice,
 )
+from polars_calib.canonical import check_distance
 from polars_calib.validation import refused_rows, validate
 
 if TYPE_CHECKING:
@@ -204,6 +213,12 @@ def reliability(
     │ 3   ┆ 0.5      ┆ 0.0945         ┆ 0.9055         │
     └─────┴──────────┴────────────────┴────────────────┘
     """
+    if reduction == "canonical":
+        msg = (
+            "reliability rows are per bin of a binary problem; reduction='canonical' has "
+            "cells of the simplex grid: see `bin_statistics(..., reduction='canonical')`"
+        )
+        raise ValueError(msg)
     checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     z = check_confidence(confidence)
     prepared = prepare(
@@ -231,10 +246,10 @@ def summary(
     closed: Closed = "right",
     metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     weight: str | None = None,
-    reduction: Reduction | None = None,
+    reduction: TableReduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
-    average: TopLabelAverage = "macro",
+    average: TopLabelAverage | BinAverage | None = None,
     compat: Compat | None = None,
     min_size: int = 10,
     max_bins: int | None = None,
@@ -242,6 +257,7 @@ def summary(
     n_resamples: int = 1000,
     seed: int = 0,
     id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
+    distance: Distance | None = None,
 ) -> FrameT:
     """Calibration metrics per group, and per calendar window of a time column.
 
@@ -300,6 +316,13 @@ def summary(
         :func:`polars_calib.classwise_ece`. ``brier`` and ``log_loss`` are then the
         multi-class scores of :func:`polars_calib.multiclass_brier` and
         :func:`polars_calib.multiclass_log_loss`. ``None`` for binary data.
+        ``"canonical"``: no reduction: the canonical ECE of
+        :func:`polars_calib.canonical_ece` (`distance`, `average`) from the
+        statistics of each non-empty cell of the simplex grid
+        (``bin_statistics(reduction="canonical")``; an ``Array`` column, uniform
+        bins): the metrics ``canonical_ece``, ``canonical_mce``,
+        ``canonical_rmsce`` (see :func:`polars_calib.metrics_from_statistics`),
+        ``brier`` and ``log_loss``; no tests, decompositions or resampling.
     sum_tol
         Largest accepted ``|sum(p) - 1|`` of a probability vector.
     pos_label
@@ -307,8 +330,11 @@ def summary(
     compat
         A peer whose bins to reproduce (see :func:`polars_calib.ece`).
     average
-        ``reduction="top_label"``: ``"macro"`` (default) or ``"weighted"`` mean over
-        predicted classes (see :func:`polars_calib.top_label_ece`).
+        ``reduction="top_label"``: ``"macro"`` (``None``, the default) or
+        ``"weighted"`` mean over predicted classes (see
+        :func:`polars_calib.top_label_ece`). ``reduction="canonical"``:
+        ``"weighted"`` (``None``, the default) or ``"bins"``, as
+        :func:`polars_calib.canonical_ece`.
     min_size, max_bins
         ``strategy="median_variance"``: fewest rows per bin and most bins per group.
     confidence
@@ -324,6 +350,10 @@ def summary(
         draw is a hash of (id, replicate, seed), so the same rows give the same
         numbers in any order and split into any partitions. ``None``: the row's
         position in `data` (reproducible for the same frame, not across partitions).
+    distance
+        ``reduction="canonical"``: ``"tv"`` (``None``, the default), ``"cityblock"``
+        or ``"sqeuclidean"`` (see :func:`polars_calib.canonical_ece`); other
+        reductions take ``None``.
 
     Returns
     -------
@@ -410,7 +440,27 @@ def summary(
     """
     checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     names = check_metrics(metrics, tests=True)
-    check_choice("average", average, TOP_LABEL_AVERAGES)
+    if reduction == "canonical":
+        distance, bin_average = check_distance(distance or "tv", average or "weighted")
+        check_canonical(names, checked, compat)
+        if confidence is not None:
+            msg = "reduction='canonical' has no resampling: `confidence` must be None"
+            raise ValueError(msg)
+        assert checked is not None  # uniform (check_canonical)
+        prepared = prepare(
+            data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
+            time=time, every=every, canonical=True,
+        )  # fmt: skip
+        stats = canonical_statistics(
+            prepared.lf, prepared.problem, prepared.keys, checked,
+            canonical_classes(prepared, prob), terms_for(names),
+        )  # fmt: skip
+        if isinstance(data, pl.DataFrame):
+            stats = collect_checked(prepared, stats).lazy()
+        table = finish_cells(stats, prepared.keys, names, distance, bin_average)
+        renamed = {m: f"canonical_{m}" for m in ("ece", "mce", "rmsce") if m in names}
+        return same_kind(data, table.rename(renamed))
+    top_label_average = top_label_choice(average, distance)
     if confidence is not None:
         check_confidence(confidence)
     methods: list[Resampling] = []
@@ -433,7 +483,9 @@ def summary(
     )
     if isinstance(data, pl.DataFrame):
         plan = collect_checked(prepared, plan).lazy()
-    summary = finish_summary(plan, prepared, names, average, confidence, bool(resamples))
+    summary = finish_summary(
+        plan, prepared, names, top_label_average, confidence, bool(resamples)
+    )
     return same_kind(data, summary)
 
 

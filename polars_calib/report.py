@@ -31,7 +31,7 @@ from statistics import NormalDist
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
@@ -450,10 +450,13 @@ def report_page(
     tables = dataclasses.replace(tables, sections=(*tables.sections, *sections))
     confidence = interval if interval is not None else 2.0 * NormalDist().cdf(z) - 1.0
     bootstrap = [spec for spec in resamples if spec.method == "bootstrap"]
+    # The report's tables are binary or reduced: never canonical (only summary and
+    # bin_statistics build those).
+    reduction = cast("Reduction | None", prepared.reduction)
     settings = _Settings(
         source=source, prob=prob, label=label, by=[k for k in prepared.keys if k != time],
         time=time, every=every, binning=binning, metrics=list(metrics), weight=weight,
-        confidence=confidence, reduction=prepared.reduction, min_count=min_count,
+        confidence=confidence, reduction=reduction, min_count=min_count,
         title=DEFAULT_TITLE if title is None else str(title),
         n_resamples=bootstrap[0].n_resamples if bootstrap and interval is not None else None,
         seed=bootstrap[0].seed if bootstrap else 0,
@@ -504,7 +507,7 @@ def report_tables(
         else:
             if progress is not None:
                 progress("computing the whole-log tables (a second pass)...")
-            overall = again(prepared.reduction)
+            overall = again(cast("Reduction | None", prepared.reduction))
             overall_stats = _collect(overall, binning, metrics, strict, bootstrap)
             whole = overall_stats
     summary = finish_summary(

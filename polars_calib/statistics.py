@@ -19,6 +19,14 @@ into this table, then a finisher over the small result:
   ``sum_p_y``): the weighted sums of the problem's row terms, each only when a
   requested metric needs it (:func:`terms_for`).
 
+The canonical table (``reduction="canonical"``: probability vectors, no reduction)
+has the same layout with the bin replaced by the **cell** of the simplex grid, an exact
+packed integer (:meth:`~polars_calib.binning.Binning.cell_words`), and one pair of sums
+per class: ``keys..., cell[, cell_1...], n_bins, count, weight, sum_p_0..,
+sum_y_0..[, sum_<term>...]``; only the non-empty cells are rows (the grid has
+``n_bins**K`` cells), and one null-cell row per group holds its refused rows
+(:func:`canonical_statistics`, finished by :func:`finish_cells`).
+
 Uniform-bin tables merge by summing rows of the same group and bin (partitions, days,
 processes, engines); quantile bins depend on all of a group's rows, so tables of
 different partitions hold the same bin with different edges, which the finishers
@@ -41,6 +49,7 @@ from polars_calib._options import (
     METRICS,
     REDUCTIONS,
     SUM_TOLERANCE,
+    TABLE_REDUCTIONS,
     TOP_LABEL_AVERAGES,
     Closed,
     Compat,
@@ -53,6 +62,9 @@ from polars_calib._options import (
     Score,
     Strategy,
     TopLabelAverage,
+    BinAverage,
+    Distance,
+    TableReduction,
     check_choice,
     check_confidence,
     check_hosmer_lemeshow_bins,
@@ -61,6 +73,7 @@ from polars_calib._options import (
 )
 from polars_calib._problem import Check, Problem, binary_problem, vector_problem
 from polars_calib.binning import Binning, quantile_edges
+from polars_calib.canonical import check_distance, distance_term
 from polars_calib.resampling import (
     RESAMPLING_KEYS,
     TESTED_METRIC,
@@ -91,13 +104,19 @@ __all__ = [
     "Partial",
     "Prepared",
     "bin_statistics",
+    "canonical_classes",
+    "canonical_statistics",
+    "cell_columns",
+    "check_canonical",
     "check_diagnostics",
     "check_statistics",
     "collect_checked",
     "complete_statistics",
     "diagnostic_parts",
     "diagnostic_value",
+    "finish_cells",
     "finish_metrics",
+    "merge_cells",
     "merge_partials",
     "merge_statistics",
     "metrics_from_statistics",
@@ -107,6 +126,7 @@ __all__ = [
     "reliability_rows",
     "same_kind",
     "statistics_query",
+    "top_label_choice",
 ]
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
@@ -410,6 +430,221 @@ def _uniform_table(
         pl.when(code != _NULL_KEY).then(code).cast(schema[packed]).alias(packed),
         (key_bin - code * stride - 2).cast(pl.Int32).alias("bin"),
     ).drop(_PACKED)
+
+
+# --------------------------------------------------------------------------
+# The canonical reduction: cells of the simplex grid
+# --------------------------------------------------------------------------
+
+CELL = "cell"
+"""The first (often the only) cell word of a canonical table; its presence marks one."""
+
+_CANONICAL_METRICS = ("ece", "mce", "rmsce", "brier", "log_loss")
+
+
+def cell_names(n_words: int) -> list[str]:
+    """The cell word columns: ``cell``, then ``cell_1``, ``cell_2``, ... for wide vectors."""
+    return [CELL, *(f"{CELL}_{j}" for j in range(1, n_words))]
+
+
+def cell_columns(names: Sequence[str]) -> list[str]:
+    """The cell word columns of a canonical table's columns `names`, in order."""
+    words = [name for name in names if name == CELL or name.startswith(f"{CELL}_")]
+    return sorted(words, key=lambda name: 0 if name == CELL else int(name.rsplit("_", 1)[1]))
+
+
+def class_columns(names: Sequence[str], prefix: str) -> list[str]:
+    """The per-class sums ``<prefix>_0, <prefix>_1, ...`` of a canonical table, in class order."""
+    found = [n for n in names if n.startswith(f"{prefix}_") and n[len(prefix) + 1 :].isdigit()]
+    return sorted(found, key=lambda name: int(name[len(prefix) + 1 :]))
+
+
+def canonical_classes(prepared: Prepared, prob: str) -> int:
+    """K of a canonical table, from the schema: the vectors must be an ``Array`` column."""
+    dtype = prepared.lf.collect_schema()[prob]
+    if not isinstance(dtype, pl.Array):
+        msg = (
+            f"reduction='canonical' takes probability vectors as an Array column, whose "
+            f"length K (the table's class columns) is in the schema; {prob!r} is {dtype}: "
+            f"cast it with `pl.col({prob!r}).list.to_array(K)`"
+        )
+        raise CalibrationDataError(msg)
+    clash = [key for key in prepared.keys if key in ("n_bins", *cell_names(1))]
+    clash += [key for key in prepared.keys if key.startswith((f"{CELL}_", "sum_"))]
+    if clash:
+        msg = f"`by` cannot hold {clash[0]!r}: a column of the canonical statistics table"
+        raise ValueError(msg)
+    return int(dtype.size)
+
+
+def check_canonical_metrics(metrics: Sequence[str]) -> None:
+    """``ValueError`` for a metric a canonical table cannot finish."""
+    other = [m for m in metrics if m not in _CANONICAL_METRICS]
+    if other:
+        msg = (
+            f"reduction='canonical' finishes {', '.join(map(repr, _CANONICAL_METRICS))}; "
+            f"got {', '.join(map(repr, other))} (tests, decompositions and resampling take "
+            "binary problems)"
+        )
+        raise ValueError(msg)
+
+
+def check_canonical(
+    metrics: Sequence[str], binning: Binning | None, compat: Compat | None
+) -> None:
+    """``ValueError`` for what a canonical table cannot give (see :func:`bin_statistics`)."""
+    check_canonical_metrics(metrics)
+    if binning is None or binning.strategy != "uniform" or compat is not None:
+        msg = (
+            "reduction='canonical' bins every component on the uniform grid (mergeable "
+            "cells): strategy must be 'uniform' and compat None; for median-variance bins "
+            "use `median_variance_bins` and `canonical_ece(..., bins=...)`"
+        )
+        raise ValueError(msg)
+
+
+def canonical_statistics(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    binning: Binning,
+    n_classes: int,
+    terms: Sequence[str] = (),
+) -> pl.LazyFrame:
+    """The canonical statistics table of `problem` (``vector_problem(..., "canonical")``).
+
+    One aggregation over one pass of the data, grouped by the keys and the cell words
+    (:meth:`~polars_calib.binning.Binning.cell_words`; the first word is -1 for
+    refused rows and -2 for ignored ones, which only keep their group), then a few
+    steps over the small result: the words cast to Int64, refused rows' cell and sums
+    null, a group with neither used nor refused rows kept as one null-cell row of
+    count 0. The columns: the keys, the cell words, ``n_bins`` (Int32, the grid's,
+    so that tables of other grids do not merge silently), ``count`` (Int64),
+    ``weight``, ``sum_p_0 .. sum_p_{K-1}`` (weighted sums of each component),
+    ``sum_y_0 .. sum_y_{K-1}`` (weighted counts of each true class), then the row
+    terms in `terms`; sorted by keys and cell.
+    """
+    problem = problem.seen_by(binning.clip, binning.float32)
+    vectors, label, weight = problem.prob, problem.label, problem.weight
+    components = [vectors.list.get(k, null_on_oob=True) for k in range(n_classes)]
+    words = binning.cell_words(components)
+    names = cell_names(len(words))
+    first = (
+        pl.when(problem.refused).then(_REFUSED_BIN).when(problem.present).then(words[0])
+        .otherwise(_IGNORED_BIN)
+    )  # fmt: skip
+    rest = [pl.when(problem.refused).then(None).when(problem.present).then(w) for w in words[1:]]
+    sums = [pl.len().alias("count")]
+    if weight is not None:
+        sums.append(weight.sum().alias("weight"))
+    sums += [problem.weighted(p).sum().alias(f"sum_p_{k}") for k, p in enumerate(components)]
+    for k in range(n_classes):
+        hit = label == float(k)
+        outcome = hit.sum() if weight is None else pl.when(hit).then(weight).otherwise(0.0).sum()
+        sums.append(outcome.alias(f"sum_y_{k}"))
+    sums += [problem.weighted(problem.terms[name]).sum().alias(f"sum_{name}") for name in terms]
+    cells = [e.alias(n) for e, n in zip([first, *rest], names)]
+    table = lf.group_by(*keys, *cells).agg(sums)
+    summed = [
+        "weight",
+        *(f"sum_{v}_{k}" for v in ("p", "y") for k in range(n_classes)),
+        *(f"sum_{name}" for name in terms),
+    ]
+    if weight is None:
+        table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
+    # One null-cell row for a group without used rows: its refused rows', or an empty one.
+    others = pl.len().over(keys) if keys else pl.len()
+    table = table.filter((pl.col(CELL) != _IGNORED_BIN) | (others == 1))
+    celled = pl.col(CELL) >= 0.0
+    table = table.with_columns(
+        *(pl.when(celled).then(pl.col(n)).cast(pl.Int64) for n in names),
+        pl.lit(binning.n_bins, pl.Int32).alias("n_bins"),
+        pl.when(pl.col(CELL) != _IGNORED_BIN).then(pl.col("count")).otherwise(0).cast(pl.Int64),
+        pl.when(celled).then(pl.col(summed)).cast(pl.Float64),
+    )
+    columns = [*keys, *names, "n_bins", "count", *summed]
+    return table.select(columns).sort(*keys, *names, nulls_last=True)
+
+
+def merge_cells(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """Sum the rows of each (group, cell, grid) of canonical tables (keys not in `keys`
+    summed over); the null-cell rows of a group merge into one, counting its refused rows."""
+    columns = stats.collect_schema().names()
+    sums = [name for name in sum_columns(stats) if name != "count"]
+    return stats.group_by(*keys, *cell_columns(columns), "n_bins").agg(
+        pl.col("count").cast(pl.Int64).sum(), pl.col(sums).sum()
+    )
+
+
+def finish_cells(
+    stats: pl.LazyFrame,
+    keys: list[str],
+    metrics: Sequence[str],
+    distance: Distance = "tv",
+    average: BinAverage = "weighted",
+) -> pl.LazyFrame:
+    """The canonical metrics per group from merged canonical statistics (see the module).
+
+    Per cell ``b`` with weight ``W_b > 0``, ``d_b = d(P_b, Y_b)`` from the class sums;
+    per group, with ``W`` the total weight: ``ece = sum_b (W_b / W) d_b`` (the plain
+    mean of ``d_b`` with ``average="bins"``), ``rmsce = sqrt(sum_b (W_b / W) d_b**2)``
+    (the root mean square over cells with ``"bins"``), ``mce = max_b d_b``; ``brier``
+    and ``log_loss`` the multi-class scores. Columns: the keys, ``count``, ``refused``,
+    then `metrics`; null metrics for a group holding a refused row, without weight,
+    or merged from tables of different grids.
+    """
+    schema = stats.collect_schema().names()
+    whole = not keys
+    stats, group = grouped(stats, keys)
+    celled = pl.col(CELL).is_not_null()
+    cell_weight = pl.col("weight")
+    gaps = [
+        pl.col(p) - pl.col(y)
+        for p, y in zip(class_columns(schema, "sum_p"), class_columns(schema, "sum_y"))
+    ]
+    mass = pl.sum_horizontal(distance_term(gap, cell_weight, distance) for gap in gaps)
+    used = celled & (cell_weight > 0.0)
+    distances = (mass / cell_weight).filter(used)
+    row_sums = [n for n in ("sum_squared_error", "sum_log_loss") if n in schema]
+    total = cell_weight.filter(celled).sum()
+    if average == "weighted":
+        ece = mass.filter(used).sum() / total
+        rmsce = ((mass * mass / cell_weight).filter(used).sum() / total).sqrt()
+    else:
+        ece = distances.mean()
+        rmsce = (distances * distances).mean().sqrt()
+    per_group = stats.group_by(group).agg(
+        pl.col("count").filter(celled).sum().alias("count"),
+        pl.col("count").filter(~celled).sum().alias("refused"),
+        total.alias("weight"),
+        *([pl.col(row_sums).filter(celled).sum()] if row_sums else []),
+        ece.alias("ece"),
+        rmsce.alias("rmsce"),
+        distances.max().alias("mce"),
+        (pl.col("n_bins").n_unique() > 1).alias("clash"),
+    )
+    if whole:
+        # The one group exists even in empty data, as an expression in `select` gives it.
+        per_group = pl.LazyFrame({_ALL: [True]}).join(per_group, on=_ALL, how="left")
+        per_group = per_group.with_columns(
+            pl.col("count", "refused").fill_null(0), pl.col("clash").fill_null(False)
+        )
+    ok = (pl.col("refused") == 0) & ~pl.col("clash") & (pl.col("weight") > 0.0)
+    values = {
+        "ece": pl.col("ece"),
+        "rmsce": pl.col("rmsce"),
+        "mce": pl.col("mce"),
+        "brier": pl.col("sum_squared_error") / pl.col("weight"),
+        "log_loss": pl.col("sum_log_loss") / pl.col("weight"),
+    }
+    return (
+        per_group.select(
+            *group, pl.col("count").cast(pl.Int64), pl.col("refused").cast(pl.Int64),
+            *(pl.when(ok).then(values[name]).alias(name) for name in metrics),
+        )  # fmt: skip
+        .sort(group, nulls_last=True)
+        .select(*keys, "count", "refused", *metrics)
+    )
 
 
 def _quantile_grid(
@@ -730,7 +965,7 @@ class Prepared:
     lf: pl.LazyFrame
     problem: Problem
     keys: list[str]
-    reduction: Reduction | None
+    reduction: TableReduction | None
 
 
 def prepare(
@@ -740,17 +975,19 @@ def prepare(
     *,
     by: Keys = None,
     weight: str | None = None,
-    reduction: Reduction | None = None,
+    reduction: TableReduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     time: str | None = None,
     every: str | None = None,
     reserved: frozenset[str] = frozenset(),
+    canonical: bool = False,
 ) -> Prepared:
     """Check a frame's schema (no data read) and build its problem and group keys.
 
     Probability vectors (an Array or List column) take `reduction` (``"confidence"``
-    by default); binary data refuse a `reduction`.
+    by default); binary data refuse a `reduction`. ``"canonical"`` only with
+    `canonical` (the functions that build and finish canonical tables).
     """
     keys = GroupKeys(by, reserved | _RESERVED)
     if (time is None) != (every is None):
@@ -765,7 +1002,7 @@ def prepare(
     dtype = data.collect_schema().get(prob) if isinstance(prob, str) else None
     vectors = dtype is not None and is_vector(dtype)
     if reduction is not None:
-        check_choice("reduction", reduction, REDUCTIONS)
+        check_choice("reduction", reduction, TABLE_REDUCTIONS if canonical else REDUCTIONS)
         vectors = True  # the schema check says what the column holds
     tol = check_sum_tol(sum_tol)
     if vectors and "class" in keys.names:
@@ -783,7 +1020,7 @@ def prepare(
     if added:
         lf = lf.with_columns(added)
     if vectors:
-        used_reduction: Reduction = reduction or "confidence"
+        used_reduction: TableReduction = reduction or "confidence"
         problem = vector_problem(prob, label, weight, tol, used_reduction)
         return Prepared(data, lf, problem, names, used_reduction)
     return Prepared(data, lf, binary_problem(prob, label, weight, pos_label), names, None)
@@ -811,7 +1048,8 @@ def check_statistics(
     the counts of :func:`polars_calib.validation.problem_counts` for the given checks
     (another engine computes them where its data are).
     """
-    if stats.filter(pl.col("bin").is_null())["count"].sum():
+    binned = CELL if CELL in stats.columns else "bin"
+    if stats.filter(pl.col(binned).is_null())["count"].sum():
         checks = prepared.problem.checks
         raise_for_problems(count_problems(checks), checks)
     if "sum_confidence" in stats.columns:
@@ -849,7 +1087,7 @@ def bin_statistics(
     strategy: Strategy = ...,
     closed: Closed = ...,
     weight: str | None = ...,
-    reduction: Reduction | None = ...,
+    reduction: TableReduction | None = ...,
     sum_tol: float = ...,
     pos_label: Any = ...,
     metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = ...,
@@ -874,7 +1112,7 @@ def bin_statistics(
     strategy: Strategy = ...,
     closed: Closed = ...,
     weight: str | None = ...,
-    reduction: Reduction | None = ...,
+    reduction: TableReduction | None = ...,
     sum_tol: float = ...,
     pos_label: Any = ...,
     metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = ...,
@@ -898,7 +1136,7 @@ def bin_statistics(
     strategy: Strategy = "uniform",
     closed: Closed = "right",
     weight: str | None = None,
-    reduction: Reduction | None = None,
+    reduction: TableReduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
@@ -950,7 +1188,11 @@ def bin_statistics(
         Name of an optional column of non-negative sample weights.
     reduction
         For probability vectors: ``"confidence"`` (default), ``"top_label"`` or
-        ``"classwise"`` (see :func:`polars_calib.summary`).
+        ``"classwise"`` (see :func:`polars_calib.summary`); or ``"canonical"``: no
+        reduction, the sums of each non-empty cell of the simplex grid, which
+        :func:`metrics_from_statistics` finishes into the canonical ECE of
+        :func:`polars_calib.canonical_ece` (an ``Array`` column; uniform bins; see
+        Returns and ``docs/ece-family.md``).
     sum_tol
         Vectors: largest accepted ``|sum(p) - 1|``.
     pos_label
@@ -999,6 +1241,18 @@ def bin_statistics(
         null on the observed rows, then each replicate's sums (the bootstrap's
         ``count`` is the number of rows drawn; refused rows are counted, not drawn).
 
+        With ``reduction="canonical"``, one row per group and **non-empty** cell:
+        the keys, ``cell`` (Int64, the cell ``sum_k b_k n_bins**k`` of the
+        components' bins ``b_k``; with more classes than one exact word packs, also
+        ``cell_1``, ``cell_2``, ... for the next classes, see
+        :meth:`polars_calib.binning.Binning.cell_words`), ``n_bins`` (Int32),
+        ``count``, ``weight``, ``sum_p_0`` .. ``sum_p_{K-1}`` (the weighted sums of
+        each component), ``sum_y_0`` .. ``sum_y_{K-1}`` (the weight of each true
+        class) and ``sum_squared_error``, ``sum_log_loss`` when `metrics` ask for
+        them; a group's refused rows (or, when it has no used row, nothing) in one
+        row of null cell and sums. Tables of partitions merge by summing rows of
+        the same keys, cell and ``n_bins``.
+
     Raises
     ------
     CalibrationDataError
@@ -1007,7 +1261,10 @@ def bin_statistics(
         refused rows are counted in the plan (the null-bin rows). Spark and Dask data
         raise as a DataFrame does, their refused rows counted on the engine.
     ValueError
-        Spark or Dask data with `resampling` and no `id` (as every bad option value).
+        Spark or Dask data with `resampling` and no `id` (as every bad option value);
+        ``reduction="canonical"`` with other bins than uniform, `compat`,
+        `resampling`, metrics other than ``"ece"``, ``"mce"``, ``"rmsce"``,
+        ``"brier"``, ``"log_loss"``, or Spark or Dask data.
 
     Notes
     -----
@@ -1036,6 +1293,26 @@ def bin_statistics(
     │ b     ┆ 0   ┆ 0.0   ┆ 0.5   ┆ 0     ┆ 0.0    ┆ 0.0   ┆ 0.0   │
     │ b     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   │
     └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
+
+    Probability vectors without reduction: the sums of each non-empty cell of the
+    simplex grid (cell ``b_0 + 2 b_1 + 4 b_2`` of the components' bins ``b_k``):
+
+    >>> vectors = pl.DataFrame({
+    ...     "probs": [[0.25, 0.20, 0.55], [0.55, 0.05, 0.40], [0.10, 0.30, 0.60]],
+    ...     "y": [0, 1, 2],
+    ... }).with_columns(pl.col("probs").list.to_array(3))
+    >>> pc.bin_statistics(
+    ...     vectors, "probs", "y", n_bins=2, reduction="canonical", metrics=["ece"]
+    ... ).select("cell", "count", "sum_p_0", "sum_p_2", "sum_y_0", "sum_y_2")
+    shape: (2, 6)
+    ┌──────┬───────┬─────────┬─────────┬─────────┬─────────┐
+    │ cell ┆ count ┆ sum_p_0 ┆ sum_p_2 ┆ sum_y_0 ┆ sum_y_2 │
+    │ ---  ┆ ---   ┆ ---     ┆ ---     ┆ ---     ┆ ---     │
+    │ i64  ┆ i64   ┆ f64     ┆ f64     ┆ f64     ┆ f64     │
+    ╞══════╪═══════╪═════════╪═════════╪═════════╪═════════╡
+    │ 1    ┆ 1     ┆ 0.55    ┆ 0.4     ┆ 0.0     ┆ 0.0     │
+    │ 4    ┆ 2     ┆ 0.35    ┆ 1.15    ┆ 1.0     ┆ 1.0     │
+    └──────┴───────┴─────────┴─────────┴─────────┴─────────┘
     """
     from polars_calib.median_variance import table_binning, table_input
 
@@ -1052,6 +1329,21 @@ def bin_statistics(
     )
 
     engine = engine_of(data)
+    if reduction == "canonical":
+        check_canonical(names, checked, compat)
+        if engine is not None or resamples:
+            msg = "reduction='canonical' tables are built from Polars frames, without resampling"
+            raise ValueError(msg)
+        assert checked is not None  # uniform (check_canonical)
+        prepared = prepare(
+            data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
+            canonical=True,
+        )  # fmt: skip
+        plan = canonical_statistics(
+            prepared.lf, prepared.problem, prepared.keys, checked,
+            canonical_classes(prepared, prob), terms_for(names),
+        )  # fmt: skip
+        return collect_checked(prepared, plan) if isinstance(data, pl.DataFrame) else plan
     if engine is not None:
         spec = EngineSpec(
             prob, label, column_keys(by), weight, reduction, sum_tol, pos_label, n_bins,
@@ -1136,8 +1428,9 @@ def metrics_from_statistics(
     *,
     by: str | Sequence[str] | None = None,
     metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
-    average: TopLabelAverage = "macro",
+    average: TopLabelAverage | BinAverage | None = None,
     confidence: float | None = None,
+    distance: Distance | None = None,
 ) -> FrameT:
     """Finish calibration metrics per group from one or many statistics tables.
 
@@ -1159,13 +1452,20 @@ def metrics_from_statistics(
         statistics (Hosmer-Lemeshow's deciles of risk) finish one table but do not
         merge across partitions.
     average
-        Top-label statistics: ``"macro"`` or ``"weighted"`` mean over predicted
-        classes (see :func:`polars_calib.top_label_ece`).
+        Top-label statistics: ``"macro"`` (``None``, the default) or ``"weighted"``
+        mean over predicted classes (see :func:`polars_calib.top_label_ece`).
+        Canonical statistics: ``"weighted"`` (``None``, the default: cells weighted
+        by their share of the weight) or ``"bins"`` (the plain mean over non-empty
+        cells), as :func:`polars_calib.canonical_ece`.
     confidence
         A table with bootstrap replicates (``bin_statistics(resampling=...)``): the
         level of the percentile intervals of each metric, in (0, 1); ``None``: no
         intervals. Consistency p-values (``"consistency_p"`` and friends in
         `metrics`) need the table's consistency replicates.
+    distance
+        Canonical statistics (``bin_statistics(reduction="canonical")``): ``"tv"``
+        (``None``, the default), ``"cityblock"`` or ``"sqeuclidean"``, the distance
+        ``d`` of :func:`polars_calib.canonical_ece`. Other tables take ``None``.
 
     Returns
     -------
@@ -1176,14 +1476,20 @@ def metrics_from_statistics(
         and fraction of positives; for vector statistics, the mean confidence and
         the accuracy), then one Float64 column per metric, named after it (with
         `confidence`, followed by ``<metric>_lower`` and ``<metric>_upper``). A group
-        with refused rows, or with no used row, has null metrics.
+        with refused rows, or with no used row, has null metrics. Canonical
+        statistics give the keys, ``count``, ``refused`` and the metrics (the means
+        are vectors: no ``mean_predicted`` or ``observed``).
 
     Raises
     ------
     CalibrationDataError
         `stats` is not a statistics table, or (a DataFrame) holds the same bin with
-        different edges: quantile statistics of several partitions cannot be merged.
-        A LazyFrame gives such a group null metrics.
+        different edges: quantile statistics of several partitions cannot be merged
+        (nor canonical statistics of different ``n_bins``). A LazyFrame gives such a
+        group null metrics.
+    ValueError
+        A `distance` for a table that is not canonical; an `average` or a metric the
+        table cannot finish.
 
     Notes
     -----
@@ -1191,6 +1497,14 @@ def metrics_from_statistics(
     ECE is ``sum_b |sum_y - sum_p| / W``; Brier is ``sum(sum_squared_error) / W`` and
     log-loss ``sum(sum_log_loss) / W``: the expressions' finisher on summed
     statistics.
+
+    Canonical statistics: per cell ``b`` of weight ``W_b > 0``,
+    ``d_b = d(P_b, Y_b)`` with ``P_b = sum_p_k / W_b`` and ``Y_b = sum_y_k / W_b``
+    over the classes ``k``; ``ece = sum_b (W_b / W) d_b`` (:func:`polars_calib.canonical_ece`),
+    ``rmsce = sqrt(sum_b (W_b / W) d_b**2)`` and ``mce = max_b d_b`` (the binary
+    RMSCE and MCE for ``d(a, b) = |a - b|``); with ``average="bins"``, plain means
+    over the non-empty cells instead of weighted ones. ``brier`` and ``log_loss``
+    are the multi-class scores.
 
     See Also
     --------
@@ -1231,9 +1545,16 @@ def metrics_from_statistics(
     """
     keys = GroupKeys(by).names
     names = check_metrics(metrics, tests=True)
-    check_choice("average", average, TOP_LABEL_AVERAGES)
     if confidence is not None:
         check_confidence(confidence)
+    if _is_canonical(stats):
+        distance, bin_average = check_distance(distance or "tv", average or "weighted")
+        check_canonical_metrics(names)
+        if confidence is not None:
+            msg = "canonical statistics have no replicates: `confidence` must be None"
+            raise ValueError(msg)
+        return same_kind(stats, canonical_metrics(stats, keys, names, distance, bin_average))
+    top_label_average = top_label_choice(average, distance)
     schema = _statistics_frame(stats, keys).collect_schema()
     check_diagnostics(names, None, "class" in schema)
     missing = [f"sum_{term}" for term in terms_for(names)]
@@ -1250,8 +1571,56 @@ def metrics_from_statistics(
         raise CalibrationDataError(msg)
     merged = _merged(stats, keys)
     if resampled:
-        return same_kind(stats, finish_resampled(merged, keys, names, average, confidence))
-    return same_kind(stats, finish_metrics(merged, keys, names, average))
+        return same_kind(
+            stats, finish_resampled(merged, keys, names, top_label_average, confidence)
+        )
+    return same_kind(stats, finish_metrics(merged, keys, names, top_label_average))
+
+
+def top_label_choice(average: object, distance: object) -> TopLabelAverage:
+    """`average` of a table that is not canonical (``None``: ``"macro"``); no `distance`."""
+    if distance is not None:
+        msg = f"`distance` is for reduction='canonical' (its cells), got {distance!r}"
+        raise ValueError(msg)
+    if average is None:
+        return "macro"
+    return cast(TopLabelAverage, check_choice("average", average, TOP_LABEL_AVERAGES))
+
+
+def _is_canonical(stats: object) -> bool:
+    """Whether `stats` is a canonical table (it has a ``cell`` column)."""
+    if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
+        return False  # _statistics_frame says why
+    return CELL in stats.collect_schema().names()
+
+
+def canonical_metrics(
+    stats: FrameT, keys: list[str], metrics: Sequence[str], distance: Distance,
+    average: BinAverage,
+) -> pl.LazyFrame:
+    """Merge canonical tables and finish their metrics; a DataFrame whose grids clash raises."""
+    lf = stats.lazy()
+    schema = lf.collect_schema().names()
+    missing = [n for n in (*keys, "n_bins", *SUMS[:2]) if n not in schema]
+    missing += [f"sum_{t}" for t in terms_for(metrics) if f"sum_{t}" not in schema]
+    if missing:
+        msg = (
+            f"`stats` is not a canonical statistics table able to give {list(metrics)} "
+            f"(see `bin_statistics`): missing column(s) {', '.join(map(repr, missing))}"
+        )
+        raise CalibrationDataError(msg)
+    merged = merge_cells(lf, keys)
+    if isinstance(stats, pl.DataFrame):
+        table = merged.collect()
+        grids = table.group_by(keys or pl.lit(True)).agg(pl.col("n_bins").n_unique())
+        if grids.height and grids["n_bins"].max() > 1:  # type: ignore[operator]
+            msg = (
+                "`stats` holds canonical statistics of different `n_bins` for one group: "
+                "their cells cannot be merged"
+            )
+            raise CalibrationDataError(msg)
+        merged = table.lazy()
+    return finish_cells(merged, keys, metrics, distance, average)
 
 
 def reliability_from_statistics(
@@ -1308,4 +1677,10 @@ def reliability_from_statistics(
     """
     keys = GroupKeys(by).names
     z = check_confidence(confidence)
+    if _is_canonical(stats):
+        msg = (
+            "`stats` is a canonical table (one row per cell of the simplex grid): "
+            "reliability rows are per bin of a binary or reduced table"
+        )
+        raise ValueError(msg)
     return same_kind(stats, reliability_rows(_merged(stats, keys), keys, z))

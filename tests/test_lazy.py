@@ -57,6 +57,11 @@ PLANS: dict[str, Callable[[pl.LazyFrame], pl.LazyFrame]] = {
     ),
     "classwise summary": lambda lf: lf.calib.summary("probs", "y", reduction="classwise"),
     "top-label reliability": lambda lf: lf.calib.reliability("probs", "y", reduction="top_label"),
+    "canonical summary": lambda lf: lf.calib.summary("probs", "y", by="g", reduction="canonical"),
+    "canonical statistics, merged and finished": lambda lf: pc.metrics_from_statistics(
+        lf.calib.bin_statistics("probs", "y", by="g", reduction="canonical", metrics=["ece"]),
+        metrics=["ece"], distance="sqeuclidean",
+    ),
 }
 
 

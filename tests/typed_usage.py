@@ -24,3 +24,11 @@ def resampled_statistics(df: pl.DataFrame) -> pl.DataFrame:
 def tested_statistics(df: pl.DataFrame) -> pl.DataFrame:
     """Tests and consistency p-values are metrics of the table, for the type checker too."""
     return pc.bin_statistics(df, "p", "y", metrics=["ece", "spiegelhalter_p", "consistency_p"])
+
+
+def canonical_frame_form(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The canonical reduction, its distance and bin average, through the typed signatures."""
+    table = pc.bin_statistics(lf, "probs", "y", reduction="canonical", n_bins=5, metrics=["ece"])
+    merged = pc.metrics_from_statistics(table, metrics=["ece"], distance="cityblock")
+    summary = pc.summary(lf, "probs", "y", reduction="canonical", average="bins", distance="tv")
+    return pl.concat([merged, summary], how="diagonal")
