@@ -539,7 +539,7 @@ def test_separation_in_two_dimensions_does_not_converge() -> None:
     # Positives only in the middle: beta's map can separate them; Newton diverges.
     p = np.linspace(0.01, 0.99, 60)
     y = ((p > 0.3) & (p < 0.7)).astype(int)
-    with pytest.raises(pc.CalibrationDataError, match=r"the one group: .*separated classes\?"):
+    with pytest.raises(pc.CalibrationDataError, match=r"the one group: .*separated"):
         pc.fit_calibrator(pl.DataFrame({"p": p, "y": y}), "p", "y", method="beta")
 
 
