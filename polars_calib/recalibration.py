@@ -11,10 +11,11 @@ reliability tables on held-out data).
 Every fit starts from the package's problem (:mod:`polars_calib._problem`: the
 rows used and the one refused rule) and is a few aggregations of it:
 
-* **Platt** and **beta**: Newton steps of a logistic regression per group; each
-  step is **one** aggregation over all groups of the log-likelihood, its gradient
-  and its Hessian (sums of per-row terms), then a 2×2 or 3×3 solve per group in
-  numpy;
+* **Platt** and **beta**: Newton steps of a logistic regression per group, from
+  the fit of a deterministic subsample when the data are large; each step is
+  **one** aggregation over all groups of the log-likelihood, its gradient and its
+  Hessian (sums of per-row terms; the first step also checks each group), then a
+  2×2 or 3×3 solve per group in numpy;
 * **temperature**: the same, one parameter per group;
 * **isotonic**: one aggregation of the weight and the positives per distinct
   probability and group, then pool-adjacent-violators per group in numpy;
@@ -441,8 +442,10 @@ def fit_calibrator(
         The fewest used rows a group needs.
     max_iter, tol
         Newton steps at most (each is one pass over the data), and the relative
-        step size that ends them (the last step is applied: Newton converges
-        quadratically, so the parameters are then exact to about ``tol**2``).
+        distance to the maximum at which they end: a group stops after a step of at
+        most ``tol * (1 + max |θ|)``, or after a step that quadratic (cubic, when
+        corrected) convergence, at the rate its last two steps show, predicts leaves
+        it within a tenth of that (the step is applied; no pass only confirms).
     sum_tol
         Vectors: the largest accepted ``|sum(p) - 1|``.
     pos_label
@@ -464,10 +467,16 @@ def fit_calibrator(
     Notes
     -----
     **Reading.** A fit runs queries (unlike the LazyFrame methods that return
-    plans): one pass of checks, then one aggregation per Newton step (isotonic:
-    one aggregation; histogram: the statistics table). A DataFrame's problem
-    columns are computed once for all steps; a LazyFrame is read again at each
-    step (``pl.Config.set_engine_affinity("streaming")`` streams them).
+    plans). Platt, beta and temperature: one aggregation per Newton step, the first
+    of which also counts, checks and identifies every group (rows used and refused,
+    classes, separation); data of at least 800,000 rows first select a subsample of
+    about 200,000 (the rows whose position ``i`` has ``frac(i / φ) < 1 / k``:
+    deterministic, spread evenly) and fit it in memory, which starts the full-data
+    steps near the maximum (usually two of them then suffice). Isotonic: one
+    aggregation; histogram: the statistics table. A DataFrame's problem columns
+    are computed once for all passes; a LazyFrame is read again at each pass (and
+    once to count its rows, and once for the subsample when large;
+    ``pl.Config.set_engine_affinity("streaming")`` streams them).
 
     **Clipping.** The logistic methods read ``p`` clipped to ``[eps, 1 - eps]``
     with ``eps = 2.22e-16`` (float64 machine epsilon, as ``betacal`` and
@@ -475,9 +484,13 @@ def fit_calibrator(
     clips each entry of the vector the same way before ``ln``.
 
     **Platt / beta.** Newton's method on the weighted log-likelihood, started at
-    the identity map (``a = 1, b = 0``; ``a = b = 1, c = 0``), halving a step
+    the subsample's fit (or the identity map, ``a = 1, b = 0``; ``a = b = 1,
+    c = 0``, for small data or a group the subsample could not fit), halving a step
     that lowers the likelihood; each step is one aggregation over all groups (the
-    data are read once per step), then a 2×2 / 3×3 solve per group in numpy.
+    data are read once per step), then a 2×2 / 3×3 solve per group in numpy. While
+    a group may still be far from the maximum, the step also sums the third
+    derivatives and takes Chebyshev's correction ``-H⁻¹ T[s, s] / 2`` of the Newton
+    step ``s`` (cubic convergence; not taken when larger than half the step).
     Beta calibration keeps ``betacal``'s rule: if ``a < 0`` the fit is redone with
     ``a = 0``, else if ``b < 0`` with ``b = 0`` (a monotone map). A group whose
     outcomes are all equal, whose classes are separated by ``p`` (every positive
@@ -532,8 +545,8 @@ def fit_calibrator(
     │ ---   ┆ ---   ┆ ---    ┆ ---    ┆ ---        ┆ ---      ┆ ---    │
     │ str   ┆ i64   ┆ f64    ┆ f64    ┆ i64        ┆ str      ┆ str    │
     ╞═══════╪═══════╪════════╪════════╪════════════╪══════════╪════════╡
-    │ a     ┆ 8     ┆ 2.4146 ┆ 1.4468 ┆ 7          ┆ null     ┆ null   │
-    │ b     ┆ 8     ┆ 0.2155 ┆ 0.0    ┆ 5          ┆ null     ┆ null   │
+    │ a     ┆ 8     ┆ 2.4146 ┆ 1.4468 ┆ 4          ┆ null     ┆ null   │
+    │ b     ┆ 8     ┆ 0.2155 ┆ 0.0    ┆ 4          ┆ null     ┆ null   │
     └───────┴───────┴────────┴────────┴────────────┴──────────┴────────┘
     >>> log.with_columns(p_cal=cal.expr("p")).head(3)
     shape: (3, 4)
@@ -1006,16 +1019,10 @@ def _features(method: str, p: pl.Expr) -> list[pl.Expr]:
     """The regressors of a logistic method, of ``p`` clipped to ``[EPS, 1 - EPS]``."""
     clipped = p.clip(EPS, 1.0 - EPS)
     if method == "platt":
-        return [clipped.log() - (1.0 - clipped).log(), pl.lit(1.0)]
+        # One logarithm, not two: ln(p / (1 - p)) is within an ulp or two of
+        # ln p - ln(1 - p) (1 - p and the quotient are each rounded once).
+        return [(clipped / (1.0 - clipped)).log(), pl.lit(1.0)]
     return [clipped.log(), -((1.0 - clipped).log()), pl.lit(1.0)]
-
-
-def _linear(coefficients: list[pl.Expr], features: list[pl.Expr]) -> pl.Expr:
-    """``sum_k c_k f_k``, null when a coefficient is (``sum_horizontal`` would skip it)."""
-    total = coefficients[0] * features[0]
-    for c, f in zip(coefficients[1:], features[1:]):
-        total = total + c * f
-    return total
 
 
 def _sigmoid(eta: pl.Expr) -> pl.Expr:
@@ -1630,10 +1637,13 @@ def _binary_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) ->
     if not table.height:
         return pl.lit(None, pl.Float64)  # nothing was fitted: every group is unseen
     if method in ("platt", "beta"):
-        names = _PARAMETERS[method]
-        coefficients = [_gather(table[n], g) for n in names]
-        features = _features(method, p)
-        return _sigmoid(_linear(coefficients, features))
+        # 1 / (1 + exp(-η)) with -η = Σ (-θ_i) f_i + (-θ_k): the parameters negated in
+        # the literal tables, the intercept's regressor (1) not multiplied.
+        negated = [_gather(-table[n], g) for n in _PARAMETERS[method]]
+        minus_eta = negated[-1]
+        for c, f in zip(negated, _features(method, p)[:-1]):
+            minus_eta = c * f + minus_eta
+        return 1.0 / (1.0 + minus_eta.exp())
     if method == "isotonic":
         return _interpolate(table, g, p)
     return _histogram_map(cal, table, g, p)
@@ -1688,6 +1698,9 @@ def _apply(cal: Calibrator, prob: IntoExpr) -> pl.Expr:
         problem = binary_problem(prob, pl.lit(0))
         p = problem.prob
         g = index(pl.lit(None, pl.Int32))
+        if cal.method in ("platt", "beta"):
+            # A refused (or null) p is made null once; the map's arithmetic keeps it null.
+            return _binary_map(cal, table, g, pl.when(~problem.refused).then(p))
         valid = p.is_not_null() & ~problem.refused.fill_null(False)
         return pl.when(valid).then(_binary_map(cal, table, g, p))
     sum_tol = float(cal.options.get("sum_tol", SUM_TOLERANCE))
