@@ -173,8 +173,9 @@ class Calibrator:
     params
         One row per fitted group (and class): the keys, ``class`` (Int32, with the
         top-label and classwise reductions), ``count`` (Int64, rows used), the
-        method's parameters, ``iterations`` (Int64 Newton steps, data passes of
-        the iterative methods; null otherwise), ``fallback`` (String: null when
+        method's parameters, ``iterations`` (Int64 Newton steps over all the
+        data, each one pass, of the iterative methods; a subsample's steps not
+        counted; null otherwise), ``fallback`` (String: null when
         fitted, else ``"identity"`` or ``"global"``) and ``reason`` (String: why the
         group was not fitted).
     global_params
@@ -746,7 +747,8 @@ def _fit_newton(
         computed = source.collect()
         source, size = computed.lazy(), computed.height
     else:
-        size = int(prepared.lf.select(pl.len()).collect().item())  # a scan: its metadata
+        # One read (a parquet scan answers from its metadata).
+        size = int(prepared.lf.select(pl.len()).collect().item())
     start = None
     if size >= _SAMPLE_FROM:
         every = size // _SAMPLE_ROWS
@@ -1699,8 +1701,9 @@ def _apply(cal: Calibrator, prob: IntoExpr) -> pl.Expr:
         p = problem.prob
         g = index(pl.lit(None, pl.Int32))
         if cal.method in ("platt", "beta"):
-            # A refused (or null) p is made null once; the map's arithmetic keeps it null.
-            return _binary_map(cal, table, g, pl.when(~problem.refused).then(p))
+            # A refused p gets a null group index, so null parameters: the map's
+            # arithmetic keeps it null (p itself unmasked, computed once when shared).
+            return _binary_map(cal, table, pl.when(~problem.refused).then(g), p)
         valid = p.is_not_null() & ~problem.refused.fill_null(False)
         return pl.when(valid).then(_binary_map(cal, table, g, p))
     sum_tol = float(cal.options.get("sum_tol", SUM_TOLERANCE))
