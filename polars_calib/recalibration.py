@@ -11,10 +11,11 @@ reliability tables on held-out data).
 Every fit starts from the package's problem (:mod:`polars_calib._problem`: the
 rows used and the one refused rule) and is a few aggregations of it:
 
-* **Platt** and **beta**: Newton steps of a logistic regression per group; each
-  step is **one** aggregation over all groups of the log-likelihood, its gradient
-  and its Hessian (sums of per-row terms), then a 2×2 or 3×3 solve per group in
-  numpy;
+* **Platt** and **beta**: Newton steps of a logistic regression per group, from
+  the fit of a deterministic subsample when the data are large; each step is
+  **one** aggregation over all groups of the log-likelihood, its gradient and its
+  Hessian (sums of per-row terms; the first step also checks each group), then a
+  2×2 or 3×3 solve per group in numpy;
 * **temperature**: the same, one parameter per group;
 * **isotonic**: one aggregation of the weight and the positives per distinct
   probability and group, then pool-adjacent-violators per group in numpy;
@@ -33,6 +34,7 @@ numbers per group) travel with the plan.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import math
 import re
@@ -132,7 +134,23 @@ _V, _T = "__polars_calib_vector__", "__polars_calib_class__"
 _INDEX = "__polars_calib_index__"
 _MAX_STEP_HALVINGS = 40
 _MAX_CONDITION = 1e13
+# Newton fits (:func:`_fit_newton`): the identity map starts a fit, unless a subsample's fit does.
+_START: dict[str, tuple[float, ...]] = {
+    "platt": (1.0, 0.0), "beta": (1.0, 1.0, 0.0), "temperature": (1.0,),
+}  # fmt: skip
+_SAMPLE_ROWS = 200_000  # about this many rows fit the start
+_SAMPLE_FROM = 4 * _SAMPLE_ROWS  # smaller data start at the identity (their passes are cheap)
+_SAMPLE_TOL = 1e-4  # the start's precision: well below its sampling error
+_WEYL = 0x4F1BBCDD  # odd, about 2**31 / golden ratio (the subsample's rule, `_sampled`)
+_SAFETY = 10.0  # margin of the quadratic-convergence stop (`_newton`)
+_CHEBYSHEV_FROM = 1e-5  # a pass computes third derivatives while an error may be above this
 
+
+# A Newton step's loss, gradient, Hessian and third derivatives (None: not used), per group.
+_Terms = tuple[
+    "NDArray[np.float64]", "NDArray[np.float64]", "NDArray[np.float64]",
+    "NDArray[np.float64] | None",
+]
 
 # --------------------------------------------------------------------------
 # The calibrator
@@ -155,8 +173,9 @@ class Calibrator:
     params
         One row per fitted group (and class): the keys, ``class`` (Int32, with the
         top-label and classwise reductions), ``count`` (Int64, rows used), the
-        method's parameters, ``iterations`` (Int64 Newton steps, data passes of
-        the iterative methods; null otherwise), ``fallback`` (String: null when
+        method's parameters, ``iterations`` (Int64 Newton steps over all the
+        data, each one pass, of the iterative methods; a subsample's steps not
+        counted; null otherwise), ``fallback`` (String: null when
         fitted, else ``"identity"`` or ``"global"``) and ``reason`` (String: why the
         group was not fitted).
     global_params
@@ -424,8 +443,10 @@ def fit_calibrator(
         The fewest used rows a group needs.
     max_iter, tol
         Newton steps at most (each is one pass over the data), and the relative
-        step size that ends them (the last step is applied: Newton converges
-        quadratically, so the parameters are then exact to about ``tol**2``).
+        distance to the maximum at which they end: a group stops after a step of at
+        most ``tol * (1 + max |θ|)``, or after a step that quadratic (cubic, when
+        corrected) convergence, at the rate its last two steps show, predicts leaves
+        it within a tenth of that (the step is applied; no pass only confirms).
     sum_tol
         Vectors: the largest accepted ``|sum(p) - 1|``.
     pos_label
@@ -447,10 +468,16 @@ def fit_calibrator(
     Notes
     -----
     **Reading.** A fit runs queries (unlike the LazyFrame methods that return
-    plans): one pass of checks, then one aggregation per Newton step (isotonic:
-    one aggregation; histogram: the statistics table). A DataFrame's problem
-    columns are computed once for all steps; a LazyFrame is read again at each
-    step (``pl.Config.set_engine_affinity("streaming")`` streams them).
+    plans). Platt, beta and temperature: one aggregation per Newton step, the first
+    of which also counts, checks and identifies every group (rows used and refused,
+    classes, separation); data of at least 800,000 rows first select a subsample of
+    about 200,000 (the rows whose position ``i`` has ``frac(i / φ) < 1 / k``:
+    deterministic, spread evenly) and fit it in memory, which starts the full-data
+    steps near the maximum (usually two of them then suffice). Isotonic: one
+    aggregation; histogram: the statistics table. A DataFrame's problem columns
+    are computed once for all passes; a LazyFrame is read again at each pass (and
+    once to count its rows, and once for the subsample when large;
+    ``pl.Config.set_engine_affinity("streaming")`` streams them).
 
     **Clipping.** The logistic methods read ``p`` clipped to ``[eps, 1 - eps]``
     with ``eps = 2.22e-16`` (float64 machine epsilon, as ``betacal`` and
@@ -458,9 +485,13 @@ def fit_calibrator(
     clips each entry of the vector the same way before ``ln``.
 
     **Platt / beta.** Newton's method on the weighted log-likelihood, started at
-    the identity map (``a = 1, b = 0``; ``a = b = 1, c = 0``), halving a step
+    the subsample's fit (or the identity map, ``a = 1, b = 0``; ``a = b = 1,
+    c = 0``, for small data or a group the subsample could not fit), halving a step
     that lowers the likelihood; each step is one aggregation over all groups (the
-    data are read once per step), then a 2×2 / 3×3 solve per group in numpy.
+    data are read once per step), then a 2×2 / 3×3 solve per group in numpy. While
+    a group may still be far from the maximum, the step also sums the third
+    derivatives and takes Chebyshev's correction ``-H⁻¹ T[s, s] / 2`` of the Newton
+    step ``s`` (cubic convergence; not taken when larger than half the step).
     Beta calibration keeps ``betacal``'s rule: if ``a < 0`` the fit is redone with
     ``a = 0``, else if ``b < 0`` with ``b = 0`` (a monotone map). A group whose
     outcomes are all equal, whose classes are separated by ``p`` (every positive
@@ -515,8 +546,8 @@ def fit_calibrator(
     │ ---   ┆ ---   ┆ ---    ┆ ---    ┆ ---        ┆ ---      ┆ ---    │
     │ str   ┆ i64   ┆ f64    ┆ f64    ┆ i64        ┆ str      ┆ str    │
     ╞═══════╪═══════╪════════╪════════╪════════════╪══════════╪════════╡
-    │ a     ┆ 8     ┆ 2.4146 ┆ 1.4468 ┆ 7          ┆ null     ┆ null   │
-    │ b     ┆ 8     ┆ 0.2155 ┆ 0.0    ┆ 5          ┆ null     ┆ null   │
+    │ a     ┆ 8     ┆ 2.4146 ┆ 1.4468 ┆ 4          ┆ null     ┆ null   │
+    │ b     ┆ 8     ┆ 0.2155 ┆ 0.0    ┆ 4          ┆ null     ┆ null   │
     └───────┴───────┴────────┴────────┴────────────┴──────────┴────────┘
     >>> log.with_columns(p_cal=cal.expr("p")).head(3)
     shape: (3, 4)
@@ -700,101 +731,258 @@ def _check_refused(prepared: Prepared, refused: int) -> None:
 def _fit_newton(
     rows: pl.LazyFrame, prepared: Prepared, spec: _Spec, keys: list[str]
 ) -> pl.DataFrame:
-    """Platt, beta and temperature: checks in one pass, then one aggregation per Newton step."""
+    """Platt, beta and temperature: Newton steps from a subsample's fit, checks in the first.
+
+    The rows each pass reads (:func:`_newton_rows`) are computed once for a
+    DataFrame. Data of at least :data:`_SAMPLE_FROM` rows first fit a deterministic
+    subsample of about :data:`_SAMPLE_ROWS` rows (in memory), whose parameters start
+    the full-data steps; the first full-data step also counts, checks and
+    identifies each group (:func:`_newton_fit`).
+    """
     group = _keys_or_constant(keys)
-    lf = _grouped(rows, keys)
-    used, w = pl.col(_USED), pl.col(_W)
-    checks: list[pl.Expr] = [
-        used.sum().cast(pl.Int64).alias("count"),
-        pl.col(_REFUSED).sum().cast(pl.Int64).alias("refused"),
-    ]
-    logistic = spec.method != "temperature"
-    if logistic:
-        p, y = pl.col(_P).clip(EPS, 1.0 - EPS), pl.col(_Y)
-        # when/then, not filter: plain aggregations of expressions (Polars' fast path).
-        lf = lf.with_columns((used & (w > 0.0)).alias("__positive"))
-        positive = pl.col("__positive")
-        negative_p = pl.when(positive & (y == 0.0)).then(p)
-        positive_p = pl.when(positive & (y == 1.0)).then(p)
-        checks += [
-            pl.when(used).then(w).sum().alias("weight"),
-            pl.when(used).then(w * y).sum().alias("positives"),
-            negative_p.max().alias("max_negative"),
-            positive_p.min().alias("min_positive"),
-            positive_p.max().alias("max_positive"),
-            negative_p.min().alias("min_negative"),
-            pl.when(positive).then(p).min().alias("min_p"),
-            pl.when(positive).then(p).max().alias("max_p"),
-        ]
-    # One pass: the rows used and refused per group, and what identifies a fit.
-    groups = lf.group_by(group).agg(checks).collect().sort(group, nulls_last=True)
-    if not keys and not groups.height:
-        # The one group exists in empty data too (as a whole-frame statistics table).
-        groups = pl.DataFrame({_G: [0], "count": [0], "refused": [0]}, schema_overrides={
-            _G: pl.Int64, "count": pl.Int64, "refused": pl.Int64,
-        }).with_columns(pl.lit(None, pl.Float64).alias(n) for n in (
-            "weight", "positives", "max_negative", "min_positive", "max_positive",
-            "min_negative", "min_p", "max_p",
-        ) if logistic)  # fmt: skip
-    _check_refused(prepared, int(groups["refused"].sum()))
-    n = groups.height
-    reasons: list[str | None] = [None] * n
-    for i, row in enumerate(groups.iter_rows(named=True)):
-        reasons[i] = _precheck(row, spec, logistic)
-    names = _PARAMETERS[spec.method]
-    start = {"platt": [1.0, 0.0], "beta": [1.0, 1.0, 0.0], "temperature": [1.0]}[spec.method]
-    theta = np.tile(np.array(start), (n, 1))
-    todo = np.array([reason is None for reason in reasons])
-    targets = _targets(groups, spec) if logistic else None
-    table = groups.select(group).with_columns(pl.int_range(n, dtype=pl.Int64).alias(_INDEX))
     weighted = prepared.problem.weight is not None
-    work = _work(lf.filter(pl.col(_USED)), table, group, spec.method)
+    source = _newton_rows(_grouped(rows, keys), group, spec.method, weighted)
     if isinstance(prepared.data, pl.DataFrame):
-        # In memory already: compute the problem's columns once, not once per step.
-        work = work.collect().lazy()
+        # In memory already: the regressors once, not once per pass.
+        computed = source.collect()
+        source, size = computed.lazy(), computed.height
+    else:
+        # One read (a parquet scan answers from its metadata).
+        size = int(prepared.lf.select(pl.len()).collect().item())
+    start = None
+    if size >= _SAMPLE_FROM:
+        every = size // _SAMPLE_ROWS
+        sample = (
+            source.with_row_index(_INDEX)
+            .filter(_sampled(pl.col(_INDEX), every) & ~pl.col(_REFUSED))
+            .drop(_INDEX)
+            .collect()
+        )
+        fitted, theta, _, failures = _newton_fit(
+            sample.lazy(), group, spec, weighted, None, _SAMPLE_TOL, spec.max_iter, None, False
+        )
+        keep = [f is None and bool(np.all(np.isfinite(t))) for f, t in zip(failures, theta)]
+        start = fitted.select(group).with_columns(
+            pl.Series(f"__start{j}", theta[:, j], dtype=pl.Float64) for j in range(theta.shape[1])
+        ).filter(pl.Series(keep, dtype=pl.Boolean))
 
-    def evaluate(
-        index: NDArray[np.int64], at: NDArray[np.float64]
-    ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        full = np.zeros((n, at.shape[1]))
-        full[index] = at
-        # Each row's parameters: a gather from the small per-group table.
-        thetas = [_gather(pl.Series(full[:, k]), pl.col(_INDEX)) for k in range(at.shape[1])]
-        active = work.filter(pl.col(_INDEX).is_in(pl.Series(index, dtype=pl.Int64)))
-        step = (
-            _logistic_sums(active, spec.method, thetas, weighted)
-            if logistic else _temperature_sums(active, thetas[0], weighted)
-        )  # fmt: skip
-        sums = step.collect().sort(_INDEX)  # the sums of one step, per group
-        position = {int(g): j for j, g in enumerate(sums[_INDEX])}
-        order = np.array([position.get(int(g), -1) for g in index])
-        if logistic:
-            assert targets is not None
-            return _logistic_step(sums, order, at, targets[index])
-        return _temperature_step(sums, order)
+    def check(groups: pl.DataFrame) -> None:
+        _check_refused(prepared, int(groups["refused"].sum()))
 
-    constrain = _beta_constraint if spec.method == "beta" else None
-    theta, iterations, failures = _newton(evaluate, theta, todo, spec, constrain)
-    for i, failure in enumerate(failures):
-        if failure is not None and reasons[i] is None:
-            reasons[i] = failure
+    groups, theta, iterations, reasons = _newton_fit(
+        source, group, spec, weighted, start, spec.tol, spec.max_iter, check, True
+    )
+    n = groups.height
+    names = _PARAMETERS[spec.method]
     if spec.method == "temperature":
+        todo = np.array([reason is None for reason in reasons], dtype=bool)
         beta = theta[:, 0]
         for g in np.flatnonzero(todo & (beta <= 0.0)).tolist():
-            if reasons[g] is None:
-                reasons[g] = f"no positive temperature (inverse temperature {beta[g]:.3g})"
+            reasons[g] = f"no positive temperature (inverse temperature {beta[g]:.3g})"
         theta = np.where(beta[:, None] > 0.0, 1.0 / np.where(beta > 0, beta, 1.0)[:, None], 1.0)
     values = {
         name: [None if reasons[i] is not None else float(theta[i, k]) for i in range(n)]
         for k, name in enumerate(names)
     }
-    result = groups.select(*keys, "count").with_columns(
+    return groups.select(*keys, "count").with_columns(
         *(pl.Series(name, values[name], dtype=pl.Float64) for name in names),
         pl.Series("iterations", [int(v) for v in iterations], dtype=pl.Int64),
         pl.lit(None, pl.String).alias("fallback"),
         pl.Series("reason", reasons, dtype=pl.String),
     )
-    return result
+
+
+def _sampled(index: pl.Expr, every: int) -> pl.Expr:
+    """About one row in `every`, by position ``i``: ``frac(i / φ) < 1 / every``.
+
+    A Weyl sequence (integer arithmetic below ``2**62``): deterministic, spread
+    evenly over the rows, and blind to a period in their order (every k-th row
+    would pick one group of rows that cycle through k groups).
+    """
+    word = ((index.cast(pl.Int64) % 2**31) * _WEYL) % 2**31
+    return word < 2**31 // every
+
+
+def _newton_rows(
+    rows: pl.LazyFrame, group: list[str], method: str, weighted: bool
+) -> pl.LazyFrame:
+    """The rows a Newton pass reads: the used ones and the refused ones (a refused row
+    makes the fit raise after its first pass), with the regressors computed."""
+    keep = pl.col(_USED) | pl.col(_REFUSED)
+    weight = [pl.col(_W)] if weighted else []
+    if method == "temperature":
+        logs = pl.col(_V).list.eval(pl.element().clip(EPS, 1.0).log())
+        return rows.filter(keep).select(
+            *group, logs.alias("__logs"),
+            logs.list.get(pl.col(_T), null_on_oob=True).alias("__true"),
+            *weight, pl.col(_REFUSED),
+        )  # fmt: skip
+    features = _features(method, pl.col(_P))[:-1]  # the intercept's regressor is 1
+    return rows.filter(keep).select(
+        *group, *(f.alias(f"__f{i}") for i, f in enumerate(features)), pl.col(_Y),
+        *weight, pl.col(_REFUSED),
+    )  # fmt: skip
+
+
+def _newton_fit(
+    source: pl.LazyFrame,
+    group: list[str],
+    spec: _Spec,
+    weighted: bool,
+    start: pl.DataFrame | None,
+    tol: float,
+    max_iter: int,
+    check: Callable[[pl.DataFrame], None] | None,
+    constrained: bool,
+) -> tuple[pl.DataFrame, NDArray[np.float64], NDArray[np.int64], list[str | None]]:
+    """Newton per group over `source`, each step one aggregation over all groups.
+
+    The first pass, at `start` (a group's ``__start{j}`` columns; the identity map
+    for a group it lacks), also counts each group's rows and refused rows, and
+    what identifies a fit (its classes, their separation) and the sums that do not
+    change between steps; `check` sees those counts before any step is taken.
+    Returns the first pass's table (one row per group, sorted by `group`), the
+    parameters, the passes per group and why a group was not fitted.
+    """
+    method = spec.method
+    logistic = method != "temperature"
+    identity = _START[method]
+    k = len(identity)
+    key_exprs = [pl.col(name) for name in group]
+    if start is None or not start.height:
+        thetas = [pl.lit(value, pl.Float64) for value in identity]
+    else:
+        code = _group_index(key_exprs, start.select(group))
+        thetas = [
+            _gather(start[f"__start{j}"], code).fill_null(value)
+            for j, value in enumerate(identity)
+        ]
+    rows, sums = _pass_sums(source, method, thetas, weighted, third=True)
+    counts = [pl.len().alias("__rows"), pl.col(_REFUSED).sum().cast(pl.Int64).alias("refused")]
+    if logistic:
+        # By group and outcome: the class's extremes are a plain min and max, and its
+        # sums give both the group's sums and the positives' (sum w y F = the y = 1 row's).
+        by_class = rows.group_by(*group, _Y).agg(
+            *counts, *_logistic_checks(k, weighted), *sums
+        )  # fmt: skip
+        first = _identified(by_class.collect(), group, method, [s.meta.output_name() for s in sums])
+    else:
+        first = rows.group_by(group).agg(*counts, *sums).collect()
+    if group == [_G]:
+        # The one group exists in empty data too (as a whole-frame statistics table).
+        first = pl.DataFrame({_G: [0]}, schema={_G: pl.Int64}).join(first, on=_G, how="left")
+    groups = first.sort(group, nulls_last=True).with_columns(
+        (pl.col("__rows").fill_null(0) - pl.col("refused").fill_null(0)).cast(pl.Int64)
+        .alias("count"),
+        pl.col("refused").fill_null(0),
+    )  # fmt: skip
+    if check is not None:
+        check(groups)
+    n = groups.height
+    reasons = [_precheck(row, spec, logistic) for row in groups.iter_rows(named=True)]
+    theta = np.tile(np.array(identity), (n, 1))
+    if start is not None and start.height:
+        starts = groups.select(group).join(
+            start, on=group, how="left", nulls_equal=True, maintain_order="left"
+        )
+        theta = np.column_stack([
+            starts[f"__start{j}"].fill_null(value).to_numpy() for j, value in enumerate(identity)
+        ])  # fmt: skip
+    todo = np.array([reason is None for reason in reasons], dtype=bool)
+    targets = _targets(groups, spec) if logistic else None
+    constants = {
+        name: groups[name].fill_null(0.0).to_numpy()
+        for name in (*(f"f{i}" for i in range(k)), *(f"y{i}" for i in range(k)))
+    } if logistic else {}  # fmt: skip
+
+    def terms(
+        sums: pl.DataFrame, index: NDArray[np.int64], at: NDArray[np.float64]
+    ) -> _Terms:
+        if logistic:
+            assert targets is not None
+            fixed = {name: values[index] for name, values in constants.items()}
+            return _logistic_step(sums, fixed, at, targets[index])
+        return _temperature_step(sums)
+
+    def evaluate(index: NDArray[np.int64], at: NDArray[np.float64], far: bool) -> _Terms:
+        # Each row's parameters: a gather from the small table of the active groups.
+        code = _group_index(key_exprs, groups.select(group)[index])
+        lf = source.with_columns(code.alias(_INDEX))
+        if len(index) < n:
+            lf = lf.filter(pl.col(_INDEX).is_not_null())
+        thetas = [_gather(pl.Series(at[:, j]), pl.col(_INDEX)) for j in range(k)]
+        step_rows, step_sums = _pass_sums(lf, method, thetas, weighted, third=far)
+        sums = step_rows.group_by(_INDEX).agg(step_sums).collect()  # one step's sums
+        position = np.full(len(index), -1, dtype=np.int64)
+        position[sums[_INDEX].to_numpy()] = np.arange(sums.height)
+        aligned = sums[position] if (position >= 0).all() else _aligned(sums, position)
+        return terms(aligned, index, at)
+
+    first_terms = terms(groups, np.arange(n), theta)
+    constrain = _beta_constraint if method == "beta" and constrained else None
+    theta, iterations, failures = _newton(
+        evaluate, theta, todo, tol, max_iter, constrain, first_terms
+    )
+    for i, failure in enumerate(failures):
+        if failure is not None and reasons[i] is None:
+            reasons[i] = failure
+    return groups, theta, iterations, reasons
+
+
+def _aligned(sums: pl.DataFrame, position: NDArray[np.int64]) -> pl.DataFrame:
+    """Rows of `sums` at `position`; a group without rows (-1) gets NaN sums."""
+    columns = {
+        name: np.where(position >= 0, sums[name].to_numpy()[np.maximum(position, 0)], np.nan)
+        for name in sums.columns if name != _INDEX
+    }  # fmt: skip
+    return pl.DataFrame(columns)
+
+
+def _logistic_checks(k: int, weighted: bool) -> list[pl.Expr]:
+    """The first pass's sums per group and outcome that do not change between steps
+    (``f{i}``: ``sum w F_i``; the intercept's: the weight), and the extremes of the
+    first regressor (increasing in ``p``) over the rows of positive weight."""
+    features = [pl.col(f"__f{i}") for i in range(k - 1)]
+    w = pl.col(_W)
+    weight = w.sum() if weighted else pl.len().cast(pl.Float64)
+    out = [weight.alias(f"f{k - 1}")]
+    out += [(w * f if weighted else f).sum().alias(f"f{i}") for i, f in enumerate(features)]
+    f0 = pl.when(w > 0.0).then(features[0]) if weighted else features[0]
+    return [*out, f0.min().alias("__low"), f0.max().alias("__high")]
+
+
+def _identified(
+    by_class: pl.DataFrame, group: list[str], method: str, sums: list[str]
+) -> pl.DataFrame:
+    """Per group, from the first pass's rows per (group, outcome): the counts, the
+    constant sums (``y{i}``: ``sum w y F_i``), a step's `sums`, the weight, the
+    positives, each class's extremes of the first regressor, their extremes over
+    both classes (``__low``, ``__high``) and as probabilities (``min_p``, ``max_p``)."""
+    k = len(_START[method])
+    positive, negative = pl.col(_Y) == 1.0, pl.col(_Y) == 0.0
+    low, high = pl.col("__low"), pl.col("__high")
+    groups = by_class.group_by(group).agg(
+        pl.col("__rows", "refused").sum(),
+        *(pl.col(f"f{i}").sum() for i in range(k)),
+        *(pl.col(f"f{i}").filter(positive).sum().alias(f"y{i}") for i in range(k)),
+        *(pl.col(name).sum() for name in sums),
+        low.filter(positive).min().alias("min_positive"),
+        high.filter(positive).max().alias("max_positive"),
+        low.filter(negative).min().alias("min_negative"),
+        high.filter(negative).max().alias("max_negative"),
+    )
+    lowest = pl.min_horizontal("min_positive", "min_negative")
+    highest = pl.max_horizontal("max_positive", "max_negative")
+    # The first regressor back to p (for the message only): logit or ln p.
+    def to_p(f: pl.Expr) -> pl.Expr:
+        return _sigmoid(f) if method == "platt" else f.exp()
+
+    return groups.with_columns(
+        pl.col(f"f{k - 1}").alias("weight"),
+        pl.col(f"y{k - 1}").alias("positives"),
+        lowest.alias("__low"), highest.alias("__high"),
+        to_p(lowest).alias("min_p"), to_p(highest).alias("max_p"),
+    )  # fmt: skip
 
 
 def _precheck(row: dict[str, Any], spec: _Spec, logistic: bool) -> str | None:
@@ -809,8 +997,9 @@ def _precheck(row: dict[str, Any], spec: _Spec, logistic: bool) -> str | None:
         return "no row of positive weight"
     if positives <= 0.0 or positives >= weight:
         return f"one class only (every outcome is {1 if positives > 0 else 0})"
-    if row["min_p"] == row["max_p"]:
-        return f"not identifiable (every probability is {row['min_p']})"
+    if row["__low"] == row["__high"]:
+        shown = float(f"{row['min_p']:.12g}")  # p from its regressor, to 12 digits
+        return f"not identifiable (every probability is {shown})"
     if not spec.smoothed:
         if row["max_negative"] <= row["min_positive"]:
             return "separated classes (every positive has p at or above every negative)"
@@ -832,117 +1021,120 @@ def _features(method: str, p: pl.Expr) -> list[pl.Expr]:
     """The regressors of a logistic method, of ``p`` clipped to ``[EPS, 1 - EPS]``."""
     clipped = p.clip(EPS, 1.0 - EPS)
     if method == "platt":
-        return [clipped.log() - (1.0 - clipped).log(), pl.lit(1.0)]
+        # One logarithm, not two: ln(p / (1 - p)) is within an ulp or two of
+        # ln p - ln(1 - p) (1 - p and the quotient are each rounded once).
+        return [(clipped / (1.0 - clipped)).log(), pl.lit(1.0)]
     return [clipped.log(), -((1.0 - clipped).log()), pl.lit(1.0)]
-
-
-def _linear(coefficients: list[pl.Expr], features: list[pl.Expr]) -> pl.Expr:
-    """``sum_k c_k f_k``, null when a coefficient is (``sum_horizontal`` would skip it)."""
-    total = coefficients[0] * features[0]
-    for c, f in zip(coefficients[1:], features[1:]):
-        total = total + c * f
-    return total
 
 
 def _sigmoid(eta: pl.Expr) -> pl.Expr:
     return 1.0 / (1.0 + (-eta).exp())
 
 
-def _work(
-    rows: pl.LazyFrame, table: pl.DataFrame, group: list[str], method: str
-) -> pl.LazyFrame:
-    """The used rows as a Newton step reads them: group index, regressors, outcome, weight."""
-    indexed = rows.join(table.lazy(), on=group, how="inner", nulls_equal=True)
+def _pass_sums(
+    rows: pl.LazyFrame, method: str, thetas: list[pl.Expr], weighted: bool, third: bool
+) -> tuple[pl.LazyFrame, list[pl.Expr]]:
+    """The rows with one Newton step's per-row terms at `thetas`, and their sums (with
+    `third`, the third derivatives too, for Chebyshev's correction)."""
     if method == "temperature":
-        logs = pl.col(_V).list.eval(pl.element().clip(EPS, 1.0).log())
-        return indexed.select(
-            pl.col(_INDEX), logs.alias("__logs"),
-            logs.list.get(pl.col(_T), null_on_oob=True).alias("__true"), pl.col(_W),
-        )  # fmt: skip
-    features = _features(method, pl.col(_P))[:-1]  # the intercept's regressor is 1
-    return indexed.select(
-        pl.col(_INDEX), *(f.alias(f"__f{i}") for i, f in enumerate(features)),
-        pl.col(_Y), pl.col(_W),
-    )  # fmt: skip
+        return _temperature_sums(rows, thetas[0], weighted)
+    return _logistic_sums(rows, thetas, weighted, third)
 
 
 def _logistic_sums(
-    work: pl.LazyFrame, method: str, thetas: list[pl.Expr], weighted: bool
-) -> pl.LazyFrame:
-    """Per-group sums of one Newton step: softplus, μF, yF, F and μ(1-μ)FF (weighted).
+    rows: pl.LazyFrame, thetas: list[pl.Expr], weighted: bool, third: bool
+) -> tuple[pl.LazyFrame, list[pl.Expr]]:
+    """Per-row terms of one Newton step, and their sums: softplus, μF, μ(1-μ)FF and
+    μ(1-μ)(1-2μ)FFF (weighted; the third derivatives, for Chebyshev's correction).
 
-    ``exp(-|η|)`` is computed once per row and gives both ``μ`` and ``softplus(η)``.
+    ``η = Σ θ_i f_i + θ_k``, clipped below at -700 (``exp(-η)`` overflows below -709;
+    there ``μ`` is about 1e-304 and ``softplus(η)`` 0, either way); ``d = 1 + exp(-η)``
+    gives ``μ = 1 / d`` and ``softplus(η) = η + ln d`` (one exponential and one
+    logarithm per row). The sums of ``w F`` and ``w y F`` do not change between
+    steps (:func:`_logistic_checks`, in the first pass only).
     """
-    features = [pl.col(f"__f{i}") for i in range(len(thetas) - 1)] + [pl.lit(1.0)]
-    eta = _linear(thetas, features)
-    e = pl.col("__eta").abs().neg().exp()
-    def weighted_by(value: pl.Expr) -> pl.Expr:
-        return pl.col(_W) * value if weighted else value
+    k = len(thetas)
+    features = [pl.col(f"__f{i}") for i in range(k - 1)]
+    eta = thetas[-1]
+    for c, f in zip(thetas, features):
+        eta = c * f + eta
+    w = pl.col(_W)
 
-    rows = (
-        work.with_columns(eta.alias("__eta"))
+    def weighted_by(value: pl.Expr) -> pl.Expr:
+        return w * value if weighted else value
+
+    mu = pl.col("__mu")
+    terms = (
+        rows.with_columns(eta.clip(lower_bound=-700.0).alias("__eta"))
+        .with_columns((1.0 + (-pl.col("__eta")).exp()).alias("__d"))
+        .with_columns((1.0 / pl.col("__d")).alias("__mu"))
         .with_columns(
-            pl.when(pl.col("__eta") >= 0.0).then(1.0 / (1.0 + e)).otherwise(e / (1.0 + e))
-            .alias("__mu"),
-            (pl.col("__eta").clip(lower_bound=0.0) + e.log1p()).alias("__softplus"),
+            weighted_by(pl.col("__eta") + pl.col("__d").log()).alias("__softplus"),
+            weighted_by(mu).alias("__wmu"),
+            weighted_by(mu * (1.0 - mu)).alias("__wvar"),
         )
-        .with_columns(
-            weighted_by(pl.col("__mu")).alias("__wmu"),
-            weighted_by(pl.col("__mu") * (1.0 - pl.col("__mu"))).alias("__wvar"),
-            weighted_by(pl.col(_Y)).alias("__wy"),
-        )
-    )  # fmt: skip
-    sums = [weighted_by(pl.col("__softplus")).sum().alias("softplus")]
-    k = len(features)
-    for i, f in enumerate(features):
-        constant = i == k - 1
-        sums += [
-            (pl.col("__wmu") if constant else pl.col("__wmu") * f).sum().alias(f"mu{i}"),
-            (pl.col("__wy") if constant else pl.col("__wy") * f).sum().alias(f"y{i}"),
-            (weighted_by(pl.lit(1.0)).sum() if weighted and constant
-             else pl.len().cast(pl.Float64) if constant
-             else weighted_by(f).sum()).alias(f"f{i}"),
-        ]
+    )
+    if third:
+        terms = terms.with_columns((pl.col("__wvar") * (1.0 - 2.0 * mu)).alias("__wthird"))
+    wmu, wvar, wthird = pl.col("__wmu"), pl.col("__wvar"), pl.col("__wthird")
+
+    def times(term: pl.Expr, *indices: int) -> pl.Expr:
+        for i in indices:
+            term = term if i == k - 1 else term * features[i]  # the intercept's F is 1
+        return term
+
+    sums = [pl.col("__softplus").sum().alias("softplus")]
+    for i in range(k):
+        sums.append(times(wmu, i).sum().alias(f"mu{i}"))
         for j in range(i, k):
-            term = pl.col("__wvar")
-            for factor in (f, features[j]):
-                term = term if factor is features[-1] else term * factor
-            sums.append(term.sum().alias(f"h{i}{j}"))
-    return rows.group_by(_INDEX).agg(sums)
+            sums.append(times(wvar, i, j).sum().alias(f"h{i}{j}"))
+            for m in range(j, k) if third else ():
+                sums.append(times(wthird, i, j, m).sum().alias(f"t{i}{j}{m}"))
+    return terms, sums
 
 
 def _logistic_step(
     sums: pl.DataFrame,
-    order: NDArray[np.int64],
+    fixed: dict[str, NDArray[np.float64]],
     theta: NDArray[np.float64],
     targets: NDArray[np.float64],
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    """Loss, gradient and Hessian per group from one step's sums (targets linear in y)."""
+) -> _Terms:
+    """Loss, gradient and Hessian per group from one step's sums (targets linear in y).
+
+    `fixed` holds the sums that do not change between steps (``f{i}``: ``sum w F_i``,
+    ``y{i}``: ``sum w y F_i``), `sums` one step's (``softplus``, ``mu{i}``, ``h{ij}``).
+    """
     k = theta.shape[1]
-    col = {name: sums[name].to_numpy()[order] for name in sums.columns if name != _INDEX}
+    col = {name: sums[name].to_numpy() for name in sums.columns if name != _INDEX}
     positive, negative = targets[:, :1], targets[:, 1:]
     # sum w t F with t = T+ y + T- (1 - y)
     target_f = np.column_stack(
-        [positive[:, 0] * col[f"y{i}"] + negative[:, 0] * (col[f"f{i}"] - col[f"y{i}"])
+        [positive[:, 0] * fixed[f"y{i}"] + negative[:, 0] * (fixed[f"f{i}"] - fixed[f"y{i}"])
          for i in range(k)]
     )  # fmt: skip
     loss = col["softplus"] - np.sum(theta * target_f, axis=1)
     grad = np.column_stack([col[f"mu{i}"] for i in range(k)]) - target_f
-    hess = np.empty((len(order), k, k))
+    hess = np.empty((len(theta), k, k))
+    third = np.empty((len(theta), k, k, k))
     for i in range(k):
         for j in range(i, k):
             hess[:, i, j] = hess[:, j, i] = col[f"h{i}{j}"]
-    return loss, grad, hess
+            for m in range(j, k) if "t000" in col else ():
+                for a, b, c in itertools.permutations((i, j, m)):
+                    third[:, a, b, c] = col[f"t{i}{j}{m}"]
+    return loss, grad, hess, third if "t000" in col else None
 
 
-def _temperature_sums(work: pl.LazyFrame, inverse: pl.Expr, weighted: bool) -> pl.LazyFrame:
-    """Per-group sums of a Newton step in ``β = 1 / T``: loss, gradient, Hessian."""
+def _temperature_sums(
+    rows: pl.LazyFrame, inverse: pl.Expr, weighted: bool
+) -> tuple[pl.LazyFrame, list[pl.Expr]]:
+    """Per-row terms of a Newton step in ``β = 1 / T``, and their sums: loss, gradient, Hessian."""
     logs = pl.col("__logs")
     scaled = logs * inverse
     top = scaled.list.max()
     exps = (scaled - top).list.eval(pl.element().exp())
     w = pl.col(_W) if weighted else pl.lit(1.0)
-    rows = work.with_columns(
+    terms = rows.with_columns(
         inverse.alias("__beta"), top.alias("__top"), exps.alias("__exps")
     ).with_columns(
         pl.col("__exps").list.sum().alias("__total"),
@@ -952,21 +1144,21 @@ def _temperature_sums(work: pl.LazyFrame, inverse: pl.Expr, weighted: bool) -> p
         (pl.col("__first") / pl.col("__total")).alias("__mean"),
     )
     mean, true_log = pl.col("__mean"), pl.col("__true")
-    return rows.group_by(_INDEX).agg(
+    return terms, [
         (w * (pl.col("__top") + pl.col("__total").log() - pl.col("__beta") * true_log))
         .sum().alias("loss"),
         (w * (mean - true_log)).sum().alias("grad"),
         (w * (pl.col("__second") / pl.col("__total") - mean * mean)).sum().alias("hess"),
-    )  # fmt: skip
+    ]  # fmt: skip
 
 
 def _temperature_step(
-    sums: pl.DataFrame, order: NDArray[np.int64]
-) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-    loss = sums["loss"].to_numpy()[order]
-    grad = sums["grad"].to_numpy()[order][:, None]
-    hess = sums["hess"].to_numpy()[order][:, None, None]
-    return loss, grad, hess
+    sums: pl.DataFrame,
+) -> _Terms:
+    loss = sums["loss"].to_numpy()
+    grad = sums["grad"].to_numpy()[:, None]
+    hess = sums["hess"].to_numpy()[:, None, None]
+    return loss, grad, hess, None
 
 
 def _beta_constraint(theta: NDArray[np.float64], free: NDArray[np.bool_]) -> bool:
@@ -981,16 +1173,24 @@ def _beta_constraint(theta: NDArray[np.float64], free: NDArray[np.bool_]) -> boo
 
 
 def _newton(
-    evaluate: Callable[
-        [NDArray[np.int64], NDArray[np.float64]],
-        tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]],
-    ],
+    evaluate: Callable[[NDArray[np.int64], NDArray[np.float64], bool], _Terms],
     theta: NDArray[np.float64],
     todo: NDArray[np.bool_],
-    spec: _Spec,
+    tol: float,
+    max_iter: int,
     constrain: Callable[[NDArray[np.float64], NDArray[np.bool_]], bool] | None,
+    first: _Terms | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], list[str | None]]:
     """Damped Newton per group; one `evaluate` (one data pass) per step for all groups.
+
+    `first` is the evaluation at `theta` of every group, if already made. A group
+    stops after the step that leaves it within ``tol * (1 + max |θ|)`` of the
+    maximum (the step is applied): a step that size or smaller, or, after two full
+    (undamped) steps ``s'`` then ``s``, a step whose quadratic-convergence
+    prediction is that small: Newton's error after a step is ``C |s|²``, with
+    ``C ≈ |s| / |s'|²`` observed (the largest of the group's last two such
+    ratios), so the rule is ``max(C) |s|² <= tol (1 + max |θ|) / 10`` once
+    ``|s'| <= 0.1 (1 + max |θ|)``. Neither rule needs a pass that only confirms.
 
     The per-group solves are 1×1 to 3×3 systems: numpy, outside the row path (a
     Polars expression has no linear solve, and these are a few numbers per group).
@@ -1004,9 +1204,25 @@ def _newton(
     last_theta = theta.copy()
     step = np.zeros_like(theta)
     halvings = np.zeros(n, dtype=np.int64)
+    # The size of the full Newton step that reached the current point (NaN: none),
+    # and the largest contraction ratio |s| / |s'|² seen.
+    reached = np.full(n, np.nan)
+    cubic = np.zeros(n, dtype=bool)  # that step was corrected
+    ratio = np.zeros(n)
+    orders = np.zeros(n, dtype=np.int64)  # the order of `ratio`
     while active.any():
         index = np.flatnonzero(active)
-        loss, grad, hess = evaluate(index, theta[index])
+        if first is not None:
+            loss, grad, hess = first[0][index], first[1][index], first[2][index]
+            third = None if first[3] is None else first[3][index]
+            first = None
+        else:
+            # Third derivatives (Chebyshev) while a group's error, about |s|**3 after a
+            # corrected step |s| and |s|**2 after a Newton step, may be above 1e-5.
+            sizes = np.max(np.abs(step[index]), axis=1)
+            error = np.where(cubic[index], sizes**3, sizes**2)
+            far = bool(np.any(error > _CHEBYSHEV_FROM * (1.0 + np.max(np.abs(theta[index]), axis=1))))
+            loss, grad, hess, third = evaluate(index, theta[index], far)
         passes[index] += 1
         for local, g in enumerate(index):
             value = loss[local]
@@ -1016,6 +1232,7 @@ def _newton(
             if value > last_loss[g] + 1e-12 * abs(last_loss[g]):
                 # The step overshot: halve it (another pass for this group).
                 halvings[g] += 1
+                reached[g], cubic[g] = np.nan, False
                 if halvings[g] > _MAX_STEP_HALVINGS:
                     failures[g] = "no step improves the likelihood (separated classes?)"
                     active[g] = False
@@ -1032,17 +1249,39 @@ def _newton(
                     "or the classes are separated)"
                 ), False
                 continue
+            newton = -np.linalg.solve(h, grad[local][f])
+            corrected = False
+            if third is not None:
+                # Chebyshev's correction -H^-1 T[s, s] / 2: cubic convergence near the
+                # maximum; far from it (a correction above half the step), plain Newton.
+                tensor = third[local][np.ix_(f, f, f)]
+                correction = -0.5 * np.linalg.solve(h, np.einsum("ijl,j,l->i", tensor, newton, newton))
+                corrected = bool(np.max(np.abs(correction)) <= 0.5 * np.max(np.abs(newton)))
+                if corrected:
+                    newton = newton + correction
             move = np.zeros(k)
-            move[f] = -np.linalg.solve(h, grad[local][f])
+            move[f] = newton
             last_theta[g], last_loss[g], step[g] = theta[g], value, move
             theta[g] = theta[g] + move
-            size = np.max(np.abs(move))
-            if size <= spec.tol * (1.0 + np.max(np.abs(theta[g]))):
+            size = float(np.max(np.abs(move)))
+            scale = 1.0 + float(np.max(np.abs(theta[g])))
+            # The order of convergence: 3 when this step and the one before it were
+            # both corrected (Chebyshev), else 2 (Newton).
+            order = 3 if corrected and cubic[g] else 2
+            before, reached[g], cubic[g] = reached[g], size, corrected
+            predicted = np.inf
+            if np.isfinite(before) and 0.0 < before <= 0.1 * scale:
+                rate = size / before**order  # C in error' = C error**order
+                ratio[g] = max(ratio[g], rate) if order == orders[g] else rate
+                orders[g] = order
+                predicted = ratio[g] * size**order
+            if size <= tol * scale or predicted <= tol * scale / _SAFETY:
                 if constrain is not None and constrain(theta[g], free[g]):
                     last_loss[g] = np.inf  # a new problem: start its line search afresh
+                    reached[g], ratio[g], orders[g] = np.nan, 0.0, 0
                     continue
                 active[g] = False
-            elif passes[g] >= spec.max_iter or np.max(np.abs(theta[g])) > 1e8:
+            elif passes[g] >= max_iter or np.max(np.abs(theta[g])) > 1e8:
                 failures[g] = (
                     f"did not converge in {passes[g]} Newton steps (separated classes?)"
                 )
@@ -1288,7 +1527,8 @@ def _code(expr: pl.Expr, values: pl.Series) -> tuple[pl.Expr, list[int]]:
     Streaming-friendly lookups only (``replace_strict`` and ``search_sorted`` would
     make Polars' streaming engine fall back to memory for the column): integer keys
     spanning at most :data:`_DENSE` values are a ``gather`` from a dense array
-    indexed by ``key - min``; any other key is cast to String and then to an
+    indexed by ``key - min + 1``, clipped onto the null slot at either end (one
+    clip, no mask); any other key is cast to String and then to an
     ``Enum`` of the fitted values' strings (non-strict: another value becomes null),
     whose physical code is the position. A null key has a code of its own when a
     null group was fitted.
@@ -1301,14 +1541,18 @@ def _code(expr: pl.Expr, values: pl.Series) -> tuple[pl.Expr, list[int]]:
     code: pl.Expr
     if not n:
         code = pl.lit(None, pl.Int64)
-    elif known.dtype.is_integer() and int(known.max()) - int(known.min()) < _DENSE:  # type: ignore[arg-type]
-        low = int(known.min())  # type: ignore[arg-type]
-        dense: list[int | None] = [None] * (int(known.max()) - low + 1)  # type: ignore[arg-type]
+    elif (
+        known.dtype.is_integer()
+        and int(known.max()) - int(known.min()) < _DENSE  # type: ignore[arg-type]
+        and int(known.min()) > -(2**63)  # type: ignore[arg-type]
+    ):
+        # A null slot at each end: a key outside the fitted range is clipped onto one.
+        low = int(known.min()) - 1  # type: ignore[arg-type]
+        dense: list[int | None] = [None] * (int(known.max()) - low + 2)  # type: ignore[arg-type]
         for value, i in position.items():
             dense[value - low] = i
-        shifted = expr.cast(pl.Int64) - low
-        inside = pl.when((shifted >= 0) & (shifted < len(dense))).then(shifted)
-        code = pl.lit(pl.Series(dense, dtype=pl.Int64)).gather(inside)
+        shifted = (expr.cast(pl.Int64) - low).clip(0, len(dense) - 1)
+        code = pl.lit(pl.Series(dense, dtype=pl.Int64)).gather(shifted)
     else:
         labels = known.cast(pl.String).to_list()
         code = expr.cast(pl.String).cast(pl.Enum(labels), strict=False).to_physical()
@@ -1329,6 +1573,10 @@ def _group_index(key_exprs: list[pl.Expr], table: pl.DataFrame) -> pl.Expr:
     names = table.columns
     if not names:
         return pl.lit(0, pl.Int64)
+    if len(names) == 1:
+        code, codes = _code(key_exprs[0], table[names[0]])
+        if codes == list(range(table.height)):
+            return code  # one key, distinct values: its code is the row's position
     combined: pl.Expr | None = None
     rows = [0] * table.height
     stride = 1
@@ -1391,10 +1639,13 @@ def _binary_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) ->
     if not table.height:
         return pl.lit(None, pl.Float64)  # nothing was fitted: every group is unseen
     if method in ("platt", "beta"):
-        names = _PARAMETERS[method]
-        coefficients = [_gather(table[n], g) for n in names]
-        features = _features(method, p)
-        return _sigmoid(_linear(coefficients, features))
+        # 1 / (1 + exp(-η)) with -η = Σ (-θ_i) f_i + (-θ_k): the parameters negated in
+        # the literal tables, the intercept's regressor (1) not multiplied.
+        negated = [_gather(-table[n], g) for n in _PARAMETERS[method]]
+        minus_eta = negated[-1]
+        for c, f in zip(negated, _features(method, p)[:-1]):
+            minus_eta = c * f + minus_eta
+        return 1.0 / (1.0 + minus_eta.exp())
     if method == "isotonic":
         return _interpolate(table, g, p)
     return _histogram_map(cal, table, g, p)
@@ -1449,6 +1700,10 @@ def _apply(cal: Calibrator, prob: IntoExpr) -> pl.Expr:
         problem = binary_problem(prob, pl.lit(0))
         p = problem.prob
         g = index(pl.lit(None, pl.Int32))
+        if cal.method in ("platt", "beta"):
+            # A refused p gets a null group index, so null parameters: the map's
+            # arithmetic keeps it null (p itself unmasked, computed once when shared).
+            return _binary_map(cal, table, pl.when(~problem.refused).then(g), p)
         valid = p.is_not_null() & ~problem.refused.fill_null(False)
         return pl.when(valid).then(_binary_map(cal, table, g, p))
     sum_tol = float(cal.options.get("sum_tol", SUM_TOLERANCE))

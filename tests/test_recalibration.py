@@ -340,7 +340,8 @@ def test_a_lazy_fit_reads_once_per_step_and_applying_reads_nothing() -> None:
     source = CountingSource(sign_changing_log(17, 3_000, groups=3).select("g", "p", "y"))
     lf = source.frame()
     cal = lf.calib.fit("p", "y", method="platt", by="g")
-    # One pass of checks, then one per Newton step (the slowest group's).
+    # One read to count the rows, then one per Newton step (the slowest group's; the
+    # first step also checks every group). Small data: no subsample.
     assert source.reads == 1 + cal.params["iterations"].max()  # type: ignore[operator]
     before = source.reads
     plan = lf.with_columns(q=cal.expr("p"))
@@ -351,6 +352,137 @@ def test_a_lazy_fit_reads_once_per_step_and_applying_reads_nothing() -> None:
     source.reads = 0
     pc.fit_calibrator(lf, "p", "y", method="histogram", by="g")
     assert source.reads == 1  # the statistics table
+
+
+@pytest.fixture
+def small_subsample(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Start fits from a subsample from 4,000 rows on (of about 1,000 rows); returns the
+    sizes of the subsamples fitted."""
+    from polars_calib import recalibration
+
+    monkeypatch.setattr(recalibration, "_SAMPLE_ROWS", 1_000)
+    monkeypatch.setattr(recalibration, "_SAMPLE_FROM", 4_000)
+    sizes: list[int] = []
+    fit = recalibration._newton_fit
+
+    def spy(source: pl.LazyFrame, *args: object) -> object:
+        result = fit(source, *args)  # type: ignore[arg-type]
+        if args[-2] is None:  # no `check`: the subsample's fit
+            sizes.append(int(result[0]["count"].sum()))
+        return result
+
+    monkeypatch.setattr(recalibration, "_newton_fit", spy)
+    return sizes
+
+
+def steep_log(seed: int, slopes: list[float], n: int) -> pl.DataFrame:
+    """Per group ``g = i``, outcomes from ``sigmoid(slopes[i] logit(p) + 0.3)``."""
+    rng = np.random.default_rng(seed)
+    g = rng.integers(0, len(slopes), n)
+    p = rng.random(n)
+    rate = sigmoid(np.asarray(slopes)[g] * logit(p) + 0.3)
+    return pl.DataFrame({"g": g, "p": p, "y": (rng.random(n) < rate).astype(np.int64)})
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_subsample_start_fits_groups_of_very_different_slopes_as_sklearn(
+    small_subsample: list[int], weighted: bool
+) -> None:
+    slopes = [0.05, 0.4, 1.0, 3.0, 8.0, -1.5]
+    df = steep_log(31, slopes, 24_000).with_columns(
+        w=pl.int_range(pl.len()).mod(5).cast(pl.Float64) * 0.5 if weighted else pl.lit(1.0)
+    )
+    cal = pc.fit_calibrator(df, "p", "y", method="platt", by="g", weight="w" if weighted else None)
+    assert small_subsample and 500 < small_subsample[0] < 2_000  # about 1,000 rows
+    for (g,), part in df.partition_by("g", as_dict=True).items():
+        w = part["w"].to_numpy() if weighted else None
+        expected = exact_logistic(logit(part["p"].to_numpy())[:, None], part["y"].to_numpy(), w)
+        got = cal.params.filter(pl.col("g") == g).select("a", "b").row(0)
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    # Started near the maximum (the steepest group from ~170 rows), a few steps each.
+    assert cal.params["iterations"].max() <= 6  # type: ignore[operator]
+
+
+def newton_mle(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Platt's maximum-likelihood (a, b) by plain Newton, to machine precision."""
+    theta = np.array([1.0, 0.0])
+    for _ in range(100):
+        mu = sigmoid(theta[0] * x + theta[1])
+        v = mu * (1 - mu)
+        grad = np.array([np.sum((mu - y) * x), np.sum(mu - y)])
+        hess = np.array([[np.sum(v * x * x), np.sum(v * x)], [np.sum(v * x), np.sum(v)]])
+        theta = theta - np.linalg.solve(hess, grad)
+    return theta
+
+
+@pytest.mark.parametrize("subsample", [False, True])
+def test_the_stop_without_a_confirming_pass_is_within_tol_of_the_maximum(
+    request: pytest.FixtureRequest, subsample: bool
+) -> None:
+    if subsample:
+        request.getfixturevalue("small_subsample")
+    df = steep_log(32, [0.3, 1.0, 2.5, 6.0], 20_000)
+    for tol in (1e-8, 1e-4):
+        cal = pc.fit_calibrator(df, "p", "y", method="platt", by="g", tol=tol)
+        for (g,), part in df.partition_by("g", as_dict=True).items():
+            exact = newton_mle(logit(part["p"].to_numpy()), part["y"].to_numpy().astype(float))
+            got = np.array(cal.params.filter(pl.col("g") == g).select("a", "b").row(0))
+            assert np.max(np.abs(got - exact)) <= tol * (1 + np.max(np.abs(exact)))
+
+
+def test_a_group_needing_many_steps_converges_or_raises_as_before(small_subsample: list[int]) -> None:
+    # Group 1 is nearly separated (slope 40): far from the identity, many halvings.
+    df = steep_log(33, [1.0, 40.0], 8_000)
+    cal = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
+    part = df.filter(pl.col("g") == 1)
+    expected = exact_logistic(logit(part["p"].to_numpy())[:, None], part["y"].to_numpy())
+    np.testing.assert_allclose(cal.params.filter(pl.col("g") == 1).select("a", "b").row(0),
+                               expected, rtol=1e-6)  # fmt: skip
+    with pytest.raises(pc.CalibrationDataError, match=r"g=1: did not converge in 1 Newton steps"):
+        pc.fit_calibrator(df, "p", "y", method="platt", by="g", max_iter=1)
+
+
+@pytest.mark.parametrize("method", ["beta", "temperature"])
+def test_beta_and_temperature_from_a_subsample_start_equal_exact_fits(
+    small_subsample: list[int], method: str
+) -> None:
+    if method == "beta":
+        df = sign_changing_log(34, 12_000, decimals=None)
+        cal = pc.fit_calibrator(df, "p", "y", method="beta")
+        expected = exact_logistic(beta_features(df["p"].to_numpy()), df["y"].to_numpy())
+        np.testing.assert_allclose(cal.params.select("a", "b", "c").row(0), expected, rtol=1e-6)
+    else:
+        df = make_log(35, 6_000, classes=3, decimals=None)
+        cal = pc.fit_calibrator(df, "probs", "cls", method="temperature")
+        probs, label = np.stack(df["probs"].to_numpy()), df["cls"].to_numpy()
+        np.testing.assert_allclose(
+            cal.params["temperature"][0], temperature_mle(probs, label), rtol=1e-6
+        )
+    assert small_subsample
+
+
+def test_the_subsample_is_deterministic_and_spread_over_periodic_rows() -> None:
+    from polars_calib.recalibration import _sampled
+
+    # Rows cycling through 7 groups: every 7th row would be one group only.
+    rows = pl.DataFrame({"g": np.arange(70_000) % 7}).with_row_index("i")
+    picked = rows.filter(_sampled(pl.col("i"), 7))
+    assert picked.equals(rows.filter(_sampled(pl.col("i"), 7)))
+    assert picked.height == pytest.approx(10_000, rel=0.01)
+    shares = picked["g"].value_counts()["count"].to_numpy()
+    assert len(shares) == 7 and shares.min() > 0.9 * shares.max()
+
+
+def test_a_lazy_fit_of_large_data_reads_twice_then_once_per_step(
+    small_subsample: list[int],
+) -> None:
+    from test_lazy import CountingSource
+
+    source = CountingSource(steep_log(36, [0.5, 2.0], 10_000))
+    cal = source.frame().calib.fit("p", "y", method="platt", by="g")
+    # Counting the rows, selecting the subsample, then one read per Newton step.
+    assert small_subsample
+    assert source.reads == 2 + cal.params["iterations"].max()  # type: ignore[operator]
 
 
 def test_apply_streams_over_a_parquet_scan_and_a_serialized_plan(tmp_path: Path) -> None:
@@ -413,7 +545,9 @@ def test_unseen_groups_get_identity_or_global() -> None:
     train = sign_changing_log(21, 3_000, groups=2)
     live = pl.DataFrame({"g": [0, 1, 7, None], "p": [0.3, 0.3, 0.3, 0.3]})
     identity = pc.fit_calibrator(train, "p", "y", method="platt", by="g", fallback="identity")
-    assert live.select(identity.expr("p")).to_series().to_list()[2:] == [0.3, 0.3]
+    # The identity map a = 1, b = 0, evaluated as sigmoid(logit p): p to within an ulp.
+    got_identity = live.select(identity.expr("p")).to_series().to_list()[2:]
+    assert got_identity == pytest.approx([0.3, 0.3], rel=1e-15, abs=0)
     pooled = pc.fit_calibrator(train, "p", "y", method="platt", by="g", fallback="global")
     whole = pc.fit_calibrator(train, "p", "y", method="platt")
     assert pooled.global_params is not None
@@ -539,7 +673,7 @@ def test_separation_in_two_dimensions_does_not_converge() -> None:
     # Positives only in the middle: beta's map can separate them; Newton diverges.
     p = np.linspace(0.01, 0.99, 60)
     y = ((p > 0.3) & (p < 0.7)).astype(int)
-    with pytest.raises(pc.CalibrationDataError, match=r"the one group: .*separated classes\?"):
+    with pytest.raises(pc.CalibrationDataError, match=r"the one group: .*separated"):
         pc.fit_calibrator(pl.DataFrame({"p": p, "y": y}), "p", "y", method="beta")
 
 
