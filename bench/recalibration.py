@@ -38,6 +38,7 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -66,19 +67,25 @@ def make_frame(rows: int, groups: int, seed: int) -> pl.DataFrame:
     return pl.DataFrame({"g": g, "p": p, "y": y})
 
 
-def write_scan(directory: Path, rows: int, groups: int) -> Path:
-    """The minimal apply input: parquet files of up to 10M rows (g, p) each, written once."""
-    target = directory / f"apply_{rows}_{groups}"
+def _write_once(target: Path, rows: int, make: Callable[[int, int, int], pl.DataFrame]) -> Path:
+    """Parquet files of up to 10M rows each in `target`, `make(size, part, first_row)`
+    each, written once (a ``_complete`` marker says they are all there)."""
     done = target / "_complete"
     if done.exists():
         return target
     target.mkdir(parents=True, exist_ok=True)
     for i, start in enumerate(range(0, rows, CHUNK)):
-        size = min(CHUNK, rows - start)
-        make_frame(size, groups, seed=100 + i).drop("y").write_parquet(target / f"part-{i:03d}.parquet")
+        make(min(CHUNK, rows - start), i, start).write_parquet(target / f"part-{i:03d}.parquet")
     done.touch()
     return target
 
+
+def write_scan(directory: Path, rows: int, groups: int) -> Path:
+    """The minimal apply input: parquet files of up to 10M rows (g, p) each, written once."""
+    return _write_once(
+        directory / f"apply_{rows}_{groups}", rows,
+        lambda size, i, _: make_frame(size, groups, seed=100 + i).drop("y"),
+    )  # fmt: skip
 
 MODELS = ("baseline", "candidate")
 
@@ -112,17 +119,10 @@ def make_log(rows: int, seed: int, first_id: int = 0) -> pl.DataFrame:
 
 def write_log(directory: Path, rows: int) -> Path:
     """The realistic apply input: a prediction log of `rows` rows, written once."""
-    target = directory / f"log_{rows}"
-    done = target / "_complete"
-    if done.exists():
-        return target
-    target.mkdir(parents=True, exist_ok=True)
-    for i, start in enumerate(range(0, rows, CHUNK)):
-        size = min(CHUNK, rows - start)
-        make_log(size, seed=200 + i, first_id=start).write_parquet(target / f"part-{i:03d}.parquet")
-    done.touch()
-    return target
-
+    return _write_once(
+        directory / f"log_{rows}", rows,
+        lambda size, i, start: make_log(size, seed=200 + i, first_id=start),
+    )  # fmt: skip
 
 def fitted(directory: Path, realistic: bool, groups: int) -> Path:
     """The apply benchmark's calibrator (Platt per model on a 1M-row log, or per g on

@@ -52,8 +52,7 @@ from polars_calib.statistics import (
     FrameT,
     Prepared,
     bin_statistics,
-    canonical_classes,
-    canonical_statistics,
+    canonical_plan,
     check_canonical,
     check_diagnostics,
     collect_checked,
@@ -447,13 +446,9 @@ def summary(
             msg = "reduction='canonical' has no resampling: `confidence` must be None"
             raise ValueError(msg)
         assert checked is not None  # uniform (check_canonical)
-        prepared = prepare(
-            data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-            time=time, every=every, canonical=True,
-        )  # fmt: skip
-        stats = canonical_statistics(
-            prepared.lf, prepared.problem, prepared.keys, checked,
-            canonical_classes(prepared, prob), terms_for(names),
+        prepared, stats = canonical_plan(
+            data, prob, label, checked, names, by=by, weight=weight, sum_tol=sum_tol,
+            time=time, every=every,
         )  # fmt: skip
         if isinstance(data, pl.DataFrame):
             stats = collect_checked(prepared, stats).lazy()

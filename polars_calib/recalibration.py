@@ -1027,6 +1027,15 @@ def _features(method: str, p: pl.Expr) -> list[pl.Expr]:
     return [clipped.log(), -((1.0 - clipped).log()), pl.lit(1.0)]
 
 
+def _linear(coefficients: list[pl.Expr], features: list[pl.Expr]) -> pl.Expr:
+    """``Σ c_i f_i + c_k``: the regressors without the intercept's (1, not multiplied);
+    the fit's ``η`` and the applied map's ``-η`` (negated coefficients) alike."""
+    total = coefficients[-1]
+    for c, f in zip(coefficients, features):
+        total = c * f + total
+    return total
+
+
 def _sigmoid(eta: pl.Expr) -> pl.Expr:
     return 1.0 / (1.0 + (-eta).exp())
 
@@ -1055,9 +1064,7 @@ def _logistic_sums(
     """
     k = len(thetas)
     features = [pl.col(f"__f{i}") for i in range(k - 1)]
-    eta = thetas[-1]
-    for c, f in zip(thetas, features):
-        eta = c * f + eta
+    eta = _linear(thetas, features)
     w = pl.col(_W)
 
     def weighted_by(value: pl.Expr) -> pl.Expr:
@@ -1642,9 +1649,7 @@ def _binary_map(cal: Calibrator, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) ->
         # 1 / (1 + exp(-η)) with -η = Σ (-θ_i) f_i + (-θ_k): the parameters negated in
         # the literal tables, the intercept's regressor (1) not multiplied.
         negated = [_gather(-table[n], g) for n in _PARAMETERS[method]]
-        minus_eta = negated[-1]
-        for c, f in zip(negated, _features(method, p)[:-1]):
-            minus_eta = c * f + minus_eta
+        minus_eta = _linear(negated, _features(method, p)[:-1])
         return 1.0 / (1.0 + minus_eta.exp())
     if method == "isotonic":
         return _interpolate(table, g, p)

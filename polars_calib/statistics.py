@@ -105,6 +105,7 @@ __all__ = [
     "Prepared",
     "bin_statistics",
     "canonical_classes",
+    "canonical_plan",
     "canonical_statistics",
     "cell_columns",
     "check_canonical",
@@ -564,6 +565,25 @@ def canonical_statistics(
     )
     columns = [*keys, *names, "n_bins", "count", *summed]
     return table.select(columns).sort(*keys, *names, nulls_last=True)
+
+
+def canonical_plan(
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    binning: Binning,
+    metrics: Sequence[str],
+    **options: Any,
+) -> tuple[Prepared, pl.LazyFrame]:
+    """The prepared input (`options` as :func:`prepare`'s) and the plan of its canonical
+    table: what ``bin_statistics`` returns and ``summary`` finishes (checked by the caller
+    with :func:`check_canonical`)."""
+    prepared = prepare(data, prob, label, reduction="canonical", canonical=True, **options)
+    plan = canonical_statistics(
+        prepared.lf, prepared.problem, prepared.keys, binning,
+        canonical_classes(prepared, prob), terms_for(metrics),
+    )  # fmt: skip
+    return prepared, plan
 
 
 def merge_cells(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
@@ -1335,14 +1355,9 @@ def bin_statistics(
             msg = "reduction='canonical' tables are built from Polars frames, without resampling"
             raise ValueError(msg)
         assert checked is not None  # uniform (check_canonical)
-        prepared = prepare(
-            data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-            canonical=True,
-        )  # fmt: skip
-        plan = canonical_statistics(
-            prepared.lf, prepared.problem, prepared.keys, checked,
-            canonical_classes(prepared, prob), terms_for(names),
-        )  # fmt: skip
+        prepared, plan = canonical_plan(
+            data, prob, label, checked, names, by=by, weight=weight, sum_tol=sum_tol
+        )
         return collect_checked(prepared, plan) if isinstance(data, pl.DataFrame) else plan
     if engine is not None:
         spec = EngineSpec(
