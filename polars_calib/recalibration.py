@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import polars as pl
 
@@ -752,12 +752,17 @@ def _fit_newton(
     start = None
     if size >= _SAMPLE_FROM:
         every = size // _SAMPLE_ROWS
-        sample = (
-            source.with_row_index(_INDEX)
-            .filter(_sampled(pl.col(_INDEX), every) & ~pl.col(_REFUSED))
-            .drop(_INDEX)
-            .collect()
-        )
+        if isinstance(prepared.data, pl.DataFrame):
+            # In memory: the chosen rows' positions, then one gather of them.
+            blocks = np.arange(-(-size // every), dtype=np.int64)
+            position = blocks * every + _sample_offset(blocks, every)
+            chosen = computed[position[position < size]].lazy()
+        else:
+            index = pl.col(_INDEX).cast(pl.Int64)
+            chosen = source.with_row_index(_INDEX).filter(
+                index % every == _sample_offset(index // every, every)
+            ).drop(_INDEX)  # fmt: skip
+        sample = chosen.filter(~pl.col(_REFUSED)).collect()
         fitted, theta, _, failures = _newton_fit(
             sample.lazy(), group, spec, weighted, None, _SAMPLE_TOL, spec.max_iter, None, False
         )
@@ -792,15 +797,21 @@ def _fit_newton(
     )
 
 
-def _sampled(index: pl.Expr, every: int) -> pl.Expr:
-    """About one row in `every`, by position ``i``: ``frac(i / φ) < 1 / every``.
+_Ints = TypeVar("_Ints", pl.Expr, "NDArray[np.int64]")
 
-    A Weyl sequence (integer arithmetic below ``2**62``): deterministic, spread
-    evenly over the rows, and blind to a period in their order (every k-th row
-    would pick one group of rows that cycle through k groups).
+
+def _sample_offset(block: _Ints, every: int) -> _Ints:
+    """The subsample's row in block ``j`` of `every` rows (rows ``j * every`` on): its
+    offset ``floor(every * frac(j / φ))``.
+
+    One row a block, at a Weyl sequence's offset (integer arithmetic below
+    ``2**63`` for blocks up to ``2**32`` rows): deterministic, spread evenly over
+    the rows, and blind to a period in their order (every k-th row would pick one
+    group of rows that cycle through k groups). The same expression selects a
+    LazyFrame's rows (``i % every == offset(i // every)``) and gives a DataFrame's
+    positions (numpy), so both choose the same rows.
     """
-    word = ((index.cast(pl.Int64) % 2**31) * _WEYL) % 2**31
-    return word < 2**31 // every
+    return ((block % 2**31) * _WEYL % 2**31) * every // 2**31
 
 
 def _newton_rows(
@@ -852,11 +863,10 @@ def _newton_fit(
     if start is None or not start.height:
         thetas = [pl.lit(value, pl.Float64) for value in identity]
     else:
-        code = _group_index(key_exprs, start.select(group))
-        thetas = [
-            _gather(start[f"__start{j}"], code).fill_null(value)
-            for j, value in enumerate(identity)
-        ]
+        thetas = _per_group(
+            key_exprs, start.select(group),
+            start.select(f"__start{j}" for j in range(k)).to_numpy(), list(identity),
+        )  # fmt: skip
     rows, sums = _pass_sums(source, method, thetas, weighted, third=True)
     counts = [pl.len().alias("__rows"), pl.col(_REFUSED).sum().cast(pl.Int64).alias("refused")]
     if logistic:
@@ -905,17 +915,17 @@ def _newton_fit(
         return _temperature_step(sums)
 
     def evaluate(index: NDArray[np.int64], at: NDArray[np.float64], far: bool) -> _Terms:
-        # Each row's parameters: a gather from the small table of the active groups.
-        code = _group_index(key_exprs, groups.select(group)[index])
-        lf = source.with_columns(code.alias(_INDEX))
-        if len(index) < n:
-            lf = lf.filter(pl.col(_INDEX).is_not_null())
-        thetas = [_gather(pl.Series(at[:, j]), pl.col(_INDEX)) for j in range(k)]
+        # Each row's parameters, looked up among the active groups' (NaN: another group's
+        # row, left out; every row's group is active when all are).
+        active = groups.select(group)[index]
+        thetas = _per_group(key_exprs, active, at, [math.nan] * k)
+        lf = source if len(index) == n else source.filter(thetas[0].is_not_nan())
         step_rows, step_sums = _pass_sums(lf, method, thetas, weighted, third=far)
-        sums = step_rows.group_by(_INDEX).agg(step_sums).collect()  # one step's sums
-        position = np.full(len(index), -1, dtype=np.int64)
-        position[sums[_INDEX].to_numpy()] = np.arange(sums.height)
-        aligned = sums[position] if (position >= 0).all() else _aligned(sums, position)
+        sums = step_rows.group_by(group).agg(step_sums).collect()  # one step's sums
+        # In the order of `index`; a group without rows gets NaN sums.
+        aligned = active.with_row_index(_INDEX).join(
+            sums, on=group, how="left", nulls_equal=True
+        ).sort(_INDEX).drop(_INDEX, *group).fill_null(math.nan)  # fmt: skip
         return terms(aligned, index, at)
 
     first_terms = terms(groups, np.arange(n), theta)
@@ -927,15 +937,6 @@ def _newton_fit(
         if failure is not None and reasons[i] is None:
             reasons[i] = failure
     return groups, theta, iterations, reasons
-
-
-def _aligned(sums: pl.DataFrame, position: NDArray[np.int64]) -> pl.DataFrame:
-    """Rows of `sums` at `position`; a group without rows (-1) gets NaN sums."""
-    columns = {
-        name: np.where(position >= 0, sums[name].to_numpy()[np.maximum(position, 0)], np.nan)
-        for name in sums.columns if name != _INDEX
-    }  # fmt: skip
-    return pl.DataFrame(columns)
 
 
 def _logistic_checks(k: int, weighted: bool) -> list[pl.Expr]:
@@ -1528,6 +1529,58 @@ def _with_fallback(
 _DENSE = 1 << 22  # integer keys spanning up to this many values are looked up in a dense array
 
 
+def _dense_span(known: pl.Series) -> tuple[int, int] | None:
+    """``(low, size)`` of a dense array for the distinct non-null integer keys `known`:
+    key ``v`` in slot ``v - low``, with a spare slot at either end (``low`` is the
+    smallest key less 1); None if they are not integers or span more than :data:`_DENSE`."""
+    if not known.len() or not known.dtype.is_integer():
+        return None
+    smallest, largest = int(known.min()), int(known.max())  # type: ignore[arg-type]
+    if largest - smallest >= _DENSE or smallest <= -(2**63):
+        return None
+    return smallest - 1, largest - smallest + 3
+
+
+def _dense_slot(expr: pl.Expr, span: tuple[int, int]) -> pl.Expr:
+    """Each row's slot in a dense array of :func:`_dense_span`: a key outside the
+    fitted range is clipped onto a spare end slot (one clip, no mask); a null key
+    gives null."""
+    low, size = span
+    return (expr.cast(pl.Int64) - low).clip(0, size - 1)
+
+
+def _per_group(
+    key_exprs: list[pl.Expr], table: pl.DataFrame, columns: NDArray[np.float64],
+    default: list[float],
+) -> list[pl.Expr]:
+    """Each row's value of column ``j`` of `columns` (one row per row of `table`, its
+    key columns) for the row's group; ``default[j]`` for a group not in `table`.
+
+    One integer key without nulls (the usual ``by="model_id"``) looks the values
+    up directly: a ``gather`` from a dense array of each column, the defaults in
+    its empty slots, by the row's slot (a null key onto a spare slot), so the
+    result has no nulls to fill. Any other key gathers by the row's
+    :func:`_group_index`, then fills the default.
+    """
+    if len(table.columns) == 1 and not table[:, 0].null_count():
+        span = _dense_span(table[:, 0])
+        if span is not None:
+            low, size = span
+            slots = table[:, 0].cast(pl.Int64).to_numpy() - low
+            slot = _dense_slot(key_exprs[0], span).fill_null(0)
+            lookups = []
+            for j, value in enumerate(default):
+                dense = np.full(size, value, dtype=np.float64)
+                dense[slots] = columns[:, j]
+                lookups.append(pl.lit(pl.Series(dense)).gather(slot))
+            return lookups
+    code = _group_index(key_exprs, table)
+    return [
+        _gather(pl.Series(columns[:, j], dtype=pl.Float64), code).fill_null(value)
+        for j, value in enumerate(default)
+    ]
+
+
 def _code(expr: pl.Expr, values: pl.Series) -> tuple[pl.Expr, list[int]]:
     """Each row's code among the distinct `values` (null if not among them), and theirs.
 
@@ -1546,20 +1599,15 @@ def _code(expr: pl.Expr, values: pl.Series) -> tuple[pl.Expr, list[int]]:
     position = {value: i for i, value in enumerate(known.to_list())}
     codes = [n if value is None else position[value] for value in values.to_list()]
     code: pl.Expr
+    span = _dense_span(known)
     if not n:
         code = pl.lit(None, pl.Int64)
-    elif (
-        known.dtype.is_integer()
-        and int(known.max()) - int(known.min()) < _DENSE  # type: ignore[arg-type]
-        and int(known.min()) > -(2**63)  # type: ignore[arg-type]
-    ):
-        # A null slot at each end: a key outside the fitted range is clipped onto one.
-        low = int(known.min()) - 1  # type: ignore[arg-type]
-        dense: list[int | None] = [None] * (int(known.max()) - low + 2)  # type: ignore[arg-type]
+    elif span is not None:
+        low, size = span
+        dense: list[int | None] = [None] * size
         for value, i in position.items():
             dense[value - low] = i
-        shifted = (expr.cast(pl.Int64) - low).clip(0, len(dense) - 1)
-        code = pl.lit(pl.Series(dense, dtype=pl.Int64)).gather(shifted)
+        code = pl.lit(pl.Series(dense, dtype=pl.Int64)).gather(_dense_slot(expr, span))
     else:
         labels = known.cast(pl.String).to_list()
         code = expr.cast(pl.String).cast(pl.Enum(labels), strict=False).to_physical()

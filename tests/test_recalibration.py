@@ -462,15 +462,34 @@ def test_beta_and_temperature_from_a_subsample_start_equal_exact_fits(
 
 
 def test_the_subsample_is_deterministic_and_spread_over_periodic_rows() -> None:
-    from polars_calib.recalibration import _sampled
+    from polars_calib.recalibration import _sample_offset
 
     # Rows cycling through 7 groups: every 7th row would be one group only.
     rows = pl.DataFrame({"g": np.arange(70_000) % 7}).with_row_index("i")
-    picked = rows.filter(_sampled(pl.col("i"), 7))
-    assert picked.equals(rows.filter(_sampled(pl.col("i"), 7)))
-    assert picked.height == pytest.approx(10_000, rel=0.01)
+    i = pl.col("i").cast(pl.Int64)
+    picked = rows.filter(i % 7 == _sample_offset(i // 7, 7))
+    assert picked.height == 10_000  # one row a block of 7
+    # The same rule as positions (a DataFrame's gather) chooses the same rows.
+    blocks = np.arange(10_000, dtype=np.int64)
+    assert_frame_equal(rows[blocks * 7 + _sample_offset(blocks, 7)], picked)
     shares = picked["g"].value_counts()["count"].to_numpy()
     assert len(shares) == 7 and shares.min() > 0.9 * shares.max()
+
+
+def test_a_dataframe_and_a_lazyframe_fit_from_the_same_subsample(
+    small_subsample: list[int],
+) -> None:
+    df = steep_log(37, [0.5, 2.0], 5_003)
+    eager = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
+    lazy = pc.fit_calibrator(df.lazy(), "p", "y", method="platt", by="g")
+    # Blocks of 5 rows, one row each (the last block's only if its offset is in the data).
+    assert small_subsample[0] == small_subsample[1] in (1_000, 1_001)
+    reference = pc.fit_calibrator(df, "p", "y", method="platt", by="g", tol=1e-12)
+    for cal in (eager, lazy):
+        np.testing.assert_allclose(
+            cal.params.select("a", "b").to_numpy(),
+            reference.params.select("a", "b").to_numpy(), rtol=1e-7,
+        )
 
 
 def test_a_lazy_fit_of_large_data_reads_twice_then_once_per_step(
