@@ -39,7 +39,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
@@ -471,10 +471,11 @@ def fit_calibrator(
     plans). Platt, beta and temperature: one aggregation per Newton step, the first
     of which also counts, checks and identifies every group (rows used and refused,
     classes, separation); data of at least 800,000 rows first select a subsample of
-    about 200,000 (the rows whose position ``i`` has ``frac(i / φ) < 1 / k``:
-    deterministic, spread evenly) and fit it in memory, which starts the full-data
-    steps near the maximum (usually two of them then suffice). Isotonic: one
-    aggregation; histogram: the statistics table. A DataFrame's problem columns
+    about 200,000 (one row in each block of ``k`` rows, at the offset
+    ``floor(k frac(j / φ))`` in block ``j``: deterministic, spread evenly; a
+    DataFrame's are gathered by position) and fit it in memory, which starts the
+    full-data steps near the maximum (usually two of them then suffice). Isotonic:
+    one aggregation; histogram: the statistics table. A DataFrame's problem columns
     are computed once for all passes; a LazyFrame is read again at each pass (and
     once to count its rows, and once for the subsample when large;
     ``pl.Config.set_engine_affinity("streaming")`` streams them).
@@ -488,7 +489,12 @@ def fit_calibrator(
     the subsample's fit (or the identity map, ``a = 1, b = 0``; ``a = b = 1,
     c = 0``, for small data or a group the subsample could not fit), halving a step
     that lowers the likelihood; each step is one aggregation over all groups (the
-    data are read once per step), then a 2×2 / 3×3 solve per group in numpy. While
+    data are read once per step), then a 2×2 / 3×3 solve per group in numpy. From
+    the subsample's start, a step near the maximum is shown not to lower the
+    likelihood by a bound from the derivatives at its end (Taylor's remainder with
+    the logistic function's largest derivatives, the sums ``Σ w x xᵀ`` and the
+    largest ``|x|``), so those passes skip the log-likelihood (one logarithm a row);
+    a step the bound cannot show is taken again with both likelihoods computed. While
     a group may still be far from the maximum, the step also sums the third
     derivatives and takes Chebyshev's correction ``-H⁻¹ T[s, s] / 2`` of the Newton
     step ``s`` (cubic convergence; not taken when larger than half the step).
@@ -613,7 +619,9 @@ def fit_calibrator(
             n_bins, strategy, closed
         ), min_rows=min_rows, max_iter=max_iter, tol=float(tol),
     )  # fmt: skip
-    rows = _rows(prepared, spec, prob, label, weight, sum_tol)
+    def rows(lf: pl.LazyFrame) -> pl.LazyFrame:  # the problem's rows of `lf` (checked data)
+        return _rows(replace(prepared, lf=lf), spec, prob, label, weight, sum_tol)
+
     group_keys = [*keys, *(["class"] if kept_reduction in ("top_label", "classwise") else [])]
     params = _fit(rows, prepared, spec, group_keys)
     global_params = None
@@ -702,13 +710,18 @@ def _rows(
 
 
 def _fit(
-    rows: pl.LazyFrame, prepared: Prepared, spec: _Spec, keys: list[str]
+    rows: Callable[[pl.LazyFrame], pl.LazyFrame], prepared: Prepared, spec: _Spec,
+    keys: list[str],
 ) -> pl.DataFrame:
-    """Parameters per group of `keys`: keys, count, parameters, iterations, reason."""
+    """Parameters per group of `keys`: keys, count, parameters, iterations, reason.
+
+    `rows` gives the rows of the problem (:func:`_rows`) of ``prepared.lf`` or of a
+    frame of its rows (a subsample's).
+    """
     if spec.method == "histogram":
         return _fit_histogram(prepared, spec, keys)
     if spec.method == "isotonic":
-        return _fit_isotonic(rows, prepared, spec, keys)
+        return _fit_isotonic(rows(prepared.lf), prepared, spec, keys)
     return _fit_newton(rows, prepared, spec, keys)
 
 
@@ -729,7 +742,8 @@ def _check_refused(prepared: Prepared, refused: int) -> None:
 
 
 def _fit_newton(
-    rows: pl.LazyFrame, prepared: Prepared, spec: _Spec, keys: list[str]
+    rows: Callable[[pl.LazyFrame], pl.LazyFrame], prepared: Prepared, spec: _Spec,
+    keys: list[str],
 ) -> pl.DataFrame:
     """Platt, beta and temperature: Newton steps from a subsample's fit, checks in the first.
 
@@ -741,28 +755,34 @@ def _fit_newton(
     """
     group = _keys_or_constant(keys)
     weighted = prepared.problem.weight is not None
-    source = _newton_rows(_grouped(rows, keys), group, spec.method, weighted)
+    def newton_rows(lf: pl.LazyFrame) -> pl.LazyFrame:
+        return _newton_rows(_grouped(rows(lf), keys), group, spec.method, weighted)
+
+    source = newton_rows(prepared.lf)
     if isinstance(prepared.data, pl.DataFrame):
         # In memory already: the regressors once, not once per pass.
-        computed = source.collect()
-        source, size = computed.lazy(), computed.height
+        source, size = source.collect().lazy(), prepared.data.height
     else:
         # One read (a parquet scan answers from its metadata).
         size = int(prepared.lf.select(pl.len()).collect().item())
     start = None
     if size >= _SAMPLE_FROM:
+        # The subsample's rows of the data (before the problem's rows are computed).
         every = size // _SAMPLE_ROWS
+        engine: Literal["auto", "in-memory"] = "auto"
         if isinstance(prepared.data, pl.DataFrame):
-            # In memory: the chosen rows' positions, then one gather of them.
+            # In memory: the chosen rows' positions, then one gather of them (a gather
+            # of scattered rows is several times faster in the in-memory engine).
             blocks = np.arange(-(-size // every), dtype=np.int64)
             position = blocks * every + _sample_offset(blocks, every)
-            chosen = computed[position[position < size]].lazy()
+            chosen = prepared.lf.select(pl.all().gather(position[position < size]))
+            engine = "in-memory"
         else:
             index = pl.col(_INDEX).cast(pl.Int64)
-            chosen = source.with_row_index(_INDEX).filter(
+            chosen = prepared.lf.with_row_index(_INDEX).filter(
                 index % every == _sample_offset(index // every, every)
             ).drop(_INDEX)  # fmt: skip
-        sample = chosen.filter(~pl.col(_REFUSED)).collect()
+        sample = newton_rows(chosen).filter(~pl.col(_REFUSED)).collect(engine=engine)
         fitted, theta, _, failures = _newton_fit(
             sample.lazy(), group, spec, weighted, None, _SAMPLE_TOL, spec.max_iter, None, False
         )
@@ -867,7 +887,9 @@ def _newton_fit(
             key_exprs, start.select(group),
             start.select(f"__start{j}" for j in range(k)).to_numpy(), list(identity),
         )  # fmt: skip
-    rows, sums = _pass_sums(source, method, thetas, weighted, third=True)
+    # From a subsample's start the steps are near the maximum: no loss in the first pass
+    # (the steps' `_decrease_bound` judges them), but from the identity's.
+    rows, sums = _pass_sums(source, method, thetas, weighted, third=True, loss=start is None)
     counts = [pl.len().alias("__rows"), pl.col(_REFUSED).sum().cast(pl.Int64).alias("refused")]
     if logistic:
         # By group and outcome: the class's extremes are a plain min and max, and its
@@ -914,13 +936,15 @@ def _newton_fit(
             return _logistic_step(sums, fixed, at, targets[index])
         return _temperature_step(sums)
 
-    def evaluate(index: NDArray[np.int64], at: NDArray[np.float64], far: bool) -> _Terms:
+    def evaluate(
+        index: NDArray[np.int64], at: NDArray[np.float64], far: bool, loss: bool
+    ) -> _Terms:
         # Each row's parameters, looked up among the active groups' (NaN: another group's
         # row, left out; every row's group is active when all are).
         active = groups.select(group)[index]
         thetas = _per_group(key_exprs, active, at, [math.nan] * k)
         lf = source if len(index) == n else source.filter(thetas[0].is_not_nan())
-        step_rows, step_sums = _pass_sums(lf, method, thetas, weighted, third=far)
+        step_rows, step_sums = _pass_sums(lf, method, thetas, weighted, third=far, loss=loss)
         sums = step_rows.group_by(group).agg(step_sums).collect()  # one step's sums
         # In the order of `index`; a group without rows gets NaN sums.
         aligned = active.with_row_index(_INDEX).join(
@@ -930,8 +954,9 @@ def _newton_fit(
 
     first_terms = terms(groups, np.arange(n), theta)
     constrain = _beta_constraint if method == "beta" and constrained else None
+    decrease = _decrease_bound(groups, k) if logistic else None
     theta, iterations, failures = _newton(
-        evaluate, theta, todo, tol, max_iter, constrain, first_terms
+        evaluate, theta, todo, tol, max_iter, constrain, first_terms, decrease
     )
     for i, failure in enumerate(failures):
         if failure is not None and reasons[i] is None:
@@ -939,16 +964,72 @@ def _newton_fit(
     return groups, theta, iterations, reasons
 
 
+def _decrease_bound(
+    groups: pl.DataFrame, k: int
+) -> Callable[[int, NDArray[np.float64], _Terms], float]:
+    """An upper bound on the change of a group's logistic loss over a step `s`, from
+    the derivatives at the point it reached (a pass without the loss).
+
+    Along the step, ``φ(t) = L(θ - s + t s)`` (``t`` from 0 to 1) and, by Taylor at
+    ``t = 1`` with the remainder's largest value,
+    ``φ(1) - φ(0) <= φ'(1) - φ''(1) / 2 + φ'''(1) / 6 + max |φ''''| / 24``, or
+    ``<= φ'(1) - φ''(1) / 2 + max |φ'''| / 6`` without the third derivatives. Per
+    row the loss is ``w (softplus(η) - t η)``, whose derivatives along the step are
+    ``w σ^(j-1)(η) δ^j`` with ``δ = s·x``; ``|σ''| <= 1 / (6√3)`` and ``|σ'''| <= 1/8``,
+    and ``Σ w |δ|^j <= R^(j-2) Σ w δ²`` with ``R = Σ |s_i| max |x_i|`` (``__reach``)
+    and ``Σ w δ² = sᵀ M s``, ``M = Σ w x xᵀ`` (the first pass's sums). Near the
+    maximum ``φ'(1)`` is of order ``|s|³`` and the bound about ``-sᵀ H s / 2``.
+    """
+    n = groups.height
+
+    def column(name: str) -> NDArray[np.float64]:
+        return groups[name].fill_null(0.0).to_numpy()
+
+    first = np.maximum(np.abs(column("__low")), np.abs(column("__high")))
+    reach = np.column_stack([first, *(column(f"__reach{i}") for i in range(1, k - 1)), np.ones(n)])
+    moments = np.empty((n, k, k))
+    for i in range(k):
+        for j in range(i, k):
+            name = f"f{i}" if j == k - 1 else f"m{i}{j}"  # the intercept's regressor is 1
+            moments[:, i, j] = moments[:, j, i] = column(name)
+
+    def bound(g: int, s: NDArray[np.float64], terms: _Terms) -> float:
+        _, grad, hess, third = terms
+        spread = float(s @ moments[g] @ s)  # Σ w δ²
+        largest = float(np.abs(s) @ reach[g])  # max |δ|
+        value = float(grad @ s) - 0.5 * float(s @ hess @ s)
+        if third is None:
+            return value + largest * spread / (36.0 * math.sqrt(3.0))
+        cubic = float(np.einsum("ijl,i,j,l->", third, s, s, s))
+        return value + cubic / 6.0 + largest**2 * spread / 192.0
+
+    return bound
+
+
 def _logistic_checks(k: int, weighted: bool) -> list[pl.Expr]:
     """The first pass's sums per group and outcome that do not change between steps
-    (``f{i}``: ``sum w F_i``; the intercept's: the weight), and the extremes of the
-    first regressor (increasing in ``p``) over the rows of positive weight."""
+    (``f{i}``: ``sum w F_i``, the intercept's the weight; ``m{i}{j}``: ``sum w F_i F_j``
+    of the other regressors), the extremes of the first regressor (increasing in
+    ``p``) and each other regressor's largest ``|F_i|`` (``__reach{i}``; the first's
+    is its extremes'), over the rows of positive weight."""
     features = [pl.col(f"__f{i}") for i in range(k - 1)]
     w = pl.col(_W)
+
+    def weighted_by(value: pl.Expr) -> pl.Expr:
+        return w * value if weighted else value
+
+    def positive(value: pl.Expr) -> pl.Expr:
+        return pl.when(w > 0.0).then(value) if weighted else value
+
     weight = w.sum() if weighted else pl.len().cast(pl.Float64)
     out = [weight.alias(f"f{k - 1}")]
-    out += [(w * f if weighted else f).sum().alias(f"f{i}") for i, f in enumerate(features)]
-    f0 = pl.when(w > 0.0).then(features[0]) if weighted else features[0]
+    out += [weighted_by(f).sum().alias(f"f{i}") for i, f in enumerate(features)]
+    out += [
+        weighted_by(f * g).sum().alias(f"m{i}{j}")
+        for i, f in enumerate(features) for j, g in enumerate(features) if i <= j
+    ]  # fmt: skip
+    out += [positive(f.abs()).max().alias(f"__reach{i}") for i, f in enumerate(features) if i]
+    f0 = positive(features[0])
     return [*out, f0.min().alias("__low"), f0.max().alias("__high")]
 
 
@@ -967,6 +1048,8 @@ def _identified(
         *(pl.col(f"f{i}").sum() for i in range(k)),
         *(pl.col(f"f{i}").filter(positive).sum().alias(f"y{i}") for i in range(k)),
         *(pl.col(name).sum() for name in sums),
+        *(pl.col(f"m{i}{j}").sum() for i in range(k - 1) for j in range(i, k - 1)),
+        *(pl.col(f"__reach{i}").max() for i in range(1, k - 1)),
         low.filter(positive).min().alias("min_positive"),
         high.filter(positive).max().alias("max_positive"),
         low.filter(negative).min().alias("min_negative"),
@@ -1042,17 +1125,20 @@ def _sigmoid(eta: pl.Expr) -> pl.Expr:
 
 
 def _pass_sums(
-    rows: pl.LazyFrame, method: str, thetas: list[pl.Expr], weighted: bool, third: bool
+    rows: pl.LazyFrame, method: str, thetas: list[pl.Expr], weighted: bool, third: bool,
+    loss: bool = True,
 ) -> tuple[pl.LazyFrame, list[pl.Expr]]:
     """The rows with one Newton step's per-row terms at `thetas`, and their sums (with
-    `third`, the third derivatives too, for Chebyshev's correction)."""
+    `third`, the third derivatives too, for Chebyshev's correction; without `loss`,
+    no loss: a logistic step then judges the step that reached `thetas` by
+    :func:`_decrease_bound`)."""
     if method == "temperature":
         return _temperature_sums(rows, thetas[0], weighted)
-    return _logistic_sums(rows, thetas, weighted, third)
+    return _logistic_sums(rows, thetas, weighted, third, loss)
 
 
 def _logistic_sums(
-    rows: pl.LazyFrame, thetas: list[pl.Expr], weighted: bool, third: bool
+    rows: pl.LazyFrame, thetas: list[pl.Expr], weighted: bool, third: bool, loss: bool
 ) -> tuple[pl.LazyFrame, list[pl.Expr]]:
     """Per-row terms of one Newton step, and their sums: softplus, μF, μ(1-μ)FF and
     μ(1-μ)(1-2μ)FFF (weighted; the third derivatives, for Chebyshev's correction).
@@ -1072,12 +1158,13 @@ def _logistic_sums(
         return w * value if weighted else value
 
     mu = pl.col("__mu")
+    softplus = weighted_by(pl.col("__eta") + pl.col("__d").log()).alias("__softplus")
     terms = (
         rows.with_columns(eta.clip(lower_bound=-700.0).alias("__eta"))
         .with_columns((1.0 + (-pl.col("__eta")).exp()).alias("__d"))
         .with_columns((1.0 / pl.col("__d")).alias("__mu"))
         .with_columns(
-            weighted_by(pl.col("__eta") + pl.col("__d").log()).alias("__softplus"),
+            *([softplus] if loss else []),
             weighted_by(mu).alias("__wmu"),
             weighted_by(mu * (1.0 - mu)).alias("__wvar"),
         )
@@ -1091,7 +1178,7 @@ def _logistic_sums(
             term = term if i == k - 1 else term * features[i]  # the intercept's F is 1
         return term
 
-    sums = [pl.col("__softplus").sum().alias("softplus")]
+    sums = [pl.col("__softplus").sum().alias("softplus")] if loss else []
     for i in range(k):
         sums.append(times(wmu, i).sum().alias(f"mu{i}"))
         for j in range(i, k):
@@ -1120,7 +1207,10 @@ def _logistic_step(
         [positive[:, 0] * fixed[f"y{i}"] + negative[:, 0] * (fixed[f"f{i}"] - fixed[f"y{i}"])
          for i in range(k)]
     )  # fmt: skip
-    loss = col["softplus"] - np.sum(theta * target_f, axis=1)
+    loss = (
+        col["softplus"] - np.sum(theta * target_f, axis=1) if "softplus" in col
+        else np.full(len(theta), np.nan)
+    )  # fmt: skip
     grad = np.column_stack([col[f"mu{i}"] for i in range(k)]) - target_f
     hess = np.empty((len(theta), k, k))
     third = np.empty((len(theta), k, k, k))
@@ -1181,13 +1271,14 @@ def _beta_constraint(theta: NDArray[np.float64], free: NDArray[np.bool_]) -> boo
 
 
 def _newton(
-    evaluate: Callable[[NDArray[np.int64], NDArray[np.float64], bool], _Terms],
+    evaluate: Callable[[NDArray[np.int64], NDArray[np.float64], bool, bool], _Terms],
     theta: NDArray[np.float64],
     todo: NDArray[np.bool_],
     tol: float,
     max_iter: int,
     constrain: Callable[[NDArray[np.float64], NDArray[np.bool_]], bool] | None,
     first: _Terms | None = None,
+    decrease: Callable[[int, NDArray[np.float64], _Terms], float] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], list[str | None]]:
     """Damped Newton per group; one `evaluate` (one data pass) per step for all groups.
 
@@ -1200,8 +1291,16 @@ def _newton(
     ratios), so the rule is ``max(C) |s|² <= tol (1 + max |θ|) / 10`` once
     ``|s'| <= 0.1 (1 + max |θ|)``. Neither rule needs a pass that only confirms.
 
-    The per-group solves are 1×1 to 3×3 systems: numpy, outside the row path (a
-    Polars expression has no linear solve, and these are a few numbers per group).
+    A step that raises the loss is halved. With `decrease` (``(group, step,
+    terms at the new point) -> bound``: an upper bound on the loss's change from
+    the new point's derivatives alone), a pass computes the loss only if some
+    group's loss before it is known (as every pass's is when `first` has it) or
+    its last step was above ``0.1 (1 + max |θ|)``; a step from a point of unknown
+    loss stands when its bound is at most 0, and is otherwise taken again from
+    that point with both losses computed. Without `decrease`, every pass computes
+    the loss.
+
+    The per-group solves are :func:`_steps`.
     """
     n, k = theta.shape
     active = todo.copy()
@@ -1228,16 +1327,39 @@ def _newton(
             # Third derivatives (Chebyshev) while a group's error, about |s|**3 after a
             # corrected step |s| and |s|**2 after a Newton step, may be above 1e-5.
             sizes = np.max(np.abs(step[index]), axis=1)
+            scales = 1.0 + np.max(np.abs(theta[index]), axis=1)
             error = np.where(cubic[index], sizes**3, sizes**2)
-            far = bool(np.any(error > _CHEBYSHEV_FROM * (1.0 + np.max(np.abs(theta[index]), axis=1))))
-            loss, grad, hess, third = evaluate(index, theta[index], far)
+            far = bool(np.any(error > _CHEBYSHEV_FROM * scales))
+            # The loss (compared exactly) once a group's is known, or after a step that
+            # may be far from the maximum; else each step's `decrease` bound judges it.
+            exact = decrease is None or bool(
+                np.any(~np.isnan(last_loss[index]) | (sizes > 0.1 * scales))
+            )  # fmt: skip
+            loss, grad, hess, third = evaluate(index, theta[index], far, exact)
         passes[index] += 1
+        moves, chebyshev, usable = _steps(grad, hess, third, free[index])
         for local, g in enumerate(index):
             value = loss[local]
-            if not np.isfinite(value) or not np.all(np.isfinite(grad[local])):
+            known = not np.isnan(value)  # NaN: this pass computed no loss
+            if (known and not np.isfinite(value)) or not np.all(np.isfinite(grad[local])):
                 failures[g], active[g] = "the log-likelihood is not finite", False
                 continue
-            if value > last_loss[g] + 1e-12 * abs(last_loss[g]):
+            if np.isinf(last_loss[g]):
+                raised = False  # the first point, or a new problem (`constrain`)
+            elif known and not np.isnan(last_loss[g]):
+                raised = value > last_loss[g] + 1e-12 * abs(last_loss[g])
+            else:
+                assert decrease is not None
+                terms = (loss[local], grad[local], hess[local],
+                         None if third is None else third[local])  # fmt: skip
+                if decrease(int(g), theta[g] - last_theta[g], terms) > 0.0:
+                    # Not shown to decrease, and the loss it left is unknown: back to
+                    # that point, to take the step again with both losses computed.
+                    theta[g], last_loss[g], step[g] = last_theta[g], np.inf, 0.0
+                    reached[g], cubic[g] = np.nan, False
+                    continue
+                raised = False
+            if raised:
                 # The step overshot: halve it (another pass for this group).
                 halvings[g] += 1
                 reached[g], cubic[g] = np.nan, False
@@ -1249,26 +1371,13 @@ def _newton(
                 theta[g] = last_theta[g] + step[g]
                 continue
             halvings[g] = 0
-            f = free[g]
-            h = hess[local][np.ix_(f, f)]
-            if not np.all(np.isfinite(h)) or np.linalg.cond(h) > _MAX_CONDITION:
+            if not usable[local]:
                 failures[g], active[g] = (
                     "not identifiable (the probabilities take too few distinct values, "
                     "or the classes are separated)"
                 ), False
                 continue
-            newton = -np.linalg.solve(h, grad[local][f])
-            corrected = False
-            if third is not None:
-                # Chebyshev's correction -H^-1 T[s, s] / 2: cubic convergence near the
-                # maximum; far from it (a correction above half the step), plain Newton.
-                tensor = third[local][np.ix_(f, f, f)]
-                correction = -0.5 * np.linalg.solve(h, np.einsum("ijl,j,l->i", tensor, newton, newton))
-                corrected = bool(np.max(np.abs(correction)) <= 0.5 * np.max(np.abs(newton)))
-                if corrected:
-                    newton = newton + correction
-            move = np.zeros(k)
-            move[f] = newton
+            move, corrected = moves[local], bool(chebyshev[local])
             last_theta[g], last_loss[g], step[g] = theta[g], value, move
             theta[g] = theta[g] + move
             size = float(np.max(np.abs(move)))
@@ -1295,6 +1404,48 @@ def _newton(
                 )
                 active[g] = False
     return theta, passes, failures
+
+
+def _steps(
+    grad: NDArray[np.float64],
+    hess: NDArray[np.float64],
+    third: NDArray[np.float64] | None,
+    free: NDArray[np.bool_],
+) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_]]:
+    """Per group, its Newton step over its free parameters (0 for the others),
+    whether Chebyshev's correction was added, and whether its Hessian is usable
+    (finite, condition number at most :data:`_MAX_CONDITION`).
+
+    Chebyshev's correction ``-H^-1 T[s, s] / 2`` gives cubic convergence near the
+    maximum; far from it (a correction above half the step) the step is plain
+    Newton. The 1×1 to 3×3 solves are numpy, outside the row path, batched over the
+    groups that share their free parameters (a Polars expression has no linear
+    solve, and these are a few numbers per group).
+    """
+    m, k = grad.shape
+    moves, corrected = np.zeros((m, k)), np.zeros(m, dtype=bool)
+    usable = np.zeros(m, dtype=bool)
+    for pattern in np.unique(free, axis=0):
+        rows = np.flatnonzero((free == pattern).all(axis=1))
+        f = np.flatnonzero(pattern)
+        h = hess[np.ix_(rows, f, f)]
+        eye = np.eye(len(f))
+        with np.errstate(all="ignore"):
+            ok = np.asarray(np.isfinite(h).all(axis=(1, 2)), dtype=bool)
+            h = np.where(ok[:, None, None], h, eye)  # an unusable one: solved, then dropped
+            ok &= np.linalg.cond(h) <= _MAX_CONDITION
+            h = np.where(ok[:, None, None], h, eye)
+            newton = -np.linalg.solve(h, grad[np.ix_(rows, f)][..., None])[..., 0]
+            if third is not None:
+                tensor = third[np.ix_(rows, f, f, f)]
+                pulled = np.einsum("nijl,nj,nl->ni", tensor, newton, newton)
+                correction = -0.5 * np.linalg.solve(h, pulled[..., None])[..., 0]
+                small = np.max(np.abs(correction), axis=1) <= 0.5 * np.max(np.abs(newton), axis=1)
+                newton = np.where(small[:, None], newton + correction, newton)
+                corrected[rows] = small
+        moves[np.ix_(rows, f)] = newton
+        usable[rows] = ok
+    return moves, corrected, usable
 
 
 def _fit_isotonic(

@@ -442,6 +442,147 @@ def test_a_group_needing_many_steps_converges_or_raises_as_before(small_subsampl
         pc.fit_calibrator(df, "p", "y", method="platt", by="g", max_iter=1)
 
 
+def logistic_terms(
+    x: np.ndarray, y: np.ndarray, w: np.ndarray, theta: np.ndarray
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """Loss, gradient, Hessian and third derivatives of sum w (softplus(x θ) - y x θ)
+    (x with the intercept's column of ones last)."""
+    eta = x @ theta
+    mu = sigmoid(eta)
+    v = mu * (1 - mu)
+    loss = float(np.sum(w * (np.logaddexp(0.0, eta) - y * eta)))
+    grad = x.T @ (w * (mu - y))
+    hess = np.einsum("n,ni,nj->ij", w * v, x, x)
+    third = np.einsum("n,ni,nj,nl->ijl", w * v * (1 - 2 * mu), x, x, x)
+    return loss, grad, hess, third
+
+
+def bound_table(x: np.ndarray, w: np.ndarray) -> pl.DataFrame:
+    """The first pass's columns `_decrease_bound` reads, from numpy: the sums of w x_i
+    (``f{i}``) and w x_i x_j (``m{i}{j}``), the first regressor's extremes and the
+    others' largest |x_i| (over rows of positive weight)."""
+    k = x.shape[1]
+    kept = x[w > 0]
+    columns: dict[str, float] = {f"f{i}": float(np.sum(w * x[:, i])) for i in range(k)}
+    for i in range(k - 1):
+        for j in range(i, k - 1):
+            columns[f"m{i}{j}"] = float(np.sum(w * x[:, i] * x[:, j]))
+    columns["__low"], columns["__high"] = float(kept[:, 0].min()), float(kept[:, 0].max())
+    for i in range(1, k - 1):
+        columns[f"__reach{i}"] = float(np.abs(kept[:, i]).max())
+    return pl.DataFrame([columns])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    method=st.sampled_from(["platt", "beta"]),
+    size=st.sampled_from([1e-3, 1e-2, 0.1, 0.5, 2.0]),
+    third=st.booleans(),
+)
+def test_the_decrease_bound_is_above_the_loss_change(
+    seed: int, method: str, size: float, third: bool
+) -> None:
+    from polars_calib.recalibration import _decrease_bound
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 400))
+    p = np.clip(rng.random(n) ** rng.uniform(0.2, 5.0), 1e-9, 1 - 1e-9)
+    y = (rng.random(n) < p).astype(float)
+    w = rng.choice([0.0, 0.5, 1.0, 3.0], n)
+    x = np.column_stack([logit(p)[:, None] if method == "platt" else beta_features(p), np.ones(n)])
+    k = x.shape[1]
+    start = rng.normal(0.0, 1.5, k)
+    s = rng.normal(0.0, 1.0, k)
+    s *= size / np.max(np.abs(s))
+    bound = _decrease_bound(bound_table(x, w), k)
+    loss0 = logistic_terms(x, y, w, start)[0]
+    loss1, grad, hess, tensor = logistic_terms(x, y, w, start + s)
+    got = bound(0, s, (np.nan, grad, hess, tensor if third else None))
+    assert got >= loss1 - loss0 - 1e-9 * (1.0 + abs(loss0))
+
+
+def test_the_decrease_bound_shows_a_newton_step_near_the_maximum_decreases() -> None:
+    from polars_calib.recalibration import _decrease_bound
+
+    df = steep_log(38, [1.7], 5_000)
+    x = np.column_stack([logit(df["p"].to_numpy()), np.ones(df.height)])
+    y, w = df["y"].to_numpy().astype(float), np.ones(df.height)
+    bound = _decrease_bound(bound_table(x, w), 2)
+    # (0.2 off, the bound, a worst case over the rows, need not show it: such a step
+    # is judged by the loss.)
+    for off in (0.05, 1e-2, 1e-3):
+        theta = newton_mle(x[:, 0], y) + off
+        _, grad, hess, tensor = logistic_terms(x, y, w, theta)
+        s = -np.linalg.solve(hess, grad)
+        after = logistic_terms(x, y, w, theta + s)
+        assert bound(0, s, (np.nan, *after[1:])) < 0.0
+        assert bound(0, s, (np.nan, *after[1:3], None)) < 0.0
+
+
+def test_the_first_pass_sums_the_decrease_bound_reads(
+    small_subsample: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from polars_calib import recalibration
+
+    tables: list[pl.DataFrame] = []
+    real = recalibration._decrease_bound
+
+    def spy(groups: pl.DataFrame, k: int) -> object:
+        tables.append(groups)
+        return real(groups, k)
+
+    monkeypatch.setattr(recalibration, "_decrease_bound", spy)
+    df = sign_changing_log(39, 6_000, decimals=None).with_columns(
+        w=pl.int_range(pl.len()).mod(4).cast(pl.Float64)  # some rows of weight 0
+    )
+    for method in ("platt", "beta"):
+        tables.clear()
+        pc.fit_calibrator(df, "p", "y", method=method, weight="w")
+        p, w = df["p"].to_numpy(), df["w"].to_numpy()
+        regressors = logit(p)[:, None] if method == "platt" else beta_features(p)
+        x = np.column_stack([regressors, np.ones(df.height)])
+        expected = bound_table(x, w)
+        got = tables[-1].select(expected.columns)  # the full data's (the last fit)
+        assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-9)
+
+
+def test_a_step_the_bound_cannot_show_is_taken_again_with_both_losses(
+    small_subsample: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from polars_calib import recalibration
+
+    judged: list[float] = []
+    losses: list[bool] = []
+    real_sums = recalibration._pass_sums
+
+    def never(groups: pl.DataFrame, k: int) -> object:
+        def bound(g: int, s: np.ndarray, terms: object) -> float:
+            judged.append(float(np.max(np.abs(s))))
+            return 1.0  # never shown to decrease
+
+        return bound
+
+    def sums(*args: object, **kwargs: object) -> object:
+        losses.append(bool(kwargs.get("loss", True)))
+        return real_sums(*args, **kwargs)  # type: ignore[arg-type]
+
+    df = steep_log(40, [0.5, 1.0, 3.0], 12_000)
+    exact = {
+        g: newton_mle(logit(part["p"].to_numpy()), part["y"].to_numpy().astype(float))
+        for (g,), part in df.partition_by("g", as_dict=True).items()
+    }
+    fitted = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
+    monkeypatch.setattr(recalibration, "_pass_sums", sums)
+    monkeypatch.setattr(recalibration, "_decrease_bound", never)
+    cal = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
+    assert judged and False in losses  # passes without the loss, steps judged by the bound
+    assert cal.params["iterations"].min() > fitted.params["iterations"].min()  # taken again
+    for g, theta in exact.items():
+        got = np.array(cal.params.filter(pl.col("g") == g).select("a", "b").row(0))
+        assert np.max(np.abs(got - theta)) <= 1e-8 * (1 + np.max(np.abs(theta)))
+
+
 @pytest.mark.parametrize("method", ["beta", "temperature"])
 def test_beta_and_temperature_from_a_subsample_start_equal_exact_fits(
     small_subsample: list[int], method: str
