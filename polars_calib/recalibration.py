@@ -887,17 +887,22 @@ def _newton_fit(
             key_exprs, start.select(group),
             start.select(f"__start{j}" for j in range(k)).to_numpy(), list(identity),
         )  # fmt: skip
-    # From a subsample's start the steps are near the maximum: no loss in the first pass
-    # (the steps' `_decrease_bound` judges them), but from the identity's.
-    rows, sums = _pass_sums(source, method, thetas, weighted, third=True, loss=start is None)
+    # From a subsample's start the steps are near the maximum: Platt's first pass has no
+    # loss (the steps' `_decrease_bound` judges them), but from the identity's.
+    bounded = method == "platt"
+    rows, sums = _pass_sums(
+        source, method, thetas, weighted, third=True, loss=start is None or not bounded
+    )  # fmt: skip
     counts = [pl.len().alias("__rows"), pl.col(_REFUSED).sum().cast(pl.Int64).alias("refused")]
     if logistic:
         # By group and outcome: the class's extremes are a plain min and max, and its
         # sums give both the group's sums and the positives' (sum w y F = the y = 1 row's).
         by_class = rows.group_by(*group, _Y).agg(
-            *counts, *_logistic_checks(k, weighted), *sums
+            *counts, *_logistic_checks(k, weighted, bounded), *sums
         )  # fmt: skip
-        first = _identified(by_class.collect(), group, method, [s.meta.output_name() for s in sums])
+        first = _identified(
+            by_class.collect(), group, method, [s.meta.output_name() for s in sums], bounded
+        )  # fmt: skip
     else:
         first = rows.group_by(group).agg(*counts, *sums).collect()
     if group == [_G]:
@@ -954,7 +959,7 @@ def _newton_fit(
 
     first_terms = terms(groups, np.arange(n), theta)
     constrain = _beta_constraint if method == "beta" and constrained else None
-    decrease = _decrease_bound(groups, k) if logistic else None
+    decrease = _decrease_bound(groups, k) if bounded else None
     theta, iterations, failures = _newton(
         evaluate, theta, todo, tol, max_iter, constrain, first_terms, decrease
     )
@@ -962,6 +967,14 @@ def _newton_fit(
         if failure is not None and reasons[i] is None:
             reasons[i] = failure
     return groups, theta, iterations, reasons
+
+
+def _moments(k: int) -> list[tuple[int, ...]]:
+    """The products of two to four regressors (their indices, the intercept's left
+    out) whose weighted sums the first pass keeps for :func:`_decrease_bound`, as
+    ``m{indices}``: 3 for Platt, 12 for beta (whose passes keep the loss: those
+    sums would cost more than the logarithm they save)."""
+    return [c for d in (2, 3, 4) for c in itertools.combinations_with_replacement(range(k - 1), d)]
 
 
 def _decrease_bound(
@@ -975,43 +988,50 @@ def _decrease_bound(
     ``φ(1) - φ(0) <= φ'(1) - φ''(1) / 2 + φ'''(1) / 6 + max |φ''''| / 24``, or
     ``<= φ'(1) - φ''(1) / 2 + max |φ'''| / 6`` without the third derivatives. Per
     row the loss is ``w (softplus(η) - t η)``, whose derivatives along the step are
-    ``w σ^(j-1)(η) δ^j`` with ``δ = s·x``; ``|σ''| <= 1 / (6√3)`` and ``|σ'''| <= 1/8``,
-    and ``Σ w |δ|^j <= R^(j-2) Σ w δ²`` with ``R = Σ |s_i| max |x_i|`` (``__reach``)
-    and ``Σ w δ² = sᵀ M s``, ``M = Σ w x xᵀ`` (the first pass's sums). Near the
-    maximum ``φ'(1)`` is of order ``|s|³`` and the bound about ``-sᵀ H s / 2``.
+    ``w σ^(j-1)(η) δ^j`` with ``δ = s·x``; ``|σ''| <= 1 / (6√3)``, ``|σ'''| <= 1/8``,
+    and ``Σ w |δ|³ <= (Σ w δ² Σ w δ⁴)^(1/2)`` (Cauchy-Schwarz). ``Σ w δ²`` and
+    ``Σ w δ⁴`` are ``s`` contracted with the moments ``Σ w x⊗x`` and
+    ``Σ w x⊗x⊗x⊗x`` (the first pass's sums, :func:`_moments`), plus their rounding
+    error. Near the maximum ``φ'(1)`` is of order ``|s|³`` and the bound about
+    ``-sᵀ H s / 2``.
     """
     n = groups.height
+    # The moment tensor Σ w x_a x_b x_c x_d (the intercept's x is 1) and Σ w x_a x_b.
+    fourth = np.empty((k, k, k, k, n))
+    for a, b, c, d in itertools.product(range(k), repeat=4):
+        factors = sorted(i for i in (a, b, c, d) if i != k - 1)
+        name = f"m{''.join(map(str, factors))}" if len(factors) > 1 else (
+            f"f{factors[0]}" if factors else f"f{k - 1}"
+        )  # fmt: skip
+        fourth[a, b, c, d] = groups[name].fill_null(0.0).to_numpy()
+    fourth = np.moveaxis(fourth, -1, 0)  # group first
+    second = fourth[:, :, :, k - 1, k - 1]
+    rounding = 64 * np.finfo(np.float64).eps
 
-    def column(name: str) -> NDArray[np.float64]:
-        return groups[name].fill_null(0.0).to_numpy()
-
-    first = np.maximum(np.abs(column("__low")), np.abs(column("__high")))
-    reach = np.column_stack([first, *(column(f"__reach{i}") for i in range(1, k - 1)), np.ones(n)])
-    moments = np.empty((n, k, k))
-    for i in range(k):
-        for j in range(i, k):
-            name = f"f{i}" if j == k - 1 else f"m{i}{j}"  # the intercept's regressor is 1
-            moments[:, i, j] = moments[:, j, i] = column(name)
+    def contracted(tensor: NDArray[np.float64], s: NDArray[np.float64]) -> float:
+        """``tensor[s, ..., s]``, at least its value plus its rounding error (>= 0)."""
+        value, size = tensor, np.abs(tensor)
+        for _ in range(tensor.ndim):
+            value, size = value @ s, size @ np.abs(s)
+        return max(float(value) + rounding * float(size), 0.0)
 
     def bound(g: int, s: NDArray[np.float64], terms: _Terms) -> float:
         _, grad, hess, third = terms
-        spread = float(s @ moments[g] @ s)  # Σ w δ²
-        largest = float(np.abs(s) @ reach[g])  # max |δ|
+        squares, fourths = contracted(second[g], s), contracted(fourth[g], s)  # Σ w δ², δ⁴
         value = float(grad @ s) - 0.5 * float(s @ hess @ s)
         if third is None:
-            return value + largest * spread / (36.0 * math.sqrt(3.0))
+            return value + math.sqrt(squares * fourths) / (36.0 * math.sqrt(3.0))
         cubic = float(np.einsum("ijl,i,j,l->", third, s, s, s))
-        return value + cubic / 6.0 + largest**2 * spread / 192.0
+        return value + cubic / 6.0 + fourths / 192.0
 
     return bound
 
 
-def _logistic_checks(k: int, weighted: bool) -> list[pl.Expr]:
+def _logistic_checks(k: int, weighted: bool, moments: bool) -> list[pl.Expr]:
     """The first pass's sums per group and outcome that do not change between steps
-    (``f{i}``: ``sum w F_i``, the intercept's the weight; ``m{i}{j}``: ``sum w F_i F_j``
-    of the other regressors), the extremes of the first regressor (increasing in
-    ``p``) and each other regressor's largest ``|F_i|`` (``__reach{i}``; the first's
-    is its extremes'), over the rows of positive weight."""
+    (``f{i}``: ``sum w F_i``, the intercept's the weight; ``m{i}{j}...``: the sums of
+    ``w`` times two to four other regressors, :func:`_moments`), and the extremes of
+    the first regressor (increasing in ``p``) over the rows of positive weight."""
     features = [pl.col(f"__f{i}") for i in range(k - 1)]
     w = pl.col(_W)
 
@@ -1024,20 +1044,21 @@ def _logistic_checks(k: int, weighted: bool) -> list[pl.Expr]:
     weight = w.sum() if weighted else pl.len().cast(pl.Float64)
     out = [weight.alias(f"f{k - 1}")]
     out += [weighted_by(f).sum().alias(f"f{i}") for i, f in enumerate(features)]
-    out += [
-        weighted_by(f * g).sum().alias(f"m{i}{j}")
-        for i, f in enumerate(features) for j, g in enumerate(features) if i <= j
-    ]  # fmt: skip
-    out += [positive(f.abs()).max().alias(f"__reach{i}") for i, f in enumerate(features) if i]
+    for factors in _moments(k) if moments else []:
+        product = features[factors[0]]
+        for i in factors[1:]:
+            product = product * features[i]
+        out.append(weighted_by(product).sum().alias(f"m{''.join(map(str, factors))}"))
     f0 = positive(features[0])
     return [*out, f0.min().alias("__low"), f0.max().alias("__high")]
 
 
 def _identified(
-    by_class: pl.DataFrame, group: list[str], method: str, sums: list[str]
+    by_class: pl.DataFrame, group: list[str], method: str, sums: list[str], moments: bool
 ) -> pl.DataFrame:
     """Per group, from the first pass's rows per (group, outcome): the counts, the
-    constant sums (``y{i}``: ``sum w y F_i``), a step's `sums`, the weight, the
+    constant sums (``y{i}``: ``sum w y F_i``; with `moments`, :func:`_moments`'), a
+    step's `sums`, the weight, the
     positives, each class's extremes of the first regressor, their extremes over
     both classes (``__low``, ``__high``) and as probabilities (``min_p``, ``max_p``)."""
     k = len(_START[method])
@@ -1048,8 +1069,7 @@ def _identified(
         *(pl.col(f"f{i}").sum() for i in range(k)),
         *(pl.col(f"f{i}").filter(positive).sum().alias(f"y{i}") for i in range(k)),
         *(pl.col(name).sum() for name in sums),
-        *(pl.col(f"m{i}{j}").sum() for i in range(k - 1) for j in range(i, k - 1)),
-        *(pl.col(f"__reach{i}").max() for i in range(1, k - 1)),
+        *(pl.col(f"m{''.join(map(str, factors))}").sum() for factors in _moments(k) if moments),
         low.filter(positive).min().alias("min_positive"),
         high.filter(positive).max().alias("max_positive"),
         low.filter(negative).min().alias("min_negative"),
