@@ -490,11 +490,11 @@ def fit_calibrator(
     c = 0``, for small data or a group the subsample could not fit), halving a step
     that lowers the likelihood; each step is one aggregation over all groups (the
     data are read once per step), then a 2×2 / 3×3 solve per group in numpy. From
-    the subsample's start, a step near the maximum is shown not to lower the
+    the subsample's start, Platt shows a step near the maximum does not lower the
     likelihood by a bound from the derivatives at its end (Taylor's remainder with
-    the logistic function's largest derivatives, the sums ``Σ w x xᵀ`` and the
-    largest ``|x|``), so those passes skip the log-likelihood (one logarithm a row);
-    a step the bound cannot show is taken again with both likelihoods computed. While
+    the logistic function's largest derivatives and the sums of ``w x^m``,
+    ``m <= 4``), so those passes skip the log-likelihood (one logarithm a row); a
+    step the bound cannot show is taken again with both likelihoods computed. While
     a group may still be far from the maximum, the step also sums the third
     derivatives and takes Chebyshev's correction ``-H⁻¹ T[s, s] / 2`` of the Newton
     step ``s`` (cubic convergence; not taken when larger than half the step).
