@@ -759,9 +759,11 @@ def _fit_newton(
         return _newton_rows(_grouped(rows(lf), keys), group, spec.method, weighted)
 
     source = newton_rows(prepared.lf)
+    covering = None
     if isinstance(prepared.data, pl.DataFrame):
         # In memory already: the regressors once, not once per pass.
-        source, size = source.collect().lazy(), prepared.data.height
+        computed = source.collect()
+        source, size, covering = computed.lazy(), prepared.data.height, _key_range(computed, group)
     else:
         # One read (a parquet scan answers from its metadata).
         size = int(prepared.lf.select(pl.len()).collect().item())
@@ -795,7 +797,7 @@ def _fit_newton(
         _check_refused(prepared, int(groups["refused"].sum()))
 
     groups, theta, iterations, reasons = _newton_fit(
-        source, group, spec, weighted, start, spec.tol, spec.max_iter, check, True
+        source, group, spec, weighted, start, spec.tol, spec.max_iter, check, True, covering
     )
     n = groups.height
     names = _PARAMETERS[spec.method]
@@ -865,8 +867,12 @@ def _newton_fit(
     max_iter: int,
     check: Callable[[pl.DataFrame], None] | None,
     constrained: bool,
+    covering: tuple[int, int] | None = None,
 ) -> tuple[pl.DataFrame, NDArray[np.float64], NDArray[np.int64], list[str | None]]:
     """Newton per group over `source`, each step one aggregation over all groups.
+
+    `covering` is :func:`_key_range` of `source`, when known (the first pass's
+    lookup of the start; the later passes' is the groups').
 
     The first pass, at `start` (a group's ``__start{j}`` columns; the identity map
     for a group it lacks), also counts each group's rows and refused rows, and
@@ -885,7 +891,7 @@ def _newton_fit(
     else:
         thetas = _per_group(
             key_exprs, start.select(group),
-            start.select(f"__start{j}" for j in range(k)).to_numpy(), list(identity),
+            start.select(f"__start{j}" for j in range(k)).to_numpy(), list(identity), covering,
         )  # fmt: skip
     # From a subsample's start the steps are near the maximum: Platt's first pass has no
     # loss (the steps' `_decrease_bound` judges them), but from the identity's.
@@ -947,7 +953,7 @@ def _newton_fit(
         # Each row's parameters, looked up among the active groups' (NaN: another group's
         # row, left out; every row's group is active when all are).
         active = groups.select(group)[index]
-        thetas = _per_group(key_exprs, active, at, [math.nan] * k)
+        thetas = _per_group(key_exprs, active, at, [math.nan] * k, every_key)
         lf = source if len(index) == n else source.filter(thetas[0].is_not_nan())
         step_rows, step_sums = _pass_sums(lf, method, thetas, weighted, third=far, loss=loss)
         sums = step_rows.group_by(group).agg(step_sums).collect()  # one step's sums
@@ -957,6 +963,7 @@ def _newton_fit(
         ).sort(_INDEX).drop(_INDEX, *group).fill_null(math.nan)  # fmt: skip
         return terms(aligned, index, at)
 
+    every_key = _key_range(groups, group)  # every row's group is one of these
     first_terms = terms(groups, np.arange(n), theta)
     constrain = _beta_constraint if method == "beta" and constrained else None
     decrease = _decrease_bound(groups, k) if bounded else None
@@ -1720,9 +1727,21 @@ def _dense_slot(expr: pl.Expr, span: tuple[int, int]) -> pl.Expr:
     return (expr.cast(pl.Int64) - low).clip(0, size - 1)
 
 
+def _key_range(frame: pl.DataFrame, group: list[str]) -> tuple[int, int] | None:
+    """The smallest and largest key of `frame`'s rows, if `group` is one integer key
+    without nulls spanning at most :data:`_DENSE` values (else None)."""
+    if len(group) != 1 or not frame.height:
+        return None
+    column = frame[group[0]]
+    if not column.dtype.is_integer() or column.null_count():
+        return None
+    low, high = int(column.min()), int(column.max())  # type: ignore[arg-type]
+    return (low, high) if high - low < _DENSE else None
+
+
 def _per_group(
     key_exprs: list[pl.Expr], table: pl.DataFrame, columns: NDArray[np.float64],
-    default: list[float],
+    default: list[float], covering: tuple[int, int] | None = None,
 ) -> list[pl.Expr]:
     """Each row's value of column ``j`` of `columns` (one row per row of `table`, its
     key columns) for the row's group; ``default[j]`` for a group not in `table`.
@@ -1730,15 +1749,22 @@ def _per_group(
     One integer key without nulls (the usual ``by="model_id"``) looks the values
     up directly: a ``gather`` from a dense array of each column, the defaults in
     its empty slots, by the row's slot (a null key onto a spare slot), so the
-    result has no nulls to fill. Any other key gathers by the row's
+    result has no nulls to fill. With `covering` (:func:`_key_range` of the rows
+    looked up), the arrays span those keys and the key itself, less the smallest,
+    is the slot (no clip, no null). Any other key gathers by the row's
     :func:`_group_index`, then fills the default.
     """
     if len(table.columns) == 1 and not table[:, 0].null_count():
         span = _dense_span(table[:, 0])
-        if span is not None:
+        slot = None
+        if covering is not None:
+            low, size = covering[0], covering[1] - covering[0] + 1
+            slot = key_exprs[0] if low == 0 else key_exprs[0].cast(pl.Int64) - low
+        elif span is not None:
             low, size = span
-            slots = table[:, 0].cast(pl.Int64).to_numpy() - low
             slot = _dense_slot(key_exprs[0], span).fill_null(0)
+        if slot is not None:
+            slots = table[:, 0].cast(pl.Int64).to_numpy() - low
             lookups = []
             for j, value in enumerate(default):
                 dense = np.full(size, value, dtype=np.float64)

@@ -367,7 +367,7 @@ def small_subsample(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     def spy(source: pl.LazyFrame, *args: object) -> object:
         result = fit(source, *args)  # type: ignore[arg-type]
-        if args[-2] is None:  # no `check`: the subsample's fit
+        if args[6] is None:  # no `check`: the subsample's fit
             sizes.append(int(result[0]["count"].sum()))
         return result
 
