@@ -1756,7 +1756,7 @@ def _per_group(
     """
     if len(table.columns) == 1 and not table[:, 0].null_count():
         span = _dense_span(table[:, 0])
-        slot = None
+        slot, low, size = None, 0, 0
         if covering is not None:
             low, size = covering[0], covering[1] - covering[0] + 1
             slot = key_exprs[0] if low == 0 else key_exprs[0].cast(pl.Int64) - low
