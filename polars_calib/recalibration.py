@@ -141,6 +141,10 @@ _START: dict[str, tuple[float, ...]] = {
 _SAMPLE_ROWS = 200_000  # about this many rows fit the start
 _SAMPLE_FROM = 4 * _SAMPLE_ROWS  # smaller data start at the identity (their passes are cheap)
 _SAMPLE_TOL = 1e-4  # the start's precision: well below its sampling error
+# A first pass from a start fitted on at least this many rows of every group has no loss
+# (its steps are judged by `_decrease_bound`); from poorer starts, steps too far for the
+# bound would be taken again.
+_NEAR_ROWS = 1_000
 _WEYL = 0x4F1BBCDD  # odd, about 2**31 / golden ratio (the subsample's rule, `_sampled`)
 _SAFETY = 10.0  # margin of the quadratic-convergence stop (`_newton`)
 _CHEBYSHEV_FROM = 1e-5  # a pass computes third derivatives while an error may be above this
@@ -789,7 +793,7 @@ def _fit_newton(
             sample.lazy(), group, spec, weighted, None, _SAMPLE_TOL, spec.max_iter, None, False
         )
         keep = [f is None and bool(np.all(np.isfinite(t))) for f, t in zip(failures, theta)]
-        start = fitted.select(group).with_columns(
+        start = fitted.select(*group, pl.col("count").alias("__sampled")).with_columns(
             pl.Series(f"__start{j}", theta[:, j], dtype=pl.Float64) for j in range(theta.shape[1])
         ).filter(pl.Series(keep, dtype=pl.Boolean))
 
@@ -874,8 +878,9 @@ def _newton_fit(
     `covering` is :func:`_key_range` of `source`, when known (the first pass's
     lookup of the start; the later passes' is the groups').
 
-    The first pass, at `start` (a group's ``__start{j}`` columns; the identity map
-    for a group it lacks), also counts each group's rows and refused rows, and
+    The first pass, at `start` (a group's ``__start{j}`` columns, fitted on
+    ``__sampled`` rows; the identity map for a group it lacks), also counts each
+    group's rows and refused rows, and
     what identifies a fit (its classes, their separation) and the sums that do not
     change between steps; `check` sees those counts before any step is taken.
     Returns the first pass's table (one row per group, sorted by `group`), the
@@ -893,11 +898,12 @@ def _newton_fit(
             key_exprs, start.select(group),
             start.select(f"__start{j}" for j in range(k)).to_numpy(), list(identity), covering,
         )  # fmt: skip
-    # From a subsample's start the steps are near the maximum: Platt's first pass has no
-    # loss (the steps' `_decrease_bound` judges them), but from the identity's.
+    # From a subsample's start of enough rows a group, the steps are near the maximum:
+    # Platt's first pass has no loss (the steps' `_decrease_bound` judges them).
     bounded = method == "platt"
+    near = start is not None and start.height and start["__sampled"].min() >= _NEAR_ROWS  # type: ignore[operator]
     rows, sums = _pass_sums(
-        source, method, thetas, weighted, third=True, loss=start is None or not bounded
+        source, method, thetas, weighted, third=True, loss=not (bounded and near)
     )  # fmt: skip
     counts = [pl.len().alias("__rows"), pl.col(_REFUSED).sum().cast(pl.Int64).alias("refused")]
     if logistic:
@@ -1323,9 +1329,11 @@ def _newton(
     the new point's derivatives alone), a pass computes the loss only if some
     group's loss before it is known (as every pass's is when `first` has it) or
     its last step was above ``0.1 (1 + max |θ|)``; a step from a point of unknown
-    loss stands when its bound is at most 0, and is otherwise taken again from
-    that point with both losses computed. Without `decrease`, every pass computes
-    the loss.
+    loss stands when its bound is at most 0 or the Newton decrement ``g H⁻¹ g``
+    (the gradient's size in the Hessian's metric, which Newton's steps shrink near
+    the maximum) fell, and is otherwise taken again from that point with both
+    losses computed. The answer does not depend on these: a group stops only by
+    the size of its steps. Without `decrease`, every pass computes the loss.
 
     The per-group solves are :func:`_steps`.
     """
@@ -1344,6 +1352,7 @@ def _newton(
     cubic = np.zeros(n, dtype=bool)  # that step was corrected
     ratio = np.zeros(n)
     orders = np.zeros(n, dtype=np.int64)  # the order of `ratio`
+    decrement = np.full(n, np.inf)  # the Newton decrement g H^-1 g where the last step began
     while active.any():
         index = np.flatnonzero(active)
         if first is not None:
@@ -1364,7 +1373,7 @@ def _newton(
             )  # fmt: skip
             loss, grad, hess, third = evaluate(index, theta[index], far, exact)
         passes[index] += 1
-        moves, chebyshev, usable = _steps(grad, hess, third, free[index])
+        moves, chebyshev, usable, decrements = _steps(grad, hess, third, free[index])
         for local, g in enumerate(index):
             value = loss[local]
             known = not np.isnan(value)  # NaN: this pass computed no loss
@@ -1379,9 +1388,11 @@ def _newton(
                 assert decrease is not None
                 terms = (loss[local], grad[local], hess[local],
                          None if third is None else third[local])  # fmt: skip
-                if decrease(int(g), theta[g] - last_theta[g], terms) > 0.0:
-                    # Not shown to decrease, and the loss it left is unknown: back to
-                    # that point, to take the step again with both losses computed.
+                shown = decrease(int(g), theta[g] - last_theta[g], terms) <= 0.0
+                if not shown and not decrements[local] < decrement[g]:
+                    # Neither shown to decrease nor nearer the maximum by the Newton
+                    # decrement, and the loss it left is unknown: back to that point,
+                    # to take the step again with both losses computed.
                     theta[g], last_loss[g], step[g] = last_theta[g], np.inf, 0.0
                     reached[g], cubic[g] = np.nan, False
                     continue
@@ -1406,6 +1417,7 @@ def _newton(
                 continue
             move, corrected = moves[local], bool(chebyshev[local])
             last_theta[g], last_loss[g], step[g] = theta[g], value, move
+            decrement[g] = decrements[local]
             theta[g] = theta[g] + move
             size = float(np.max(np.abs(move)))
             scale = 1.0 + float(np.max(np.abs(theta[g])))
@@ -1438,10 +1450,11 @@ def _steps(
     hess: NDArray[np.float64],
     third: NDArray[np.float64] | None,
     free: NDArray[np.bool_],
-) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_]]:
+) -> tuple[NDArray[np.float64], NDArray[np.bool_], NDArray[np.bool_], NDArray[np.float64]]:
     """Per group, its Newton step over its free parameters (0 for the others),
-    whether Chebyshev's correction was added, and whether its Hessian is usable
-    (finite, condition number at most :data:`_MAX_CONDITION`).
+    whether Chebyshev's correction was added, whether its Hessian is usable
+    (finite, condition number at most :data:`_MAX_CONDITION`), and its Newton
+    decrement ``g H⁻¹ g`` over the free parameters (NaN if unusable).
 
     Chebyshev's correction ``-H^-1 T[s, s] / 2`` gives cubic convergence near the
     maximum; far from it (a correction above half the step) the step is plain
@@ -1451,7 +1464,7 @@ def _steps(
     """
     m, k = grad.shape
     moves, corrected = np.zeros((m, k)), np.zeros(m, dtype=bool)
-    usable = np.zeros(m, dtype=bool)
+    usable, decrements = np.zeros(m, dtype=bool), np.full(m, np.nan)
     for pattern in np.unique(free, axis=0):
         rows = np.flatnonzero((free == pattern).all(axis=1))
         f = np.flatnonzero(pattern)
@@ -1462,7 +1475,9 @@ def _steps(
             h = np.where(ok[:, None, None], h, eye)  # an unusable one: solved, then dropped
             ok &= np.linalg.cond(h) <= _MAX_CONDITION
             h = np.where(ok[:, None, None], h, eye)
-            newton = -np.linalg.solve(h, grad[np.ix_(rows, f)][..., None])[..., 0]
+            gradient = grad[np.ix_(rows, f)]
+            newton = -np.linalg.solve(h, gradient[..., None])[..., 0]
+            decrements[rows] = np.where(ok, -np.sum(gradient * newton, axis=1), np.nan)
             if third is not None:
                 tensor = third[np.ix_(rows, f, f, f)]
                 pulled = np.einsum("nijl,nj,nl->ni", tensor, newton, newton)
@@ -1472,7 +1487,7 @@ def _steps(
                 corrected[rows] = small
         moves[np.ix_(rows, f)] = newton
         usable[rows] = ok
-    return moves, corrected, usable
+    return moves, corrected, usable, decrements
 
 
 def _fit_isotonic(

@@ -544,7 +544,7 @@ def test_the_first_pass_sums_the_decrease_bound_reads(
     assert not tables
 
 
-def test_a_step_the_bound_cannot_show_is_taken_again_with_both_losses(
+def test_a_step_neither_shown_nor_nearer_is_taken_again_with_both_losses(
     small_subsample: list[int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from polars_calib import recalibration
@@ -560,6 +560,12 @@ def test_a_step_the_bound_cannot_show_is_taken_again_with_both_losses(
 
         return bound
 
+    real_steps = recalibration._steps
+
+    def no_decrement(*args: object) -> object:  # a decrement that never falls
+        moves, corrected, usable, decrements = real_steps(*args)  # type: ignore[arg-type]
+        return moves, corrected, usable, np.full_like(decrements, np.inf)
+
     def sums(*args: object, **kwargs: object) -> object:
         losses.append(bool(kwargs.get("loss", True)))
         return real_sums(*args, **kwargs)  # type: ignore[arg-type]
@@ -569,15 +575,28 @@ def test_a_step_the_bound_cannot_show_is_taken_again_with_both_losses(
         g: newton_mle(logit(part["p"].to_numpy()), part["y"].to_numpy().astype(float))
         for (g,), part in df.partition_by("g", as_dict=True).items()
     }
-    fitted = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
     monkeypatch.setattr(recalibration, "_pass_sums", sums)
+    # Starts from about 330 sampled rows a group: poorer than `_NEAR_ROWS`, every pass
+    # computes the loss.
+    pc.fit_calibrator(df, "p", "y", method="platt", by="g")
+    assert losses and all(losses)
+    losses.clear()
+    monkeypatch.setattr(recalibration, "_NEAR_ROWS", 100)
+    fitted = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
+    assert False in losses  # passes without the loss
+    # A bound that never shows a decrease: the steps stand by the Newton decrement (as
+    # many passes), or, with a decrement that never falls either, are taken again.
     monkeypatch.setattr(recalibration, "_decrease_bound", never)
-    cal = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
-    assert judged and False in losses  # passes without the loss, steps judged by the bound
-    assert cal.params["iterations"].min() > fitted.params["iterations"].min()  # taken again
-    for g, theta in exact.items():
-        got = np.array(cal.params.filter(pl.col("g") == g).select("a", "b").row(0))
-        assert np.max(np.abs(got - theta)) <= 1e-8 * (1 + np.max(np.abs(theta)))
+    by_decrement = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
+    assert judged
+    assert by_decrement.params["iterations"].equals(fitted.params["iterations"])
+    monkeypatch.setattr(recalibration, "_steps", no_decrement)
+    again = pc.fit_calibrator(df, "p", "y", method="platt", by="g")
+    assert again.params["iterations"].min() > fitted.params["iterations"].min()
+    for cal in (fitted, by_decrement, again):
+        for g, theta in exact.items():
+            got = np.array(cal.params.filter(pl.col("g") == g).select("a", "b").row(0))
+            assert np.max(np.abs(got - theta)) <= 1e-8 * (1 + np.max(np.abs(theta)))
 
 
 @pytest.mark.parametrize("method", ["beta", "temperature"])
