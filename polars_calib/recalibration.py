@@ -494,11 +494,12 @@ def fit_calibrator(
     c = 0``, for small data or a group the subsample could not fit), halving a step
     that lowers the likelihood; each step is one aggregation over all groups (the
     data are read once per step), then a 2×2 / 3×3 solve per group in numpy. From
-    the subsample's start, Platt shows a step near the maximum does not lower the
-    likelihood by a bound from the derivatives at its end (Taylor's remainder with
-    the logistic function's largest derivatives and the sums of ``w x^m``,
-    ``m <= 4``), so those passes skip the log-likelihood (one logarithm a row); a
-    step the bound cannot show is taken again with both likelihoods computed. While
+    a subsample's start fitted on at least 1,000 rows of every group, Platt shows a
+    step near the maximum does not lower the likelihood by a bound from the
+    derivatives at its end (Taylor's remainder with the logistic function's
+    largest derivatives and the sums of ``w x^m``, ``m <= 4``), or that it
+    shrank the Newton decrement, so those passes skip the log-likelihood (one
+    logarithm a row); another step is taken again with both likelihoods. While
     a group may still be far from the maximum, the step also sums the third
     derivatives and takes Chebyshev's correction ``-H⁻¹ T[s, s] / 2`` of the Newton
     step ``s`` (cubic convergence; not taken when larger than half the step).
