@@ -1516,15 +1516,20 @@ def _fit_isotonic(
         .collect()
     )
     _check_refused(prepared, int(points["refused"].sum()))
+    # Each group's distinct values in increasing order (sorted within each group, the
+    # groups in parallel: several times faster than one sort of the table by key and x).
+    distinct = pl.col("x").filter(pl.col("x").is_not_null())
     per_group = (
-        points.sort([*group, "x"], nulls_last=True)
-        .group_by(group, maintain_order=True)
+        points.lazy()
+        .group_by(group)
         .agg(
             pl.col("count").sum(),
-            pl.col("x").filter(pl.col("x").is_not_null()),
-            pl.col("weight").filter(pl.col("x").is_not_null()),
-            pl.col("positives").filter(pl.col("x").is_not_null()),
+            distinct.sort(),
+            *(pl.col(n).filter(pl.col("x").is_not_null()).sort_by(distinct)
+              for n in ("weight", "positives")),
         )
+        .sort(group, nulls_last=True)
+        .collect()
     )
     if not keys and not per_group.height:
         # The one group exists in empty data too.
@@ -1536,20 +1541,25 @@ def _fit_isotonic(
     xs: list[list[float] | None] = []
     ys: list[list[float] | None] = []
     reasons: list[str | None] = []
-    for row in per_group.iter_rows(named=True):
-        reason = None if row["count"] >= spec.min_rows else (
-            f"{row['count']} rows, fewer than min_rows={spec.min_rows}"
+    # Each group's points as slices of flat arrays (no Python list of them).
+    ends = np.cumsum(per_group["x"].list.len().to_numpy())
+    flat = {
+        name: per_group[name].explode().drop_nulls().cast(pl.Float64).to_numpy()
+        for name in ("x", "weight", "positives")
+    }  # (an empty list explodes to one null; the values are not null)
+    for g, count in enumerate(per_group["count"].to_list()):
+        reason = None if count >= spec.min_rows else (
+            f"{count} rows, fewer than min_rows={spec.min_rows}"
         )  # fmt: skip
-        x = np.asarray(row["x"], dtype=np.float64)
-        weight = np.asarray(row["weight"], dtype=np.float64)
+        part = slice(0 if g == 0 else int(ends[g - 1]), int(ends[g]))
+        x, weight = flat["x"][part], flat["weight"][part]
         if reason is None and not x.size:
             reason = "no row of positive weight"
         if reason is not None:
             xs.append(None)
             ys.append(None)
         else:
-            mean = np.asarray(row["positives"], dtype=np.float64) / weight
-            fitted_x, fitted_y = _isotonic_points(x, mean, weight)
+            fitted_x, fitted_y = _isotonic_points(x, flat["positives"][part] / weight, weight)
             xs.append(fitted_x.tolist())
             ys.append(fitted_y.tolist())
         reasons.append(reason)
@@ -1563,21 +1573,49 @@ def _fit_isotonic(
 
 
 def _pav(y: NDArray[np.float64], w: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Weighted pool-adjacent-violators: the non-decreasing least-squares fit of `y`."""
+    """Weighted pool-adjacent-violators: the non-decreasing least-squares fit of `y`.
+
+    Adjacent blocks are pooled while the first's mean is at least the next's. The
+    fit is the same whatever the order of the pooling, so numpy first pools, in
+    rounds, every chain of adjacent blocks of non-increasing means at once (a
+    chain's pooled mean stays at least its next block's, so each is a sequence of
+    such pools); while a round still removes a tenth of the blocks. The few
+    blocks left then go through the sequential scan (a Python loop over blocks).
+    """
+    sums, weights = y * w, w.astype(np.float64)
+    starts = np.arange(len(y))
+    while len(starts) > 1:
+        means = sums / weights
+        joined = means[:-1] >= means[1:]  # block i + 1 pools into block i
+        if not joined.any():
+            return np.repeat(means, np.diff(np.append(starts, len(y))))
+        keep = np.flatnonzero(np.concatenate([[True], ~joined]))
+        if len(keep) > 0.9 * len(starts):
+            break  # slow progress: the sequential scan
+        sums, weights = np.add.reduceat(sums, keep), np.add.reduceat(weights, keep)
+        starts = starts[keep]
+    return _pav_scan(sums / weights, weights, np.diff(np.append(starts, len(y))))
+
+
+def _pav_scan(
+    y: NDArray[np.float64], w: NDArray[np.float64], sizes: NDArray[np.int64]
+) -> NDArray[np.float64]:
+    """The sequential pool-adjacent-violators scan of blocks (means `y`, weights `w`,
+    `sizes` points each): each point's fitted value."""
     means: list[float] = []
     weights: list[float] = []
-    sizes: list[int] = []
-    for value, weight in zip(y.tolist(), w.tolist()):
+    counts: list[int] = []
+    for value, weight, size in zip(y.tolist(), w.tolist(), sizes.tolist()):
         means.append(value)
         weights.append(weight)
-        sizes.append(1)
+        counts.append(size)
         while len(means) > 1 and means[-2] >= means[-1]:
             total = weights[-2] + weights[-1]
             means[-2] = (means[-2] * weights[-2] + means[-1] * weights[-1]) / total
             weights[-2] = total
-            sizes[-2] += sizes[-1]
-            del means[-1], weights[-1], sizes[-1]
-    return np.repeat(np.array(means), np.array(sizes, dtype=np.int64))
+            counts[-2] += counts[-1]
+            del means[-1], weights[-1], counts[-1]
+    return np.repeat(np.array(means), np.array(counts, dtype=np.int64))
 
 
 def _pool_close(
