@@ -9,7 +9,9 @@ fit    Platt per group on ``--rows`` rows (default 10M) in memory, ``--groups`` 
        ``iterations``, the first of which also checks the groups; the start's
        subsample is a gather of about 200,000 rows, not a pass) against the loop a
        user writes today: ``df.partition_by("g")``
-       then scikit-learn's ``LogisticRegression(penalty=None)`` on ``logit(p)`` per group.
+       then scikit-learn's ``LogisticRegression(penalty=None)`` on ``logit(p)`` per group;
+       and, with no target, isotonic regression per group on the same data against
+       ``partition_by`` + ``IsotonicRegression(out_of_bounds="clip")`` (best of 2 each).
 apply  a per-group Platt calibrator applied to a parquet scan of ``--apply-rows`` rows
        (default 100M, written once to ``--dir``), streamed to parquet:
        ``scan.with_columns(p_cal=cal.expr("p")).sink_parquet(...)`` against the same
@@ -155,6 +157,21 @@ def _timed(run: object, repeats: int = 1) -> float:
 
 
 def worker(case: str, rows: int, groups: int, directory: Path) -> dict[str, float]:
+    if case in ("polars_isotonic", "sklearn_isotonic"):
+        df = make_frame(rows, groups, seed=0)
+        if case == "polars_isotonic":
+            return {"seconds": _timed(
+                lambda: pc.fit_calibrator(df, "p", "y", method="isotonic", by="g"), repeats=2
+            ), "peak_mb": _peak_mb()}  # fmt: skip
+        from sklearn.isotonic import IsotonicRegression
+
+        def isotonic_loop() -> None:
+            for part in df.partition_by("g"):
+                IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(
+                    part["p"].to_numpy(), part["y"].to_numpy()
+                )
+
+        return {"seconds": _timed(isotonic_loop, repeats=2), "peak_mb": _peak_mb()}
     if case in ("polars_fit", "sklearn_loop"):
         df = make_frame(rows, groups, seed=0)
         if case == "polars_fit":
@@ -228,6 +245,8 @@ def main() -> None:
 
     fit = measure("polars_fit", args.rows, args.groups, args.dir)
     loop = measure("sklearn_loop", args.rows, args.groups, args.dir)
+    isotonic = measure("polars_isotonic", args.rows, args.groups, args.dir)
+    isotonic_loop = measure("sklearn_isotonic", args.rows, args.groups, args.dir)
     apply: dict[str, dict[str, float]] = {}
     for prefix, write in (("", lambda: write_scan(args.dir, args.apply_rows, args.groups)),
                           ("log_", lambda: write_log(args.dir, args.apply_rows))):  # fmt: skip
@@ -242,6 +261,11 @@ def main() -> None:
     print(f"| `partition_by` + `LogisticRegression` per group | {loop['seconds']:.2f} | | "
           f"{loop['peak_mb']:.0f} |")  # fmt: skip
     print(f"\nspeed-up: {loop['seconds'] / fit['seconds']:.1f}x (target >= 10x)\n")
+    print(f"Isotonic per group, the same data (no target): "
+          f"`pc.fit_calibrator(method=\"isotonic\", by=\"g\")` {isotonic['seconds']:.2f} s, "
+          f"{isotonic['peak_mb']:.0f} MB; `partition_by` + `IsotonicRegression` per group "
+          f"{isotonic_loop['seconds']:.2f} s, {isotonic_loop['peak_mb']:.0f} MB: "
+          f"{isotonic['seconds'] / isotonic_loop['seconds']:.2f}x\n")  # fmt: skip
     for prefix, title, column in (
         ("", f"a minimal parquet scan (g Int32, p Float64; {args.groups} groups)", "g"),
         ("log_", "a prediction log (ts, request_id, model, segment, p, y, sex, age_band, "
