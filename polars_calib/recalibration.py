@@ -145,7 +145,7 @@ _SAMPLE_TOL = 1e-4  # the start's precision: well below its sampling error
 # (its steps are judged by `_decrease_bound`); from poorer starts, steps too far for the
 # bound would be taken again.
 _NEAR_ROWS = 1_000
-_WEYL = 0x4F1BBCDD  # odd, about 2**31 / golden ratio (the subsample's rule, `_sampled`)
+_WEYL = 0x4F1BBCDD  # odd, about 2**31 / golden ratio (the subsample's rule, `_sample_offset`)
 _SAFETY = 10.0  # margin of the quadratic-convergence stop (`_newton`)
 _CHEBYSHEV_FROM = 1e-5  # a pass computes third derivatives while an error may be above this
 
@@ -624,6 +624,7 @@ def fit_calibrator(
             n_bins, strategy, closed
         ), min_rows=min_rows, max_iter=max_iter, tol=float(tol),
     )  # fmt: skip
+
     def rows(lf: pl.LazyFrame) -> pl.LazyFrame:  # the problem's rows of `lf` (checked data)
         return _rows(replace(prepared, lf=lf), spec, prob, label, weight, sum_tol)
 
@@ -760,6 +761,7 @@ def _fit_newton(
     """
     group = _keys_or_constant(keys)
     weighted = prepared.problem.weight is not None
+
     def newton_rows(lf: pl.LazyFrame) -> pl.LazyFrame:
         return _newton_rows(_grouped(rows(lf), keys), group, spec.method, weighted)
 
@@ -881,9 +883,9 @@ def _newton_fit(
 
     The first pass, at `start` (a group's ``__start{j}`` columns, fitted on
     ``__sampled`` rows; the identity map for a group it lacks), also counts each
-    group's rows and refused rows, and
-    what identifies a fit (its classes, their separation) and the sums that do not
-    change between steps; `check` sees those counts before any step is taken.
+    group's rows and refused rows, and what identifies a fit (its classes, their
+    separation) and the sums that do not change between steps; `check` sees those
+    counts before any step is taken.
     Returns the first pass's table (one row per group, sorted by `group`), the
     parameters, the passes per group and why a group was not fitted.
     """
@@ -902,7 +904,8 @@ def _newton_fit(
     # From a subsample's start of enough rows a group, the steps are near the maximum:
     # Platt's first pass has no loss (the steps' `_decrease_bound` judges them).
     bounded = method == "platt"
-    near = start is not None and start.height and start["__sampled"].min() >= _NEAR_ROWS  # type: ignore[operator]
+    sampled = start["__sampled"].min() if start is not None and start.height else None
+    near = sampled is not None and int(sampled) >= _NEAR_ROWS  # type: ignore[arg-type]
     rows, sums = _pass_sums(
         source, method, thetas, weighted, third=True, loss=not (bounded and near)
     )  # fmt: skip
@@ -1072,9 +1075,9 @@ def _identified(
 ) -> pl.DataFrame:
     """Per group, from the first pass's rows per (group, outcome): the counts, the
     constant sums (``y{i}``: ``sum w y F_i``; with `moments`, :func:`_moments`'), a
-    step's `sums`, the weight, the
-    positives, each class's extremes of the first regressor, their extremes over
-    both classes (``__low``, ``__high``) and as probabilities (``min_p``, ``max_p``)."""
+    step's `sums`, the weight, the positives, each class's extremes of the first
+    regressor, their extremes over both classes (``__low``, ``__high``) and as
+    probabilities (``min_p``, ``max_p``)."""
     k = len(_START[method])
     positive, negative = pl.col(_Y) == 1.0, pl.col(_Y) == 0.0
     low, high = pl.col("__low"), pl.col("__high")
