@@ -3,11 +3,12 @@
 Every frame feature is one aggregation of a :class:`~polars_calib._problem.Problem`
 into this table, then a finisher over the small result:
 
-``keys..., [class], bin, lower, upper, count, weight, sum_p, sum_y[, sum_<term>...]``
+``keys..., [class], bin, lower, upper, closed, count, weight, sum_p, sum_y[, sum_<term>...]``
 
 * one row per group (and class, for the top-label and classwise reductions) and
   bin, **every** bin of the grid included (empty ones with count 0), so the table
-  describes its own bins (``lower``, ``upper``: the exact edges) and a group never
+  describes its own bins (``lower``, ``upper``: the exact edges; ``closed``:
+  ``"right"`` or ``"left"``, the side of a bin that holds its edge) and a group never
   vanishes, even when all its rows are null;
 * one more row per group holding refused rows: ``bin``, ``lower``, ``upper`` and the
   sums null, ``count`` the number of refused rows;
@@ -22,7 +23,7 @@ into this table, then a finisher over the small result:
 The canonical table (``reduction="canonical"``: probability vectors, no reduction)
 has the same layout with the bin replaced by the **cell** of the simplex grid, an exact
 packed integer (:meth:`~polars_calib.binning.Binning.cell_words`), and one pair of sums
-per class: ``keys..., cell[, cell_1...], n_bins, count, weight, sum_p_0..,
+per class: ``keys..., cell[, cell_1...], n_bins, closed, count, weight, sum_p_0..,
 sum_y_0..[, sum_<term>...]``; only the non-empty cells are rows (the grid has
 ``n_bins**K`` cells), and one null-cell row per group holds its refused rows
 (:func:`canonical_statistics`, finished by :func:`finish_cells`).
@@ -30,7 +31,8 @@ sum_y_0..[, sum_<term>...]``; only the non-empty cells are rows (the grid has
 Uniform-bin tables merge by summing rows of the same group and bin (partitions, days,
 processes, engines); quantile bins depend on all of a group's rows, so tables of
 different partitions hold the same bin with different edges, which the finishers
-refuse. Later statistics (test terms, bootstrap replicates, fits) add columns or keys.
+refuse, as they refuse the same bin of two closures (a probability on an edge is in
+different bins). Later statistics (test terms, bootstrap replicates, fits) add columns or keys.
 """
 
 from __future__ import annotations
@@ -371,6 +373,13 @@ def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
     grid = None if partial.given else binning.grid()
     result = _completed(table, grid, partial.edges, keys, partial.names, partial.whole)
+    # The bins' closure after their edges, so that tables of other closures never merge
+    # (their bins share edges, not the rows on them).
+    names = result.collect_schema().names()
+    at = names.index("upper") + 1
+    result = result.select(
+        *names[:at], pl.lit(binning.closed, pl.String).alias("closed"), *names[at:]
+    )
     return result.drop(_ALL) if partial.whole else result
 
 
@@ -519,8 +528,9 @@ def canonical_statistics(
     refused rows and -2 for ignored ones, which only keep their group), then a few
     steps over the small result: the words cast to Int64, refused rows' cell and sums
     null, a group with neither used nor refused rows kept as one null-cell row of
-    count 0. The columns: the keys, the cell words, ``n_bins`` (Int32, the grid's,
-    so that tables of other grids do not merge silently), ``count`` (Int64),
+    count 0. The columns: the keys, the cell words, ``n_bins`` (Int32) and ``closed``
+    (String: the grid's, so that tables of other grids or closures do not merge
+    silently), ``count`` (Int64),
     ``weight``, ``sum_p_0 .. sum_p_{K-1}`` (weighted sums of each component),
     ``sum_y_0 .. sum_y_{K-1}`` (weighted counts of each true class), then the row
     terms in `terms`; sorted by keys and cell.
@@ -560,10 +570,11 @@ def canonical_statistics(
     table = table.with_columns(
         *(pl.when(celled).then(pl.col(n)).cast(pl.Int64) for n in names),
         pl.lit(binning.n_bins, pl.Int32).alias("n_bins"),
+        pl.lit(binning.closed, pl.String).alias("closed"),
         pl.when(pl.col(CELL) != _IGNORED_BIN).then(pl.col("count")).otherwise(0).cast(pl.Int64),
         pl.when(celled).then(pl.col(summed)).cast(pl.Float64),
     )
-    columns = [*keys, *names, "n_bins", "count", *summed]
+    columns = [*keys, *names, "n_bins", "closed", "count", *summed]
     return table.select(columns).sort(*keys, *names, nulls_last=True)
 
 
@@ -586,12 +597,18 @@ def canonical_plan(
     return prepared, plan
 
 
+def grid_columns(columns: Sequence[str]) -> list[str]:
+    """The columns naming a canonical table's grid: ``n_bins``, and ``closed`` when
+    the table has it (tables of earlier versions do not)."""
+    return ["n_bins", *(["closed"] if "closed" in columns else [])]
+
+
 def merge_cells(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     """Sum the rows of each (group, cell, grid) of canonical tables (keys not in `keys`
     summed over); the null-cell rows of a group merge into one, counting its refused rows."""
     columns = stats.collect_schema().names()
     sums = [name for name in sum_columns(stats) if name != "count"]
-    return stats.group_by(*keys, *cell_columns(columns), "n_bins").agg(
+    return stats.group_by(*keys, *cell_columns(columns), *grid_columns(columns)).agg(
         pl.col("count").cast(pl.Int64).sum(), pl.col(sums).sum()
     )
 
@@ -641,7 +658,7 @@ def finish_cells(
         ece.alias("ece"),
         rmsce.alias("rmsce"),
         distances.max().alias("mce"),
-        (pl.col("n_bins").n_unique() > 1).alias("clash"),
+        (pl.struct(grid_columns(schema)).n_unique() > 1).alias("clash"),
     )
     if whole:
         # The one group exists even in empty data, as an expression in `select` gives it.
@@ -787,7 +804,8 @@ def merge_statistics(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     columns = stats.collect_schema().names()
     group = [*keys, *replicate_keys(columns), *(["class"] if "class" in columns else [])]
     sums = sum_columns(stats)
-    return stats.group_by(*group, "bin", "lower", "upper").agg(
+    closed = ["closed"] if "closed" in columns else []  # (older tables have none)
+    return stats.group_by(*group, "bin", "lower", "upper", *closed).agg(
         pl.col("count").cast(pl.Int64).sum(), pl.col([s for s in sums if s != "count"]).sum()
     )
 
@@ -1250,7 +1268,8 @@ def bin_statistics(
         keys and bin: the keys, ``class`` (Int32, for the top-label and classwise
         reductions), ``bin`` (Int32, 0-based; every
         bin of every group, empty ones with count 0), ``lower`` and ``upper``
-        (Float64, the bin's edges), ``count`` (Int64, rows), ``weight`` (Float64,
+        (Float64, the bin's edges), ``closed`` (String, ``"right"`` or ``"left"``:
+        tables of different closures do not merge), ``count`` (Int64, rows), ``weight`` (Float64,
         their total weight; the count when unweighted), the Float64 weighted sums
         ``sum_p``, ``sum_y``, ``sum_squared_error`` and ``sum_log_loss``, and with
         the classwise reduction ``sum_confidence`` and ``sum_correct`` (the largest
@@ -1266,12 +1285,12 @@ def bin_statistics(
         components' bins ``b_k``; with more classes than one exact word packs, also
         ``cell_1``, ``cell_2``, ... for the next classes, see
         :meth:`polars_calib.binning.Binning.cell_words`), ``n_bins`` (Int32),
-        ``count``, ``weight``, ``sum_p_0`` .. ``sum_p_{K-1}`` (the weighted sums of
+        ``closed`` (String), ``count``, ``weight``, ``sum_p_0`` .. ``sum_p_{K-1}`` (the weighted sums of
         each component), ``sum_y_0`` .. ``sum_y_{K-1}`` (the weight of each true
         class) and ``sum_squared_error``, ``sum_log_loss`` when `metrics` ask for
         them; a group's refused rows (or, when it has no used row, nothing) in one
         row of null cell and sums. Tables of partitions merge by summing rows of
-        the same keys, cell and ``n_bins``.
+        the same keys, cell, ``n_bins`` and ``closed``.
 
     Raises
     ------
@@ -1301,7 +1320,10 @@ def bin_statistics(
     ...     "p": [0.1, 0.3, 0.8, 0.6, 0.9],
     ...     "y": [0, 1, 1, 0, 1],
     ... })
-    >>> pc.bin_statistics(df, "p", "y", by="model", n_bins=2, metrics=["ece"])
+    >>> stats = pc.bin_statistics(df, "p", "y", by="model", n_bins=2, metrics=["ece"])
+    >>> stats.columns
+    ['model', 'bin', 'lower', 'upper', 'closed', 'count', 'weight', 'sum_p', 'sum_y']
+    >>> stats.drop("closed")  # closed: "right" on every row (the default)
     shape: (4, 8)
     ┌───────┬─────┬───────┬───────┬───────┬────────┬───────┬───────┐
     │ model ┆ bin ┆ lower ┆ upper ┆ count ┆ weight ┆ sum_p ┆ sum_y │
@@ -1429,9 +1451,9 @@ def _merged(stats: FrameT, keys: list[str]) -> pl.LazyFrame:
         )
         if clash.height:
             msg = (
-                "`stats` holds the same bin with different edges (statistics with "
-                "quantile bins, or different `n_bins`, from several partitions): "
-                f"they cannot be merged; first: {clash.row(0, named=True)}"
+                "`stats` holds the same bin with different edges or closures (statistics "
+                "with quantile bins, or different `n_bins` or `closed`, from several "
+                f"partitions): they cannot be merged; first: {clash.row(0, named=True)}"
             )
             raise CalibrationDataError(msg)
         return table.lazy()
@@ -1627,11 +1649,12 @@ def canonical_metrics(
     merged = merge_cells(lf, keys)
     if isinstance(stats, pl.DataFrame):
         table = merged.collect()
-        grids = table.group_by(keys or pl.lit(True)).agg(pl.col("n_bins").n_unique())
-        if grids.height and grids["n_bins"].max() > 1:  # type: ignore[operator]
+        grid = pl.struct(grid_columns(table.columns))
+        grids = table.group_by(keys or pl.lit(True)).agg(grid.n_unique().alias("grids"))
+        if grids.height and grids["grids"].max() > 1:  # type: ignore[operator]
             msg = (
-                "`stats` holds canonical statistics of different `n_bins` for one group: "
-                "their cells cannot be merged"
+                "`stats` holds canonical statistics of different `n_bins` or `closed` for "
+                "one group: their cells cannot be merged"
             )
             raise CalibrationDataError(msg)
         merged = table.lazy()

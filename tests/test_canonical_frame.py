@@ -218,6 +218,25 @@ def test_merge_of_halves_is_the_whole_table() -> None:
     assert got == pytest.approx(df.select(pc.canonical_ece("probs", "cls", n_bins=5, weight="w")).item(), rel=1e-12)
 
 
+def test_canonical_tables_of_different_closures_do_not_merge() -> None:
+    # Components rounded to tenths sit on the edges of 10 bins: the two closures put
+    # them in different cells, so the tables' cells are not the same cells.
+    df = make_log(9, 600, classes=3, decimals=1, groups=2)
+    options = {"by": "g", "n_bins": 10, "reduction": "canonical", "metrics": ["ece"]}
+    right = pc.bin_statistics(df[:300], "probs", "cls", **options)  # type: ignore[arg-type]
+    left = pc.bin_statistics(df[300:], "probs", "cls", closed="left", **options)  # type: ignore[arg-type]
+    assert left["closed"].unique().to_list() == ["left"]
+    mixed = pl.concat([right, left])
+    with pytest.raises(pc.CalibrationDataError, match="different `n_bins` or `closed`"):
+        pc.metrics_from_statistics(mixed, by="g", metrics=["ece"])
+    lazy = pc.metrics_from_statistics(mixed.lazy(), by="g", metrics=["ece"]).collect()
+    assert lazy["ece"].null_count() == lazy.height
+    same = pl.concat([right, pc.bin_statistics(df[300:], "probs", "cls", **options)])  # type: ignore[arg-type]
+    merged = pc.metrics_from_statistics(same, by="g", metrics=["ece"]).sort("g")
+    whole = pc.summary(df, "probs", "cls", **options).sort("g")  # type: ignore[arg-type]
+    assert merged["ece"].to_list() == pytest.approx(whole["canonical_ece"].to_list(), rel=1e-12)
+
+
 # --------------------------------------------------------------------------
 # Contexts, data policy, options
 # --------------------------------------------------------------------------

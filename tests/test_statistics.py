@@ -111,13 +111,14 @@ def test_statistics_columns_and_sums_match_the_oracle() -> None:
     stats = df.calib.bin_statistics("p", "y", n_bins=7, closed="left", weight="w")
     assert stats.schema == pl.Schema(
         {
-            "bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64, "count": pl.Int64,
-            "weight": pl.Float64, "sum_p": pl.Float64, "sum_y": pl.Float64,
+            "bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64, "closed": pl.String,
+            "count": pl.Int64, "weight": pl.Float64, "sum_p": pl.Float64, "sum_y": pl.Float64,
             "sum_squared_error": pl.Float64, "sum_log_loss": pl.Float64,
         }
     )  # fmt: skip
-    # Every bin, with its exact edges: the table describes itself.
+    # Every bin, with its exact edges and closure: the table describes itself.
     assert stats["bin"].to_list() == list(range(7))
+    assert stats["closed"].to_list() == ["left"] * 7
     assert stats["upper"].to_list() == pc.uniform_edges(7)[1:]
     p, y, w = (df[c].to_numpy() for c in ("p", "y", "w"))
     expected = ref.bin_stats(p, y, 7, "uniform", "left", w)
@@ -181,6 +182,33 @@ def test_statistics_that_cannot_merge_are_refused() -> None:
                        pc.bin_statistics(halves[1], "p", "y", n_bins=12)])
     with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
         pc.metrics_from_statistics(mixed)
+
+
+def test_tables_of_different_closures_do_not_merge() -> None:
+    # Rounded probabilities sit on the edges: a right-closed and a left-closed table
+    # of two days bin those rows differently, so their sums must not be added.
+    rng = np.random.default_rng(41)
+    p = rng.integers(0, 11, 2_000) / 10.0
+    y = (rng.random(2_000) < np.clip(p * 0.8 + 0.1, 0, 1)).astype(np.int8)
+    df = pl.DataFrame({"p": p, "y": y, "g": rng.integers(0, 2, 2_000)})
+    right = pc.bin_statistics(df.head(1_000), "p", "y", by="g", n_bins=10)
+    left = pc.bin_statistics(df.tail(1_000), "p", "y", by="g", n_bins=10, closed="left")
+    assert right["closed"].unique().to_list() == ["right"]
+    mixed = pl.concat([right, left])
+    with pytest.raises(pc.CalibrationDataError, match="different edges or closures"):
+        pc.metrics_from_statistics(mixed, by="g")
+    with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
+        pc.reliability_from_statistics(mixed, by="g")
+    lazy = pc.metrics_from_statistics(mixed.lazy(), by="g").collect()
+    assert lazy["ece"].null_count() == lazy.height  # null, not a number
+    # The same closure merges into the one-pass table; so do tables of earlier versions
+    # (no closed column), which are not checked.
+    both = pl.concat([right, pc.bin_statistics(df.tail(1_000), "p", "y", by="g", n_bins=10)])
+    whole = pc.summary(df, "p", "y", by="g", n_bins=10, metrics=["ece"]).sort("g")
+    merged = pc.metrics_from_statistics(both, by="g", metrics=["ece"]).sort("g")
+    np.testing.assert_allclose(merged["ece"].to_numpy(), whole["ece"].to_numpy(), rtol=1e-12)
+    old = pc.metrics_from_statistics(both.drop("closed"), by="g", metrics=["ece"]).sort("g")
+    np.testing.assert_allclose(old["ece"].to_numpy(), whole["ece"].to_numpy(), rtol=1e-12)
 
 
 def test_parallel_partitions_example_runs() -> None:
