@@ -1787,13 +1787,10 @@ def _dense_slot(expr: pl.Expr, span: tuple[int, int]) -> pl.Expr:
 def _key_range(frame: pl.DataFrame, group: list[str]) -> tuple[int, int] | None:
     """The smallest and largest key of `frame`'s rows, if `group` is one integer key
     without nulls spanning at most :data:`_DENSE` values (else None)."""
-    if len(group) != 1 or not frame.height:
+    if len(group) != 1 or frame[group[0]].null_count():
         return None
-    column = frame[group[0]]
-    if not column.dtype.is_integer() or column.null_count():
-        return None
-    low, high = int(column.min()), int(column.max())  # type: ignore[arg-type]
-    return (low, high) if high - low < _DENSE else None
+    span = _dense_span(frame[group[0]])
+    return None if span is None else (span[0] + 1, span[0] + span[1] - 2)
 
 
 def _per_group(

@@ -372,13 +372,8 @@ def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
     if not partial.weighted:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
     grid = None if partial.given else binning.grid()
-    result = _completed(table, grid, partial.edges, keys, partial.names, partial.whole)
-    # The bins' closure after their edges, so that tables of other closures never merge
-    # (their bins share edges, not the rows on them).
-    names = result.collect_schema().names()
-    at = names.index("upper") + 1
-    result = result.select(
-        *names[:at], pl.lit(binning.closed, pl.String).alias("closed"), *names[at:]
+    result = _completed(
+        table, grid, partial.edges, keys, partial.names, partial.whole, binning.closed
     )
     return result.drop(_ALL) if partial.whole else result
 
@@ -597,10 +592,15 @@ def canonical_plan(
     return prepared, plan
 
 
-def grid_columns(columns: Sequence[str]) -> list[str]:
-    """The columns naming a canonical table's grid: ``n_bins``, and ``closed`` when
-    the table has it (tables of earlier versions do not)."""
-    return ["n_bins", *(["closed"] if "closed" in columns else [])]
+def _closure_columns(columns: Sequence[str]) -> list[str]:
+    """``["closed"]`` when a table has its closure column (tables of earlier versions
+    do not, and merge unchecked), else none."""
+    return ["closed"] if "closed" in columns else []
+
+
+def _grid_columns(columns: Sequence[str]) -> list[str]:
+    """The columns naming a canonical table's grid: ``n_bins`` and its closure."""
+    return ["n_bins", *_closure_columns(columns)]
 
 
 def merge_cells(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
@@ -608,7 +608,7 @@ def merge_cells(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     summed over); the null-cell rows of a group merge into one, counting its refused rows."""
     columns = stats.collect_schema().names()
     sums = [name for name in sum_columns(stats) if name != "count"]
-    return stats.group_by(*keys, *cell_columns(columns), *grid_columns(columns)).agg(
+    return stats.group_by(*keys, *cell_columns(columns), *_grid_columns(columns)).agg(
         pl.col("count").cast(pl.Int64).sum(), pl.col(sums).sum()
     )
 
@@ -658,7 +658,7 @@ def finish_cells(
         ece.alias("ece"),
         rmsce.alias("rmsce"),
         distances.max().alias("mce"),
-        (pl.struct(grid_columns(schema)).n_unique() > 1).alias("clash"),
+        (pl.struct(_grid_columns(schema)).n_unique() > 1).alias("clash"),
     )
     if whole:
         # The one group exists even in empty data, as an expression in `select` gives it.
@@ -721,8 +721,11 @@ def _completed(
     keys: list[str],
     names: list[str],
     whole: bool,
+    closed: str,
 ) -> pl.LazyFrame:
-    """Every bin of every group (empty ones zero), the refused rows' row, sorted.
+    """Every bin of every group (empty ones zero), the refused rows' row, sorted; the
+    bins' closure (`closed`) after their edges, so that tables of other closures never
+    merge (their bins share edges, not the rows on them).
 
     `grid` holds the uniform bins and edges; `edges`, when given, the quantile edges
     of each group (a group with no used row keeps its bins, with null edges).
@@ -774,7 +777,10 @@ def _completed(
     columns = [*keys, "bin", "lower", "upper", *names]
     result = pl.concat([full.select(columns), refused.select(columns)], how="vertical_relaxed")
     binned_sums = pl.when(pl.col("bin").is_not_null()).then(pl.col(sums))
-    return result.with_columns(binned_sums).sort(*keys, "bin", nulls_last=True)
+    closure = pl.lit(closed, pl.String).alias("closed")
+    return result.with_columns(binned_sums).select(
+        *keys, "bin", "lower", "upper", closure, *names
+    ).sort(*keys, "bin", nulls_last=True)
 
 
 # --------------------------------------------------------------------------
@@ -804,7 +810,7 @@ def merge_statistics(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     columns = stats.collect_schema().names()
     group = [*keys, *replicate_keys(columns), *(["class"] if "class" in columns else [])]
     sums = sum_columns(stats)
-    closed = ["closed"] if "closed" in columns else []  # (older tables have none)
+    closed = _closure_columns(columns)
     return stats.group_by(*group, "bin", "lower", "upper", *closed).agg(
         pl.col("count").cast(pl.Int64).sum(), pl.col([s for s in sums if s != "count"]).sum()
     )
@@ -1649,7 +1655,7 @@ def canonical_metrics(
     merged = merge_cells(lf, keys)
     if isinstance(stats, pl.DataFrame):
         table = merged.collect()
-        grid = pl.struct(grid_columns(table.columns))
+        grid = pl.struct(_grid_columns(table.columns))
         grids = table.group_by(keys or pl.lit(True)).agg(grid.n_unique().alias("grids"))
         if grids.height and grids["grids"].max() > 1:  # type: ignore[operator]
             msg = (
