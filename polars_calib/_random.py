@@ -211,8 +211,11 @@ def uniform(word: pl.Expr) -> pl.Expr:
 
 def poisson(word: pl.Expr) -> pl.Expr:
     """A Poisson(1) draw (Int64, 0 .. 12) from a word, by inversion with integer thresholds."""
-    thresholds = pl.lit(pl.Series(POISSON_THRESHOLDS, dtype=pl.Int64))
-    return thresholds.search_sorted(word, side="right").cast(pl.Int64)
+    # A sum of comparisons, not ``search_sorted`` over a literal Series: that node
+    # does not stream (it holds every row of the column in memory) and is slower.
+    return pl.sum_horizontal(
+        (word >= threshold).cast(pl.Int64) for threshold in POISSON_THRESHOLDS
+    )
 
 
 def bernoulli(word: pl.Expr, p: pl.Expr) -> pl.Expr:

@@ -18,9 +18,6 @@ an edge:
 
 * :meth:`Binning.value` / :meth:`Binning.index`: the bin of each row (a Float64 holding
   the integer, or Int32), for a window or a group-by over ``(keys, bin)``;
-* :meth:`Binning.coarse_key` / :meth:`Binning.key_bin`: a cheaper grouping key from
-  which each group's bin follows exactly (the rows an ulp from an edge keep their own
-  value as their key), for the one-group statistics table;
 * :meth:`Binning.cell_words`: the cell of a probability vector on the K-dimensional
   uniform grid (each component's :meth:`Binning.value`), packed into exact integer
   words ``sum_k b_k B**k`` (the canonical statistics table, :mod:`polars_calib.statistics`);
@@ -154,45 +151,6 @@ class Binning:
                 [self._beyond(prob, edge).cast(pl.Float64) for edge in self.inner]
             ).fill_nan(None) + pl.when(prob.is_not_null()).then(0.0)
         return _uniform_bin_value(prob, self.n_bins, self.closed)
-
-    @property
-    def keyed(self) -> bool:
-        """Whether :meth:`coarse_key` applies (uniform bins on the exact ``k / B`` edges)."""
-        return self.strategy == "uniform" and self.inner is None and not self.float32
-
-    def coarse_key(self, prob: pl.Expr) -> pl.Expr:
-        """A Float64 grouping key of probabilities in [0, 1]; :meth:`key_bin` reads the bin.
-
-        Grouping by this key and then reading each group's bin gives the rows the bins
-        of :meth:`value`, for fewer operations per row (the one-group statistics table:
-        issue 9). With ``t = fl(p * B)`` and ``delta = B * 2**-50``:
-
-        * ``t`` farther than ``delta`` from every integer: the key is ``ceil(t)``
-          (right-closed, bin ``ceil(t) - 1``) or ``floor(t)`` (left-closed, bin
-          ``floor(t)``), a value in ``[0, B]``;
-        * otherwise the row lies within a few ulps of an edge, and its key is ``-p``
-          (in ``[-1, 0]``): exact, so :meth:`key_bin` applies :meth:`value` to ``p``.
-
-        Why the first case is exact: the edge ``e_m = fl(m / B)`` is within half an ulp
-        of ``m / B``, so ``|e_m * B - m| <= B * 2**-53``, and ``|t - p * B| <= B *
-        2**-53``. Hence ``p <= e_m`` gives ``t <= m + B * 2**-52`` and ``p >= e_m``
-        gives ``t >= m - B * 2**-52``: a ``t`` more than ``delta`` (four times that)
-        above ``m`` has ``p > e_m``, and one more than ``delta`` below has ``p < e_m``,
-        which puts ``p`` strictly inside the bin that ``ceil`` / ``floor`` names. A
-        probability equal to an edge always takes the second case. ``tests/
-        test_binning.py`` checks ``key_bin(coarse_key(p)) == value(p)`` near every edge.
-        """
-        t = prob * float(self.n_bins)
-        near = (t - (t + 0.5).floor()).abs() <= self.n_bins * 2.0**-50
-        plain = t.ceil() if self.closed == "right" else t.floor()
-        return pl.when(near).then(-prob).otherwise(plain)
-
-    def key_bin(self, key: pl.Expr) -> pl.Expr:
-        """The bin (a Float64 holding the integer) of a :meth:`coarse_key` value."""
-        exact = self.value(-key)
-        plain = key - 1.0 if self.closed == "right" else key
-        # A left-closed plain key 0.0 (bin 0) may meet the key -0.0 of p = 0 (bin 0).
-        return pl.when(key > 0.0).then(plain).otherwise(exact)
 
     def cell_words(self, components: Sequence[pl.Expr]) -> list[pl.Expr]:
         """The cell of a vector on the uniform grid: its components' bins, packed exactly.

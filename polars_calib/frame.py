@@ -226,10 +226,12 @@ def reliability(
     )  # fmt: skip
     lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
     plan = statistics_query(lf, prepared.problem, prepared.keys, binning, (), bin_column=bins)
+    # The table is sparse: the display has every bin of a uniform grid (its exact edges).
+    grid = binning.grid() if bins is None and binning.strategy == "uniform" else None
     if isinstance(data, pl.DataFrame):
         stats = collect_checked(prepared, plan)
-        return reliability_rows(stats.lazy(), prepared.keys, z).collect()
-    return reliability_rows(plan, prepared.keys, z)
+        return reliability_rows(stats.lazy(), prepared.keys, z, grid).collect()
+    return reliability_rows(plan, prepared.keys, z, grid)
 
 
 def summary(

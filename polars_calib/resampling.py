@@ -375,11 +375,16 @@ def finish_resampled(
     needed = [*dict.fromkeys([*plain, *tests.values()])]
     stats, group = grouped(stats, keys)
     observed = stats.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
-    point = finish_metrics(observed, group, needed, average)
+    point = finish_metrics(observed, group, needed, average).cache()
     replicated = stats.filter(pl.col("replicate").is_not_null())
-    per_replicate = finish_metrics(
-        replicated, [*group, "resampling", "replicate"], needed, average
+    drawn = [*group, "resampling", "replicate"]
+    # The table is sparse: a replicate that drew none of a group's rows has no row of
+    # it. Every (group, replicate) is a row, null where the group was left empty.
+    finished = finish_metrics(replicated, drawn, needed, average).cache()
+    every = point.select(group).join(
+        finished.select("resampling", "replicate").unique(), how="cross"
     )
+    per_replicate = every.join(finished, on=drawn, how="left", nulls_equal=True).cache()
     result = point
     # Intervals of the numbers (a decomposition's struct has none of its own).
     schema = point.collect_schema()

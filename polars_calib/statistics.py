@@ -329,8 +329,6 @@ def partial_statistics(
             bins = bins.over(keys) if keys else bins
             bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
             return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        if keys == [_ALL] and binning.keyed:
-            return _one_group_table(frame, row, sums, binning)
         bin_value = (
             pl.when(row.refused).then(_REFUSED_BIN).when(row.present).then(binning.value(row.p))
             .otherwise(_IGNORED_BIN)
@@ -372,9 +370,12 @@ def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
     if not partial.weighted:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
     grid = None if partial.given else binning.grid()
+    # The uniform grid's size, which display completes from; none for per-group bins.
+    uniform = not partial.given and binning.strategy == "uniform" and binning.inner is None
     result = _completed(
-        table, grid, partial.edges, keys, partial.names, partial.whole, binning.closed
-    )
+        table, grid, partial.edges, keys, partial.names, partial.whole, binning.closed,
+        binning.n_bins if uniform else None,
+    )  # fmt: skip
     return result.drop(_ALL) if partial.whole else result
 
 
@@ -383,32 +384,6 @@ def merge_partials(tables: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFr
     table = pl.concat(tables, how="vertical_relaxed")
     sums = [name for name in table.columns if name not in (*keys, "bin")]
     return table.group_by(*keys, "bin").agg(pl.col(sums).sum()).select(table.columns)
-
-
-def _one_group_table(
-    lf: pl.LazyFrame, row: Rows, sums: list[pl.Expr], binning: Binning
-) -> pl.LazyFrame:
-    """One group's uniform table, grouped by :meth:`Binning.coarse_key` (fewer operations
-    a row than the bin itself), whose few groups are then read as bins and summed again.
-
-    Refused and ignored rows take the keys ``B + 2`` and ``B + 3``, which no probability
-    in [0, 1] has (coarse keys lie in ``[-1, B]``).
-    """
-    refused, ignored = binning.n_bins + 2.0, binning.n_bins + 3.0
-    key = (
-        pl.when(row.refused).then(refused).when(row.present).then(binning.coarse_key(row.p))
-        .otherwise(ignored)
-    )  # fmt: skip
-    coarse = pl.col(_PACKED)
-    bin_value = (
-        pl.when(coarse == refused).then(_REFUSED_BIN).when(coarse == ignored).then(_IGNORED_BIN)
-        .otherwise(binning.key_bin(coarse))
-    )  # fmt: skip
-    table = (
-        lf.group_by(key.alias(_PACKED)).agg(sums)
-        .group_by(bin_value.cast(pl.Int32).alias("bin")).agg(pl.exclude(_PACKED).sum())
-    )  # fmt: skip
-    return table.with_columns(pl.lit(True).alias(_ALL))
 
 
 def _uniform_table(
@@ -593,14 +568,14 @@ def canonical_plan(
 
 
 def _closure_columns(columns: Sequence[str]) -> list[str]:
-    """``["closed"]`` when a table has its closure column (tables of earlier versions
-    do not, and merge unchecked), else none."""
-    return ["closed"] if "closed" in columns else []
+    """The grid columns a table has among ``closed`` and ``n_bins`` (tables of earlier
+    versions have fewer, and merge unchecked)."""
+    return [name for name in ("closed", "n_bins") if name in columns]
 
 
 def _grid_columns(columns: Sequence[str]) -> list[str]:
     """The columns naming a canonical table's grid: ``n_bins`` and its closure."""
-    return ["n_bins", *_closure_columns(columns)]
+    return ["n_bins", *(c for c in _closure_columns(columns) if c != "n_bins")]
 
 
 def merge_cells(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
@@ -690,7 +665,11 @@ def _quantile_grid(
     """Per group, each quantile bin with its edges: the keys, ``bin``, ``lower``, ``upper``."""
     n_bins = binning.n_bins
     edges = pl.concat_list(quantile_edges(pl.when(used).then(p), n_bins)).alias("edges")
-    per_group = lf.group_by(keys).agg(edges) if keys else lf.select(edges)
+    if keys == [_ALL]:
+        # The one group has its grid (null edges) even in empty data.
+        per_group = lf.select(edges).with_columns(pl.lit(True).alias(_ALL))
+    else:
+        per_group = lf.group_by(keys).agg(edges) if keys else lf.select(edges)
     return per_group.select(
         *keys,
         pl.int_ranges(0, n_bins, dtype=pl.Int32).alias("bin"),
@@ -722,65 +701,87 @@ def _completed(
     names: list[str],
     whole: bool,
     closed: str,
+    n_bins: int | None,
 ) -> pl.LazyFrame:
-    """Every bin of every group (empty ones zero), the refused rows' row, sorted; the
-    bins' closure (`closed`) after their edges, so that tables of other closures never
-    merge (their bins share edges, not the rows on them).
+    """The sparse statistics table of an aggregation: a row per non-empty bin, a row of
+    refused rows, and a row for a group that has neither; sorted.
 
-    `grid` holds the uniform bins and edges; `edges`, when given, the quantile edges
-    of each group (a group with no used row keeps its bins, with null edges).
+    Only bins that hold rows are rows (a replicate's bin whose draws gave it no row
+    is none), with their edges from `grid` (uniform bins) or `edges` (each group's
+    quantile or given bins); the closure (`closed`) and the uniform grid's `n_bins`
+    (null for per-group bins) follow the edges, so that tables of other grids never
+    merge. Each group holding refused rows has one row with a null bin counting them;
+    a group of the observed rows with no used and no refused row (only null inputs)
+    has one such row counting 0, so that no group vanishes. With `whole` (no group
+    keys), the one group exists even in empty data, as an expression in ``select``
+    gives one row. Empty bins are added only for display (:func:`reliability_rows`).
 
     The small aggregated `table` feeds several branches; ``cache()`` lets them share
-    one evaluation, so the data are read once. With `whole` (no group keys), the one
-    group exists even in empty data, as an expression in ``select`` gives one row.
+    one evaluation, so the data are read once.
     """
+    # Finishers read the table in several branches: one evaluation of the aggregation.
     table = table.cache()
     sums = [name for name in names if name != "count"]
-    base = [key for key in keys if key != "class"]
+    replicated = "replicate" in keys
+    base = [k for k in keys if k not in ("class", "resampling", "replicate")]
+    bin_ = pl.col("bin")
+    observed = pl.col("replicate").is_null() if replicated else pl.lit(True)
     if whole:
-        # Joined with the table's keys although constant: with every branch reading the
-        # same cached table, Polars evaluates it once.
-        groups = pl.LazyFrame({_ALL: [True]}).join(
-            table.select(keys).unique(), on=_ALL, how="left"
+        # The one group, even in empty data: an ignored row of its own.
+        table = pl.concat(
+            [table, pl.LazyFrame({_ALL: [True], "bin": [-2]}, schema_overrides={"bin": pl.Int32})],
+            how="diagonal_relaxed",
         )
+    # One branch over the small table (no joins with itself: each branch would be an
+    # aggregation of its own, and read the data again). A group's ignored row stays,
+    # as its empty row, only when the group has no other observed row.
+    seen = ((bin_ >= -1) & observed).any().over(base) if base else ((bin_ >= -1) & observed).any()
+    lone = (bin_ == -2) & observed & ~seen
+    kept = table.filter(((bin_ >= 0) & (pl.col("count") > 0)) | (bin_ == -1) | lone)
+    kept = kept.unique(subset=[*keys, "bin"], keep="any") if whole else kept
+    if edges is None:
+        assert grid is not None
+        kept = kept.join(grid, on="bin", how="left")
     else:
-        groups = table.select(keys).unique()
-    if "class" in keys:
-        # Classes come from the rows used or refused (an ignored row has no class); a
-        # group with ignored rows only keeps one grid, of a null class.
-        known = table.filter(pl.col("bin") >= -1).select(keys).unique()
-        lone = groups.select(base).unique().join(known, on=base, how="anti", nulls_equal=True)
-        lone = lone.with_columns(pl.lit(None, pl.Int32).alias("class"))
-        groups = pl.concat([known, lone.select(keys)])
-    # Edges are the observed rows': replicates keep them (joined on the keys they have).
-    on = [] if edges is None else [k for k in keys if k in edges.collect_schema().names()]
-    if grid is None:
-        # Given bins: each group's own (the edges frame has every group).
-        assert edges is not None
-        full = groups.join(edges, on=on, how="inner", nulls_equal=True)
-    else:
-        full = groups.join(grid, how="cross")
-    if edges is not None and grid is not None:
-        full = full.drop("lower", "upper").join(
-            edges, on=[*on, "bin"], how="left", nulls_equal=True
+        on = [k for k in keys if k in edges.collect_schema().names()]
+        edges = edges.cache()  # joined here, and by the quantile grid below
+        kept = kept.join(edges, on=[*on, "bin"], how="left", nulls_equal=True)
+        if grid is not None:
+            kept = _with_quantile_grid(kept, edges, on, keys, sums)
+    is_lone = bin_ == -2
+    binned = bin_ >= 0
+    return (
+        kept.with_columns(
+            pl.when(is_lone).then(pl.lit(0, pl.Int64)).otherwise(pl.col("count")).alias("count"),
+            *([pl.when(~is_lone).then(pl.col("class")).alias("class")] if "class" in keys else []),
+            *(pl.when(binned).then(pl.col(c)).alias(c) for c in ("lower", "upper", *sums)),
+            pl.when(binned).then(bin_).alias("bin"),
+            pl.lit(closed, pl.String).alias("closed"),
+            pl.lit(n_bins, pl.Int32).alias("n_bins"),
         )
-    binned = table.filter(pl.col("bin") >= 0)
-    full = full.join(binned, on=[*keys, "bin"], how="left", nulls_equal=True)
-    full = full.with_columns(pl.col("count").fill_null(0), pl.col(sums).fill_null(0.0))
-    # The refused rows' sums are nulled after the concat, not here: a branch that
-    # reads fewer columns would be pruned to another aggregation, and read the data again.
-    refused = table.filter(pl.col("bin") == -1).with_columns(
-        pl.lit(None, pl.Int32).alias("bin"),
-        pl.lit(None, pl.Float64).alias("lower"),
-        pl.lit(None, pl.Float64).alias("upper"),
+        .select(*keys, "bin", "lower", "upper", "closed", "n_bins", *names)
+        .sort(*keys, "bin", nulls_last=True)
     )
-    columns = [*keys, "bin", "lower", "upper", *names]
-    result = pl.concat([full.select(columns), refused.select(columns)], how="vertical_relaxed")
-    binned_sums = pl.when(pl.col("bin").is_not_null()).then(pl.col(sums))
-    closure = pl.lit(closed, pl.String).alias("closed")
-    return result.with_columns(binned_sums).select(
-        *keys, "bin", "lower", "upper", closure, *names
-    ).sort(*keys, "bin", nulls_last=True)
+
+
+def _with_quantile_grid(
+    kept: pl.LazyFrame, edges: pl.LazyFrame, on: list[str], keys: list[str], sums: list[str]
+) -> pl.LazyFrame:
+    """`kept` with the empty bins of each group's quantile grid (observed rows only).
+
+    Quantile edges are the group's data: they are part of what the table describes,
+    so each group lists its whole grid (groups x bins rows); replicates stay sparse.
+    """
+    observed = pl.col("replicate").is_null() if "replicate" in keys else pl.lit(True)
+    kept = kept.cache()  # read twice below: one evaluation
+    have = kept.filter((pl.col("bin") >= 0) & observed).select(*on, "bin")
+    empty = edges.join(have, on=[*on, "bin"], how="anti", nulls_equal=True).with_columns(
+        *(pl.lit(None, pl.Int32 if k in ("class", "replicate") else pl.String).alias(k)
+          for k in keys if k not in on),
+        pl.lit(0, pl.Int64).alias("count"),
+        *(pl.lit(0.0, pl.Float64).alias(name) for name in sums),
+    )  # fmt: skip
+    return pl.concat([kept, empty.select(kept.collect_schema().names())], how="vertical_relaxed")
 
 
 # --------------------------------------------------------------------------
@@ -960,7 +961,44 @@ def _class_mean(metric: str, average: TopLabelAverage, classwise: bool) -> pl.Ex
     return pl.col(metric).mean()
 
 
-def reliability_rows(stats: pl.LazyFrame, keys: list[str], z: float) -> pl.LazyFrame:
+def _with_empty_bins(
+    stats: pl.LazyFrame, grouping: list[str], grid: pl.LazyFrame | None
+) -> pl.LazyFrame:
+    """`stats` (merged, no replicates) with every bin of its uniform grid in each group,
+    the empty ones counting 0.
+
+    `grid` holds the bins and exact edges (:meth:`~polars_calib.binning.Binning.grid`)
+    when the caller knows them; otherwise a table's own ``n_bins`` gives each group
+    the edges ``k / n_bins`` (correctly rounded, as :func:`polars_calib.uniform_edges`),
+    and a table of per-group bins (null ``n_bins``) keeps its non-empty bins.
+    """
+    sums = [name for name in sum_columns(stats) if name != "count"]
+    columns = stats.collect_schema().names()
+    if grid is not None:
+        grids = stats.select(*grouping, *_closure_columns(columns)).unique().join(grid, how="cross")
+    else:
+        # Polars divides by a scalar-shaped column through its reciprocal (3 / 5 ->
+        # 0.6000000000000001); a column-shaped n_bins keeps each edge correctly rounded.
+        k = pl.col("bin").cast(pl.Float64)
+        size = k * 0.0 + pl.col("n_bins").cast(pl.Float64)
+        grids = (
+            stats.filter(pl.col("n_bins").is_not_null())
+            .select(*grouping, *_closure_columns(columns))
+            .unique()
+            .with_columns(pl.int_ranges(0, pl.col("n_bins"), dtype=pl.Int32).alias("bin"))
+            .explode("bin")
+            .with_columns((k / size).alias("lower"), ((k + 1.0) / size).alias("upper"))
+        )
+    empty = grids.join(stats, on=[*grouping, "bin"], how="anti", nulls_equal=True).with_columns(
+        pl.lit(0, pl.Int64).alias("count"),
+        *(pl.lit(0.0, pl.Float64).alias(name) for name in sums),
+    )
+    return pl.concat([stats, empty.select(columns)], how="vertical_relaxed")
+
+
+def reliability_rows(
+    stats: pl.LazyFrame, keys: list[str], z: float, grid: pl.LazyFrame | None = None
+) -> pl.LazyFrame:
     """The reliability table from merged statistics (one row per group, class and bin).
 
     Every bin of the table is a row, empty ones with count 0 and null means; a group
@@ -969,8 +1007,13 @@ def reliability_rows(stats: pl.LazyFrame, keys: list[str], z: float) -> pl.LazyF
     from polars_calib._intervals import wilson_interval
 
     schema = stats.collect_schema().names()
+    if "replicate" in schema:
+        stats = stats.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
     group = [*keys, *(["class"] if "class" in schema else [])]
     stats, grouping = grouped(stats, group)
+    if grid is not None or "n_bins" in schema:
+        # Both branches read the same evaluation of the small table.
+        stats = _with_empty_bins(stats.cache(), grouping, grid)
     n = pl.col("weight")
     flags = stats.with_columns(
         (pl.col("count") * pl.col("bin").is_null()).sum().over(grouping).alias("_refused"),

@@ -59,12 +59,10 @@ def test_index_value_masks_and_searchsorted_agree(n_bins: int, closed: str, seed
     got = frame.select(
         index=binning.index(pl.col("p")),
         value=binning.value(pl.col("p")),
-        keyed=binning.key_bin(binning.coarse_key(pl.col("p"))),
     )
     want = searchsorted_bins(p, n_bins, closed)
     np.testing.assert_array_equal(got["index"].to_numpy(), want)
     np.testing.assert_array_equal(got["value"].to_numpy(), want.astype(np.float64))
-    np.testing.assert_array_equal(got["keyed"].to_numpy(), want.astype(np.float64))
     if n_bins <= 200:  # one column per bin: keep it small
         masks = frame.select(
             pl.concat_list(
@@ -74,23 +72,6 @@ def test_index_value_masks_and_searchsorted_agree(n_bins: int, closed: str, seed
         )
         assert masks["hits"].to_list() == [1] * len(p)  # every p in exactly one bin
         np.testing.assert_array_equal(masks["masked"].to_numpy(), want)
-
-
-@pytest.mark.parametrize("closed", ["right", "left"])
-def test_a_coarse_key_never_holds_rows_of_two_bins(closed: str) -> None:
-    """Grouping by the coarse key, then reading the bin, is grouping by the bin."""
-    p = np.concatenate([near_edges(n, seed=n) for n in (1, 7, 10, 22, 25, 49, 100)])
-    binning = Binning(10, "uniform", closed)  # type: ignore[arg-type]
-    keyed = pl.DataFrame({"p": p}).with_columns(
-        key=binning.coarse_key(pl.col("p")), bin=binning.value(pl.col("p"))
-    )
-    per_key = keyed.group_by("key").agg(pl.col("bin").n_unique().alias("bins"))
-    assert per_key["bins"].max() == 1
-    decoded = per_key.select(pl.col("key"), binning.key_bin(pl.col("key")).alias("bin"))
-    truth = keyed.group_by("key").agg(pl.col("bin").first())
-    assert decoded.join(truth, on="key", suffix="_true").filter(
-        pl.col("bin") != pl.col("bin_true")
-    ).is_empty()
 
 
 def test_the_grid_holds_the_exact_edges() -> None:

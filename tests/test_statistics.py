@@ -112,6 +112,7 @@ def test_statistics_columns_and_sums_match_the_oracle() -> None:
     assert stats.schema == pl.Schema(
         {
             "bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64, "closed": pl.String,
+                "n_bins": pl.Int32,
             "count": pl.Int64, "weight": pl.Float64, "sum_p": pl.Float64, "sum_y": pl.Float64,
             "sum_squared_error": pl.Float64, "sum_log_loss": pl.Float64,
         }
