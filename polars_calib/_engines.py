@@ -3,15 +3,15 @@
 The design (see ``docs/scale-out.md``): the statistics table is a sum over rows, so
 it is a sum over any partition of the rows. Each engine runs **Polars itself** on
 its partitions (Spark: ``mapInArrow`` on the executors' Arrow batches; Dask: one task
-per pandas partition), computing :func:`~polars_calib.statistics.partial_statistics`
+per pandas partition), computing :func:`~polars_calib._table.build.partial_statistics`
 there: the same problem (validity rule, row terms), the same bin rule and the same
 sums as the Polars path, from the same code. The engine then merges the small
 partial tables by summing rows of the same keys and bin (Spark: a ``groupBy`` whose
 shuffle holds groups x bins rows per partition; Dask: a tree of merges on the
 workers), the driver receives one row per (group, bin) and finishes the table with
-:func:`~polars_calib.statistics.complete_statistics`: every bin of every group,
+:func:`~polars_calib._table.build.complete_statistics`: every bin of every group,
 refused rows counted, exactly as for a Polars frame. Refused rows raise
-:class:`~polars_calib.validation.CalibrationDataError`, counted per check on the
+:class:`~polars_calib._core.validation.CalibrationDataError`, counted per check on the
 engine (a second pass, only when there are some).
 
 Nothing here compares a probability with an edge, decides which rows are valid or
@@ -35,21 +35,15 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_calib._options import SUM_TOLERANCE, Closed, Compat, Reduction
-from polars_calib._problem import Check
-from polars_calib.binning import Binning
-from polars_calib.binning import binning as make_binning
-from polars_calib.resampling import RESAMPLING_KEYS, Resample
-from polars_calib.statistics import (
-    Partial,
-    Prepared,
-    check_statistics,
-    complete_statistics,
-    merge_partials,
-    partial_statistics,
-    prepare,
-)
-from polars_calib.validation import problem_counts
+from polars_calib._core.options import SUM_TOLERANCE, Closed, Compat, Reduction
+from polars_calib._core.problem import Check
+from polars_calib._core.binning import Binning
+from polars_calib._core.binning import binning as make_binning
+from polars_calib._table.replicates import RESAMPLING_KEYS, Resample
+from polars_calib._table.build import Partial, complete_statistics, partial_statistics
+from polars_calib._table.plan import Prepared, check_statistics, prepare
+from polars_calib._table.merge import merge_partials
+from polars_calib._core.validation import problem_counts
 
 __all__ = [
     "ENGINES",
@@ -196,7 +190,7 @@ def _checks(prepared: Prepared, whole: bool) -> list[Check]:
 
 
 def _merge_counts(parts: Sequence[pl.DataFrame], checks: Sequence[Check]) -> pl.DataFrame:
-    """The counts of :func:`~polars_calib.validation.problem_counts` over all parts."""
+    """The counts of :func:`~polars_calib._core.validation.problem_counts` over all parts."""
     merged = pl.concat([part.cast({"rows": pl.Int64}) for part in parts], how="diagonal_relaxed")
     columns = [pl.col("rows").sum()]
     for i, check in enumerate(checks):

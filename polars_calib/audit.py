@@ -1,6 +1,6 @@
 """The fairness audit: calibration of every segment and intersection, from one pass.
 
-:func:`audit` computes the statistics table (:mod:`polars_calib.statistics`) once, at
+:func:`audit` computes the statistics table (:mod:`polars_calib._table`) once, at
 the finest grain (every ``by`` attribute, and the bins), then rolls it up to every
 coarser slice by summing: the overall population, each attribute alone, and each
 intersection of up to ``max_order`` attributes. The sums are mergeable, so every
@@ -15,37 +15,19 @@ import dataclasses
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, Keys
-from polars_calib._options import (
-    AUDIT_TESTS,
-    CORRECTIONS,
-    METRICS,
-    SUM_TOLERANCE,
-    AuditTest,
-    Closed,
-    Correction,
-    Metric,
-    Reduction,
-    Resampling,
-    Strategy,
-    check_choice,
-    check_confidence,
-)
-from polars_calib.binning import binning as make_binning
-from polars_calib.frame import finish_summary
-from polars_calib.resampling import RESAMPLING_KEYS, resamples_for
-from polars_calib.statistics import (
-    collect_checked,
-    merge_statistics,
-    prepare,
-    statistics_query,
-    terms_for,
-)
-from polars_calib.validation import CalibrationDataError
+from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.options import AUDIT_TESTS, CORRECTIONS, METRICS, SUM_TOLERANCE, AuditTest, Closed, Correction, Metric, Reduction, Resampling, Strategy, check_choice, check_confidence
+from polars_calib._core.binning import binning as make_binning
+from polars_calib._frames.frame import finish_summary
+from polars_calib._table.replicates import RESAMPLING_KEYS, resamples_for
+from polars_calib._table.plan import collect_checked, prepare
+from polars_calib._table.merge import merge_statistics
+from polars_calib._table.build import statistics_query, terms_for
+from polars_calib._core.validation import CalibrationDataError
 
 __all__ = ["MAX_SLICES", "Audit", "adjusted_p_values", "audit"]
 

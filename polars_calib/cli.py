@@ -30,17 +30,10 @@ from typing import Any, NoReturn, TextIO
 import polars as pl
 
 from polars_calib import __version__
-from polars_calib._options import (
-    CLOSED,
-    CONSISTENCY_METRICS,
-    METRICS,
-    REDUCTIONS,
-    STRATEGIES,
-    check_confidence,
-)
+from polars_calib._core.options import CLOSED, CONSISTENCY_METRICS, METRICS, REDUCTIONS, STRATEGIES, check_confidence
 from polars_calib._engines import ENGINES, Engine
-from polars_calib.binning import Binning
-from polars_calib.frame import finish_summary
+from polars_calib._core.binning import Binning
+from polars_calib._frames.frame import finish_summary
 from polars_calib.plot import (
     INSTALL_HINT,
     default_layout,
@@ -48,14 +41,9 @@ from polars_calib.plot import (
     plot_reliability,
     save_png,
 )
-from polars_calib.resampling import TESTED_METRIC, Resample, resamples_for
-from polars_calib.statistics import (
-    Prepared,
-    collect_checked,
-    prepare,
-    statistics_query,
-    terms_for,
-)
+from polars_calib._table.replicates import TESTED_METRIC, Resample, resamples_for
+from polars_calib._table.plan import Prepared, collect_checked, prepare
+from polars_calib._table.build import statistics_query, terms_for
 
 __all__ = [
     "apply_command", "build_parser", "fit_command", "main", "parse_audit", "parse_report",
@@ -274,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_recalibration(commands: Any) -> None:
     """The ``fit`` and ``apply`` subcommands (see :mod:`polars_calib.recalibration`)."""
-    from polars_calib._options import CALIBRATION_METHODS, FALLBACKS
+    from polars_calib._core.options import CALIBRATION_METHODS, FALLBACKS
 
     fit = commands.add_parser(
         "fit", help="fit a recalibration map per group and save it as JSON",

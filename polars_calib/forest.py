@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast, overload
 
 import polars as pl
 
-from polars_calib._options import check_choice
+from polars_calib._core.options import check_choice
 from polars_calib.audit import Audit
 from polars_calib.plot import BACKENDS, _require
 

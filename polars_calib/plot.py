@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard, Union, overload
 
 import polars as pl
 
-from polars_calib._options import check_choice
+from polars_calib._core.options import check_choice
 
 __all__ = [
     "BACKENDS",

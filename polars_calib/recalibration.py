@@ -8,7 +8,7 @@ streaming engine, a serialized plan), ``save`` / :func:`load_calibrator` (a
 readable, versioned JSON file) and ``evaluate`` (before/after metrics and
 reliability tables on held-out data).
 
-Every fit starts from the package's problem (:mod:`polars_calib._problem`: the
+Every fit starts from the package's problem (:mod:`polars_calib._core.problem`: the
 rows used and the one refused rule) and is a few aggregations of it:
 
 * **Platt** and **beta**: Newton steps of a logistic regression per group, from
@@ -19,14 +19,14 @@ rows used and the one refused rule) and is a few aggregations of it:
 * **temperature**: the same, one parameter per group;
 * **isotonic**: one aggregation of the weight and the positives per distinct
   probability and group, then pool-adjacent-violators per group in numpy;
-* **histogram**: the statistics table (:func:`polars_calib.statistics.statistics_query`),
+* **histogram**: the statistics table (:func:`polars_calib._table.build.statistics_query`),
   one aggregation: a bin's fitted value is its observed frequency.
 
 Applying looks up each row's group in literal tables built from the small
 parameter table (the key's code, a ``gather`` from a dense array or an ``Enum``
 cast, then a ``gather`` of each parameter: elementwise, so it streams; isotonic
 thresholds and quantile edges by one binary search per row against the
-concatenated per-group tables, :class:`polars_calib.binning.GroupedEdges`): the
+concatenated per-group tables, :class:`polars_calib._core.binning.GroupedEdges`): the
 cost per row does not grow with the number of groups, and the literals (a few
 numbers per group) travel with the plan.
 """
@@ -45,41 +45,14 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, to_expr
-from polars_calib._options import (
-    CALIBRATION_METHODS,
-    CLOSED,
-    FALLBACKS,
-    REDUCTIONS,
-    STRATEGIES,
-    SUM_TOLERANCE,
-    CalibrationMethod,
-    Closed,
-    Fallback,
-    Reduction,
-    Strategy,
-    check_choice,
-    check_n_bins,
-    check_sum_tol,
-)
-from polars_calib._problem import EPS, binary_problem, vector_checks, vector_problem
-from polars_calib.binning import Binning, GroupedEdges, edge_bins
-from polars_calib.statistics import (
-    FrameT,
-    Prepared,
-    bin_statistics,
-    collect_checked,
-    metrics_from_statistics,
-    prepare,
-    reliability_from_statistics,
-    statistics_query,
-)
-from polars_calib.validation import (
-    CalibrationDataError,
-    is_vector,
-    problem_counts,
-    raise_for_problems,
-)
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.options import CALIBRATION_METHODS, CLOSED, FALLBACKS, REDUCTIONS, STRATEGIES, SUM_TOLERANCE, CalibrationMethod, Closed, Fallback, Reduction, Strategy, check_choice, check_n_bins, check_sum_tol
+from polars_calib._core.problem import EPS, binary_problem, vector_checks, vector_problem
+from polars_calib._core.binning import Binning, GroupedEdges, edge_bins
+from polars_calib._table.plan import FrameT, Prepared, collect_checked, prepare
+from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics
+from polars_calib._table.build import statistics_query
+from polars_calib._core.validation import CalibrationDataError, is_vector, problem_counts, raise_for_problems
 
 if TYPE_CHECKING:
     import numpy as np
@@ -1961,7 +1934,7 @@ def _interpolate(table: pl.DataFrame, g: pl.Expr, p: pl.Expr) -> pl.Expr:
     A group of ``n`` points has ``n + 1`` pieces (before its first point, between
     neighbours, after its last), each ``slope * (p - x0) + y0`` (the ends: slope 0),
     computed in numpy as ``np.interp`` does; the row's piece is its position among
-    its group's points (:class:`~polars_calib.binning.GroupedEdges`, one slot per
+    its group's points (:class:`~polars_calib._core.binning.GroupedEdges`, one slot per
     group past its points), so one search and three gathers per row.
     """
     xs = [np.asarray(v, dtype=np.float64) for v in table["x"].to_list()]

@@ -35,23 +35,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, Keys
-from polars_calib._options import (
-    METRICS,
-    SUM_TOLERANCE,
-    TOP_LABEL_AVERAGES,
-    Closed,
-    Metric,
-    Reduction,
-    Strategy,
-    TopLabelAverage,
-    check_choice,
-    check_confidence,
-    check_metrics,
-)
-from polars_calib.binning import Binning
-from polars_calib.binning import binning as make_binning
-from polars_calib.frame import finish_summary
+from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.options import METRICS, SUM_TOLERANCE, TOP_LABEL_AVERAGES, Closed, Metric, Reduction, Strategy, TopLabelAverage, check_choice, check_confidence, check_metrics
+from polars_calib._core.binning import Binning
+from polars_calib._core.binning import binning as make_binning
+from polars_calib._frames.frame import finish_summary
 from polars_calib.audit import Audit
 from polars_calib.audit import audit as run_audit
 from polars_calib.plot import (
@@ -61,20 +49,15 @@ from polars_calib.plot import (
     plot_metric_over_time,
     plot_reliability,
 )
-from polars_calib.resampling import RESAMPLING_KEYS, Resample, replicate_keys, resamples_for
-from polars_calib.statistics import (
-    Prepared,
-    collect_checked,
-    merge_statistics,
-    prepare,
-    reliability_rows,
-    statistics_query,
-    terms_for,
-)
-from polars_calib.validation import CalibrationDataError, problem_counts, raise_for_problems
+from polars_calib._table.replicates import RESAMPLING_KEYS, Resample, replicate_keys, resamples_for
+from polars_calib._table.plan import Prepared, collect_checked, prepare
+from polars_calib._table.merge import merge_statistics
+from polars_calib._table.finish import reliability_rows
+from polars_calib._table.build import statistics_query, terms_for
+from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
 
 if TYPE_CHECKING:
-    import altair as alt
+    pass
 
 __all__ = [
     "HtmlReport",

@@ -1,4 +1,4 @@
-"""The counter-based draws of ``polars_calib._random``, written again in numpy.
+"""The counter-based draws of ``polars_calib._core.draws``, written again in numpy.
 
 An independent reading of the documented algorithm: unsigned 64-bit arithmetic
 (products of two 32-bit words fit), plain shifts, no Polars. Spark, Dask or SQL

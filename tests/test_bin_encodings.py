@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import polars_calib as pc
-from polars_calib.binning import Binning, uniform_edges
+from polars_calib._core.binning import Binning, uniform_edges
 
 
 def searchsorted_bins(p: np.ndarray, n_bins: int, closed: str) -> np.ndarray:

@@ -204,7 +204,7 @@ def test_merge_of_halves_is_the_whole_table() -> None:
     halves = pl.concat([pc.bin_statistics(part, "probs", "cls", **options) for part in  # type: ignore[arg-type]
                         (df[:500], df[500:])])  # fmt: skip
     assert halves.height > whole.height  # cells met in both halves, not yet summed
-    from polars_calib.statistics import merge_cells
+    from polars_calib._table.canonical import merge_cells
 
     keys = ["g", "cell", "n_bins"]
     merged = merge_cells(halves.lazy(), ["g"]).collect().sort(keys).select(whole.columns)

@@ -22,7 +22,7 @@ from scipy import stats
 from scipy.special import erfc
 
 import polars_calib as pc
-from polars_calib._special import brownian_max_abs_sf, brownian_range_sf
+from polars_calib._core.special import brownian_max_abs_sf, brownian_range_sf
 
 try:
     from mapie.metrics import calibration as mapie_calibration

@@ -1,4 +1,4 @@
-"""Calibration tests and decompositions (``polars_calib.diagnostics``).
+"""Calibration tests and decompositions (``polars_calib._metrics.diagnostics``).
 
 Against numpy written from the definitions (below), scipy's distributions and
 MAPIE's Spiegelhalter statistic; the decomposition identities; the tutorial's

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import polars_calib as pc
-from polars_calib.median_variance import split_median_variance
+from polars_calib._table.median_variance import split_median_variance
 
 # --------------------------------------------------------------------------
 # References, from the definitions

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_calib as pc
-from polars_calib._options import METRICS
-from polars_calib.statistics import RELIABILITY
+from polars_calib._core.options import METRICS
+from polars_calib._table.columns import RELIABILITY
 
 sys.path.insert(0, str(Path(__file__).parent))
 import reference as ref  # noqa: E402

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from polars_calib._intervals import wilson_interval
+from polars_calib._core.intervals import wilson_interval
 
 Z95 = NormalDist().inv_cdf(0.975)
 LEVELS = [0.5, 0.9, 0.95, 0.997]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from polars_calib._problem import binary_problem, vector_problem
+from polars_calib._core.problem import binary_problem, vector_problem
 
 ODD = [None, math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, 5e-324, 1.0 + 2**-52, -1e-300, 0.5, 2.0]
 

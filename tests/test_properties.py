@@ -452,7 +452,7 @@ def test_a_label_beside_a_null_vector_is_refused_only_when_it_is_no_class_index(
     # Found by test_two_class_classwise_ece_is_the_binary_ece. K is the length of a
     # row's vector: beside a null vector, a label is refused when it is no class index
     # at all (negative, fractional), and ignored with its row otherwise (documented in
-    # polars_calib._problem); the binary path checks 0/1 whatever the probability.
+    # polars_calib._core.problem); the binary path checks 0/1 whatever the probability.
     schema = {"probs": pl.Array(pl.Float64, 2), "y": pl.Float64}
     good = [[1.0, 0.0], [0.3, 0.7]]
     for label, refused in ((2.0, False), (-1.0, True), (0.5, True)):

@@ -30,7 +30,7 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 import polars_calib as pc
-from polars_calib._problem import EPS
+from polars_calib._core.problem import EPS
 
 BINARY_METHODS = ("platt", "beta", "isotonic", "histogram")
 
@@ -1102,7 +1102,7 @@ def test_labels_other_than_0_1_with_pos_label() -> None:
 
 @pytest.mark.parametrize("closed", ["right", "left"])
 def test_edge_bins_follow_the_bin_rule_per_group(closed: str) -> None:
-    from polars_calib.binning import GroupedEdges, edge_bins
+    from polars_calib._core.binning import GroupedEdges, edge_bins
 
     rng = np.random.default_rng(40)
     edges = [np.sort(np.round(rng.random(4), 1)) for _ in range(3)]  # ties, on the grid

@@ -22,7 +22,7 @@ from polars.testing import assert_frame_equal
 from scipy import stats as scipy_stats
 
 import polars_calib as pc
-from polars_calib import _random
+from polars_calib._core import draws as _random
 
 IDS = np.array(
     [0, 1, 2, 3, 12345, -1, -5, 2**31, 2**32 + 7, 2**62, -(2**63), 2**63 - 1], dtype=np.int64

@@ -15,7 +15,7 @@ import pytest
 from conftest import FrameContext, make_log
 
 import polars_calib as pc
-from polars_calib.smooth import GRIDS
+from polars_calib._smooth import GRIDS
 
 try:
     import relplot

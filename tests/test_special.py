@@ -10,7 +10,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from polars_calib._special import chi2_sf, erfc, normal_cdf, normal_sf
+from polars_calib._core.special import chi2_sf, erfc, normal_cdf, normal_sf
 
 scipy_special = pytest.importorskip("scipy.special")
 scipy_stats = pytest.importorskip("scipy.stats")

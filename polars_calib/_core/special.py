@@ -23,10 +23,10 @@ expressions, accurate to about 1e-13 relative against scipy (``tests/test_specia
   ``k`` needs no bound known when the query is built; ``lgamma(a_i + 1)`` is the
   running sum of ``log(j + h)``, ``j = 1 .. i``, plus ``lgamma(1 + h)``;
 * :func:`brownian_max_abs_sf` / :func:`brownian_range_sf`: the tails of the KS and
-  Kuiper calibration tests (:mod:`polars_calib.cumulative`):
+  Kuiper calibration tests (:mod:`polars_calib._metrics.cumulative`):
 
   Under the null hypothesis of calibration, the cumulative differences of
-  :mod:`polars_calib.cumulative` divided by their standard deviation behave, for many
+  :mod:`polars_calib._metrics.cumulative` divided by their standard deviation behave, for many
   rows, as a standard Brownian motion ``B`` on ``[0, 1]`` (not a bridge: the last
   cumulative difference is not pinned at 0). Their tests read the tails of
 

@@ -21,7 +21,7 @@ Their p-values read the statistic divided by the standard deviation of
 .. math:: \sigma = \frac{\sqrt{\sum_j w_j\, p_j (1 - p_j)}}{W},
 
 against the asymptotic laws of the maximum of :math:`|B|` and of the range of a
-standard Brownian motion on ``[0, 1]`` (:mod:`polars_calib._special`), as MAPIE does
+standard Brownian motion on ``[0, 1]`` (:mod:`polars_calib._core.special`), as MAPIE does
 (Tygert, 2022). Weights are frequency weights: a row of weight 2 counts as two
 identical rows, in :math:`S` and in :math:`\sigma`.
 
@@ -37,9 +37,9 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr
-from polars_calib._problem import Problem, binary_problem
-from polars_calib._special import brownian_max_abs_sf, brownian_range_sf
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.problem import Problem, binary_problem
+from polars_calib._core.special import brownian_max_abs_sf, brownian_range_sf
 
 __all__ = [
     "ks_calibration",
@@ -140,7 +140,7 @@ def ks_calibration(
     .. math:: \mathrm{KS} = \max_{i \ge 0} |S_i|, \qquad S_0 = 0.
 
     Tie-invariant: the order of rows with equal probabilities does not matter.
-    Not mergeable: one sort per group (see :mod:`polars_calib.cumulative`).
+    Not mergeable: one sort per group (see :mod:`polars_calib._metrics.cumulative`).
 
     References
     ----------

@@ -1,7 +1,7 @@
 """The ``.calib`` namespace on ``pl.Expr``: one-line delegations to the free functions.
 
 The expression the namespace is called on is the probability; see the free
-functions in :mod:`polars_calib.binary`, :mod:`polars_calib.diagnostics` and :mod:`polars_calib.multiclass` for parameters, formulas and examples.
+functions in :mod:`polars_calib._metrics.binary`, :mod:`polars_calib._metrics.diagnostics` and :mod:`polars_calib._metrics.multiclass` for parameters, formulas and examples.
 """
 
 from __future__ import annotations
@@ -10,24 +10,15 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_calib import binary, canonical, cumulative, diagnostics, multiclass
-from polars_calib import kernel as kernel_module
-from polars_calib._exprs import IntoExpr
-from polars_calib._options import (
-    SUM_TOLERANCE,
-    Alternative,
-    BinAverage,
-    Closed,
-    Distance,
-    Kernel,
-    LossStrategy,
-    Norm,
-    Score,
-    SkceEstimator,
-    Strategy,
-    TopLabelAverage,
-)
-from polars_calib.validation import refused_rows
+from polars_calib._metrics import binary as binary
+from polars_calib._metrics import canonical as canonical
+from polars_calib._metrics import cumulative as cumulative
+from polars_calib._metrics import diagnostics as diagnostics
+from polars_calib._metrics import multiclass as multiclass
+from polars_calib._metrics import kernel as kernel_module
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.options import SUM_TOLERANCE, Alternative, BinAverage, Closed, Distance, Kernel, LossStrategy, Norm, Score, SkceEstimator, Strategy, TopLabelAverage
+from polars_calib._core.validation import refused_rows
 
 __all__ = ["CalibExpr", "ExprCalibNamespace", "col"]
 

@@ -4,7 +4,7 @@ Each metric takes a probability-vector column (``pl.Array(pl.Float64, K)`` or
 ``pl.List(pl.Float64)``, which give the same numbers) and an integer label in
 ``0 .. K - 1``, and returns an aggregating ``pl.Expr`` that works in every context the
 binary metrics do. No metric bins on its own: each reduces the vectors to binary
-problems (:func:`polars_calib._problem.vector_problem`, the definition the frame
+problems (:func:`polars_calib._core.problem.vector_problem`, the definition the frame
 functions use too) and hands them to the binary finishers.
 
 * **confidence**: the maximum probability against whether the arg-max (first maximal
@@ -15,7 +15,7 @@ functions use too) and hands them to the binary finishers.
   predicted class; averaged (``l1``, ``l2``) or maximised (``max``).
 
 Several problems are evaluated at once without a Python loop (see
-:func:`polars_calib._finish.keyed_binned_error`): the entries are packed with
+:func:`polars_calib._table.bin_sums.keyed_binned_error`): the entries are packed with
 ``implode`` and evaluated in ``list.eval``, where the class and the bin form one
 elementwise window key, in select, over, group_by, dynamic and rolling windows, and
 the streaming engine.
@@ -35,23 +35,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, to_expr
-from polars_calib._finish import binned_error, keyed_binned_error, row_mean
-from polars_calib._options import (
-    NORMS,
-    SUM_TOLERANCE,
-    TOP_LABEL_AVERAGES,
-    Closed,
-    Compat,
-    Norm,
-    Strategy,
-    TopLabelAverage,
-    check_choice,
-    check_sum_tol,
-)
-from polars_calib._problem import vector_problem
-from polars_calib.binning import Binning
-from polars_calib.binning import binning as make_binning
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._table.bin_sums import binned_error, keyed_binned_error, row_mean
+from polars_calib._core.options import NORMS, SUM_TOLERANCE, TOP_LABEL_AVERAGES, Closed, Compat, Norm, Strategy, TopLabelAverage, check_choice, check_sum_tol
+from polars_calib._core.problem import vector_problem
+from polars_calib._core.binning import Binning
+from polars_calib._core.binning import binning as make_binning
 
 __all__ = [
     "SUM_TOLERANCE",
@@ -410,7 +399,7 @@ def multiclass_brier(
     :math:`\frac{1}{W}\sum_i w_i \sum_c (p_{ic} - [c = y_i])^2`, the original Brier
     (1950) score and the calibration tutorial's (ECML-PKDD 2020); for K = 2 it is
     twice the binary score of ``p_1``. Vectors follow the multi-class data policy of
-    :mod:`polars_calib.multiclass`.
+    :mod:`polars_calib._metrics.multiclass`.
 
     Examples
     --------

@@ -20,7 +20,7 @@ an edge:
   the integer, or Int32), for a window or a group-by over ``(keys, bin)``;
 * :meth:`Binning.cell_words`: the cell of a probability vector on the K-dimensional
   uniform grid (each component's :meth:`Binning.value`), packed into exact integer
-  words ``sum_k b_k B**k`` (the canonical statistics table, :mod:`polars_calib.statistics`);
+  words ``sum_k b_k B**k`` (the canonical statistics table, :mod:`polars_calib._table`);
 * :meth:`Binning.masks`: one boolean per uniform bin, for the masked sums of the
   expression path: up to :data:`MAX_MASKED_BINS` bins, an expression sums each bin as
   ``when(mask).then(x).sum()`` (no index, no window: it streams and costs a comparison
@@ -33,14 +33,14 @@ an edge:
   calibrator's quantile bins, its isotonic thresholds), one exact search per row;
 * :func:`linear_grid`: the two neighbouring points of a fine grid ``k / G`` and the
   linear-interpolation weight of the upper one, as relplot spreads each row over
-  its grid before smoothing (:mod:`polars_calib.smooth`).
+  its grid before smoothing (:mod:`polars_calib._smooth`).
 
 Equal-mass (``"quantile"``) bins have edges at the linear-interpolation quantiles
 ``k / B`` of the probabilities in the current group (numpy's default quantile, as
 ``calibration_curve(strategy="quantile")``). Tied quantiles give empty bins.
 
 Median-variance bins (``strategy="median_variance"``) are no rule of edges but a
-recursive split of a group's rows: :mod:`polars_calib.median_variance` computes them
+recursive split of a group's rows: :mod:`polars_calib._table.median_variance` computes them
 per group, and metrics read them as a bin column.
 """
 
@@ -55,17 +55,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, to_expr
-from polars_calib._options import (
-    CLOSED,
-    PEERS,
-    STRATEGIES,
-    Closed,
-    Compat,
-    Strategy,
-    check_choice,
-    check_n_bins,
-)
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.options import CLOSED, PEERS, STRATEGIES, Closed, Compat, Strategy, check_choice, check_n_bins
 
 __all__ = [
     "MAX_MASKED_BINS",
@@ -104,7 +95,7 @@ class Binning:
     """Compare float32 probabilities with float32 edges (torchmetrics)."""
     clip: bool = False
     """Clip probabilities to ``[eps, 1 - eps]`` before anything (netcal; done by
-    :meth:`polars_calib._problem.Problem.seen_by`)."""
+    :meth:`polars_calib._core.problem.Problem.seen_by`)."""
 
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)

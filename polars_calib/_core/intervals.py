@@ -77,7 +77,7 @@ def wilson_interval(successes: pl.Expr, n: pl.Expr, z: float) -> tuple[pl.Expr, 
     Examples
     --------
     >>> import polars as pl
-    >>> from polars_calib._intervals import wilson_interval
+    >>> from polars_calib._core.intervals import wilson_interval
     >>> df = pl.DataFrame({
     ...     "sum_y": [0.0, 3.0, 10.0, 2.5, 1.0],
     ...     "weight": [10.0, 10.0, 10.0, 4.0, 0.0],

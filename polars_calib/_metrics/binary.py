@@ -20,11 +20,13 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, to_expr
-from polars_calib._finish import binned_error, row_mean
-from polars_calib._options import NORMS, Closed, Compat, Distance, Norm, Strategy, check_choice
-from polars_calib._problem import binary_problem
-from polars_calib.binning import binning as make_binning
+from polars_calib._table.distance import binary_distance_error, check_distance
+
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._table.bin_sums import binned_error, row_mean
+from polars_calib._core.options import NORMS, Closed, Compat, Distance, Norm, Strategy, check_choice
+from polars_calib._core.problem import binary_problem
+from polars_calib._core.binning import binning as make_binning
 
 __all__ = ["brier", "ece", "log_loss", "mce", "rmsce"]
 
@@ -68,7 +70,7 @@ def ece(
         strings): a label is 1 when it equals `pos_label`, else 0, as scikit-learn's.
     compat
         Reproduce a peer's bins exactly: ``"sklearn"``, ``"netcal"``,
-        ``"torchmetrics"`` or ``"mapie"`` (see :func:`polars_calib.binning.binning`
+        ``"torchmetrics"`` or ``"mapie"`` (see :func:`polars_calib._core.binning.binning`
         and ``docs/conventions.md``). The default is the exact ``k / B`` rule.
     distance
         ``"tv"``, ``"cityblock"`` or ``"sqeuclidean"``: the ECE of the vectors
@@ -105,6 +107,8 @@ def ece(
     The 10-item worked example with three bins:
 
     >>> import polars as pl
+
+from polars_calib._table.distance import binary_distance_error, check_distance
     >>> import polars_calib as pc
     >>> df = pl.DataFrame({
     ...     "p": [0.61, 0.39, 0.31, 0.76, 0.22, 0.59, 0.92, 0.83, 0.57, 0.41],
@@ -137,7 +141,6 @@ def ece(
     """
     check_choice("norm", norm, NORMS)
     if distance is not None or bins is not None:
-        from polars_calib.canonical import binary_distance_error, check_distance
 
         used, _ = check_distance(distance or "tv")
         if norm != "l1" or compat is not None:
@@ -176,6 +179,8 @@ def mce(
     Examples
     --------
     >>> import polars as pl
+
+from polars_calib._table.distance import binary_distance_error, check_distance
     >>> import polars_calib as pc
     >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
     >>> df.select(mce=pc.mce("p", "y", n_bins=2).round(4))
@@ -217,6 +222,8 @@ def rmsce(
     Examples
     --------
     >>> import polars as pl
+
+from polars_calib._table.distance import binary_distance_error, check_distance
     >>> import polars_calib as pc
     >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
     >>> df.select(rmsce=pc.rmsce("p", "y", n_bins=2).round(4))
@@ -250,6 +257,8 @@ def brier(
     Examples
     --------
     >>> import polars as pl
+
+from polars_calib._table.distance import binary_distance_error, check_distance
     >>> import polars_calib as pc
     >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.3], "y": [0, 1, 1, 0]})
     >>> df.select(brier=pc.brier("p", "y").round(4))
@@ -281,6 +290,8 @@ def log_loss(
     Examples
     --------
     >>> import polars as pl
+
+from polars_calib._table.distance import binary_distance_error, check_distance
     >>> import polars_calib as pc
     >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.35], "y": [0, 1, 1, 0]})
     >>> df.select(log_loss=pc.log_loss("p", "y").round(4))

@@ -16,7 +16,7 @@ How it is computed here, in two steps:
    size ``G`` relplot may use (:data:`GRIDS`: 1000 intervals for ``sigma >= 0.01``,
    finer ones below), the sums per cell ``[k/G, (k+1)/G)`` of the weight ``w``, the
    weighted residual ``w (p - y)``, and both times the row's position in its cell
-   (:func:`polars_calib.binning.linear_grid`): exactly what relplot's linear spread
+   (:func:`polars_calib._core.binning.linear_grid`): exactly what relplot's linear spread
    of each row onto the points ``k/G`` and ``(k+1)/G`` needs. One lazy
    aggregation per grid over one read of the data, in memory or streaming; the
    table **merges** by summing rows of the same group, grid and cell (partitions,
@@ -42,16 +42,12 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_calib._exprs import GroupKeys, Keys
-from polars_calib._problem import binary_problem
-from polars_calib.binning import linear_grid
-from polars_calib.statistics import FrameT, grouped, same_kind
-from polars_calib.validation import (
-    CalibrationDataError,
-    check_schema,
-    problem_counts,
-    raise_for_problems,
-)
+from polars_calib._core.exprs import GroupKeys, Keys
+from polars_calib._core.problem import binary_problem
+from polars_calib._core.binning import linear_grid
+from polars_calib._table.plan import FrameT, same_kind
+from polars_calib._table.columns import grouped
+from polars_calib._core.validation import CalibrationDataError, check_schema, problem_counts, raise_for_problems
 
 if TYPE_CHECKING:
     import numpy as np
@@ -142,7 +138,7 @@ def _prepared(
         msg = (
             "`data` must be a polars DataFrame or LazyFrame: smooth ECE is a frame "
             "function, `pc.smooth_ece(df, 'p', 'y', by=...)`, not an aggregating "
-            f"expression (see polars_calib.smooth); got {type(data).__name__}"
+            f"expression (see polars_calib._smooth); got {type(data).__name__}"
         )
         raise TypeError(msg)
     keys = GroupKeys(by, frozenset(_COLUMNS) | {"smooth_ece", "sigma"})
@@ -288,7 +284,6 @@ def _reflected(values: np.ndarray, sigma: float) -> np.ndarray:
 
 def _interpolate(t: np.ndarray, values: np.ndarray) -> np.ndarray:
     """relplot ``kernels.interpolate``: the piecewise-linear grid function read at `t`."""
-    import numpy as np
 
     intervals = len(values) - 1
     lower = (t * intervals).astype(int).clip(0, intervals - 1)
@@ -517,7 +512,7 @@ def smooth_ece(
     :math:`\sigma = \mathrm{smECE}_\sigma` (a multiple of 1/1024, at least
     0.001). Equal to ``relplot.smECE(p, y, return_width=True)`` (relplot 1.0.3) to
     rounding. Not an aggregating expression and not in the bin statistics table: it
-    has its own fine-grid table, which merges (see :mod:`polars_calib.smooth`).
+    has its own fine-grid table, which merges (see :mod:`polars_calib._smooth`).
 
     A LazyFrame gives a plan that reads nothing until collected (a group with
     refused rows then gets null values); a DataFrame runs at once and raises on

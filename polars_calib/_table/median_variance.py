@@ -33,38 +33,27 @@ read the bin column as any other key (``pc.ece(..., bins="bin")``,
 from __future__ import annotations
 
 import heapq
-from typing import Any
-
 import numpy as np
 import polars as pl
+from polars_calib._core.options import Closed, Compat, Strategy, check_min_size
+from polars_calib._core.binning import Binning
+from polars_calib._core.binning import binning as make_binning
+from polars_calib._table.plan import Prepared
 
-from polars_calib._exprs import Keys
-from polars_calib._options import SUM_TOLERANCE, Closed, Compat, Strategy, check_min_size
-from polars_calib.binning import Binning
-from polars_calib.binning import binning as make_binning
-from polars_calib.statistics import FrameT, Prepared, prepare, same_kind
-from polars_calib.validation import problem_counts, raise_for_problems
-
-__all__ = [
-    "binned_rows",
-    "median_variance_bins",
-    "split_median_variance",
-    "table_binning",
-    "table_input",
-]
 
 _ROWS = "__polars_calib_row__"
-_POINTS = "__polars_calib_points__"
-_USED = "__polars_calib_used__"
-_ALL = "__polars_calib_all__"
 
+_POINTS = "__polars_calib_points__"
+
+_USED = "__polars_calib_used__"
+
+_ALL = "__polars_calib_all__"
 
 def _max_variance(points: np.ndarray) -> tuple[float, int]:
     """The largest unbiased per-component variance and its component (first on ties)."""
     variances = points.var(axis=0, ddof=1)
     component = int(np.argmax(variances))
     return float(variances[component]), component
-
 
 def split_median_variance(
     points: np.ndarray, min_size: int = 10, max_bins: int | None = None
@@ -124,7 +113,6 @@ def split_median_variance(
     renumbered[ranking] = np.arange(len(final), dtype=np.int32)
     return renumbered[bins]
 
-
 def _group_bins(frame: pl.DataFrame, name: str, min_size: int, max_bins: int | None) -> pl.DataFrame:
     used = frame[_USED].fill_null(False).to_numpy()
     points_column = frame[_POINTS].filter(pl.Series(used))
@@ -143,126 +131,6 @@ def _group_bins(frame: pl.DataFrame, name: str, min_size: int, max_bins: int | N
     bins[used] = split_median_variance(points, min_size, max_bins)
     column = pl.Series(name, bins, dtype=pl.Int32)
     return frame.select(_ROWS).with_columns(pl.when(column >= 0).then(column).alias(name))
-
-
-def median_variance_bins(
-    data: FrameT,
-    prob: str,
-    label: str,
-    *,
-    by: Keys = None,
-    min_size: int = 10,
-    max_bins: int | None = None,
-    name: str = "bin",
-    weight: str | None = None,
-    pos_label: Any = None,
-    sum_tol: float = SUM_TOLERANCE,
-) -> FrameT:
-    """The rows of `data` with their median-variance bin, per group.
-
-    Parameters
-    ----------
-    data
-        DataFrame or LazyFrame of predictions.
-    prob
-        Binary probabilities (split on ``p``), or probability vectors (``Array`` or
-        ``List``, split on their components).
-    label
-        The 0/1 outcome, or with vectors the true class: rows with a null
-        probability, label or weight are not binned (their bin is null), as the
-        metrics ignore them.
-    by
-        Group keys: column names or expressions; each group is binned on its own.
-    min_size
-        Fewest rows per bin, an int >= 1.
-    max_bins
-        Most bins per group, an int >= 1; ``None``: no limit.
-    name
-        Name of the added bin column.
-    weight
-        Name of an optional weight column: it is not used by the splits (which count
-        rows, as CalibrationErrors.jl), only to decide which rows are used.
-    pos_label, sum_tol
-        As :func:`polars_calib.ece` and :func:`polars_calib.canonical_ece`.
-
-    Returns
-    -------
-    DataFrame or LazyFrame
-        The same kind as `data`, the same rows in the same order, plus `name`
-        (Int32, ``0 .. B - 1`` within each group in the order of the bins' mean
-        predictions; null where the row is not used).
-
-    Raises
-    ------
-    CalibrationDataError
-        A missing or mistyped column; with a DataFrame, refused rows (see
-        :func:`polars_calib.validate`). A LazyFrame's refused rows get a null bin and
-        make the metrics of their group null.
-    ValueError
-        ``min_size < 1`` or ``max_bins < 1``.
-
-    Notes
-    -----
-    The rule is CalibrationErrors.jl's ``MedianVarianceBinning`` (see
-    :mod:`polars_calib.median_variance`): split the bin of largest variance at the
-    median of its component of largest variance, the values strictly below the
-    median going left, while both halves keep ``min_size`` rows and fewer than
-    ``max_bins`` bins exist. Binary probabilities are split on ``p`` (Julia, given
-    ``[1 - p, p]``, splits on ``1 - p``: the same bins except where a tied median
-    sends the tied values the other way). The bins depend on all of a group's rows:
-    statistics over them do not merge across partitions. A LazyFrame stays a plan
-    (``group_by().map_groups``) and is read when collected.
-
-    References
-    ----------
-    J. Vaicenavicius et al., "Evaluating model calibration in classification",
-    AISTATS 2019; CalibrationErrors.jl, ``MedianVarianceBinning``.
-
-    See Also
-    --------
-    polars_calib.canonical_ece, polars_calib.ece
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> import polars_calib as pc
-    >>> df = pl.DataFrame({
-    ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
-    ...     "y": [0, 0, 1, 0, 1, 1, 0, 1],
-    ... })
-    >>> binned = pc.median_variance_bins(df, "p", "y", min_size=2)
-    >>> binned["bin"].to_list()
-    [0, 0, 1, 1, 2, 2, 3, 3]
-    >>> binned.select(ece=pc.ece("p", "y", bins="bin"))
-    shape: (1, 1)
-    ┌──────┐
-    │ ece  │
-    │ ---  │
-    │ f64  │
-    ╞══════╡
-    │ 0.25 │
-    └──────┘
-    """
-    check_min_size("min_size", min_size)
-    if max_bins is not None:
-        check_min_size("max_bins", max_bins)
-    if not isinstance(name, str):
-        msg = f"`name` must be a str, got {type(name).__name__}"
-        raise TypeError(msg)
-    prepared = prepare(
-        data, prob, label, by=by, weight=weight, sum_tol=sum_tol, pos_label=pos_label
-    )
-    if name in prepared.data.collect_schema().names():
-        msg = f"`name` {name!r} is a column of `data` already"
-        raise ValueError(msg)
-    if isinstance(data, pl.DataFrame):
-        problem = prepared.problem
-        refused = prepared.lf.select(problem.refused.fill_null(False).sum()).collect().item()
-        if refused:
-            raise_for_problems(problem_counts(prepared.lf, problem.checks).collect(), problem.checks)
-    columns = [*data.collect_schema().names(), name]
-    return same_kind(data, binned_rows(prepared, prob, min_size, max_bins, name).select(columns))
-
 
 def binned_rows(
     prepared: Prepared, prob: str, min_size: int, max_bins: int | None, name: str
@@ -291,9 +159,7 @@ def binned_rows(
     bins = work.group_by(keys).map_groups(binned, schema=schema)
     return lf.join(bins, on=_ROWS, how="left").sort(_ROWS).drop(_ROWS)
 
-
 _BIN = "__polars_calib_mv_bin__"
-
 
 def table_binning(
     n_bins: int,
@@ -313,7 +179,6 @@ def table_binning(
         msg = f"`compat` reproduces the peers' uniform bins; got strategy={strategy!r}"
         raise ValueError(msg)
     return None
-
 
 def table_input(
     prepared: Prepared, prob: str, binning: Binning | None, min_size: int, max_bins: int | None

@@ -1,6 +1,6 @@
 """Refusing bad data: schema checks, counts of refused rows, and the error that names them.
 
-The rule of what is refused lives in :mod:`polars_calib._problem` (one predicate per
+The rule of what is refused lives in :mod:`polars_calib._core.problem` (one predicate per
 problem, with a text per check); this module turns it into:
 
 * :class:`CalibrationDataError`, raised by the DataFrame functions and by
@@ -21,8 +21,8 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr
-from polars_calib._problem import Check, binary_problem
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.problem import Check, binary_problem
 
 __all__ = [
     "CalibrationDataError",
@@ -191,7 +191,7 @@ def validate(
     >>> pc.validate(df, "p", "y")
     Traceback (most recent call last):
     ...
-    polars_calib.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 4 rows (e.g. 1.5); column 'y': label not 0 or 1 in 1 of 4 rows (e.g. 3.0)
+    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 4 rows (e.g. 1.5); column 'y': label not 0 or 1 in 1 of 4 rows (e.g. 3.0)
     >>> pc.validate(df.filter(pl.col("p") < 1, pl.col("y") < 2), "p", "y")
     """
     lf = check_schema(data, prob, label, weight, columns, pos_label=pos_label)

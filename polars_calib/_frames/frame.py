@@ -1,10 +1,9 @@
-"""Reliability tables and metric summaries of a whole frame, and the frame namespaces.
+"""Reliability tables and metric summaries of a whole frame.
 
 :func:`reliability` and :func:`summary` are compositions of the statistics table
-(:mod:`polars_calib.statistics`): one aggregation of the problem per (group, bin),
-then a finisher over the small result. They take a DataFrame or a LazyFrame and
-return the same kind; ``df.calib.reliability(...)`` and ``lf.calib.summary(...)``
-delegate to them.
+(:mod:`polars_calib._table`): one aggregation of the problem per (group, bin), then a
+finisher over the small result. They take a DataFrame or a LazyFrame and return the
+same kind; ``df.calib.reliability(...)`` and ``lf.calib.summary(...)`` delegate to them.
 
 A LazyFrame method returns a plan that reads nothing until collected; a group with
 refused rows gets null metrics and its ``refused`` count. A DataFrame method runs
@@ -15,70 +14,19 @@ Missing or mistyped columns raise from the schema alone, for both.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Generic
-
+from typing import TYPE_CHECKING, Any
 import polars as pl
-
-from polars_calib._exprs import IntoExpr, Keys
-from polars_calib._options import (
-    METRICS,
-    BinAverage,
-    Distance,
-    TableReduction,
-    SUM_TOLERANCE,
-    TOP_LABEL_AVERAGES,
-    Closed,
-    Compat,
-    ConsistencyMetric,
-    Diagnostic,
-    Metric,
-    Reduction,
-    Resampling,
-    Strategy,
-    TopLabelAverage,
-    check_choice,
-    check_confidence,
-    check_metrics,
-)
-from polars_calib.median_variance import median_variance_bins, table_binning, table_input
-from polars_calib.smooth import smooth_ece, smooth_ece_statistics
-from polars_calib.resampling import (
-    RESAMPLING_KEYS,
-    TESTED_METRIC,
-    finish_resampled,
-    resamples_for,
-)
-from polars_calib.statistics import (
-    FrameT,
-    Prepared,
-    bin_statistics,
-    canonical_plan,
-    check_canonical,
-    check_diagnostics,
-    collect_checked,
-    finish_cells,
-    finish_metrics,
-    prepare,
-    reliability_rows,
-    same_kind,
-    statistics_query,
-    terms_for,
-    top_label_choice,
-)
-from polars_calib.canonical import check_distance
-from polars_calib.validation import refused_rows, validate
-
+from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.options import METRICS, BinAverage, Distance, TableReduction, SUM_TOLERANCE, Closed, Compat, ConsistencyMetric, Diagnostic, Metric, Reduction, Resampling, Strategy, TopLabelAverage, check_confidence, check_metrics
+from polars_calib._table.pipeline import Bins, table_plan
+from polars_calib._table.replicates import TESTED_METRIC, resamples_for
+from polars_calib._table.resampled import finish_resampled
+from polars_calib._table.plan import FrameT, Prepared, same_kind
+from polars_calib._table.canonical import finish_cells
+from polars_calib._table.finish import finish_metrics, reliability_rows, top_label_choice
+from polars_calib._table.distance import check_distance
 if TYPE_CHECKING:
-    from polars_calib.audit import Audit
-    from polars_calib.recalibration import Calibrator
-
-__all__ = [
-    "DataFrameCalibNamespace",
-    "LazyFrameCalibNamespace",
-    "finish_summary",
-    "reliability",
-    "summary",
-]
+    pass
 
 
 def reliability(
@@ -218,20 +166,13 @@ def reliability(
             "cells of the simplex grid: see `bin_statistics(..., reduction='canonical')`"
         )
         raise ValueError(msg)
-    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     z = check_confidence(confidence)
-    prepared = prepare(
-        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label,
+    plan = table_plan(
+        data, prob, label, bins=Bins(n_bins, strategy, closed, compat, min_size, max_bins),
+        by=by, weight=weight, reduction=reduction, sum_tol=sum_tol, pos_label=pos_label,
     )  # fmt: skip
-    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
-    plan = statistics_query(lf, prepared.problem, prepared.keys, binning, (), bin_column=bins)
-    # The table is sparse: the display has every bin of a uniform grid (its exact edges).
-    grid = binning.grid() if bins is None and binning.strategy == "uniform" else None
-    if isinstance(data, pl.DataFrame):
-        stats = collect_checked(prepared, plan)
-        return reliability_rows(stats.lazy(), prepared.keys, z, grid).collect()
-    return reliability_rows(plan, prepared.keys, z, grid)
+    # The table is sparse: the display completes a uniform grid (its exact edges).
+    return same_kind(data, reliability_rows(plan.checked(), plan.keys, z, plan.grid))
 
 
 def summary(
@@ -295,7 +236,7 @@ def summary(
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
         compute, in this order; binary data also take the tests and decompositions
-        of :mod:`polars_calib.diagnostics` (``"spiegelhalter_z"``,
+        of :mod:`polars_calib._metrics.diagnostics` (``"spiegelhalter_z"``,
         ``"spiegelhalter_p"`` (two-sided), ``"hosmer_lemeshow"``,
         ``"hosmer_lemeshow_p"``, ``"debiased_ece_squared"``, ``"debiased_ece"``,
         ``"brier_decomposition"`` (a struct), ``"brier_calibration_loss"``,
@@ -439,22 +380,17 @@ def summary(
     │ b     ┆ 2024-03-02 00:00:00 ┆ 2     ┆ 0       ┆ 0.75           ┆ 0.5      ┆ 0.185 │
     └───────┴─────────────────────┴───────┴─────────┴────────────────┴──────────┴───────┘
     """
-    checked = table_binning(n_bins, strategy, closed, compat, min_size, max_bins)
     names = check_metrics(metrics, tests=True)
+    bins = Bins(n_bins, strategy, closed, compat, min_size, max_bins)
+    frame = {"by": by, "weight": weight, "reduction": reduction, "sum_tol": sum_tol,
+             "time": time, "every": every}  # fmt: skip
     if reduction == "canonical":
         distance, bin_average = check_distance(distance or "tv", average or "weighted")
-        check_canonical(names, checked, compat)
         if confidence is not None:
             msg = "reduction='canonical' has no resampling: `confidence` must be None"
             raise ValueError(msg)
-        assert checked is not None  # uniform (check_canonical)
-        prepared, stats = canonical_plan(
-            data, prob, label, checked, names, by=by, weight=weight, sum_tol=sum_tol,
-            time=time, every=every,
-        )  # fmt: skip
-        if isinstance(data, pl.DataFrame):
-            stats = collect_checked(prepared, stats).lazy()
-        table = finish_cells(stats, prepared.keys, names, distance, bin_average)
+        plan = table_plan(data, prob, label, bins=bins, metrics=names, **frame)
+        table = finish_cells(plan.checked(), plan.keys, names, distance, bin_average)
         renamed = {m: f"canonical_{m}" for m in ("ece", "mce", "rmsce") if m in names}
         return same_kind(data, table.rename(renamed))
     top_label_average = top_label_choice(average, distance)
@@ -466,24 +402,14 @@ def summary(
     if set(names) & set(TESTED_METRIC):
         methods.append("consistency")
     resamples = resamples_for(methods or None, n_resamples, seed, id)
-    prepared = prepare(
-        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label, time=time, every=every,
-        reserved=RESAMPLING_KEYS if resamples else frozenset(),
+    plan = table_plan(
+        data, prob, label, bins=bins, metrics=names, resamples=resamples,
+        pos_label=pos_label, **frame,
     )  # fmt: skip
-    check_diagnostics(
-        names, None if checked is None else checked.n_bins, prepared.reduction is not None
+    table = finish_summary(
+        plan.checked(), plan.prepared, names, top_label_average, confidence, bool(resamples)
     )
-    lf, binning, bins = table_input(prepared, prob, checked, min_size, max_bins)
-    plan = statistics_query(
-        lf, prepared.problem, prepared.keys, binning, terms_for(names), bins, resamples
-    )
-    if isinstance(data, pl.DataFrame):
-        plan = collect_checked(prepared, plan).lazy()
-    summary = finish_summary(
-        plan, prepared, names, top_label_average, confidence, bool(resamples)
-    )
-    return same_kind(data, summary)
+    return same_kind(data, table)
 
 
 def finish_summary(
@@ -514,73 +440,3 @@ def finish_summary(
             for end in ("", "_lower", "_upper") if f"{m}{end}" in columns
         }  # fmt: skip
     return table.rename(renamed)
-
-
-class _FrameCalibNamespace(Generic[FrameT]):
-    """The methods shared by the DataFrame and LazyFrame namespaces.
-
-    Each delegates in one line to the free function, and returns the kind of frame
-    it was called on.
-    """
-
-    def __init__(self, data: FrameT) -> None:
-        self._data: FrameT = data
-
-    def reliability(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Reliability table; see :func:`polars_calib.reliability` for the options."""
-        return reliability(self._data, prob, label, **options)
-
-    def summary(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Metrics per group and window; see :func:`polars_calib.summary` for the options."""
-        return summary(self._data, prob, label, **options)
-
-    def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        table: FrameT = bin_statistics(self._data, prob, label, **options)
-        return table
-
-    def smooth_ece(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Smooth ECE and its bandwidth per group; see :func:`polars_calib.smooth_ece`."""
-        return smooth_ece(self._data, prob, label, **options)
-
-    def smooth_ece_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Mergeable fine-grid sums per group; see :func:`polars_calib.smooth_ece_statistics`."""
-        return smooth_ece_statistics(self._data, prob, label, **options)
-
-    def median_variance_bins(self, prob: str, label: str, **options: Any) -> FrameT:
-        """The rows with their median-variance bin; see :func:`polars_calib.median_variance_bins`."""
-        return median_variance_bins(self._data, prob, label, **options)
-
-    def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:
-        """Per group, the rows each data check refuses; see :func:`polars_calib.refused_rows`."""
-        counts = refused_rows(prob, label, **options)
-        query = self._data.lazy()
-        grouped = query.group_by(by, maintain_order=True) if by is not None else None
-        result = (grouped.agg(counts) if grouped is not None else query.select(counts))
-        return same_kind(self._data, result.unnest("refused_rows"))
-
-    def audit(self, prob: str, label: str, **options: Any) -> Audit:
-        """Calibration of every slice and intersection; see :func:`polars_calib.audit`."""
-        from polars_calib.audit import audit  # the audit module builds on this one
-
-        return audit(self._data, prob, label, **options)
-
-    def fit(self, prob: str, label: str, **options: Any) -> Calibrator:
-        """Fit recalibration maps per group; see :func:`polars_calib.fit_calibrator`."""
-        from polars_calib.recalibration import fit_calibrator
-
-        return fit_calibrator(self._data, prob, label, **options)
-
-    def validate(self, prob: str, label: str, weight: str | None = None, **options: Any) -> None:
-        """Raise on invalid data; see :func:`polars_calib.validate`."""
-        validate(self._data, prob, label, weight, **options)
-
-
-@pl.api.register_lazyframe_namespace("calib")
-class LazyFrameCalibNamespace(_FrameCalibNamespace[pl.LazyFrame]):
-    """Calibration tables of a LazyFrame of predictions; each method returns a LazyFrame plan."""
-
-
-@pl.api.register_dataframe_namespace("calib")
-class DataFrameCalibNamespace(_FrameCalibNamespace[pl.DataFrame]):
-    """Calibration tables of a DataFrame of predictions; each method returns a DataFrame."""

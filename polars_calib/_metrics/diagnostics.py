@@ -4,7 +4,7 @@ Each function takes binary probabilities and 0/1 labels (column names or
 expressions, with ``weight=`` and ``pos_label=`` as :func:`polars_calib.ece`) and
 returns an aggregating ``pl.Expr``: one value per group in ``select``,
 ``group_by().agg``, ``group_by_dynamic().agg`` and ``over``, in the in-memory and the
-streaming engine. p-values are computed in the query (:mod:`polars_calib._special`).
+streaming engine. p-values are computed in the query (:mod:`polars_calib._core.special`).
 
 * :func:`spiegelhalter_z`, :func:`spiegelhalter_p`: Spiegelhalter's test (1986);
 * :func:`hosmer_lemeshow`, :func:`hosmer_lemeshow_p`: the Hosmer-Lemeshow test;
@@ -17,8 +17,8 @@ streaming engine. p-values are computed in the query (:mod:`polars_calib._specia
 
 Every statistic is also a metric of :func:`polars_calib.summary` and
 :func:`polars_calib.metrics_from_statistics` (``metrics=["spiegelhalter_p", ...]``,
-the names of :data:`polars_calib._options.Diagnostic`), finished from the sums of the
-statistics table by the same code (:mod:`polars_calib._finish`), so that partitions
+the names of :data:`polars_calib._core.options.Diagnostic`), finished from the sums of the
+statistics table by the same code (:mod:`polars_calib._table.bin_sums`), so that partitions
 merge exactly; quantile-bin statistics do not merge (their edges depend on all of a
 group's rows).
 
@@ -35,22 +35,11 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib import _finish
-from polars_calib._exprs import IntoExpr
-from polars_calib._options import (
-    ALTERNATIVES,
-    LOSS_STRATEGIES,
-    SCORES,
-    Alternative,
-    Closed,
-    LossStrategy,
-    Score,
-    Strategy,
-    check_choice,
-    check_hosmer_lemeshow_bins,
-)
-from polars_calib._problem import Problem, binary_problem
-from polars_calib.binning import Binning
+from polars_calib._table import bin_sums as _finish
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.options import ALTERNATIVES, LOSS_STRATEGIES, SCORES, Alternative, Closed, LossStrategy, Score, Strategy, check_choice, check_hosmer_lemeshow_bins
+from polars_calib._core.problem import Problem, binary_problem
+from polars_calib._core.binning import Binning
 
 __all__ = [
     "brier_decomposition",

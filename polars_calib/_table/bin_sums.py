@@ -4,10 +4,10 @@ Every binned metric is a function of three numbers per bin: its total weight ``W
 (the row count when unweighted) and the weighted sums of predictions ``P_b`` and of
 outcomes ``Y_b``. :func:`calibration_error` turns per-bin series of them into ECE,
 RMSCE or MCE; the expression forms here build those series inside the current group
-from a :class:`~polars_calib._problem.Problem`, and the frame forms
-(:mod:`polars_calib.statistics`) read them from a statistics table.
+from a :class:`~polars_calib._core.problem.Problem`, and the frame forms
+(:mod:`polars_calib._table`) read them from a statistics table.
 
-The tests and decompositions of :mod:`polars_calib.diagnostics` are finishers of the
+The tests and decompositions of :mod:`polars_calib._metrics.diagnostics` are finishers of the
 same kind over :class:`BinSums` (per-bin series, with ``sum w p**2`` and ``sum w p y``
 where needed) or over row sums: :func:`finish_binned` runs them inside one group, and
 ``statistics.diagnostic_parts`` on a statistics table.
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_calib._options import Alternative, Norm, Score, TopLabelAverage
-from polars_calib._problem import EPS, Problem
-from polars_calib._special import chi2_sf, normal_cdf, normal_sf
-from polars_calib.binning import Binning
+from polars_calib._core.options import Alternative, Norm, Score, TopLabelAverage
+from polars_calib._core.problem import EPS, Problem
+from polars_calib._core.special import chi2_sf, normal_cdf, normal_sf
+from polars_calib._core.binning import Binning
 
 __all__ = [
     "BinSums",
@@ -85,7 +85,7 @@ def binned_error(problem: Problem, binning: Binning, norm: Norm) -> pl.Expr:
 
     Null for a group holding a refused row, and for a group with no used row or
     zero total weight. Uniform bins up to
-    :data:`~polars_calib.binning.MAX_MASKED_BINS` sum each bin through its mask
+    :data:`~polars_calib._core.binning.MAX_MASKED_BINS` sum each bin through its mask
     (:func:`_masked_error`); others sum over a window keyed by the bin index.
     """
     problem = problem.seen_by(binning.clip, binning.float32)
@@ -266,7 +266,7 @@ def _grouped_error(
 
 
 # --------------------------------------------------------------------------
-# Tests and decompositions (polars_calib.diagnostics): the same math for the
+# Tests and decompositions (polars_calib._metrics.diagnostics): the same math for the
 # expressions (per-bin series built inside one group) and the statistics table
 # (per-bin series read from its rows).
 # --------------------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Resampling: bootstrap intervals and the consistency test, as replicates of the table.
 
 Both methods are a ``replicate`` key on the one statistics table
-(:func:`polars_calib.statistics.statistics_query`): each used row contributes to every
+(:func:`polars_calib._table.build.statistics_query`): each used row contributes to every
 replicate through a draw that is a pure function of (row identity, replicate, seed)
-(:mod:`polars_calib._random`), so the replicate sums are plain sums, computed in the
+(:mod:`polars_calib._core.draws`), so the replicate sums are plain sums, computed in the
 same aggregation as the observed ones, mergeable across partitions, and reproducible
 on any engine.
 
@@ -29,33 +29,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 import polars as pl
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.options import RESAMPLINGS, Resampling, check_choice
+from polars_calib._core.problem import Problem
+from polars_calib._core.draws import poisson, with_words
+from polars_calib._core.draws import with_row_key as _with_row_key
 
-from polars_calib._exprs import IntoExpr, to_expr
-from polars_calib._options import RESAMPLINGS, Resampling, TopLabelAverage, check_choice
-from polars_calib._problem import Problem
-from polars_calib._random import poisson, with_words
-from polars_calib._random import with_row_key as _with_row_key
-
-__all__ = [
-    "CHUNK",
-    "KEY_WORDS",
-    "RESAMPLING_KEYS",
-    "Resample",
-    "Rows",
-    "TESTED_METRIC",
-    "check_n_resamples",
-    "check_seed",
-    "chunks",
-    "drawn_columns",
-    "finish_resampled",
-    "long_table",
-    "replicate_keys",
-    "replicate_sums",
-    "resamples_for",
-    "with_replicate_words",
-    "with_row_key",
-    "word_columns",
-]
 
 CHUNK = 64
 """Replicates aggregated together: one aggregation (one read of the data) per chunk.
@@ -65,11 +44,11 @@ in-memory engine materialises them) and the size of one query plan (whose planni
 grows with its expressions)."""
 
 KEY_WORDS = ("__polars_calib_h1__", "__polars_calib_h2__")
+
 _ID = "__polars_calib_id__"
+
 # The consistency test's replicates use counters 2**30 + r, apart from the bootstrap's.
 _OFFSET: dict[str, int] = {"bootstrap": 0, "consistency": 2**30}
-
-_TIE = 1e-9  # relative: a consistency draw this close to the observed metric ties with it
 
 TESTED_METRIC = {
     "consistency_p": "ece",
@@ -80,10 +59,8 @@ TESTED_METRIC = {
 }
 """The consistency test's p-values, by the metric each compares (``consistency_p``: ECE)."""
 
-
 RESAMPLING_KEYS = frozenset(("resampling", "replicate"))
 """The key columns a table with replicates adds (reserved: `by` cannot use them)."""
-
 
 def resamples_for(
     methods: Resampling | Sequence[Resampling] | None,
@@ -100,7 +77,6 @@ def resamples_for(
         for method in dict.fromkeys(listed)
     ]
 
-
 def check_n_resamples(n_resamples: object) -> int:
     """Return `n_resamples` if it is an int from 1 to 2**30."""
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int):
@@ -111,7 +87,6 @@ def check_n_resamples(n_resamples: object) -> int:
         raise ValueError(msg)
     return n_resamples
 
-
 def check_seed(seed: object) -> int:
     """Return `seed` if it is an int in ``[0, 2**32)``."""
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -121,7 +96,6 @@ def check_seed(seed: object) -> int:
         msg = f"`seed` must be an int in [0, 2**32), got {seed!r}"
         raise ValueError(msg)
     return seed
-
 
 @dataclass(frozen=True)
 class Resample:
@@ -141,7 +115,6 @@ class Resample:
         check_seed(self.seed)
         if self.id is not None:
             to_expr(self.id, "id")
-
 
 @dataclass(frozen=True)
 class Rows:
@@ -170,9 +143,8 @@ class Rows:
             sums.append(self.w.sum().alias("weight"))
         return sums
 
-
 def with_row_key(lf: pl.LazyFrame, resamples: Sequence[Resample]) -> pl.LazyFrame:
-    """`lf` with the two words of each row's key (:func:`polars_calib._random.with_row_key`)."""
+    """`lf` with the two words of each row's key (:func:`polars_calib._core.draws.with_row_key`)."""
     first = resamples[0]
     if any((r.seed, r.id) != (first.seed, first.id) for r in resamples):
         msg = "the resamplings of one table share their `seed` and `id`"
@@ -191,26 +163,21 @@ def with_row_key(lf: pl.LazyFrame, resamples: Sequence[Resample]) -> pl.LazyFram
         lf = lf.with_columns(identity.alias(_ID))
     return _with_row_key(lf, pl.col(_ID), first.seed, KEY_WORDS).drop(_ID)
 
-
 def chunks(n_resamples: int) -> Iterator[range]:
     """The replicates 0 .. n - 1 in chunks of :data:`CHUNK`."""
     for start in range(0, n_resamples, CHUNK):
         yield range(start, min(n_resamples, start + CHUNK))
 
-
 def word_columns(spec: Resample, replicates: range) -> dict[str, int]:
     """The columns of a chunk's random words, with their counters."""
     return {f"__w{r}": _OFFSET[spec.method] + r for r in replicates}
 
-
 def with_replicate_words(lf: pl.LazyFrame, spec: Resample, replicates: range) -> pl.LazyFrame:
-    """`lf` (holding the row key) with a chunk's words (:func:`polars_calib._random.word`)."""
+    """`lf` (holding the row key) with a chunk's words (:func:`polars_calib._core.draws.word`)."""
     return with_words(lf, KEY_WORDS, word_columns(spec, replicates))
-
 
 def _word(spec: Resample, replicate: int) -> pl.Expr:
     return pl.col(f"__w{replicate}")
-
 
 def drawn_columns(
     spec: Resample, replicates: range, problem: Problem, terms: Sequence[str]
@@ -241,7 +208,6 @@ def drawn_columns(
         for name in terms:
             columns[f"__t{r}_{name}"] = drawn.terms[name]
     return columns
-
 
 def replicate_sums(
     spec: Resample, replicates: range, frame: pl.LazyFrame, row: Rows, binary: bool
@@ -299,7 +265,6 @@ def replicate_sums(
         )
     return frame, sums, varying
 
-
 def long_table(
     wide: pl.LazyFrame,
     spec: Resample,
@@ -343,92 +308,6 @@ def long_table(
         *keys, "resampling", "replicate", "bin", *summed
     )
 
-
 def replicate_keys(columns: Sequence[str]) -> list[str]:
     """``["resampling", "replicate"]`` for a table with replicates, else none."""
     return ["resampling", "replicate"] if "replicate" in columns else []
-
-
-def finish_resampled(
-    stats: pl.LazyFrame,
-    keys: list[str],
-    metrics: Sequence[str],
-    average: TopLabelAverage = "macro",
-    confidence: float | None = None,
-) -> pl.LazyFrame:
-    """Metrics per group with bootstrap intervals and consistency p-values.
-
-    `stats` is a merged table with replicates. The plain metrics are finished on the
-    observed rows; with `confidence`, each gets ``<metric>_lower`` and
-    ``<metric>_upper``, the ``(1 - confidence) / 2`` and ``(1 + confidence) / 2``
-    quantiles (linear interpolation, numpy's default) of its bootstrap replicates,
-    null when a replicate's metric is null (a resample left the group empty). Each
-    consistency name of `metrics` is ``(1 + #{phi(y_s) >= phi(y)}) / (1 + S)`` over its
-    S consistency replicates (within a relative 1e-9, a tie counts), null when the
-    observed metric is.
-    """
-    # Imported here: the statistics table imports this module's table helpers.
-    from polars_calib.statistics import finish_metrics, grouped
-
-    tests = {name: TESTED_METRIC[name] for name in metrics if name in TESTED_METRIC}
-    plain = [name for name in metrics if name not in TESTED_METRIC]
-    needed = [*dict.fromkeys([*plain, *tests.values()])]
-    stats, group = grouped(stats, keys)
-    observed = stats.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
-    point = finish_metrics(observed, group, needed, average).cache()
-    replicated = stats.filter(pl.col("replicate").is_not_null())
-    drawn = [*group, "resampling", "replicate"]
-    # The table is sparse: a replicate that drew none of a group's rows has no row of
-    # it. Every (group, replicate) is a row, null where the group was left empty.
-    finished = finish_metrics(replicated, drawn, needed, average).cache()
-    every = point.select(group).join(
-        finished.select("resampling", "replicate").unique(), how="cross"
-    )
-    per_replicate = every.join(finished, on=drawn, how="left", nulls_equal=True).cache()
-    result = point
-    # Intervals of the numbers (a decomposition's struct has none of its own).
-    schema = point.collect_schema()
-    interval = [name for name in plain if schema[name] == pl.Float64]
-    if confidence is not None and interval:
-        low, high = (1.0 - confidence) / 2.0, (1.0 + confidence) / 2.0
-
-        def bound(name: str, q: float, side: str) -> pl.Expr:
-            value = pl.col(name).quantile(q, "linear")
-            return pl.when(pl.col(name).null_count() == 0).then(value).alias(f"{name}_{side}")
-
-        intervals = per_replicate.filter(pl.col("resampling") == "bootstrap").group_by(group).agg(
-            *(bound(name, q, side) for name in interval for q, side in ((low, "lower"), (high, "upper")))  # noqa: E501
-        )
-        result = result.join(intervals, on=group, how="left", nulls_equal=True)
-    if tests:
-        phis = [*dict.fromkeys(tests.values())]
-        observed_values = point.select(*group, *(pl.col(m).alias(f"__observed_{m}") for m in phis))
-        draws = per_replicate.filter(pl.col("resampling") == "consistency").join(
-            observed_values, on=group, how="left", nulls_equal=True
-        )
-        # A draw equal to the observation counts as at least as large; the two are
-        # summed in different orders (and Brier and log-loss through their affine
-        # form), so "equal" is within a relative 1e-9 (far above the rounding of
-        # a sum of 10**9 terms, far below any difference a test could care about).
-        def at_least(phi: str) -> pl.Expr:
-            observed = pl.col(f"__observed_{phi}")
-            return pl.col(phi) >= observed - _TIE * observed.abs()
-
-        p_values = draws.group_by(group).agg(
-            ((1 + at_least(phi).sum()) / (1 + pl.len())).cast(pl.Float64).alias(name)
-            for name, phi in tests.items()
-        )
-        result = result.join(p_values, on=group, how="left", nulls_equal=True)
-        # Null when the observed metric is null (no used row, refused rows).
-        result = result.with_columns(
-            pl.when(pl.col(phi).is_not_null()).then(pl.col(name)).alias(name)
-            for name, phi in tests.items()
-        )
-    columns: list[str] = []
-    for name in metrics:
-        columns.append(name)
-        if name in interval and confidence is not None:
-            columns.extend((f"{name}_lower", f"{name}_upper"))
-    return result.sort(group, nulls_last=True).select(
-        *keys, "count", "refused", "mean_predicted", "observed", *columns
-    )

@@ -47,7 +47,7 @@ __all__ = [
 Strategy = Literal["uniform", "quantile", "median_variance"]
 """Equal-width bins, equal-mass bins at the group's quantiles, or median-variance bins
 (recursive median splits of the group's data; frame functions only, see
-:mod:`polars_calib.median_variance`)."""
+:mod:`polars_calib._table.median_variance`)."""
 
 Distance = Literal["tv", "cityblock", "sqeuclidean"]
 """The distance between a bin's mean prediction and outcome vectors (``docs/ece-family.md``)."""
@@ -100,7 +100,7 @@ Diagnostic = Literal[
     "log_loss_refinement_loss",
 ]
 """A test statistic, p-value or decomposition a summary can finish from its sums
-(binary data; see ``polars_calib.diagnostics``). Not in the default metrics."""
+(binary data; see ``polars_calib._metrics.diagnostics``). Not in the default metrics."""
 
 Alternative = Literal["two-sided", "greater", "less"]
 """The alternative hypothesis of a one-statistic test (``"greater"``: large values)."""

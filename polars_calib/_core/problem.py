@@ -14,7 +14,7 @@ decide which rows are **refused**. Binary data give one problem
   class: the columns are lists, one entry per class, exploded by the caller;
 * ``"canonical"``: no reduction: ``prob`` is the vector (a list) and ``label`` the
   true class (Float64), for the statistics table keyed by the vector's cell of the
-  simplex grid (:func:`polars_calib.statistics.canonical_statistics`).
+  simplex grid (:func:`polars_calib._table.canonical.canonical_statistics`).
 
 A row is **present** when its probability, label and weight are all non-null; a
 present or partly null row is **refused** when any of its non-null values breaks a
@@ -39,9 +39,9 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._exprs import IntoExpr, to_expr
-from polars_calib._options import TABLE_REDUCTIONS, TableReduction, check_choice
-from polars_calib._random import bernoulli, categorical
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.options import TABLE_REDUCTIONS, TableReduction, check_choice
+from polars_calib._core.draws import bernoulli, categorical
 
 __all__ = ["EPS", "Check", "Problem", "binary_problem", "vector_problem"]
 
@@ -93,7 +93,7 @@ class Problem:
     terms: dict[str, pl.Expr] = field(default_factory=dict)
     key: pl.Expr | None = None
     exploded: bool = False
-    # Resampling (`polars_calib.resampling`): `draw` turns a random 32-bit word per row
+    # Resampling (`polars_calib._table.replicates`): `draw` turns a random 32-bit word per row
     # into a label drawn from the row's own probabilities (the raw label `relabel`
     # takes); `relabel` rebuilds the problem's label and terms for another raw label.
     # With `binary`, labels are 0/1 and every term is affine in the label.
@@ -197,7 +197,7 @@ def binary_problem(
 
 
 def _test_terms(p: pl.Expr, y: pl.Expr) -> dict[str, pl.Expr]:
-    """Row terms of the calibration tests and decompositions (``polars_calib.diagnostics``).
+    """Row terms of the calibration tests and decompositions (``polars_calib._metrics.diagnostics``).
 
     Spiegelhalter's numerator ``(y - p)(1 - 2p)`` and its variance under calibration
     ``(1 - 2p)**2 p (1 - p)``; ``p**2`` and ``p y`` (the within-bin variance and

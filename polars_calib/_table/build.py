@@ -1,0 +1,384 @@
+"""Build the statistics table: the one aggregation of a problem and its sparse table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+import polars as pl
+from polars_calib._table.columns import ALL_KEY
+from polars_calib._core.options import DIAGNOSTICS, check_hosmer_lemeshow_bins
+from polars_calib._core.problem import Problem
+from polars_calib._core.binning import Binning, quantile_edges
+from polars_calib._table.replicates import TESTED_METRIC, Resample, Rows, chunks, drawn_columns, long_table, replicate_sums, with_replicate_words, with_row_key, word_columns
+
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+_TERMS_OF: dict[str, tuple[str, ...]] = {
+    "brier": ("squared_error",),
+    "log_loss": ("log_loss",),
+    "spiegelhalter_z": ("spiegelhalter_numerator", "spiegelhalter_variance"),
+    "spiegelhalter_p": ("spiegelhalter_numerator", "spiegelhalter_variance"),
+    "brier_decomposition": ("squared_p", "p_y"),
+}
+
+# Internal column names of the query (never in a result).
+_P, _Y, _W, _REFUSED, _PRESENT = (f"__polars_calib_{n}__" for n in ("p", "y", "w", "refused", "present"))
+
+_PACKED = "__polars_calib_key_bin__"
+
+# Integer key dtypes whose values, times the number of bins plus the bin, are exact doubles.
+_PACKABLE = (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32)
+
+_NULL_KEY = 2**33  # stands for a null key in a packed key: outside every packable range
+
+REFUSED_BIN = -1.0  # the bin of refused rows, counted per group
+
+IGNORED_BIN = -2.0  # the bin of ignored rows (a null input): only their group is kept
+
+def terms_for(metrics: Sequence[str]) -> list[str]:
+    """The row terms a list of metrics (or of their consistency tests) needs summed, each once."""
+    bases = [TESTED_METRIC.get(m, m) for m in metrics]
+    return list(dict.fromkeys(term for m in bases for term in _TERMS_OF.get(m, ())))
+
+def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool) -> None:
+    """``ValueError`` for a test or decomposition the table cannot give: Hosmer-Lemeshow
+    with fewer than 3 bins (`n_bins` None: not known yet), and any of them on
+    probability vectors or a table keyed by class (binary data only)."""
+    diagnostics = [m for m in metrics if m in DIAGNOSTICS]
+    if diagnostics and vectors:
+        msg = (
+            f"{', '.join(map(repr, diagnostics))}: tests and decompositions take binary "
+            "probabilities, not probability vectors"
+        )
+        raise ValueError(msg)
+    if n_bins is not None and any(m.startswith("hosmer_lemeshow") for m in diagnostics):
+        check_hosmer_lemeshow_bins(n_bins)
+
+@dataclass(frozen=True)
+class Partial:
+    """The mergeable aggregation of a problem, before its table is completed.
+
+    ``table`` holds one row per (``keys``, ``bin``) met in the rows: ``bin`` Int32, -1
+    for refused rows and -2 for ignored ones (which only keep their group), then
+    ``count`` and the sums (``weight`` only when weighted). Tables of parts of the
+    rows (partitions of another engine) merge by summing rows of the same keys and
+    bin (:func:`merge_partials`); :func:`complete_statistics` makes the statistics
+    table of the whole. ``keys`` are the table's keys (a constant key stands for the
+    whole frame with `whole`; ``class`` for keyed reductions); ``names`` the summed
+    columns of the completed table; ``edges`` the quantile grid, if any (not
+    mergeable).
+    """
+
+    table: pl.LazyFrame
+    keys: list[str]
+    names: list[str]
+    whole: bool
+    weighted: bool
+    edges: pl.LazyFrame | None
+    given: bool = False
+    """Bins given by a column (median-variance): ``edges`` holds them, no uniform grid."""
+
+def statistics_query(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    binning: Binning,
+    terms: Sequence[str] = ("squared_error", "log_loss"),
+    bin_column: str | None = None,
+    resamples: Sequence[Resample] = (),
+) -> pl.LazyFrame:
+    """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
+
+    :func:`partial_statistics` (one aggregation), then :func:`complete_statistics`.
+    """
+    partial = partial_statistics(lf, problem, keys, binning, terms, bin_column, resamples)
+    return complete_statistics(partial, binning)
+
+def partial_statistics(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    binning: Binning,
+    terms: Sequence[str] = ("squared_error", "log_loss"),
+    bin_column: str | None = None,
+    resamples: Sequence[Resample] = (),
+) -> Partial:
+    """The one aggregation of :func:`statistics_query`, before completion (see :class:`Partial`).
+
+    With `bin_column`, the name of a column of `lf` holding each used row's bin within its
+    group (median-variance bins), the table has that group's bins (a group with no
+    used row: bin 0), with ``lower`` and ``upper`` the smallest and largest
+    probability of the bin, and `binning` only says how the probabilities are read.
+
+    `keys` are columns of `lf`. One aggregation over one pass of the data: each row's
+    bin is one ``when/then`` chain (refused, else the bin when present, else
+    ignored), so nothing is filtered or masked; ignored rows are dropped from the
+    small result after their group is noted. Uniform bins are grouped as Float64
+    values (the integer cast is a pass of its own) and cast on the result. A hash
+    aggregation over one key costs about half one over two columns, so the last key
+    of an integer dtype up to 32 bits and the bin are packed into
+    ``key * (n_bins + 2) + bin + 2`` (exact in a Float64; a null key as 2**33; bin -1
+    gathers refused rows and -2 ignored ones, which keep their group). Only
+    the row terms in `terms` are summed (log-loss costs two logarithms a row).
+
+    With `resamples`, the table gains the keys ``resampling`` and ``replicate`` (see
+    :mod:`polars_calib._table.replicates`): the observed sums (both null), then each
+    replicate's, aggregated a chunk of replicates at a time.
+    """
+    problem = problem.seen_by(binning.clip, binning.float32)
+    whole = not keys
+    if whole:
+        # One group: a constant key, dropped at the end, so that the plan has the shape
+        # of a grouped one, whose branches over the small result share one read.
+        lf, keys = lf.with_columns(pl.lit(True).alias(ALL_KEY)), [ALL_KEY]
+    if bin_column is not None:
+        # Read by the table and the grid: the bins (a numpy step per group) run once.
+        lf = lf.cache()
+    if resamples:
+        lf = with_row_key(lf, resamples)
+    if problem.key is not None:
+        keys = [*keys, "class"]
+    if problem.exploded:
+        # Classwise tables always carry the row sums that make a row's mean confidence
+        # and accuracy (and tell the finishers the table is classwise).
+        terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
+    names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in terms)]
+
+    def rows(
+        source: pl.LazyFrame, extra: dict[str, pl.Expr], carried: Sequence[str] = ()
+    ) -> tuple[pl.LazyFrame, Rows]:
+        """The rows of the problem with `extra` columns (lists exploded along), and the
+        `carried` columns of `source` kept."""
+        p, y, w = problem.prob, problem.label, problem.weight
+        refused, present = problem.refused, problem.present
+        term_exprs = {name: problem.terms[name] for name in terms}
+        frame = source
+        if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
+            # Columns of their own: exploded, or needed by the quantile window.
+            columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
+                       **{f"__{name}": term for name, term in term_exprs.items()}, **extra}  # fmt: skip
+            if w is not None:
+                columns[_W] = w
+            base = [name for name in keys if name != "class"]
+            kept = [*carried, *([bin_column] if bin_column is not None else [])]
+            frame = frame.select(*base, *kept, *(e.alias(n) for n, e in columns.items()))
+            if problem.exploded:
+                lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs), *extra]
+                frame = frame.explode(lists)
+            frame = frame.with_columns(pl.col("class").cast(pl.Int32))
+            p, y, refused, present = pl.col(_P), pl.col(_Y), pl.col(_REFUSED), pl.col(_PRESENT)
+            w = None if w is None else pl.col(_W)
+            term_exprs = {name: pl.col(f"__{name}") for name in term_exprs}
+        else:
+            if problem.key is not None:
+                frame = frame.with_columns(problem.key.cast(pl.Int32).alias("class"))
+            if extra:
+                frame = frame.with_columns(e.alias(n) for n, e in extra.items())
+        return frame, Rows(p, y, w, refused, present, term_exprs)
+
+    def aggregate(frame: pl.LazyFrame, row: Rows, sums: list[pl.Expr]) -> pl.LazyFrame:
+        if bin_column is not None:
+            given = pl.col(bin_column)
+            bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
+            return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
+        if binning.strategy == "quantile":
+            used = row.present & ~row.refused
+            bins = binning.index(pl.when(used).then(row.p))
+            bins = bins.over(keys) if keys else bins
+            bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
+            return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
+        bin_value = (
+            pl.when(row.refused).then(REFUSED_BIN).when(row.present).then(binning.value(row.p))
+            .otherwise(IGNORED_BIN)
+        )  # fmt: skip
+        return _uniform_table(frame, keys, bin_value, sums, binning)
+
+    frame, row = rows(lf, {})
+    table = aggregate(frame, row, row.sums())
+    edges = None
+    if bin_column is not None:
+        used = row.present & ~row.refused
+        edges = _given_grid(frame, row.p, used, keys, pl.col(bin_column))
+    elif binning.strategy == "quantile":
+        used = row.present & ~row.refused
+        edges = _quantile_grid(frame, row.p, used, keys, binning)
+    weighted = row.w is not None
+    if resamples:
+        tables = [table.with_columns(
+            pl.lit(None, pl.String).alias("resampling"), pl.lit(None, pl.Int32).alias("replicate")
+        )]  # fmt: skip
+        for spec in resamples:
+            for replicates in chunks(spec.n_resamples):
+                source = with_replicate_words(lf, spec, replicates)
+                extra = drawn_columns(spec, replicates, problem, terms)
+                carried = list(word_columns(spec, replicates)) if not extra else []
+                frame, row = rows(source, extra, carried)
+                frame, sums, varying = replicate_sums(spec, replicates, frame, row, problem.binary)
+                wide = aggregate(frame, row, sums)
+                tables.append(long_table(wide, spec, replicates, keys, names, varying, weighted))
+        table = pl.concat(tables, how="diagonal_relaxed")
+        base = [key for key in keys if key != "class"]
+        keys = [*base, "resampling", "replicate", *(["class"] if "class" in keys else [])]
+    return Partial(table, keys, names, whole, weighted, edges, bin_column is not None)
+
+def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
+    """The statistics table from a (merged) partial aggregation: every bin of every group."""
+    table, keys = partial.table, partial.keys
+    if not partial.weighted:
+        table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
+    grid = None if partial.given else binning.grid()
+    # The uniform grid's size, which display completes from; none for per-group bins.
+    uniform = not partial.given and binning.strategy == "uniform" and binning.inner is None
+    result = _completed(
+        table, grid, partial.edges, keys, partial.names, partial.whole, binning.closed,
+        binning.n_bins if uniform else None,
+    )  # fmt: skip
+    return result.drop(ALL_KEY) if partial.whole else result
+
+def _uniform_table(
+    lf: pl.LazyFrame, keys: list[str], bin_value: pl.Expr, sums: list[pl.Expr], binning: Binning
+) -> pl.LazyFrame:
+    """Aggregate by keys and uniform bin (packed with an integer key where possible)."""
+    if keys == [ALL_KEY]:
+        # One group: the bin alone is the key (a hash aggregation over one column of
+        # few values costs about half one over two); the constant key comes back after.
+        table = lf.group_by(bin_value.alias("bin")).agg(sums)
+        return table.with_columns(pl.lit(True).alias(ALL_KEY), pl.col("bin").cast(pl.Int32))
+    schema = lf.collect_schema()
+    packable = [key for key in keys if schema[key] in _PACKABLE] if binning.n_bins < 2**19 else []
+    if not packable:
+        table = lf.group_by(*keys, bin_value.alias("bin")).agg(sums)
+        return table.with_columns(pl.col("bin").cast(pl.Int32))
+    packed, stride = packable[-1], binning.n_bins + 2
+    key = pl.col(packed).cast(pl.Float64).fill_null(float(_NULL_KEY)) * stride + bin_value + 2.0
+    others = [k for k in keys if k != packed]
+    table = lf.group_by(*others, key.alias(_PACKED)).agg(sums)
+    key_bin = pl.col(_PACKED).cast(pl.Int64)
+    code = key_bin // stride
+    return table.with_columns(
+        pl.when(code != _NULL_KEY).then(code).cast(schema[packed]).alias(packed),
+        (key_bin - code * stride - 2).cast(pl.Int32).alias("bin"),
+    ).drop(_PACKED)
+
+def _quantile_grid(
+    lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], binning: Binning
+) -> pl.LazyFrame:
+    """Per group, each quantile bin with its edges: the keys, ``bin``, ``lower``, ``upper``."""
+    n_bins = binning.n_bins
+    edges = pl.concat_list(quantile_edges(pl.when(used).then(p), n_bins)).alias("edges")
+    if keys == [ALL_KEY]:
+        # The one group has its grid (null edges) even in empty data.
+        per_group = lf.select(edges).with_columns(pl.lit(True).alias(ALL_KEY))
+    else:
+        per_group = lf.group_by(keys).agg(edges) if keys else lf.select(edges)
+    return per_group.select(
+        *keys,
+        pl.int_ranges(0, n_bins, dtype=pl.Int32).alias("bin"),
+        pl.col("edges").list.head(n_bins).alias("lower"),
+        pl.col("edges").list.tail(n_bins).alias("upper"),
+    ).explode("bin", "lower", "upper")
+
+def _given_grid(
+    lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], bins: pl.Expr
+) -> pl.LazyFrame:
+    """Per group, each given bin with the range of its probabilities (bin 0 when none)."""
+    ranges = (
+        lf.filter(used & bins.is_not_null())
+        .group_by(*keys, bins.cast(pl.Int32).alias("bin"))
+        .agg(p.min().alias("lower"), p.max().alias("upper"))
+    )
+    groups = lf.select(keys).unique()
+    return groups.join(ranges, on=keys, how="left", nulls_equal=True).with_columns(
+        pl.col("bin").fill_null(0)
+    )
+
+def _completed(
+    table: pl.LazyFrame,
+    grid: pl.LazyFrame | None,
+    edges: pl.LazyFrame | None,
+    keys: list[str],
+    names: list[str],
+    whole: bool,
+    closed: str,
+    n_bins: int | None,
+) -> pl.LazyFrame:
+    """The sparse statistics table of an aggregation: a row per non-empty bin, a row of
+    refused rows, and a row for a group that has neither; sorted.
+
+    Only bins that hold rows are rows (a replicate's bin whose draws gave it no row
+    is none), with their edges from `grid` (uniform bins) or `edges` (each group's
+    quantile or given bins); the closure (`closed`) and the uniform grid's `n_bins`
+    (null for per-group bins) follow the edges, so that tables of other grids never
+    merge. Each group holding refused rows has one row with a null bin counting them;
+    a group of the observed rows with no used and no refused row (only null inputs)
+    has one such row counting 0, so that no group vanishes. With `whole` (no group
+    keys), the one group exists even in empty data, as an expression in ``select``
+    gives one row. Empty bins are added only for display (:func:`reliability_rows`).
+
+    The small aggregated `table` feeds several branches; ``cache()`` lets them share
+    one evaluation, so the data are read once.
+    """
+    # Finishers read the table in several branches: one evaluation of the aggregation.
+    table = table.cache()
+    sums = [name for name in names if name != "count"]
+    replicated = "replicate" in keys
+    base = [k for k in keys if k not in ("class", "resampling", "replicate")]
+    bin_ = pl.col("bin")
+    observed = pl.col("replicate").is_null() if replicated else pl.lit(True)
+    if whole:
+        # The one group, even in empty data: an ignored row of its own.
+        table = pl.concat(
+            [table, pl.LazyFrame({ALL_KEY: [True], "bin": [-2]}, schema_overrides={"bin": pl.Int32})],
+            how="diagonal_relaxed",
+        )
+    # One branch over the small table (no joins with itself: each branch would be an
+    # aggregation of its own, and read the data again). A group's ignored row stays,
+    # as its empty row, only when the group has no other observed row.
+    seen = ((bin_ >= -1) & observed).any().over(base) if base else ((bin_ >= -1) & observed).any()
+    lone = (bin_ == -2) & observed & ~seen
+    kept = table.filter(((bin_ >= 0) & (pl.col("count") > 0)) | (bin_ == -1) | lone)
+    kept = kept.unique(subset=[*keys, "bin"], keep="any") if whole else kept
+    if edges is None:
+        assert grid is not None
+        kept = kept.join(grid, on="bin", how="left")
+    else:
+        on = [k for k in keys if k in edges.collect_schema().names()]
+        edges = edges.cache()  # joined here, and by the quantile grid below
+        kept = kept.join(edges, on=[*on, "bin"], how="left", nulls_equal=True)
+        if grid is not None:
+            kept = _with_quantile_grid(kept, edges, on, keys, sums)
+    is_lone = bin_ == -2
+    binned = bin_ >= 0
+    return (
+        kept.with_columns(
+            pl.when(is_lone).then(pl.lit(0, pl.Int64)).otherwise(pl.col("count")).alias("count"),
+            *([pl.when(~is_lone).then(pl.col("class")).alias("class")] if "class" in keys else []),
+            *(pl.when(binned).then(pl.col(c)).alias(c) for c in ("lower", "upper", *sums)),
+            pl.when(binned).then(bin_).alias("bin"),
+            pl.lit(closed, pl.String).alias("closed"),
+            pl.lit(n_bins, pl.Int32).alias("n_bins"),
+        )
+        .select(*keys, "bin", "lower", "upper", "closed", "n_bins", *names)
+        .sort(*keys, "bin", nulls_last=True)
+    )
+
+def _with_quantile_grid(
+    kept: pl.LazyFrame, edges: pl.LazyFrame, on: list[str], keys: list[str], sums: list[str]
+) -> pl.LazyFrame:
+    """`kept` with the empty bins of each group's quantile grid (observed rows only).
+
+    Quantile edges are the group's data: they are part of what the table describes,
+    so each group lists its whole grid (groups x bins rows); replicates stay sparse.
+    """
+    observed = pl.col("replicate").is_null() if "replicate" in keys else pl.lit(True)
+    kept = kept.cache()  # read twice below: one evaluation
+    have = kept.filter((pl.col("bin") >= 0) & observed).select(*on, "bin")
+    empty = edges.join(have, on=[*on, "bin"], how="anti", nulls_equal=True).with_columns(
+        *(pl.lit(None, pl.Int32 if k in ("class", "replicate") else pl.String).alias(k)
+          for k in keys if k not in on),
+        pl.lit(0, pl.Int64).alias("count"),
+        *(pl.lit(0.0, pl.Float64).alias(name) for name in sums),
+    )  # fmt: skip
+    return pl.concat([kept, empty.select(kept.collect_schema().names())], how="vertical_relaxed")

@@ -1,0 +1,130 @@
+"""Check a frame's schema and turn its columns into a problem with group keys."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+import polars as pl
+from polars_calib._table.columns import CELL
+from polars_calib._table.columns import RESERVED
+from polars_calib._core.exprs import GroupKeys, Keys
+from polars_calib._core.options import REDUCTIONS, SUM_TOLERANCE, TABLE_REDUCTIONS, TableReduction, check_choice, check_sum_tol
+from polars_calib._core.problem import Check, Problem, binary_problem, vector_problem
+from polars_calib._core.validation import check_schema, is_vector, problem_counts, raise_for_problems
+
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
+@dataclass(frozen=True)
+class Prepared:
+    """A frame of predictions checked and turned into a problem, with its group keys.
+
+    ``reduction`` is None for binary data. ``lf`` holds the computed keys.
+    """
+
+    data: pl.DataFrame | pl.LazyFrame
+    lf: pl.LazyFrame
+    problem: Problem
+    keys: list[str]
+    reduction: TableReduction | None
+
+def prepare(
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = None,
+    weight: str | None = None,
+    reduction: TableReduction | None = None,
+    sum_tol: float = SUM_TOLERANCE,
+    pos_label: Any = None,
+    time: str | None = None,
+    every: str | None = None,
+    reserved: frozenset[str] = frozenset(),
+    canonical: bool = False,
+) -> Prepared:
+    """Check a frame's schema (no data read) and build its problem and group keys.
+
+    Probability vectors (an Array or List column) take `reduction` (``"confidence"``
+    by default); binary data refuse a `reduction`. ``"canonical"`` only with
+    `canonical` (the functions that build and finish canonical tables).
+    """
+    keys = GroupKeys(by, reserved | RESERVED)
+    if (time is None) != (every is None):
+        msg = "`time` and `every` go together: give both or neither"
+        raise ValueError(msg)
+    if time is not None and time in keys.names:
+        msg = f"`by` cannot hold {time!r}: it is the `time` window key"
+        raise ValueError(msg)
+    if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+        raise TypeError(msg)
+    dtype = data.collect_schema().get(prob) if isinstance(prob, str) else None
+    vectors = dtype is not None and is_vector(dtype)
+    if reduction is not None:
+        check_choice("reduction", reduction, TABLE_REDUCTIONS if canonical else REDUCTIONS)
+        vectors = True  # the schema check says what the column holds
+    tol = check_sum_tol(sum_tol)
+    if vectors and "class" in keys.names:
+        msg = "`by` cannot hold 'class': the reduction keys its statistics by class"
+        raise ValueError(msg)
+    lf = check_schema(
+        data, prob, label, weight, keys.columns(), vectors=vectors, time=time,
+        pos_label=pos_label,
+    )  # fmt: skip
+    names = list(keys.names)
+    added = keys.computed()
+    if time is not None and every is not None:
+        added.append(pl.col(time).dt.truncate(every).alias(time))
+        names.append(time)
+    if added:
+        lf = lf.with_columns(added)
+    if vectors:
+        used_reduction: TableReduction = reduction or "confidence"
+        problem = vector_problem(prob, label, weight, tol, used_reduction)
+        return Prepared(data, lf, problem, names, used_reduction)
+    return Prepared(data, lf, binary_problem(prob, label, weight, pos_label), names, None)
+
+def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
+    """Collect a statistics table; raise :class:`CalibrationDataError` if it counts refused rows.
+
+    Valid data are read once. Bad data are read a second time, to count the rows of
+    each problem for the message.
+    """
+    return check_statistics(
+        prepared, plan.collect(), lambda checks: problem_counts(prepared.lf, checks).collect()
+    )
+
+def check_statistics(
+    prepared: Prepared,
+    stats: pl.DataFrame,
+    count_problems: Callable[[Sequence[Check]], pl.DataFrame],
+) -> pl.DataFrame:
+    """Return `stats`; raise :class:`CalibrationDataError` if it counts refused rows.
+
+    `count_problems` reads the data again (only then) and returns, for the message,
+    the counts of :func:`polars_calib._core.validation.problem_counts` for the given checks
+    (another engine computes them where its data are).
+    """
+    binned = CELL if CELL in stats.columns else "bin"
+    if stats.filter(pl.col(binned).is_null())["count"].sum():
+        checks = prepared.problem.checks
+        raise_for_problems(count_problems(checks), checks)
+    if "sum_confidence" in stats.columns:
+        # Classwise: every row is in every class, so classes with different row counts
+        # mean vectors of different lengths (read again only then, for the message).
+        per_class = stats.group_by([*prepared.keys, "class"]).agg(pl.col("count").sum())
+        counts = pl.col("count").n_unique()
+        uneven = per_class.select((counts.over(prepared.keys) if prepared.keys else counts) > 1)
+        if uneven.to_series().any():
+            whole = [c for c in prepared.problem.checks if c.whole]
+            raise_for_problems(count_problems(whole), whole)
+    return stats
+
+def same_kind(data: FrameT, result: pl.LazyFrame) -> FrameT:
+    """`result` collected when `data` is a DataFrame, else the plan itself."""
+    done: pl.DataFrame | pl.LazyFrame = (
+        result.collect() if isinstance(data, pl.DataFrame) else result
+    )
+    return cast(FrameT, done)
