@@ -144,49 +144,85 @@ def partial_statistics(
         # Classwise tables always carry the row sums that make a row's mean confidence
         # and accuracy (and tell the finishers the table is classwise).
         terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
-    names = ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in terms)]
+    query = _Query(problem, keys, binning, list(terms), bin_column)
+    frame, row = query.rows(lf, {})
+    table = query.aggregate(frame, row, row.sums())
+    used = row.present & ~row.refused
+    edges = None
+    if bin_column is not None:
+        edges = _given_grid(frame, row.p, used, keys, pl.col(bin_column))
+    elif binning.strategy == "quantile":
+        edges = _quantile_grid(frame, row.p, used, keys, binning)
+    weighted = row.w is not None
+    if resamples:
+        tables = [table.with_columns(
+            pl.lit(None, pl.String).alias("resampling"), pl.lit(None, pl.Int32).alias("replicate")
+        )]  # fmt: skip
+        tables += query.replicate_tables(lf, resamples, weighted)
+        table = pl.concat(tables, how="diagonal_relaxed")
+        base = [key for key in keys if key != "class"]
+        keys = [*base, "resampling", "replicate", *(["class"] if "class" in keys else [])]
+    return Partial(table, keys, query.names, whole, weighted, edges, bin_column is not None)
+
+
+@dataclass(frozen=True)
+class _Query:
+    """What one aggregation of :func:`partial_statistics` reads: the problem, its keys
+    (``class`` last for keyed reductions), the binning, the summed terms, and the
+    column of given bins (if any)."""
+
+    problem: Problem
+    keys: list[str]
+    binning: Binning
+    terms: list[str]
+    bin_column: str | None
+
+    @property
+    def names(self) -> list[str]:
+        """The summed columns of the table."""
+        return ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in self.terms)]
 
     def rows(
-        source: pl.LazyFrame, extra: dict[str, pl.Expr], carried: Sequence[str] = ()
+        self, source: pl.LazyFrame, extra: dict[str, pl.Expr], carried: Sequence[str] = ()
     ) -> tuple[pl.LazyFrame, Rows]:
         """The rows of the problem with `extra` columns (lists exploded along), and the
         `carried` columns of `source` kept."""
+        problem = self.problem
         p, y, w = problem.prob, problem.label, problem.weight
         refused, present = problem.refused, problem.present
-        term_exprs = {name: problem.terms[name] for name in terms}
-        frame = source
-        if problem.key is not None and (problem.exploded or binning.strategy == "quantile"):
-            # Columns of their own: exploded, or needed by the quantile window.
-            columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,  # noqa: E501
-                       **{f"__{name}": term for name, term in term_exprs.items()}, **extra}  # fmt: skip
-            if w is not None:
-                columns[_W] = w
-            base = [name for name in keys if name != "class"]
-            kept = [*carried, *([bin_column] if bin_column is not None else [])]
-            frame = frame.select(*base, *kept, *(e.alias(n) for n, e in columns.items()))
-            if problem.exploded:
-                lists = [_P, _Y, "class", *(f"__{name}" for name in term_exprs), *extra]
-                frame = frame.explode(lists)
-            frame = frame.with_columns(pl.col("class").cast(pl.Int32))
-            p, y, refused, present = pl.col(_P), pl.col(_Y), pl.col(_REFUSED), pl.col(_PRESENT)
-            w = None if w is None else pl.col(_W)
-            term_exprs = {name: pl.col(f"__{name}") for name in term_exprs}
-        else:
+        term_exprs = {name: problem.terms[name] for name in self.terms}
+        if problem.key is None or not (problem.exploded or self.binning.strategy == "quantile"):
+            frame = source
             if problem.key is not None:
                 frame = frame.with_columns(problem.key.cast(pl.Int32).alias("class"))
             if extra:
                 frame = frame.with_columns(e.alias(n) for n, e in extra.items())
-        return frame, Rows(p, y, w, refused, present, term_exprs)
+            return frame, Rows(p, y, w, refused, present, term_exprs)
+        # Columns of their own: exploded, or needed by the quantile window.
+        columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,
+                   **{f"__{name}": term for name, term in term_exprs.items()}, **extra}  # fmt: skip
+        if w is not None:
+            columns[_W] = w
+        base = [name for name in self.keys if name != "class"]
+        kept = [*carried, *([self.bin_column] if self.bin_column is not None else [])]
+        frame = source.select(*base, *kept, *(e.alias(n) for n, e in columns.items()))
+        if problem.exploded:
+            frame = frame.explode([_P, _Y, "class", *(f"__{n}" for n in term_exprs), *extra])
+        frame = frame.with_columns(pl.col("class").cast(pl.Int32))
+        terms = {name: pl.col(f"__{name}") for name in term_exprs}
+        weight = None if w is None else pl.col(_W)
+        row = Rows(pl.col(_P), pl.col(_Y), weight, pl.col(_REFUSED), pl.col(_PRESENT), terms)
+        return frame, row
 
-    def aggregate(frame: pl.LazyFrame, row: Rows, sums: list[pl.Expr]) -> pl.LazyFrame:
-        if bin_column is not None:
-            given = pl.col(bin_column)
-            bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(given)
-            return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
-        if binning.strategy == "quantile":
-            used = row.present & ~row.refused
-            bins = binning.index(pl.when(used).then(row.p))
-            bins = bins.over(keys) if keys else bins
+    def aggregate(self, frame: pl.LazyFrame, row: Rows, sums: list[pl.Expr]) -> pl.LazyFrame:
+        """Sum `sums` per (keys, bin): refused rows in bin -1, ignored ones in bin -2."""
+        keys, binning = self.keys, self.binning
+        if self.bin_column is not None or binning.strategy == "quantile":
+            if self.bin_column is not None:
+                bins = pl.col(self.bin_column)
+            else:
+                bins = binning.index(pl.when(row.present & ~row.refused).then(row.p))
+                bins = bins.over(keys) if keys else bins
             bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
             return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
         bin_value = (
@@ -195,33 +231,26 @@ def partial_statistics(
         )  # fmt: skip
         return _uniform_table(frame, keys, bin_value, sums, binning)
 
-    frame, row = rows(lf, {})
-    table = aggregate(frame, row, row.sums())
-    edges = None
-    if bin_column is not None:
-        used = row.present & ~row.refused
-        edges = _given_grid(frame, row.p, used, keys, pl.col(bin_column))
-    elif binning.strategy == "quantile":
-        used = row.present & ~row.refused
-        edges = _quantile_grid(frame, row.p, used, keys, binning)
-    weighted = row.w is not None
-    if resamples:
-        tables = [table.with_columns(
-            pl.lit(None, pl.String).alias("resampling"), pl.lit(None, pl.Int32).alias("replicate")
-        )]  # fmt: skip
+    def replicate_tables(
+        self, lf: pl.LazyFrame, resamples: Sequence[Resample], weighted: bool
+    ) -> list[pl.LazyFrame]:
+        """The replicates' rows of the table: one aggregation per chunk of replicates."""
+        tables = []
         for spec in resamples:
             for replicates in chunks(spec.n_resamples):
                 source = with_replicate_words(lf, spec, replicates)
-                extra = drawn_columns(spec, replicates, problem, terms)
+                extra = drawn_columns(spec, replicates, self.problem, self.terms)
                 carried = list(word_columns(spec, replicates)) if not extra else []
-                frame, row = rows(source, extra, carried)
-                frame, sums, varying = replicate_sums(spec, replicates, frame, row, problem.binary)
-                wide = aggregate(frame, row, sums)
-                tables.append(long_table(wide, spec, replicates, keys, names, varying, weighted))
-        table = pl.concat(tables, how="diagonal_relaxed")
-        base = [key for key in keys if key != "class"]
-        keys = [*base, "resampling", "replicate", *(["class"] if "class" in keys else [])]
-    return Partial(table, keys, names, whole, weighted, edges, bin_column is not None)
+                frame, row = self.rows(source, extra, carried)
+                frame, sums, varying = replicate_sums(
+                    spec, replicates, frame, row, self.problem.binary
+                )
+                wide = self.aggregate(frame, row, sums)
+                tables.append(
+                    long_table(wide, spec, replicates, self.keys, self.names, varying, weighted)
+                )
+        return tables
+
 
 def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
     """The statistics table from a (merged) partial aggregation: every bin of every group."""
