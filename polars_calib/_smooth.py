@@ -38,8 +38,9 @@ Weights are frequency weights: a row of weight 2 counts as two identical rows
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
 import polars as pl
 
 from polars_calib._core.exprs import GroupKeys, Keys
@@ -48,9 +49,6 @@ from polars_calib._core.binning import linear_grid
 from polars_calib._table.plan import FrameT, same_kind
 from polars_calib._table.columns import grouped
 from polars_calib._core.validation import CalibrationDataError, check_schema, problem_counts, raise_for_problems
-
-if TYPE_CHECKING:
-    import numpy as np
 
 __all__ = [
     "GRIDS",
@@ -252,19 +250,9 @@ def _raise_for_refused(
 # --------------------------------------------------------------------------
 
 
-def _require_numpy() -> None:
-    """numpy runs the finisher: checked when the query is built, not when it runs."""
-    try:
-        import numpy  # noqa: F401
-    except ImportError as error:  # pragma: no cover - numpy is in the test extra
-        msg = "smooth ECE needs numpy for its per-group finisher: pip install 'polars_calib[smooth]'"
-        raise ImportError(msg) from error
-
 
 def _kernel(points: int, sigma: float) -> np.ndarray:
     """relplot ``GaussianKernel.kernel_ev``: the Gaussian at ``linspace(0, 1) - 1/2``."""
-    import numpy as np
-
     t = np.linspace(0, 1, points)
     kernel: np.ndarray = np.exp(-(t - 0.5) * (t - 0.5) / (2 * sigma**2)) / (
         np.sqrt(2 * np.pi) * sigma
@@ -274,8 +262,6 @@ def _kernel(points: int, sigma: float) -> np.ndarray:
 
 def _reflected(values: np.ndarray, sigma: float) -> np.ndarray:
     """relplot ``ReflectedGaussianKernel.convolve``: the grid smoothed, mirrored at 0 and 1."""
-    import numpy as np
-
     points = len(values)
     extended = np.concatenate([np.flip(values)[:-1], values, np.flip(values)[1:]])
     smoothed = np.convolve(extended, _kernel(points, sigma), "valid")
@@ -294,8 +280,6 @@ def _interpolate(t: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def _smooth_error(grids: dict[int, tuple[np.ndarray, np.ndarray]], sigma: float) -> float:
     """relplot ``metrics.smooth_ece(f, y, sigma)`` from the group's grid sums."""
-    import numpy as np
-
     weight, gap = grids[_grid_intervals(sigma)]
     t = np.linspace(0, 1, max(round(10 / sigma), _MESH))
     residual = _interpolate(t, _reflected(gap, sigma))
@@ -333,8 +317,6 @@ def _group_grids(frame: pl.DataFrame) -> dict[int, tuple[np.ndarray, np.ndarray]
     Cell ``k`` gives point ``k`` its sum minus its ``_above`` share and point
     ``k + 1`` that share: relplot's ``(1 - frac) * y`` and ``frac * y``, summed.
     """
-    import numpy as np
-
     grids = {}
     for intervals in GRIDS:
         part = frame.filter(pl.col("grid") == intervals)
@@ -389,7 +371,6 @@ def _merged(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 
 def _finished(stats: pl.LazyFrame, keys: list[str], whole: bool) -> pl.LazyFrame:
     """The lazy plan of the finisher over a (possibly unmerged) table."""
-    _require_numpy()
     if whole:
         stats, keys = stats.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
     columns: dict[str, pl.DataType] = {

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from polars_calib._core.exprs import IntoExpr, to_expr
@@ -438,8 +439,6 @@ class GroupedEdges:
     """
 
     def __init__(self, values: Sequence[Sequence[float]], sentinel: bool = False) -> None:
-        import numpy as np
-
         arrays = [np.asarray(v, dtype=np.float64) for v in values]
         distinct = np.unique(np.concatenate(arrays)) if arrays else np.zeros(0)
         stride = len(distinct) + 2
