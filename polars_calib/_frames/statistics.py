@@ -198,20 +198,26 @@ def bin_statistics(
     -------
     DataFrame or LazyFrame
         The same kind as `data` (a DataFrame for Spark and Dask data), sorted by
-        keys and bin: the keys, ``class`` (Int32, for the top-label and classwise
-        reductions), ``bin`` (Int32, 0-based; every
-        bin of every group, empty ones with count 0), ``lower`` and ``upper``
-        (Float64, the bin's edges), ``closed`` (String, ``"right"`` or ``"left"``:
-        tables of different closures do not merge), ``count`` (Int64, rows), ``weight`` (Float64,
-        their total weight; the count when unweighted), the Float64 weighted sums
-        ``sum_p``, ``sum_y``, ``sum_squared_error`` and ``sum_log_loss``, and with
-        the classwise reduction ``sum_confidence`` and ``sum_correct`` (the largest
-        probability and whether it is right, on each row's predicted class). A group
-        holding refused rows has one more row with a null ``bin`` and sums, whose
-        ``count`` is the number of refused rows. With `resampling`, the keys are
-        followed by ``resampling`` (String) and ``replicate`` (Int32, from 0): both
-        null on the observed rows, then each replicate's sums (the bootstrap's
-        ``count`` is the number of rows drawn; refused rows are counted, not drawn).
+        keys and bin, **sparse**: one row per group and bin that holds rows (empty
+        bins are not rows; :func:`reliability_from_statistics` shows them). The
+        columns: the keys, ``class`` (Int32, for the top-label and classwise
+        reductions), ``bin`` (Int32, 0-based), ``lower`` and ``upper`` (Float64, the
+        bin's edges), ``closed`` (String, ``"right"`` or ``"left"``), ``n_bins``
+        (Int32, the size of a uniform ``k / n_bins`` grid; null for quantile,
+        median-variance and a peer's bins): tables of different grids or closures do
+        not merge; ``count`` (Int64, rows), ``weight`` (Float64, their total weight;
+        the count when unweighted), the Float64 weighted sums ``sum_p``, ``sum_y``,
+        ``sum_squared_error`` and ``sum_log_loss``, and with the classwise reduction
+        ``sum_confidence`` and ``sum_correct`` (the largest probability and whether
+        it is right, on each row's predicted class). A group holding refused rows
+        has one more row with a null ``bin`` and sums, whose ``count`` is the number
+        of refused rows; a group with neither used nor refused rows (only nulls) is
+        one such row counting 0, so that no group vanishes. Quantile bins are the
+        group's data: each group lists its whole quantile grid. With `resampling`,
+        the keys are followed by ``resampling`` (String) and ``replicate`` (Int32,
+        from 0): both null on the observed rows, then each replicate's non-empty
+        bins (the bootstrap's ``count`` is the number of rows drawn; refused rows
+        are counted, not drawn).
 
         With ``reduction="canonical"``, one row per group and **non-empty** cell:
         the keys, ``cell`` (Int64, the cell ``sum_k b_k n_bins**k`` of the
@@ -255,9 +261,9 @@ def bin_statistics(
     ... })
     >>> stats = pc.bin_statistics(df, "p", "y", by="model", n_bins=2, metrics=["ece"])
     >>> stats.columns
-    ['model', 'bin', 'lower', 'upper', 'closed', 'count', 'weight', 'sum_p', 'sum_y']
-    >>> stats.drop("closed")  # closed: "right" on every row (the default)
-    shape: (4, 8)
+    ['model', 'bin', 'lower', 'upper', 'closed', 'n_bins', 'count', 'weight', 'sum_p', 'sum_y']
+    >>> stats.drop("closed", "n_bins")  # "right" and 2 on every row; model b's bin 0 is empty
+    shape: (3, 8)
     ┌───────┬─────┬───────┬───────┬───────┬────────┬───────┬───────┐
     │ model ┆ bin ┆ lower ┆ upper ┆ count ┆ weight ┆ sum_p ┆ sum_y │
     │ ---   ┆ --- ┆ ---   ┆ ---   ┆ ---   ┆ ---    ┆ ---   ┆ ---   │
@@ -265,7 +271,6 @@ def bin_statistics(
     ╞═══════╪═════╪═══════╪═══════╪═══════╪════════╪═══════╪═══════╡
     │ a     ┆ 0   ┆ 0.0   ┆ 0.5   ┆ 2     ┆ 2.0    ┆ 0.4   ┆ 1.0   │
     │ a     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 1     ┆ 1.0    ┆ 0.8   ┆ 1.0   │
-    │ b     ┆ 0   ┆ 0.0   ┆ 0.5   ┆ 0     ┆ 0.0    ┆ 0.0   ┆ 0.0   │
     │ b     ┆ 1   ┆ 0.5   ┆ 1.0   ┆ 2     ┆ 2.0    ┆ 1.5   ┆ 1.0   │
     └───────┴─────┴───────┴───────┴───────┴────────┴───────┴───────┘
 

@@ -223,7 +223,10 @@ class _Query:
             else:
                 bins = binning.index(pl.when(row.present & ~row.refused).then(row.p))
                 bins = bins.over(keys) if keys else bins
-            bin_key = pl.when(row.refused).then(pl.lit(-1, pl.Int32)).otherwise(bins)
+            bin_key = (
+                pl.when(row.refused).then(pl.lit(-1, pl.Int32)).when(row.present).then(bins)
+                .otherwise(pl.lit(-2, pl.Int32))
+            )  # fmt: skip
             return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
         bin_value = (
             pl.when(row.refused).then(REFUSED_BIN).when(row.present).then(binning.value(row.p))
