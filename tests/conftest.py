@@ -1,14 +1,20 @@
 """Shared test setup: the numpy oracle on the path, hypothesis profiles, example data.
 
 Also the one context fixture, :func:`frame_context` (eager, lazy in memory, lazy
-streaming, parquet scan), and the one data factory, :func:`make_log`.
+streaming, parquet scan), and the one data factory, :func:`make_log`, with the pieces
+other tests build on: :func:`sign_changing_labels` (the miscalibration every log has),
+:func:`near_edges` (every bin edge and its neighbours), :func:`tempered_log` and
+:func:`vectors` (probability vectors on a grid), and :class:`CountingSource` (a
+LazyFrame that counts its reads).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +22,7 @@ import numpy as np
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, settings
+from polars.io.plugins import register_io_source
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -27,22 +34,33 @@ settings.register_profile(
 )
 settings.load_profile("default")
 
+HAS_PLOT = all(importlib.util.find_spec(m) for m in ("altair", "vl_convert"))
+"""Whether the plot extra (Altair and vl-convert) is installed."""
+
+
+def sign_changing_labels(rng: np.random.Generator, p: np.ndarray) -> np.ndarray:
+    """Int64 outcomes drawn with rate ``p + 0.25 sin(2 pi p)`` (clipped to [0, 1]).
+
+    Under-confident below 0.5 and over-confident above, so a binning bug cannot hide
+    behind a one-sided gap.
+    """
+    rate = np.clip(p + 0.25 * np.sin(2 * math.pi * p), 0.0, 1.0)
+    return (rng.random(len(p)) < rate).astype(np.int64)
+
 
 def sign_changing_log(
     seed: int, n: int, *, decimals: int | None = 2, groups: int = 1
 ) -> pl.DataFrame:
     """Probabilities and outcomes whose miscalibration changes sign across [0, 1].
 
-    The outcome rate is ``p + 0.25 sin(2 pi p)`` (clipped): under-confident below
-    0.5 and over-confident above, so a binning bug cannot hide behind a one-sided
-    gap. With ``decimals`` the probabilities are rounded, putting many on bin edges.
+    The outcomes are :func:`sign_changing_labels`. With ``decimals`` the probabilities
+    are rounded, putting many on bin edges.
     """
     rng = np.random.default_rng(seed)
     p = rng.random(n)
     if decimals is not None:
         p = np.round(p, decimals)
-    rate = np.clip(p + 0.25 * np.sin(2 * math.pi * p), 0.0, 1.0)
-    y = (rng.random(n) < rate).astype(np.int64)
+    y = sign_changing_labels(rng, p)
     return pl.DataFrame(
         {
             "g": rng.integers(0, groups, n),
@@ -127,6 +145,91 @@ def _class_probabilities(
     shift = rng.integers(1, classes, n)
     label = np.where(right, predicted, (predicted + shift) % classes)
     return probs, label.astype(np.int64)
+
+
+def near_edges(n_bins: int, *, ulps: int = 1, seed: int = 0, most: int = 200) -> np.ndarray:
+    """Every edge ``k / n_bins`` and its neighbours within `ulps` ulps, inside [0, 1].
+
+    Sorted, without repeats. Above `most` edges, `most` of them drawn with `seed`.
+    Two-decimal probabilities are the edges of ``n_bins=100``.
+    """
+    if n_bins + 1 <= most:
+        ks = np.arange(n_bins + 1)
+    else:
+        ks = np.random.default_rng(seed).integers(0, n_bins + 1, most)
+    edges = ks / n_bins  # correctly rounded, as the package's edges
+    values, up, down = [edges], edges, edges
+    for _ in range(ulps):
+        up, down = np.nextafter(up, 2.0), np.nextafter(down, -1.0)
+        values += [up, down]
+    p = np.unique(np.concatenate(values))
+    return p[(p >= 0.0) & (p <= 1.0)]
+
+
+def tempered_log(
+    seed: int,
+    n: int,
+    n_classes: int,
+    *,
+    temperature: float,
+    resolution: int,
+    tie_rate: float,
+    groups: int = 1,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Probability vectors on a ``1/resolution`` grid, and labels drawn from ``P**temperature``.
+
+    Returns the vectors ``P`` (n × n_classes), the labels, weights in (0.01, 2.01) and
+    group keys in ``0 .. groups - 1``. Labels come from the renormalised tempered
+    vector: a temperature below 1 makes the truth flatter than the prediction
+    (confident predictions over-confident, small probabilities under-confident), above
+    1 the reverse, so the gap changes sign across [0, 1]. Some rows get their top two
+    entries tied. The last entry is ``1 - sum(others)``, so vectors sum to 1 up to
+    rounding.
+    """
+    rng = np.random.default_rng(seed)
+    raw = rng.dirichlet(np.full(n_classes, rng.uniform(0.3, 2.0)), size=n)
+    counts = rng.multinomial(resolution, raw)
+    for i in np.flatnonzero(rng.random(n) < tie_rate):
+        top = np.argsort(-counts[i], kind="stable")
+        total = counts[i, top[0]] + counts[i, top[1]]
+        counts[i, top[0]] = counts[i, top[1]] = total // 2
+        counts[i, top[-1] if n_classes > 2 else top[0]] += total % 2
+    P = counts / resolution
+    P[:, -1] = np.clip(1.0 - P[:, :-1].sum(axis=1), 0.0, 1.0)
+    truth = P**temperature
+    truth /= truth.sum(axis=1, keepdims=True)
+    y = (rng.random((n, 1)) > np.cumsum(truth, axis=1)).sum(axis=1).clip(0, n_classes - 1)
+    return P, y, rng.random(n) * 2.0 + 0.01, rng.integers(0, groups, n)
+
+
+def vectors(P: np.ndarray, dtype: str = "array") -> pl.Series:
+    """The rows of `P` as a ``probs`` column: ``Array(Float64, K)``, or ``List`` with ``"list"``."""
+    series = pl.Series("probs", P.tolist(), dtype=pl.List(pl.Float64))
+    return series.cast(pl.Array(pl.Float64, P.shape[1])) if dtype == "array" else series
+
+
+class CountingSource:
+    """A LazyFrame over `data` that counts how often the engine reads it."""
+
+    def __init__(self, data: pl.DataFrame) -> None:
+        self.data = data
+        self.reads = 0
+
+    def frame(self) -> pl.LazyFrame:
+        """Return a LazyFrame whose every scan adds one to :attr:`reads`."""
+
+        def source(
+            with_columns: list[str] | None,
+            predicate: pl.Expr | None,
+            n_rows: int | None,
+            batch_size: int | None,
+        ) -> Iterator[pl.DataFrame]:
+            self.reads += 1
+            out = self.data if with_columns is None else self.data.select(with_columns)
+            yield out if predicate is None else out.filter(predicate)
+
+        # Not marked pure: Polars may not deduplicate the source itself.
+        return register_io_source(source, schema=self.data.schema)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,8 @@
-"""Every encoding of the bin rule agrees: index, value, masks and searchsorted on exact edges."""
+"""Every encoding of the bin rule agrees: index, value, masks and searchsorted on exact edges.
+
+The oracle is :func:`reference.bin_ids` (numpy's searchsorted on the correctly rounded
+edges k / B); the data, :func:`conftest.near_edges`.
+"""
 
 from __future__ import annotations
 
@@ -11,31 +15,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import polars_calib as pc
-from polars_calib._core.binning import Binning, uniform_edges
+from conftest import near_edges
+from reference import bin_ids
 
 
-def searchsorted_bins(p: np.ndarray, n_bins: int, closed: str) -> np.ndarray:
-    """The documented rule on the correctly rounded edges k / B, by searching."""
-    edges = np.array([float(Fraction(k, n_bins)) for k in range(n_bins + 1)])
-    if closed == "right":  # (e_k, e_(k+1)], 0 in the first bin
-        index = np.searchsorted(edges, p, side="left") - 1
-    else:  # [e_k, e_(k+1)), 1 in the last bin
-        index = np.searchsorted(edges, p, side="right") - 1
-    return np.clip(index, 0, n_bins - 1)
-
-
-def near_edges(n_bins: int, seed: int, ulps: int = 4) -> np.ndarray:
-    """Every edge k / B and its neighbours within `ulps` ulps, inside [0, 1]."""
-    rng = np.random.default_rng(seed)
-    ks = np.arange(n_bins + 1) if n_bins <= 200 else rng.integers(0, n_bins + 1, 200)
-    edges = np.array([k / n_bins for k in ks])
-    values = [edges]
-    up, down = edges.copy(), edges.copy()
-    for _ in range(ulps):
-        up, down = np.nextafter(up, 2.0), np.nextafter(down, -1.0)
-        values += [up, down]
-    p = np.concatenate([*values, rng.random(50)])
-    return p[(p >= 0.0) & (p <= 1.0)]
+def _near_edges_and_random(n_bins: int, seed: int) -> np.ndarray:
+    """Every edge k / B (200 of them at most) within 4 ulps, and 50 random values."""
+    random = np.random.default_rng(seed).random(50)
+    return np.concatenate([near_edges(n_bins, ulps=4, seed=seed), random])
 
 
 @settings(max_examples=40, deadline=None)
@@ -53,38 +40,64 @@ def near_edges(n_bins: int, seed: int, ulps: int = 4) -> np.ndarray:
 @example(n_bins=25, closed="right", seed=3)
 @example(n_bins=2**19 - 1, closed="left", seed=4)
 def test_index_value_masks_and_searchsorted_agree(n_bins: int, closed: str, seed: int) -> None:
-    p = near_edges(n_bins, seed)
-    binning = Binning(n_bins, "uniform", closed)  # type: ignore[arg-type]
+    p = _near_edges_and_random(n_bins, seed)
+    binning = pc.Binning(n_bins, "uniform", closed)  # type: ignore[arg-type]
     frame = pl.DataFrame({"p": p})
     got = frame.select(
         index=binning.index(pl.col("p")),
         value=binning.value(pl.col("p")),
     )
-    want = searchsorted_bins(p, n_bins, closed)
+    want = bin_ids(p, n_bins, "uniform", closed)
     np.testing.assert_array_equal(got["index"].to_numpy(), want)
     np.testing.assert_array_equal(got["value"].to_numpy(), want.astype(np.float64))
     if n_bins <= 200:  # one column per bin: keep it small
         masks = frame.select(
-            pl.concat_list(
-                [m.cast(pl.Int32) for m in binning.masks(pl.col("p"))]
-            ).list.arg_max().alias("masked"),
+            pl.concat_list([m.cast(pl.Int32) for m in binning.masks(pl.col("p"))])
+            .list.arg_max()
+            .alias("masked"),
             pl.sum_horizontal(binning.masks(pl.col("p"))).alias("hits"),
         )
         assert masks["hits"].to_list() == [1] * len(p)  # every p in exactly one bin
         np.testing.assert_array_equal(masks["masked"].to_numpy(), want)
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    n_bins=st.integers(1, 3000),
+    closed=st.sampled_from(["right", "left"]),
+    seed=st.integers(0, 2**16),
+)
+@example(n_bins=10, closed="right", seed=0)
+@example(n_bins=100, closed="left", seed=0)
+@example(n_bins=22, closed="left", seed=3)  # fl(fl(m / 22) * 22) != m for some m
+@example(n_bins=3000, closed="right", seed=2)
+def test_the_statistics_table_puts_every_row_in_its_bin(
+    n_bins: int, closed: str, seed: int
+) -> None:
+    """The table's bins for one group, by a packed integer key and by a string key."""
+    p = _near_edges_and_random(n_bins, seed)
+    want = np.bincount(bin_ids(p, n_bins, "uniform", closed), minlength=n_bins)
+    df = pl.DataFrame({"p": p, "y": np.zeros(len(p), dtype=np.int64)}).with_columns(
+        small=pl.lit(7, pl.Int32), text=pl.lit("a")
+    )
+    for by in (None, "small", "text"):
+        table = pc.bin_statistics(df, "p", "y", by=by, n_bins=n_bins, closed=closed)  # type: ignore[arg-type]
+        held = table.filter(pl.col("count") > 0)
+        assert held["bin"].to_list() == np.flatnonzero(want).tolist(), by
+        assert held["count"].to_list() == want[want > 0].tolist(), by
+
+
 def test_the_grid_holds_the_exact_edges() -> None:
     for n_bins in (1, 3, 10, 49, 100):
-        grid = Binning(n_bins).grid().collect()
+        grid = pc.Binning(n_bins).grid().collect()
         assert grid["bin"].to_list() == list(range(n_bins))
-        assert grid["lower"].to_list() == uniform_edges(n_bins)[:-1]
+        assert grid["lower"].to_list() == pc.uniform_edges(n_bins)[:-1]
         assert grid["upper"].to_list() == [float(Fraction(k, n_bins)) for k in range(1, n_bins + 1)]
 
 
 @pytest.mark.parametrize("closed", ["right", "left"])
 def test_a_null_is_in_no_bin(closed: str) -> None:
-    binning = Binning(5, "uniform", closed)  # type: ignore[arg-type]
+    binning = pc.Binning(5, "uniform", closed)  # type: ignore[arg-type]
     got = pl.DataFrame({"p": [None, 0.5]}, schema={"p": pl.Float64}).select(
         index=binning.index(pl.col("p")),
         hits=pl.sum_horizontal(binning.masks(pl.col("p"))),
@@ -136,7 +149,7 @@ def test_bin_index_near_every_edge_is_searchsorted_on_the_exact_edges(
     got = pl.DataFrame({"p": p}, schema={"p": pl.Float64}).select(
         pc.bin_index("p", n_bins=n_bins, closed=closed)  # type: ignore[arg-type]
     )
-    expected = searchsorted_bins(np.array(p, dtype=np.float64), n_bins, closed)
+    expected = bin_ids(np.array(p, dtype=np.float64), n_bins, "uniform", closed)
     assert got.to_series().to_list() == expected.tolist()
     # The mapping above is the convention binning.py documents, checked exactly.
     for value, b in zip(p, expected.tolist()):

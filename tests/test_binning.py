@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import polars as pl
 import pytest
-import reference
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 import polars_calib as pc
+import reference
 
 
 def _every_edge(max_bins: int) -> pl.DataFrame:
@@ -28,10 +27,7 @@ def test_every_edge_k_over_b_lands_where_exact_arithmetic_puts_it(closed: str) -
         ]
     )
     k, b = pl.col("k"), pl.col("n_bins")
-    if closed == "right":
-        expected = pl.max_horizontal(k - 1, 0)
-    else:
-        expected = pl.min_horizontal(k, b - 1)
+    expected = pl.max_horizontal(k - 1, 0) if closed == "right" else pl.min_horizontal(k, b - 1)
     wrong = got.filter(pl.col("bin") != expected)
     assert wrong.is_empty(), wrong.head()
     assert got.height == sum(b + 1 for b in range(1, 101))
@@ -41,9 +37,11 @@ def test_every_edge_k_over_b_lands_where_exact_arithmetic_puts_it(closed: str) -
 def test_two_decimal_probabilities_with_100_bins(closed: str) -> None:
     p = [round(j / 100, 2) for j in range(101)]
     got = pl.DataFrame({"p": p}).select(pc.bin_index("p", n_bins=100, closed=closed))
-    expected = [max(j - 1, 0) for j in range(101)] if closed == "right" else [
-        min(j, 99) for j in range(101)
-    ]
+    expected = (
+        [max(j - 1, 0) for j in range(101)]
+        if closed == "right"
+        else [min(j, 99) for j in range(101)]
+    )
     assert got.to_series().to_list() == expected
 
 
@@ -72,13 +70,17 @@ probabilities = st.lists(
 @given(p=probabilities, n_bins=st.integers(1, 60), closed=st.sampled_from(["right", "left"]))
 @example(p=[0.07, 0.7, 1.0, 0.0], n_bins=100, closed="right")
 @example(p=[0.07, 0.7, 1.0, 0.0], n_bins=100, closed="left")
-def test_uniform_bins_match_searchsorted_reference(p: list[float], n_bins: int, closed: str) -> None:
+def test_uniform_bins_match_searchsorted_reference(
+    p: list[float], n_bins: int, closed: str
+) -> None:
     got = pl.DataFrame({"p": p}).select(pc.bin_index("p", n_bins=n_bins, closed=closed))
     expected = reference.bin_ids(np.array(p), n_bins, "uniform", closed)
     assert got.to_series().to_list() == expected.tolist()
 
 
-grid_probabilities = st.lists(st.integers(0, 1000).map(lambda j: j / 1000), min_size=1, max_size=200)
+grid_probabilities = st.lists(
+    st.integers(0, 1000).map(lambda j: j / 1000), min_size=1, max_size=200
+)
 
 
 @given(p=grid_probabilities, n_bins=st.integers(1, 20), closed=st.sampled_from(["right", "left"]))
@@ -92,7 +94,9 @@ def test_quantile_bins_match_numpy_quantiles(p: list[float], n_bins: int, closed
 
 
 def test_quantile_bins_are_computed_per_group() -> None:
-    df = pl.DataFrame({"g": [0, 0, 0, 0, 1, 1, 1, 1], "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9]})
+    df = pl.DataFrame(
+        {"g": [0, 0, 0, 0, 1, 1, 1, 1], "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9]}
+    )
     got = df.select(pc.bin_index("p", n_bins=2, strategy="quantile").over("g"))
     assert got.to_series().to_list() == [0, 0, 1, 1, 0, 0, 1, 1]
 
@@ -119,7 +123,10 @@ def test_uniform_edges_are_correctly_rounded() -> None:
     [
         ({"n_bins": 0}, "`n_bins` must be a positive int, got 0"),
         ({"n_bins": -3}, "`n_bins` must be a positive int, got -3"),
-        ({"strategy": "kmeans"}, "`strategy` must be one of 'uniform', 'quantile', 'median_variance', got 'kmeans'"),
+        (
+            {"strategy": "kmeans"},
+            "`strategy` must be one of 'uniform', 'quantile', 'median_variance', got 'kmeans'",
+        ),
         ({"closed": "both"}, "`closed` must be one of 'right', 'left', got 'both'"),
     ],
 )
@@ -137,7 +144,10 @@ def test_bad_binning_parameters_raise_when_the_expression_is_built(
     [
         ({"n_bins": 2.5}, "`n_bins` must be a positive int, got float 2.5"),
         ({"n_bins": True}, "`n_bins` must be a positive int, got bool True"),
-        ({"strategy": 1}, "`strategy` must be one of 'uniform', 'quantile', 'median_variance', got int 1"),
+        (
+            {"strategy": 1},
+            "`strategy` must be one of 'uniform', 'quantile', 'median_variance', got int 1",
+        ),
     ],
 )
 def test_parameters_of_the_wrong_type_raise_type_error(

@@ -1,4 +1,4 @@
-"""`compat=`: each peer's bins, against numpy re-implementations checked bit for bit on the peers."""
+"""`compat=`: each peer's bins, against numpy re-implementations checked bit for bit on peers."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import peers
 import polars_calib as pc
+from conftest import sign_changing_labels
 
 PEER_ECE = {
     "sklearn": lambda p, y, b: peers.sklearn_calibration_curve_ece(y, p, n_bins=b),
@@ -41,7 +42,7 @@ def test_compat_reproduces_the_peer(
     rng = np.random.default_rng(seed)
     # Scores on edges k/B (and exact 0 and 1) are where the peers' edges differ from ours.
     p = rng.integers(0, n_bins + 1, n) / n_bins if on_edges else rng.random(n)
-    y = (rng.random(n) < np.clip(p + 0.2 * np.sin(2 * np.pi * p), 0, 1)).astype(np.int64)
+    y = sign_changing_labels(rng, p)
     df = pl.DataFrame({"p": p, "y": y})
     want = float(PEER_ECE[compat](p, y, n_bins))
     got = df.select(pc.ece("p", "y", n_bins=n_bins, compat=compat)).item()  # type: ignore[arg-type]
@@ -68,7 +69,9 @@ def test_compat_in_multiclass_and_reliability() -> None:
     y = np.array([0, 2, 0, 2])
     df = pl.DataFrame({"probs": probs.tolist(), "y": y})
     got = df.select(pc.confidence_ece("probs", "y", n_bins=5, compat="torchmetrics")).item()
-    want = peers.torchmetrics_multiclass_calibration_error(probs.astype(np.float32), y, num_classes=3, n_bins=5)
+    want = peers.torchmetrics_multiclass_calibration_error(
+        probs.astype(np.float32), y, num_classes=3, n_bins=5
+    )
     assert got == pytest.approx(float(want), abs=1e-6)
     # MAPIE's top-label ECE is the unweighted mean over predicted classes.
     got = df.select(pc.top_label_ece("probs", "y", n_bins=5, compat="mapie")).item()

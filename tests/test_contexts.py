@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-import reference
-from conftest import FrameContext, make_log
 
 import polars_calib as pc
+import reference
+from conftest import FrameContext, make_log
 
 Frame = pl.DataFrame | pl.LazyFrame
 
@@ -80,9 +80,12 @@ def _assert_columns_close(got: pl.DataFrame, want: pl.DataFrame, columns: list[s
         assert a.is_null().to_list() == b.is_null().to_list(), name
         if a.dtype.is_float():
             np.testing.assert_allclose(
-                a.drop_nulls().to_numpy(), b.drop_nulls().to_numpy(), rtol=0, atol=1e-12,
+                a.drop_nulls().to_numpy(),
+                b.drop_nulls().to_numpy(),
+                rtol=0,
+                atol=1e-12,
                 err_msg=name,
-            )  # fmt: skip
+            )
         else:
             assert a.to_list() == b.to_list(), name
 
@@ -93,15 +96,15 @@ def _groups(log: pl.DataFrame) -> list[str]:
 
 QUERIES: dict[str, Callable[[Frame], Frame]] = {
     "group_by": lambda frame: frame.group_by("g").agg(**METRICS).sort("g"),
-    "over_with_columns": lambda frame: frame.with_columns(
-        **{k: v.over("g") for k, v in METRICS.items()}
-    )
-    .group_by("g")
-    .first()
-    .sort("g"),
-    "over_select": lambda frame: frame.select("g", **{k: v.over("g") for k, v in METRICS.items()})
-    .unique("g")
-    .sort("g"),
+    "over_with_columns": lambda frame: (
+        frame.with_columns(**{k: v.over("g") for k, v in METRICS.items()})
+        .group_by("g")
+        .first()
+        .sort("g")
+    ),
+    "over_select": lambda frame: (
+        frame.select("g", **{k: v.over("g") for k, v in METRICS.items()}).unique("g").sort("g")
+    ),
 }
 
 
@@ -337,9 +340,7 @@ KEY_RANGES = {
 
 @pytest.mark.parametrize("key_dtype", list(KEY_RANGES))
 @pytest.mark.parametrize("n_bins", [1, 3000])
-def test_packed_keys_at_the_ends_of_their_range(
-    key_dtype: type[pl.DataType], n_bins: int
-) -> None:
+def test_packed_keys_at_the_ends_of_their_range(key_dtype: type[pl.DataType], n_bins: int) -> None:
     # key * (n_bins + 2) + bin + 2 must stay exact and apart from the null key's code.
     df = make_log(3, 2000, groups=4)
     keys = pl.Series([*KEY_RANGES[key_dtype], None], dtype=key_dtype)
@@ -356,11 +357,14 @@ def test_float32_probabilities(frame_context: FrameContext, n_bins: int) -> None
     wide = df.with_columns(pl.col("p").cast(pl.Float64))
     want = _per_group_expressions(wide, "g", n_bins, "w")
     got = frame_context.collect(
-        frame_context.frame(df).group_by("g").agg(
+        frame_context.frame(df)
+        .group_by("g")
+        .agg(
             ece=pc.ece("p", "y", n_bins=n_bins, weight="w"),
             mce=pc.mce("p", "y", n_bins=n_bins, weight="w"),
             brier=pc.brier("p", "y", weight="w"),
-        ).sort("g")
+        )
+        .sort("g")
     )
     _assert_columns_close(got, want, ["g", "ece", "mce", "brier"])
     summary = frame_context.collect(

@@ -10,44 +10,58 @@ from polars.testing import assert_frame_equal
 import polars_calib as pc
 
 VECTOR_METRICS = [
-    pc.confidence_ece, pc.classwise_ece, pc.top_label_ece,
-    pc.multiclass_brier, pc.multiclass_log_loss,
-]  # fmt: skip
+    pc.confidence_ece,
+    pc.classwise_ece,
+    pc.top_label_ece,
+    pc.multiclass_brier,
+    pc.multiclass_log_loss,
+]
 
 
 @pytest.mark.parametrize("metric", VECTOR_METRICS)
 def test_1_array_vectors_with_a_null_label_ignore_the_row(metric: object) -> None:
-    arrays = pl.DataFrame({
-        "probs": pl.Series([[.7, .2, .1], [.1, .6, .3]], dtype=pl.Array(pl.Float64, 3)),
-        "y": [0, None],
-    })  # fmt: skip
+    arrays = pl.DataFrame(
+        {
+            "probs": pl.Series([[0.7, 0.2, 0.1], [0.1, 0.6, 0.3]], dtype=pl.Array(pl.Float64, 3)),
+            "y": [0, None],
+        }
+    )
     kept = arrays.head(1)
     got = arrays.select(metric("probs", "y"))  # type: ignore[operator]
     assert got.item() == pytest.approx(kept.select(metric("probs", "y")).item(), abs=1e-15)  # type: ignore[operator]
     # and with nulls in the vector column and the weight too
-    more = pl.DataFrame({
-        "probs": pl.Series([[.7, .2, .1], None, [.1, .6, .3]], dtype=pl.Array(pl.Float64, 3)),
-        "y": [0, 1, 1], "w": [1.0, 1.0, None],
-    })  # fmt: skip
+    more = pl.DataFrame(
+        {
+            "probs": pl.Series(
+                [[0.7, 0.2, 0.1], None, [0.1, 0.6, 0.3]], dtype=pl.Array(pl.Float64, 3)
+            ),
+            "y": [0, 1, 1],
+            "w": [1.0, 1.0, None],
+        }
+    )
     weighted = more.select(metric("probs", "y", weight="w")).item()  # type: ignore[operator]
     assert weighted == pytest.approx(kept.select(metric("probs", "y")).item(), abs=1e-15)  # type: ignore[operator]
 
 
 @pytest.mark.parametrize("metric", VECTOR_METRICS)
 def test_2_array_row_with_an_entry_outside_0_1_gives_null(metric: object) -> None:
-    logits = pl.DataFrame({
-        "probs": pl.Series([[1.5, 0, 0], [.1, .6, .3]], dtype=pl.Array(pl.Float64, 3)),
-        "y": [0, 1],
-    })  # fmt: skip
+    logits = pl.DataFrame(
+        {
+            "probs": pl.Series([[1.5, 0, 0], [0.1, 0.6, 0.3]], dtype=pl.Array(pl.Float64, 3)),
+            "y": [0, 1],
+        }
+    )
     assert logits.select(metric("probs", "y")).item() is None  # type: ignore[operator]
 
 
 def test_3_wilson_interval_contains_the_estimate_exactly_at_the_ends() -> None:
     for size in range(1, 201):
         for y in (0, 1):
-            table = pl.DataFrame({"p": [0.15] * size, "y": [y] * size}).calib.reliability(
-                "p", "y"
-            ).filter(pl.col("count") > 0)
+            table = (
+                pl.DataFrame({"p": [0.15] * size, "y": [y] * size})
+                .calib.reliability("p", "y")
+                .filter(pl.col("count") > 0)
+            )
             row = table.row(0, named=True)
             observed, lower, upper = row["observed"], row["observed_lower"], row["observed_upper"]
             assert 0.0 <= lower <= observed <= upper <= 1.0
@@ -88,17 +102,29 @@ def test_5_non_numeric_probabilities_and_labels_are_refused() -> None:
 
 
 def test_5_refused_rows_says_why_a_group_is_null() -> None:
-    df = pl.DataFrame({
-        "g": [1, 1, 1, 2, 2], "p": [0.2, float("nan"), 1.4, 0.5, 0.6],
-        "y": [0, 1, 1, 1, 2], "w": [1.0, 1.0, -1.0, 1.0, 1.0],
-    })  # fmt: skip
-    got = df.group_by("g", maintain_order=True).agg(
-        pc.ece("p", "y", weight="w"), pc.refused_rows("p", "y", weight="w")
-    ).unnest("refused_rows")
+    df = pl.DataFrame(
+        {
+            "g": [1, 1, 1, 2, 2],
+            "p": [0.2, float("nan"), 1.4, 0.5, 0.6],
+            "y": [0, 1, 1, 1, 2],
+            "w": [1.0, 1.0, -1.0, 1.0, 1.0],
+        }
+    )
+    got = (
+        df.group_by("g", maintain_order=True)
+        .agg(pc.ece("p", "y", weight="w"), pc.refused_rows("p", "y", weight="w"))
+        .unnest("refused_rows")
+    )
     assert got["p"].to_list() == [None, None]
     assert got.row(0, named=True) | {"p": None} == {
-        "g": 1, "p": None, "rows": 3, "refused": 2, "probability NaN": 1,
-        "probability outside [0, 1]": 1, "label not 0 or 1": 0, "weight negative": 1,
+        "g": 1,
+        "p": None,
+        "rows": 3,
+        "refused": 2,
+        "probability NaN": 1,
+        "probability outside [0, 1]": 1,
+        "label not 0 or 1": 0,
+        "weight negative": 1,
         "weight NaN or infinite": 0,
     }
     assert got.filter(pl.col("g") == 2)["label not 0 or 1"].item() == 1
@@ -108,10 +134,12 @@ def test_5_refused_rows_says_why_a_group_is_null() -> None:
 
 def test_8_top_label_macro_and_weighted_means() -> None:
     # Class 0 predicted by 3 rows (ECE_0), class 1 by 1 row (ECE_1).
-    df = pl.DataFrame({
-        "probs": [[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.4, 0.6]],
-        "y": [0, 1, 0, 0],
-    })  # fmt: skip
+    df = pl.DataFrame(
+        {
+            "probs": [[0.9, 0.1], [0.8, 0.2], [0.7, 0.3], [0.4, 0.6]],
+            "y": [0, 1, 0, 0],
+        }
+    )
     conf = np.array([0.9, 0.8, 0.7])
     correct = np.array([1.0, 0.0, 1.0])
     ece_0 = abs(conf.mean() - correct.mean())  # one bin holds all three (n_bins=1)
@@ -127,17 +155,21 @@ def test_8_top_label_macro_and_weighted_means() -> None:
 
 
 def test_9_summary_names_say_what_they_hold() -> None:
-    df = pl.DataFrame({
-        "probs": [[0.9, 0.1], [0.2, 0.8]], "y": [0, 0],
-        "day": pl.Series(["2024-01-01", "2024-01-02"]).str.to_date(),
-    })  # fmt: skip
+    df = pl.DataFrame(
+        {
+            "probs": [[0.9, 0.1], [0.2, 0.8]],
+            "y": [0, 0],
+            "day": pl.Series(["2024-01-01", "2024-01-02"]).str.to_date(),
+        }
+    )
     got = df.calib.summary("probs", "y", time="day", every="1d", reduction="classwise")
     assert got.columns[:5] == ["day", "count", "refused", "mean_confidence", "accuracy"]
     assert "classwise_ece" in got.columns and "ece" not in got.columns
 
 
 @pytest.mark.parametrize(
-    ("labels", "pos_label"), [([1, 2, 2, 1], 2), ([-1, 1, 1, -1], 1), (["no", "yes", "yes", "no"], "yes")]
+    ("labels", "pos_label"),
+    [([1, 2, 2, 1], 2), ([-1, 1, 1, -1], 1), (["no", "yes", "yes", "no"], "yes")],
 )
 def test_10_pos_label(labels: list[object], pos_label: object) -> None:
     p = [0.2, 0.7, 0.9, 0.4]

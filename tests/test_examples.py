@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import subprocess
 import sys
@@ -10,15 +9,20 @@ from pathlib import Path
 
 import pytest
 
+from conftest import HAS_PLOT
+
 ROOT = Path(__file__).parent.parent
 EXAMPLES = ROOT / "examples"
-HAS_PLOT = all(importlib.util.find_spec(m) for m in ("altair", "vl_convert"))
 
 
 def run_example(name: str, *args: str, cwd: Path) -> str:
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / name), *args],
-        capture_output=True, text=True, timeout=120, cwd=cwd, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
@@ -50,7 +54,7 @@ def test_segment_slicing(tmp_path: Path) -> None:
     assert "baseline / segment C" in out  # the slice the log was built to hide
 
 
-
+@pytest.mark.slow
 def test_readme_python_snippets_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("altair")
     readme = (ROOT / "README.md").read_text()
@@ -58,5 +62,5 @@ def test_readme_python_snippets_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     for block in re.findall(r"```python\n(.*?)```", readme, re.S):
-        exec(block, namespace)  # noqa: S102 - the README's own code
+        exec(block, namespace)  # the README's own code
     assert (tmp_path / "reliability.png").exists()

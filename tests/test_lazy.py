@@ -3,47 +3,21 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-import numpy as np
 import polars as pl
 import pytest
-from polars.io.plugins import register_io_source
 
 import polars_calib as pc
+from conftest import CountingSource, make_log
 
 ROWS = 2_000
 
 
 def _data() -> pl.DataFrame:
-    rng = np.random.default_rng(0)
-    p = rng.random(ROWS)
-    y = (rng.random(ROWS) < np.clip(p + 0.2 * np.sin(2 * np.pi * p), 0, 1)).astype(np.int8)
-    probs = np.stack([1 - p, p], axis=1)
-    return pl.DataFrame({
-        "g": rng.integers(0, 3, ROWS), "p": p, "y": y,
-        "probs": pl.Series(probs, dtype=pl.Array(pl.Float64, 2)),
-    })  # fmt: skip
-
-
-class CountingSource:
-    """A LazyFrame over `data` that counts how often the engine reads it."""
-
-    def __init__(self, data: pl.DataFrame) -> None:
-        self.data = data
-        self.reads = 0
-
-    def frame(self) -> pl.LazyFrame:
-        def source(
-            with_columns: list[str] | None, predicate: pl.Expr | None,
-            n_rows: int | None, batch_size: int | None,
-        ) -> Iterator[pl.DataFrame]:
-            self.reads += 1
-            out = self.data if with_columns is None else self.data.select(with_columns)
-            yield out if predicate is None else out.filter(predicate)
-
-        # Not marked pure: Polars may not deduplicate the source itself.
-        return register_io_source(source, schema=self.data.schema)
+    """A binary log in three groups, with its probabilities also as vectors ``[1 - p, p]``."""
+    df = make_log(0, ROWS, decimals=None, groups=3, weights=False)
+    return df.with_columns(probs=pl.concat_list(1 - pl.col("p"), "p").list.to_array(2))
 
 
 PLANS: dict[str, Callable[[pl.LazyFrame], pl.LazyFrame]] = {
@@ -60,7 +34,8 @@ PLANS: dict[str, Callable[[pl.LazyFrame], pl.LazyFrame]] = {
     "canonical summary": lambda lf: lf.calib.summary("probs", "y", by="g", reduction="canonical"),
     "canonical statistics, merged and finished": lambda lf: pc.metrics_from_statistics(
         lf.calib.bin_statistics("probs", "y", by="g", reduction="canonical", metrics=["ece"]),
-        metrics=["ece"], distance="sqeuclidean",
+        metrics=["ece"],
+        distance="sqeuclidean",
     ),
 }
 
@@ -104,13 +79,18 @@ def test_public_api_uses_no_unstable_polars_feature() -> None:
     with pl.Config(warn_unstable=True), warnings.catch_warnings():
         warnings.simplefilter("error")
         df.select(
-            pc.ece("p", "y"), pc.mce("p", "y").alias("m"), pc.rmsce("p", "y").alias("r"),
-            pc.brier("p", "y").alias("b"), pc.log_loss("p", "y").alias("l"),
-            pc.ece("p", "y", n_bins=50).alias("e50"), pc.bin_index("p").alias("i"),
+            pc.ece("p", "y"),
+            pc.mce("p", "y").alias("m"),
+            pc.rmsce("p", "y").alias("r"),
+            pc.brier("p", "y").alias("b"),
+            pc.log_loss("p", "y").alias("l"),
+            pc.ece("p", "y", n_bins=50).alias("e50"),
+            pc.bin_index("p").alias("i"),
             pc.refused_rows("p", "y"),
         )
         lists.select(
-            pc.confidence_ece("probs", "y"), pc.classwise_ece("probs", "y").alias("c"),
+            pc.confidence_ece("probs", "y"),
+            pc.classwise_ece("probs", "y").alias("c"),
             pc.top_label_ece("probs", "y").alias("t"),
             pc.multiclass_brier("probs", "y").alias("b"),
             pc.multiclass_log_loss("probs", "y").alias("l"),

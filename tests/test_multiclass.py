@@ -7,7 +7,6 @@ bad parameters.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from fractions import Fraction
@@ -20,9 +19,11 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import polars_calib as pc
+import reference
+from conftest import tempered_log, vectors
 
-sys.path.insert(0, str(Path(__file__).parent))
-import reference  # noqa: E402
+# The names test_multiclass_frame imports from here, until it imports them from conftest.
+_vectors = vectors
 
 Metric = Callable[..., pl.Expr]
 ECES: dict[str, tuple[Metric, Callable[..., float]]] = {
@@ -36,11 +37,6 @@ def _value(df: pl.DataFrame, expr: pl.Expr) -> float | None:
     value = df.select(expr).item()
     assert value is None or isinstance(value, float)
     return value
-
-
-def _vectors(P: np.ndarray, dtype: str = "array") -> pl.Series:
-    series = pl.Series("probs", P.tolist(), dtype=pl.List(pl.Float64))
-    return series.cast(pl.Array(pl.Float64, P.shape[1])) if dtype == "array" else series
 
 
 # -- the calibration tutorial's 30 items, 3 classes, 5 right-closed bins -------------------
@@ -83,8 +79,10 @@ def test_tutorial_multiclass(
 
 def test_tutorial_list_input_and_wide_columns(tutorial: pl.DataFrame) -> None:
     wide = tutorial.select(
-        p0=pl.col("probs").arr.get(0), p1=pl.col("probs").arr.get(1),
-        p2=pl.col("probs").arr.get(2), y="y",
+        p0=pl.col("probs").arr.get(0),
+        p1=pl.col("probs").arr.get(1),
+        p2=pl.col("probs").arr.get(2),
+        y="y",
     )
     as_list = tutorial.with_columns(pl.col("probs").cast(pl.List(pl.Float64)))
     built = pc.prob_vector("p0", "p1", "p2")
@@ -100,43 +98,22 @@ def test_tutorial_list_input_and_wide_columns(tutorial: pl.DataFrame) -> None:
 
 @pytest.mark.parametrize("norm, expected", [("l1", 0.2000), ("l2", 0.2082), ("max", 0.2333)])
 def test_torchmetrics_example(norm: str, expected: float) -> None:
-    df = pl.DataFrame({
-        "probs": [[0.25, 0.20, 0.55], [0.55, 0.05, 0.40], [0.10, 0.30, 0.60], [0.90, 0.05, 0.05]],
-        "y": [0, 1, 2, 0],
-    })
+    df = pl.DataFrame(
+        {
+            "probs": [
+                [0.25, 0.20, 0.55],
+                [0.55, 0.05, 0.40],
+                [0.10, 0.30, 0.60],
+                [0.90, 0.05, 0.05],
+            ],
+            "y": [0, 1, 2, 0],
+        }
+    )
     got = _value(df, pl.col("probs").calib.confidence_ece("y", n_bins=3, norm=norm))
     assert got is not None and round(got, 4) == expected
 
 
 # -- differential test against the numpy oracle ------------------------------------------------
-
-
-def tempered_log(
-    seed: int, n: int, n_classes: int, *, temperature: float, resolution: int, tie_rate: float,
-    groups: int = 1,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Probability vectors on a ``1/resolution`` grid, and labels drawn from ``P**temperature``.
-
-    Labels come from the renormalised tempered vector: a temperature below 1 makes the
-    truth flatter than the prediction (confident predictions over-confident, small
-    probabilities under-confident), above 1 the reverse, so the gap changes sign
-    across [0, 1]. Some rows get their top two entries tied. The last entry is ``1 -
-    sum(others)``, so vectors sum to 1 up to rounding.
-    """
-    rng = np.random.default_rng(seed)
-    raw = rng.dirichlet(np.full(n_classes, rng.uniform(0.3, 2.0)), size=n)
-    counts = rng.multinomial(resolution, raw)
-    for i in np.flatnonzero(rng.random(n) < tie_rate):
-        top = np.argsort(-counts[i], kind="stable")
-        total = counts[i, top[0]] + counts[i, top[1]]
-        counts[i, top[0]] = counts[i, top[1]] = total // 2
-        counts[i, top[-1] if n_classes > 2 else top[0]] += total % 2
-    P = counts / resolution
-    P[:, -1] = np.clip(1.0 - P[:, :-1].sum(axis=1), 0.0, 1.0)
-    truth = P**temperature
-    truth /= truth.sum(axis=1, keepdims=True)
-    y = (rng.random((n, 1)) > np.cumsum(truth, axis=1)).sum(axis=1).clip(0, n_classes - 1)
-    return P, y, rng.random(n) * 2.0 + 0.01, rng.integers(0, groups, n)
 
 
 @settings(max_examples=40, deadline=None)
@@ -154,15 +131,61 @@ def tempered_log(
     resolution=st.sampled_from([20, 1000]),
     tie_rate=st.sampled_from([0.0, 0.3]),
 )
-@example(seed=0, n=60, n_classes=2, metric="top_label", n_bins=5, strategy="quantile",
-         closed="right", norm="l2", weighted=True, temperature=0.4, resolution=20, tie_rate=0.3)
-@example(seed=1, n=100, n_classes=5, metric="classwise", n_bins=10, strategy="quantile",
-         closed="left", norm="l2", weighted=False, temperature=2.5, resolution=1000, tie_rate=0.3)
-@example(seed=2, n=100, n_classes=3, metric="confidence", n_bins=10, strategy="uniform",
-         closed="left", norm="max", weighted=True, temperature=0.4, resolution=20, tie_rate=0.3)
+@example(
+    seed=0,
+    n=60,
+    n_classes=2,
+    metric="top_label",
+    n_bins=5,
+    strategy="quantile",
+    closed="right",
+    norm="l2",
+    weighted=True,
+    temperature=0.4,
+    resolution=20,
+    tie_rate=0.3,
+)
+@example(
+    seed=1,
+    n=100,
+    n_classes=5,
+    metric="classwise",
+    n_bins=10,
+    strategy="quantile",
+    closed="left",
+    norm="l2",
+    weighted=False,
+    temperature=2.5,
+    resolution=1000,
+    tie_rate=0.3,
+)
+@example(
+    seed=2,
+    n=100,
+    n_classes=3,
+    metric="confidence",
+    n_bins=10,
+    strategy="uniform",
+    closed="left",
+    norm="max",
+    weighted=True,
+    temperature=0.4,
+    resolution=20,
+    tie_rate=0.3,
+)
 def test_matches_numpy_reference(
-    seed: int, n: int, n_classes: int, metric: str, n_bins: int, strategy: str, closed: str,
-    norm: str, weighted: bool, temperature: float, resolution: int, tie_rate: float,
+    seed: int,
+    n: int,
+    n_classes: int,
+    metric: str,
+    n_bins: int,
+    strategy: str,
+    closed: str,
+    norm: str,
+    weighted: bool,
+    temperature: float,
+    resolution: int,
+    tie_rate: float,
 ) -> None:
     P, y, w, _ = tempered_log(
         seed, n, n_classes, temperature=temperature, resolution=resolution, tie_rate=tie_rate
@@ -172,7 +195,7 @@ def test_matches_numpy_reference(
     expected = oracle(P, y, weight=w if weighted else None, **kw)
     results = []
     for dtype in ("array", "list"):
-        df = pl.DataFrame({"probs": _vectors(P, dtype), "y": y, "w": w})
+        df = pl.DataFrame({"probs": vectors(P, dtype), "y": y, "w": w})
         results.append(_value(df, ours("probs", "y", weight="w" if weighted else None, **kw)))
     assert results[0] == results[1]
     assert results[0] == pytest.approx(expected, abs=1e-12)
@@ -191,7 +214,7 @@ def test_brier_and_log_loss_match_numpy_reference(
     P, y, w, _ = tempered_log(seed, n, n_classes, temperature=0.4, resolution=1000, tie_rate=0.0)
     weight = w if weighted else None
     for dtype in ("array", "list"):
-        df = pl.DataFrame({"probs": _vectors(P, dtype), "y": y, "w": w})
+        df = pl.DataFrame({"probs": vectors(P, dtype), "y": y, "w": w})
         kw = {"weight": "w" if weighted else None}
         assert _value(df, pc.multiclass_brier("probs", "y", **kw)) == pytest.approx(
             reference.multiclass_brier(P, y, weight), abs=1e-12
@@ -205,7 +228,7 @@ def test_brier_and_log_loss_match_sklearn() -> None:
     metrics = pytest.importorskip("sklearn.metrics")
     P, y, w, _ = tempered_log(5, 300, 4, temperature=2.5, resolution=1000, tie_rate=0.0)
     P[0] = [1.0, 0.0, 0.0, 0.0]  # clipped at machine epsilon in both when y[0] != 0
-    df = pl.DataFrame({"probs": _vectors(P), "y": y, "w": w})
+    df = pl.DataFrame({"probs": vectors(P), "y": y, "w": w})
     labels = list(range(4))
     assert _value(df, pc.multiclass_brier("probs", "y")) == pytest.approx(
         metrics.brier_score_loss(y, P, labels=labels), abs=1e-12
@@ -258,11 +281,18 @@ METRICS: dict[str, pl.Expr] = {
 def log() -> pl.DataFrame:
     P, y, w, g = tempered_log(3, 240, 4, temperature=0.4, resolution=100, tie_rate=0.2, groups=3)
     start = datetime(2024, 1, 1)
-    return pl.DataFrame({
-        "g": g, "probs": _vectors(P), "y": y, "w": w,
-        "ts": [start + timedelta(hours=i) for i in range(len(y))],
-    }).sort("g", maintain_order=True).with_columns(
-        ts=pl.datetime_range(start, start + timedelta(hours=239), "1h", eager=True)
+    return (
+        pl.DataFrame(
+            {
+                "g": g,
+                "probs": vectors(P),
+                "y": y,
+                "w": w,
+                "ts": [start + timedelta(hours=i) for i in range(len(y))],
+            }
+        )
+        .sort("g", maintain_order=True)
+        .with_columns(ts=pl.datetime_range(start, start + timedelta(hours=239), "1h", eager=True))
     )
 
 
@@ -301,16 +331,18 @@ def test_grouped_contexts(log: pl.DataFrame, context: str, tmp_path: Path) -> No
     if context == "group_by":
         result = log.group_by("g").agg(**METRICS).sort("g")
     elif context == "over":
-        result = log.select("g", **{k: v.over("g") for k, v in METRICS.items()}).unique(
-            "g", keep="first"
-        ).sort("g")
+        result = (
+            log.select("g", **{k: v.over("g") for k, v in METRICS.items()})
+            .unique("g", keep="first")
+            .sort("g")
+        )
     elif context == "lazy_streaming":
         result = log.lazy().group_by("g").agg(**METRICS).sort("g").collect(engine="streaming")
     elif context == "scan_parquet":
         path = tmp_path / "log.parquet"
         log.write_parquet(path)
-        result = pl.scan_parquet(path).group_by("g").agg(**METRICS).sort("g").collect(
-            engine="streaming"
+        result = (
+            pl.scan_parquet(path).group_by("g").agg(**METRICS).sort("g").collect(engine="streaming")
         )
     elif context == "group_by_dynamic":
         # Tumbling 1-day windows over hourly rows: the first 24 rows, then the next 24...
@@ -326,8 +358,9 @@ def test_grouped_contexts(log: pl.DataFrame, context: str, tmp_path: Path) -> No
 
 
 def test_whole_frame_streaming(log: pl.DataFrame) -> None:
-    _assert_matches(log.lazy().select(**METRICS).collect(engine="streaming").row(0, named=True),
-                    _expected(log))
+    _assert_matches(
+        log.lazy().select(**METRICS).collect(engine="streaming").row(0, named=True), _expected(log)
+    )
 
 
 # -- bad data: null per group; ignored rows; bad parameters ----------------------------------
@@ -335,7 +368,10 @@ def test_whole_frame_streaming(log: pl.DataFrame) -> None:
 GOOD = [[0.7, 0.2, 0.1], [0.1, 0.6, 0.3], [0.2, 0.2, 0.6], [0.5, 0.4, 0.1]]
 GOOD_Y = [0, 1, 1, 2]
 ALL_METRICS: list[Callable[..., pl.Expr]] = [
-    pc.confidence_ece, pc.classwise_ece, pc.top_label_ece, pc.multiclass_brier,
+    pc.confidence_ece,
+    pc.classwise_ece,
+    pc.top_label_ece,
+    pc.multiclass_brier,
     pc.multiclass_log_loss,
 ]
 
@@ -360,12 +396,15 @@ ALL_METRICS: list[Callable[..., pl.Expr]] = [
 def test_bad_data_gives_null_for_its_group(
     metric: Callable[..., pl.Expr], probs: list[float | None], label: float, weight: float
 ) -> None:
-    df = pl.DataFrame({
-        "g": [0] * 4 + [1] * 5,
-        "probs": [*GOOD, *GOOD, probs],
-        "y": [*GOOD_Y, *GOOD_Y, label],
-        "w": [1.0] * 8 + [weight],
-    }, schema={"g": pl.Int64, "probs": pl.List(pl.Float64), "y": pl.Float64, "w": pl.Float64})
+    df = pl.DataFrame(
+        {
+            "g": [0] * 4 + [1] * 5,
+            "probs": [*GOOD, *GOOD, probs],
+            "y": [*GOOD_Y, *GOOD_Y, label],
+            "w": [1.0] * 8 + [weight],
+        },
+        schema={"g": pl.Int64, "probs": pl.List(pl.Float64), "y": pl.Float64, "w": pl.Float64},
+    )
     for kw in ({}, {"weight": "w"}):
         if weight != 1.0 and not kw:
             continue
@@ -381,13 +420,23 @@ def test_bad_data_gives_null_for_its_group(
 @pytest.mark.parametrize("metric", ALL_METRICS)
 def test_null_vector_label_or_weight_rows_are_ignored(metric: Callable[..., pl.Expr]) -> None:
     good = pl.DataFrame({"probs": GOOD, "y": GOOD_Y, "w": [1.0, 2.0, 0.5, 1.0]})
-    noisy = pl.concat([good, pl.DataFrame(
-        {"probs": [None, [0.5, 0.5, 0.0], [0.1, 0.1, 0.8]], "y": [0, None, 2], "w": [1.0, 1.0, None]},
-        schema=good.schema,
-    )])
+    noisy = pl.concat(
+        [
+            good,
+            pl.DataFrame(
+                {
+                    "probs": [None, [0.5, 0.5, 0.0], [0.1, 0.1, 0.8]],
+                    "y": [0, None, 2],
+                    "w": [1.0, 1.0, None],
+                },
+                schema=good.schema,
+            ),
+        ]
+    )
     # Unweighted, the row with a null weight is used: only weighted metrics skip it.
-    assert _value(noisy, metric("probs", "y")) == _value(good.vstack(noisy.tail(1)),
-                                                         metric("probs", "y"))
+    assert _value(noisy, metric("probs", "y")) == _value(
+        good.vstack(noisy.tail(1)), metric("probs", "y")
+    )
     assert _value(noisy, metric("probs", "y", weight="w")) == _value(
         good, metric("probs", "y", weight="w")
     )
@@ -404,13 +453,23 @@ def test_sum_tolerance_is_adjustable() -> None:
 @pytest.mark.parametrize("metric", [pc.confidence_ece, pc.classwise_ece, pc.top_label_ece])
 @pytest.mark.parametrize(
     "kw",
-    [{"n_bins": 0}, {"n_bins": 2.5}, {"strategy": "equal"}, {"closed": "both"}, {"norm": "l3"},
-     {"sum_tol": -1.0}, {"sum_tol": float("nan")}, {"sum_tol": "1e-6"}],
+    [
+        {"n_bins": 0},
+        {"n_bins": 2.5},
+        {"strategy": "equal"},
+        {"closed": "both"},
+        {"norm": "l3"},
+        {"sum_tol": -1.0},
+        {"sum_tol": float("nan")},
+        {"sum_tol": "1e-6"},
+    ],
 )
 def test_bad_parameters_raise_at_build_time(metric: Metric, kw: dict[str, object]) -> None:
     # A value of the wrong type raises TypeError (a ValueError's sibling), a bad value ValueError.
-    wrong_type = any(isinstance(v, str) and k == "sum_tol" or isinstance(v, float) and k == "n_bins"
-                     for k, v in kw.items())
+    wrong_type = any(
+        (isinstance(v, str) and k == "sum_tol") or (isinstance(v, float) and k == "n_bins")
+        for k, v in kw.items()
+    )
     with pytest.raises(TypeError if wrong_type else ValueError, match=next(iter(kw))):
         metric("probs", "y", **kw)
 

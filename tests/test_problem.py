@@ -1,4 +1,9 @@
-"""The one refused rule equals the union of its checks (the reasons the messages give)."""
+"""The one refused rule equals the union of its checks (the reasons the messages give).
+
+Binary data go through the public :func:`polars_calib.refused_rows` (the rule's count
+beside each check's, per row). Probability vectors have no public per-check count yet,
+so their rule is read from the private problem.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,24 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from polars_calib._core.problem import binary_problem, vector_problem
+import polars_calib as pc
+from polars_calib._core.problem import vector_problem
 
 ODD = [None, math.nan, math.inf, -math.inf, -0.0, 0.0, 1.0, 5e-324, 1.0 + 2**-52, -1e-300, 0.5, 2.0]
+
+
+def _agree_per_row(frame: pl.DataFrame, weight: str | None) -> None:
+    """Each row is refused (by the rule) exactly when some check counts it."""
+    why = (
+        frame.with_row_index("row")
+        .group_by("row", maintain_order=True)
+        .agg(why=pc.refused_rows("p", "y", weight=weight))
+        .unnest("why")
+    )
+    checks = [c for c in why.columns if c not in ("row", "rows", "refused")]
+    assert checks, why.columns
+    got = why.select(rule=pl.col("refused") > 0, union=pl.any_horizontal(pl.col(checks) > 0))
+    assert got["rule"].to_list() == got["union"].to_list()
 
 
 def _agree(frame: pl.DataFrame, problem: object) -> None:
@@ -37,17 +57,29 @@ def test_binary_rule_equals_its_checks(
         {"p": p[:n], "y": y[:n], "w": w[:n]},
         schema={"p": pl.Float64, "y": pl.Int64, "w": pl.Float64},
     )
-    _agree(frame, binary_problem("p", "y", "w"))
-    _agree(frame, binary_problem("p", "y"))
-    _agree(frame.with_columns(pl.col("p").cast(pl.Float32)), binary_problem("p", "y"))
+    _agree_per_row(frame, "w")
+    _agree_per_row(frame, None)
+    _agree_per_row(frame.with_columns(pl.col("p").cast(pl.Float32)), None)
 
 
 @pytest.mark.parametrize("reduction", ["confidence", "top_label", "classwise"])
 def test_vector_rule_equals_its_checks(reduction: str) -> None:
-    frame = pl.DataFrame({
-        "probs": [[0.2, 0.8], [0.5, None], [1.2, -0.2], [0.5, 0.6], None, [math.nan, 1.0],
-                  [0.3, 0.7], [0.3, 0.7], [], [0.1, 0.9]],
-        "y": [1, 0, 0, 1, 1, 0, 2, -1, 0, None],
-        "w": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0],
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "probs": [
+                [0.2, 0.8],
+                [0.5, None],
+                [1.2, -0.2],
+                [0.5, 0.6],
+                None,
+                [math.nan, 1.0],
+                [0.3, 0.7],
+                [0.3, 0.7],
+                [],
+                [0.1, 0.9],
+            ],
+            "y": [1, 0, 0, 1, 1, 0, 2, -1, 0, None],
+            "w": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, -1.0],
+        }
+    )
     _agree(frame, vector_problem("probs", "y", "w", 1e-6, reduction))  # type: ignore[arg-type]

@@ -144,7 +144,8 @@ PINNED: dict[str, pl.DataFrame] = {
     "zeros_and_ones": _frame(
         {
             "p": [0.0] * 7 + [1.0] * 7 + [0.5, 0.0, 1.0],
-            "y": [0, 0, 0, 1, 0, 0, 1] + [1, 1, 0, 1, 1, 1, 1] + [0, 1, 0],
+            # 2 of the 7 at p = 0 are positive, 6 of the 7 at p = 1; then the last three.
+            "y": [0, 0, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1, 1, 1, 0, 1, 0],
         }
     ),
     "on_edges": _frame(
@@ -196,7 +197,10 @@ def pinned(**arguments: Any) -> Callable[[Callable[..., None]], Callable[..., No
 
 
 def expressions(
-    df: pl.DataFrame, *, by: str | list[str] | None = "k1", weight: str | None = "w",
+    df: pl.DataFrame,
+    *,
+    by: str | list[str] | None = "k1",
+    weight: str | None = "w",
     **binning: Any,
 ) -> pl.DataFrame:
     """Every metric as an expression, per group (sorted, null keys last) or whole."""
@@ -213,7 +217,11 @@ def summary(df: pl.DataFrame, **options: Any) -> pl.DataFrame:
 
 
 def assert_close(
-    got: pl.DataFrame, want: pl.DataFrame, columns: list[str], *, rel: float = 0.0,
+    got: pl.DataFrame,
+    want: pl.DataFrame,
+    columns: list[str],
+    *,
+    rel: float = 0.0,
     abs: float = 1e-12,  # noqa: A002
 ) -> None:
     """Named columns equal: nulls in the same places, floats within tolerance, others exactly."""
@@ -234,9 +242,7 @@ def _interior_edge(value: float | None, n_bins: int, margin: float = 0.0) -> boo
     if value is None or not 0.0 <= value <= 1.0:
         return False
     k = round(value * n_bins)
-    return any(
-        0 < j < n_bins and abs(value - j / n_bins) <= margin for j in (k - 1, k, k + 1)
-    )
+    return any(0 < j < n_bins and abs(value - j / n_bins) <= margin for j in (k - 1, k, k + 1))
 
 
 def _refused(p: float | None, y: int | None, w: float | None) -> bool:
@@ -257,9 +263,8 @@ def examples(share: float) -> int:
 n_bins_any = st.integers(1, 60)  # both expression paths: masked (<= 40) and window
 closures = st.sampled_from(["right", "left"])
 binnings = st.fixed_dictionaries(
-    {"strategy": st.sampled_from(["uniform", "quantile"]), "n_bins": n_bins_any,
-     "closed": closures}
-)  # fmt: skip
+    {"strategy": st.sampled_from(["uniform", "quantile"]), "n_bins": n_bins_any, "closed": closures}
+)
 UNIFORM_10 = {"strategy": "uniform", "n_bins": 10, "closed": "right"}
 
 # --------------------------------------------------------------------------
@@ -268,23 +273,31 @@ UNIFORM_10 = {"strategy": "uniform", "n_bins": 10, "closed": "right"}
 
 
 @settings(max_examples=examples(2 / 3))
-@given(df=frames, c=st.one_of(st.sampled_from([1e-3, 0.5, 3.0, 1e3]), st.floats(1e-3, 1e3)),
-       binning=binnings)
+@given(
+    df=frames,
+    c=st.one_of(st.sampled_from([1e-3, 0.5, 3.0, 1e3]), st.floats(1e-3, 1e3)),
+    binning=binnings,
+)
 @pinned(c=7.0, binning=UNIFORM_10)
 def test_weights_scaled_by_a_positive_constant_change_nothing(
     df: pl.DataFrame, c: float, binning: dict[str, Any]
 ) -> None:
     df = df.with_columns(scaled=pl.col("w") * c)
     assert_close(
-        expressions(df, weight="scaled", **binning), expressions(df, weight="w", **binning),
-        ["k1", *METRICS], rel=1e-12, abs=1e-14,
-    )  # fmt: skip
+        expressions(df, weight="scaled", **binning),
+        expressions(df, weight="w", **binning),
+        ["k1", *METRICS],
+        rel=1e-12,
+        abs=1e-14,
+    )
     columns = ["k1", "count", "mean_predicted", "observed", *METRICS]
     assert_close(
         summary(df, by="k1", weight="scaled", **binning),
         summary(df, by="k1", weight="w", **binning),
-        columns, rel=1e-12, abs=1e-14,
-    )  # fmt: skip
+        columns,
+        rel=1e-12,
+        abs=1e-14,
+    )
 
 
 @settings(max_examples=examples(2 / 3))
@@ -317,9 +330,10 @@ def test_two_class_classwise_ece_is_the_binary_ece(
     p = df["p"].cast(pl.Float64).to_list()
     keep = [
         not (_interior_edge(v, n_bins, 1e-9) or _interior_edge(1.0 - v, n_bins, 1e-9))
-        if v is not None else True
+        if v is not None
+        else True
         for v in p
-    ]  # fmt: skip
+    ]
     df = df.filter(pl.Series(keep))
     # A label that is a class index but not < K beside a null vector is ignored, not
     # refused (see test_a_label_beside_a_null_vector_is_refused_only_when_it_is_no_class_index):
@@ -332,11 +346,15 @@ def test_two_class_classwise_ece_is_the_binary_ece(
     df = df.with_columns(probs=pl.Series(vectors, dtype=pl.Array(pl.Float64, 2)))
     weight = "w" if weighted else None
     binning: dict[str, Any] = {"n_bins": n_bins, "closed": closed, "weight": weight}
-    got = df.group_by("k1").agg(
-        ece=pc.classwise_ece("probs", "y", norm="l1", **binning),
-        mce=pc.classwise_ece("probs", "y", norm="max", **binning),
-        rmsce=pc.classwise_ece("probs", "y", norm="l2", **binning),
-    ).sort("k1", nulls_last=True)
+    got = (
+        df.group_by("k1")
+        .agg(
+            ece=pc.classwise_ece("probs", "y", norm="l1", **binning),
+            mce=pc.classwise_ece("probs", "y", norm="max", **binning),
+            rmsce=pc.classwise_ece("probs", "y", norm="l2", **binning),
+        )
+        .sort("k1", nulls_last=True)
+    )
     assert_close(got, expressions(df, **binning), ["k1", *BINNED])
 
 
@@ -467,12 +485,12 @@ def test_a_label_beside_a_null_vector_is_refused_only_when_it_is_no_class_index(
             assert got.row(0) == pytest.approx((0.15, 0.15))
         data = df if frame == "eager" else df.lazy()
         for reduction in ("classwise", "confidence"):
-            run = lambda: pc.summary(data, "probs", "y", n_bins=5, reduction=reduction)  # noqa: E731
+            options: dict[str, Any] = {"n_bins": 5, "reduction": reduction}
             if refused and frame == "eager":
                 with pytest.raises(pc.CalibrationDataError, match="label not a class"):
-                    run()
+                    pc.summary(data, "probs", "y", **options)
                 continue
-            table = run()
+            table = pc.summary(data, "probs", "y", **options)
             table = table if isinstance(table, pl.DataFrame) else table.collect()
             assert table["refused"].item() == int(refused)
             assert (table[f"{reduction}_ece"].item() is None) == refused

@@ -26,11 +26,13 @@ def assert_close(got: np.ndarray, want: np.ndarray) -> None:
 
 
 def test_erfc_and_normal_tails_match_scipy_from_minus_40_to_40() -> None:
-    x = np.concatenate([
-        np.linspace(-40.0, 40.0, 40_001),
-        [0.0, -0.0, 0.46875, -0.46875, 4.0, -4.0, 26.543, 1e-300, 5e-324],
-        np.nextafter(np.array([0.46875, 4.0]), [1.0, 5.0]),
-    ])  # fmt: skip
+    x = np.concatenate(
+        [
+            np.linspace(-40.0, 40.0, 40_001),
+            [0.0, -0.0, 0.46875, -0.46875, 4.0, -4.0, 26.543, 1e-300, 5e-324],
+            np.nextafter(np.array([0.46875, 4.0]), [1.0, 5.0]),
+        ]
+    )
     got = pl.DataFrame({"x": x}).select(
         erfc=erfc(pl.col("x")), sf=normal_sf(pl.col("x")), cdf=normal_cdf(pl.col("x"))
     )

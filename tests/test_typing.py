@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).parents[1]
 
 
+@pytest.mark.slow
 def test_mypy_strict_passes_on_the_package_and_the_typed_path() -> None:
     pytest.importorskip("mypy")
     result = subprocess.run(
@@ -23,13 +24,24 @@ def test_mypy_strict_passes_on_the_package_and_the_typed_path() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_pyright_basic_passes_on_the_package() -> None:
     pytest.importorskip("pyright")
     result = subprocess.run(
-        [sys.executable, "-m", "pyright", "--pythonpath", sys.executable, "polars_calib",
-         "tests/typed_usage.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pyright",
+            "--pythonpath",
+            sys.executable,
+            "polars_calib",
+            "tests/typed_usage.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -40,9 +52,12 @@ def test_a_typo_in_an_option_fails_the_type_check(tmp_path: Path) -> None:
     bad.write_text('import polars_calib as pc\npc.ece("p", "y", norm="l3")\n')
     result = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", str(bad)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert result.returncode == 1 and 'norm' in result.stdout, result.stdout
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 1 and "norm" in result.stdout, result.stdout
 
 
 def test_package_ships_py_typed() -> None:

@@ -9,7 +9,7 @@ bins are ``[0, 1/B), ..., [(B-1)/B, 1]`` with 1.0 in the last bin.
 The bin index is found without searching, with one comparison against one exact
 edge: right-closed, the bin of ``p`` is ``k = floor(p * B)`` or ``k - 1``, and it is
 ``k - 1`` exactly when ``p <= k / B``; left-closed, it is ``c = ceil(p * B)`` or
-``c - 1``, and ``c - 1`` exactly when ``p < c / B`` (see :func:`_uniform_bins`).
+``c - 1``, and ``c - 1`` exactly when ``p < c / B`` (see :meth:`Binning.value`).
 Neither ``floor``/``ceil`` of ``p * B`` alone (``0.07 * 100 == 7.000000000000001``)
 nor ``np.linspace`` edges (``0.6000000000000001``) get every edge right.
 
