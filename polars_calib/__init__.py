@@ -51,7 +51,7 @@ from polars_calib.kernel import skce
 from polars_calib.median_variance import median_variance_bins
 from polars_calib.namespace import col
 from polars_calib.plot import plot_metric_over_time, plot_reliability, save_png
-from polars_calib.recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
+from polars_calib._recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
 from polars_calib.report import HtmlReport, html_report
 from polars_calib.smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
 from polars_calib.statistics import (

@@ -70,7 +70,7 @@ from polars_calib.validation import refused_rows, validate
 
 if TYPE_CHECKING:
     from polars_calib.audit import Audit
-    from polars_calib.recalibration import Calibrator
+    from polars_calib._recalibration import Calibrator
 
 __all__ = [
     "DataFrameCalibNamespace",
@@ -565,7 +565,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
 
     def fit(self, prob: str, label: str, **options: Any) -> Calibrator:
         """Fit recalibration maps per group; see :func:`polars_calib.fit_calibrator`."""
-        from polars_calib.recalibration import fit_calibrator
+        from polars_calib._recalibration import fit_calibrator
 
         return fit_calibrator(self._data, prob, label, **options)
 
