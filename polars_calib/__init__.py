@@ -29,7 +29,7 @@ from polars_calib._metrics.kernel import skce
 from polars_calib._frames.median_variance import median_variance_bins
 from polars_calib._metrics.namespace import col
 from polars_calib.plot import plot_metric_over_time, plot_reliability, save_png
-from polars_calib.recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
+from polars_calib._recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
 from polars_calib.report import HtmlReport, html_report
 from polars_calib._smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
 from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics

@@ -14,7 +14,7 @@ from polars_calib._frames.statistics import bin_statistics
 from polars_calib._smooth import smooth_ece, smooth_ece_statistics
 from polars_calib._table.plan import FrameT, same_kind
 from polars_calib.audit import Audit, audit
-from polars_calib.recalibration import Calibrator, fit_calibrator
+from polars_calib._recalibration import Calibrator, fit_calibrator
 
 
 class _FrameCalibNamespace(Generic[FrameT]):

@@ -310,7 +310,7 @@ def _add_recalibration(commands: Any) -> None:
 
 def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib fit``: fit, print the parameters, save the calibrator."""
-    from polars_calib.recalibration import fit_calibrator
+    from polars_calib._recalibration import fit_calibrator
 
     if not args.quiet:
         print(f"{PROG}: fitting {args.method} on {args.log}", file=stderr, flush=True)
@@ -330,7 +330,7 @@ def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> Non
 
 def apply_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib apply``: the log with the calibrated column, streamed to parquet."""
-    from polars_calib.recalibration import load_calibrator
+    from polars_calib._recalibration import load_calibrator
 
     if not args.calibrator.exists():
         msg = f"no such file: {str(args.calibrator)!r}"

@@ -163,7 +163,7 @@ def _class_mean(metric: str, average: TopLabelAverage, classwise: bool) -> pl.Ex
         ).sum()
     return pl.col(metric).mean()
 
-def _with_empty_bins(
+def with_empty_bins(
     stats: pl.LazyFrame, grouping: list[str], grid: pl.LazyFrame | None
 ) -> pl.LazyFrame:
     """`stats` (merged, no replicates) with every bin of its uniform grid in each group,
@@ -213,7 +213,7 @@ def reliability_rows(
     stats, grouping = grouped(stats, group)
     if grid is not None or "n_bins" in schema:
         # Both branches read the same evaluation of the small table.
-        stats = _with_empty_bins(stats.cache(), grouping, grid)
+        stats = with_empty_bins(stats.cache(), grouping, grid)
     n = pl.col("weight")
     flags = stats.with_columns(
         (pl.col("count") * pl.col("bin").is_null()).sum().over(grouping).alias("_refused"),

@@ -1,0 +1,374 @@
+"""The calibrator: fitted maps per group, applied as an expression, saved as JSON.
+
+:class:`Calibrator` holds the parameter table of a fit; its file format (a
+readable, versioned JSON file) is :meth:`Calibrator.save` and :func:`load_calibrator`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import polars as pl
+
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.options import CALIBRATION_METHODS, REDUCTIONS, CalibrationMethod, Closed, Reduction, Strategy
+from polars_calib._recalibration.apply import calibrated
+from polars_calib._recalibration.evaluate import Evaluation, before_after
+from polars_calib._recalibration.maps import PARAMETERS
+from polars_calib._version import __version__
+from polars_calib._table.plan import FrameT
+from polars_calib._core.validation import CalibrationDataError
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "Calibrator", "load_calibrator"]
+
+FORMAT = "polars_calib.calibrator"
+"""The ``format`` field of a saved calibrator."""
+
+FORMAT_VERSION = 1
+"""The version of the saved file's layout; loading refuses a newer one."""
+
+
+@dataclass(frozen=True)
+class Calibrator:
+    """Recalibration maps fitted per group; see :func:`fit_calibrator`.
+
+    Attributes
+    ----------
+    method
+        ``"platt"``, ``"beta"``, ``"isotonic"``, ``"histogram"`` or ``"temperature"``.
+    reduction
+        For probability vectors: ``"top_label"``, ``"confidence"`` or ``"classwise"``
+        (one-vs-rest); None for binary data and temperature scaling.
+    by
+        The group-key columns.
+    params
+        One row per fitted group (and class): the keys, ``class`` (Int32, with the
+        top-label and classwise reductions), ``count`` (Int64, rows used), the
+        method's parameters, ``iterations`` (Int64 Newton steps over all the
+        data, each one pass, of the iterative methods; a subsample's steps not
+        counted; null otherwise), ``fallback`` (String: null when
+        fitted, else ``"identity"`` or ``"global"``) and ``reason`` (String: why the
+        group was not fitted).
+    global_params
+        With ``fallback="global"``: the same columns, fitted on all rows (per class
+        for the keyed reductions), without the keys; else None.
+    options
+        The fit's options (``smoothed``, ``n_bins``, ``strategy``, ``closed``,
+        ``fallback``, ``min_rows``, ``sum_tol``, ``pos_label``, ``n_classes``).
+    schema
+        The input column dtypes at fit time, as strings: the probability and each key.
+    """
+
+    method: CalibrationMethod
+    reduction: Reduction | None
+    by: tuple[str, ...]
+    params: pl.DataFrame
+    global_params: pl.DataFrame | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    schema: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> list[str]:
+        """The lookup keys of a row's parameters: `by`, then ``class`` when keyed."""
+        keyed = self.reduction in ("top_label", "classwise")
+        return [*self.by, *(["class"] if keyed else [])]
+
+    def expr(self, prob: IntoExpr) -> pl.Expr:
+        """Return the calibrated probability of each row, as an expression.
+
+        Parameters
+        ----------
+        prob
+            The probability column (binary), or the probability vectors, as at fit
+            time. The group keys are read from the columns named in ``by``.
+
+        Returns
+        -------
+        Expr
+            Float64 (binary data, and the calibrated confidence of the predicted
+            class with ``reduction="top_label"`` or ``"confidence"``), or
+            ``List(Float64)`` vectors summing to 1 (``"temperature"`` and
+            ``reduction="classwise"``). Null where the probability is null, refused
+            (outside [0, 1], NaN; a bad vector), or its group was not seen at fit
+            time and there is no ``fallback``.
+
+        Notes
+        -----
+        Each row's group is found from its key columns (an integer key: a
+        ``gather`` from a dense array indexed by the key; another key: a cast to
+        an ``Enum`` of the fitted values), its parameters with a ``gather`` from
+        literal columns of the parameter table: elementwise, so the expression
+        streams, and the cost per row is independent of the number of groups; the
+        literals, a few numbers per group, are part of the plan (a million groups
+        make a plan of tens of megabytes). Isotonic and quantile-histogram maps
+        also search their thresholds or edges (``search_sorted``), which Polars'
+        streaming engine evaluates in memory for that column. With ``fallback``,
+        a group not seen at fit time gets the identity map or the global fit.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9] * 2,
+        ...     "y": [0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 1],
+        ... })
+        >>> cal = pc.fit_calibrator(train, "p", "y", method="platt")
+        >>> pl.DataFrame({"p": [0.05, 0.5, 0.95]}).with_columns(p_cal=cal.expr("p"))
+        shape: (3, 2)
+        ┌──────┬──────────┐
+        │ p    ┆ p_cal    │
+        │ ---  ┆ ---      │
+        │ f64  ┆ f64      │
+        ╞══════╪══════════╡
+        │ 0.05 ┆ 0.064736 │
+        │ 0.5  ┆ 0.689345 │
+        │ 0.95 ┆ 0.986138 │
+        └──────┴──────────┘
+        """
+        return calibrated(self, prob)
+
+    def apply(self, data: FrameT, prob: str, *, alias: str | None = None) -> FrameT:
+        """Return `data` with the calibrated column added (``with_columns(cal.expr(prob))``).
+
+        The key columns and the probability column are checked against the fit's
+        dtypes from the schema (no data read); a LazyFrame stays a plan. The new
+        column is named `alias` (default ``f"{prob}_calibrated"``).
+        """
+        if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+            msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+            raise TypeError(msg)
+        schema = data.collect_schema()
+        problems = []
+        for name in [prob, *self.by]:
+            if name not in schema:
+                problems.append(f"column {name!r} is missing")
+        for name in self.by:
+            if name in schema and str(schema[name]) != self.schema.get(name, str(schema[name])):
+                problems.append(
+                    f"column {name!r} holds {schema[name]}, fitted on {self.schema[name]}"
+                )
+        if problems:
+            raise CalibrationDataError("cannot apply the calibrator: " + "; ".join(problems))
+        return data.with_columns(self.expr(prob).alias(alias or f"{prob}_calibrated"))
+
+    def evaluate(
+        self,
+        data: pl.DataFrame | pl.LazyFrame,
+        prob: str,
+        label: str,
+        *,
+        weight: str | None = None,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        confidence: float = 0.95,
+    ) -> Evaluation:
+        """Compute calibration before and after, per group, on held-out data: one statistics table.
+
+        The rows are stacked twice (``stage`` ``"before"``: the input
+        probabilities; ``"after"``: :meth:`expr`), and one
+        :func:`polars_calib.bin_statistics` table per (keys, stage, bin) gives both
+        the metrics (:func:`polars_calib.metrics_from_statistics`: ECE, Brier,
+        log-loss) and the reliability table
+        (:func:`polars_calib.reliability_from_statistics`). Top-label and
+        confidence calibrators are evaluated on the confidence (the largest
+        probability against whether its class is right, binary Brier and
+        log-loss); vector outputs (temperature, classwise) with the confidence
+        reduction and the multi-class Brier and log-loss. Runs the query (a
+        LazyFrame is collected); a DataFrame holding refused rows raises
+        :class:`~polars_calib.CalibrationDataError`.
+
+        Returns
+        -------
+        Evaluation
+            ``metrics`` (keys, ``stage``, ``count``, ``refused``,
+            ``mean_predicted``, ``observed``, ``ece``, ``brier``, ``log_loss``) and
+            ``reliability`` (keys, ``stage``, then the reliability columns);
+            ``Evaluation.plot()`` draws both stages.
+        """
+        return before_after(
+            self, data, prob, label, weight, n_bins, strategy, closed, confidence
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the calibrator as the JSON-ready dictionary :meth:`save` writes."""
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "package_version": __version__,
+            "method": self.method,
+            "reduction": self.reduction,
+            "by": list(self.by),
+            "options": self.options,
+            "schema": self.schema,
+            "params": _frame_to_json(self.params),
+            "global_params": None
+            if self.global_params is None
+            else _frame_to_json(self.global_params),
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the calibrator to `path` as readable JSON (see :func:`load_calibrator`)."""
+        path = Path(path)
+        path.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+        return path
+
+
+def _json_value(value: Any) -> Any:
+    """Return `value` for JSON; a non-finite float raises."""
+    if isinstance(value, float) and not math.isfinite(value):
+        msg = f"cannot save a non-finite parameter: {value!r}"
+        raise ValueError(msg)
+    if isinstance(value, list):
+        return [_json_value(v) for v in value]
+    return value
+
+
+def _frame_to_json(frame: pl.DataFrame) -> dict[str, Any]:
+    """Return `frame` as its column dtypes and rows; temporal values as their integers (exact)."""
+    physical = frame.with_columns(
+        pl.col(name).to_physical() for name, dtype in frame.schema.items() if dtype.is_temporal()
+    )
+    return {
+        "columns": {name: str(dtype) for name, dtype in frame.schema.items()},
+        "rows": [
+            {k: _json_value(v) for k, v in row.items()} for row in physical.iter_rows(named=True)
+        ],
+    }
+
+
+_SIMPLE = {
+    name: getattr(pl, name)
+    for name in (
+        "Boolean", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
+        "Float32", "Float64", "String", "Date", "Time", "Categorical", "Null",
+    )
+}  # fmt: skip
+
+
+def _parse_dtype(text: str) -> pl.DataType:
+    """Return the dtype written as `text`.
+
+    The simple ones, ``List(...)``, ``Datetime``/``Duration``, ``Enum``.
+    """
+    text = text.strip()
+    if text in _SIMPLE:
+        return cast(pl.DataType, _SIMPLE[text]())
+    match = re.fullmatch(r"(\w+)\((.*)\)", text)
+    if match:
+        name, inner = match.groups()
+        if name in _SIMPLE:  # e.g. Categorical(ordering=...)
+            return cast(pl.DataType, _SIMPLE[name]())
+        if name == "List":
+            return pl.List(_parse_dtype(inner))
+        options = {
+            key.strip(): ast.literal_eval(value.strip())
+            for key, value in (
+                part.split("=", 1) for part in re.split(r",\s*(?=\w+=)", inner) if part
+            )
+        }
+        if name == "Datetime":
+            return pl.Datetime(options.get("time_unit", "us"), options.get("time_zone"))
+        if name == "Duration":
+            return pl.Duration(options.get("time_unit", "us"))
+        if name == "Enum":
+            return pl.Enum(options["categories"])
+    msg = f"cannot read a column of dtype {text!r} from a saved calibrator"
+    raise CalibrationDataError(msg)
+
+
+def _frame_from_json(content: dict[str, Any]) -> pl.DataFrame:
+    """Return the frame :func:`_frame_to_json` wrote."""
+    dtypes = {name: _parse_dtype(text) for name, text in content["columns"].items()}
+    rows = content["rows"]
+    columns = {}
+    for name, dtype in dtypes.items():
+        values = [row[name] for row in rows]
+        if dtype.is_temporal():
+            physical = pl.Series(name, values, dtype=pl.Int32 if dtype == pl.Date else pl.Int64)
+            columns[name] = physical.cast(dtype)
+        else:
+            columns[name] = pl.Series(name, values, dtype=dtype)
+    return pl.DataFrame(list(columns.values())) if columns else pl.DataFrame()
+
+
+def load_calibrator(path: str | Path) -> Calibrator:
+    """Read a calibrator written by ``Calibrator.save``.
+
+    The file is JSON: ``format`` (``"polars_calib.calibrator"``),
+    ``format_version``, ``package_version`` (of the writer), ``method``,
+    ``reduction``, ``by``, ``options``, ``schema`` (the input dtypes at fit time),
+    ``params`` and ``global_params`` (each ``columns``: name to dtype, and
+    ``rows``). Floats are written with Python's shortest round-trip repr, so the
+    parameters are read back bit for bit; Date and Datetime keys as their
+    integers.
+
+    Raises
+    ------
+    CalibrationDataError
+        Not a calibrator file, a newer format version, an unknown method, or
+        parameter columns that do not match the method.
+
+    See Also
+    --------
+    fit_calibrator
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> train = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8] * 3, "y": [0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1]})
+    >>> cal = pc.fit_calibrator(train, "p", "y", method="beta")
+    >>> path = cal.save(pathlib.Path(tempfile.mkdtemp()) / "beta.json")
+    >>> pc.load_calibrator(path).params.equals(cal.params)
+    True
+    """
+    try:
+        content = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as error:
+        msg = f"{str(path)!r} is not a calibrator file: {error}"
+        raise CalibrationDataError(msg) from error
+    if not isinstance(content, dict) or content.get("format") != FORMAT:
+        msg = f"{str(path)!r} is not a calibrator file (no format {FORMAT!r})"
+        raise CalibrationDataError(msg)
+    version = content.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        msg = (
+            f"{str(path)!r} has format version {version!r}; this polars_calib reads "
+            f"up to {FORMAT_VERSION}"
+        )
+        raise CalibrationDataError(msg)
+    method = content.get("method")
+    if method not in CALIBRATION_METHODS:
+        msg = f"{str(path)!r}: unknown method {method!r}"
+        raise CalibrationDataError(msg)
+    reduction, by = content.get("reduction"), content.get("by")
+    if reduction not in (None, *REDUCTIONS) or not isinstance(by, list) or not all(
+        isinstance(name, str) for name in by
+    ):
+        msg = f"{str(path)!r}: unknown reduction {reduction!r} or keys {by!r}"
+        raise CalibrationDataError(msg)
+    params = _frame_from_json(content["params"])
+    missing = [n for n in PARAMETERS[method] if n not in params.columns]
+    missing += [n for n in content["by"] if n not in params.columns]
+    if missing:
+        msg = f"{str(path)!r}: the parameters lack the column(s) {missing}"
+        raise CalibrationDataError(msg)
+    global_content = content.get("global_params")
+    return Calibrator(
+        method=method,
+        reduction=reduction,
+        by=tuple(by),
+        params=params,
+        global_params=None if global_content is None else _frame_from_json(global_content),
+        options=dict(content.get("options", {})),
+        schema=dict(content.get("schema", {})),
+    )

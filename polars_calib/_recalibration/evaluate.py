@@ -1,0 +1,101 @@
+"""Before/after evaluation of a calibrator on held-out data: one statistics table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import polars as pl
+
+from polars_calib._core.options import SUM_TOLERANCE, Closed, Strategy
+from polars_calib._core.problem import vector_problem
+from polars_calib._recalibration.apply import FittedMaps, calibrated
+from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics
+
+__all__ = ["Evaluation", "before_after"]
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Before/after metrics and reliability tables of a calibrator on held-out data."""
+
+    metrics: pl.DataFrame
+    reliability: pl.DataFrame
+    keys: tuple[str, ...] = ()
+
+    def plot(self, *, backend: Literal["altair", "matplotlib"] = "altair",
+             title: str | None = None) -> Any:  # fmt: skip
+        """Draw the reliability diagram of both stages (``stage`` colours, a panel per key).
+
+        Draws :attr:`reliability` with :func:`polars_calib.plot_reliability`
+        (needs the ``plot`` extra).
+        """
+        from polars_calib.plot import plot_reliability  # plots sit above the features
+
+        # One panel per key (a colour per stage); several keys: a panel per stage.
+        colour, facet = ["stage"], self.keys[0] if self.keys else None
+        if len(self.keys) > 1:
+            colour, facet = list(self.keys), "stage"
+        return plot_reliability(
+            self.reliability.with_columns(pl.col("stage").cast(pl.String)),
+            backend=backend, by=colour, facet=facet, title=title,
+        )  # fmt: skip
+
+
+def before_after(
+    cal: FittedMaps,
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    weight: str | None,
+    n_bins: int,
+    strategy: Strategy,
+    closed: Closed,
+    confidence: float,
+) -> Evaluation:
+    """Return calibration before and after, per group, on held-out `data`.
+
+    See :meth:`polars_calib.Calibrator.evaluate`.
+    """
+    if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+        raise TypeError(msg)
+    keys = list(cal.by)
+    lf = data.lazy()
+    extra = [weight] if weight is not None else []
+    stage = pl.Enum(["before", "after"])
+    after = calibrated(cal, prob)
+    sum_tol = float(cal.options.get("sum_tol", SUM_TOLERANCE))
+    if cal.reduction in ("top_label", "confidence"):
+        problem = vector_problem(prob, label, None, sum_tol, "confidence")
+        # A refused vector becomes a NaN probability, which the binary rule refuses.
+        bad = problem.refused.fill_null(False)
+        before_p = pl.when(bad).then(float("nan")).otherwise(problem.prob)
+        after_p = pl.when(bad).then(float("nan")).otherwise(after)
+        y: pl.Expr = problem.label
+        pos_label = None
+    elif cal.method == "temperature" or cal.reduction == "classwise":
+        before_p = pl.col(prob).cast(pl.List(pl.Float64))
+        after_p, y, pos_label = after, pl.col(label), None
+    else:
+        before_p, after_p, y = pl.col(prob), after, pl.col(label)
+        pos_label = cal.options.get("pos_label")
+    stacked = pl.concat([
+        lf.select(*keys, before_p.alias(prob), y.alias(label), *extra,
+                  pl.lit("before", stage).alias("stage")),
+        lf.select(*keys, after_p.alias(prob), y.alias(label), *extra,
+                  pl.lit("after", stage).alias("stage")),
+    ], how="vertical_relaxed")  # fmt: skip
+    group = [*keys, "stage"]
+    options: dict[str, Any] = {
+        "by": group, "n_bins": n_bins, "strategy": strategy, "closed": closed,
+        "weight": weight, "pos_label": pos_label, "metrics": ["ece", "brier", "log_loss"],
+    }  # fmt: skip
+    if isinstance(data, pl.DataFrame):
+        # Eager: refused rows raise, naming them.
+        table = bin_statistics(stacked.collect(), prob, label, **options)
+    else:
+        table = bin_statistics(stacked, prob, label, **options).collect()
+    metrics = metrics_from_statistics(table, by=group, metrics=["ece", "brier", "log_loss"])
+    reliability = reliability_from_statistics(table, by=group, confidence=confidence)
+    return Evaluation(metrics, reliability, tuple(keys))
