@@ -9,7 +9,7 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib._finish` (the finishers of the expressions),
 :mod:`~polars_calib.binary` and :mod:`~polars_calib.multiclass` (the expressions),
 :mod:`~polars_calib.diagnostics` (calibration tests and score decompositions),
-:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib.plot`,
+:mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib._plot` (charts),
 :mod:`~polars_calib.recalibration` (recalibration maps),
 :mod:`~polars_calib.report` (the HTML report) and :mod:`~polars_calib.cli`.
 """
@@ -37,7 +37,6 @@ from polars_calib.diagnostics import (
     spiegelhalter_p,
     spiegelhalter_z,
 )
-from polars_calib.forest import plot_audit
 from polars_calib.frame import reliability, summary
 from polars_calib.multiclass import (
     classwise_ece,
@@ -50,7 +49,10 @@ from polars_calib.multiclass import (
 from polars_calib.kernel import skce
 from polars_calib.median_variance import median_variance_bins
 from polars_calib.namespace import col
-from polars_calib.plot import plot_metric_over_time, plot_reliability, save_png
+from polars_calib._plot.audit import plot_audit
+from polars_calib._plot.over_time import plot_metric_over_time
+from polars_calib._plot.png import save_png
+from polars_calib._plot.reliability import plot_reliability
 from polars_calib.recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
 from polars_calib.report import HtmlReport, html_report
 from polars_calib.smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics

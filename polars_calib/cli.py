@@ -41,13 +41,10 @@ from polars_calib._options import (
 from polars_calib._engines import ENGINES, Engine
 from polars_calib.binning import Binning
 from polars_calib.frame import finish_summary
-from polars_calib.plot import (
-    INSTALL_HINT,
-    default_layout,
-    plot_metric_over_time,
-    plot_reliability,
-    save_png,
-)
+from polars_calib._plot.common import INSTALL_HINT, default_layout
+from polars_calib._plot.over_time import plot_metric_over_time
+from polars_calib._plot.png import save_png
+from polars_calib._plot.reliability import plot_reliability
 from polars_calib.resampling import TESTED_METRIC, Resample, resamples_for
 from polars_calib.statistics import (
     Prepared,
@@ -865,7 +862,7 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
 def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib audit``: print the slices and write the tables and the forest plot."""
     from polars_calib.audit import audit
-    from polars_calib.forest import plot_audit
+    from polars_calib._plot.audit import plot_audit
 
     def progress(message: str) -> None:
         if not options.quiet:

@@ -363,7 +363,7 @@ class Evaluation:
         Draws :attr:`reliability` with :func:`polars_calib.plot_reliability`
         (needs the ``plot`` extra).
         """
-        from polars_calib.plot import plot_reliability
+        from polars_calib._plot.reliability import plot_reliability
 
         # One panel per key (a colour per stage); several keys: a panel per stage.
         colour, facet = ["stage"], self.keys[0] if self.keys else None

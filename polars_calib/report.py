@@ -54,13 +54,9 @@ from polars_calib.binning import binning as make_binning
 from polars_calib.frame import finish_summary
 from polars_calib.audit import Audit
 from polars_calib.audit import audit as run_audit
-from polars_calib.plot import (
-    INSTALL_HINT,
-    MAX_FACETS,
-    default_layout,
-    plot_metric_over_time,
-    plot_reliability,
-)
+from polars_calib._plot.common import INSTALL_HINT, MAX_FACETS, default_layout
+from polars_calib._plot.over_time import plot_metric_over_time
+from polars_calib._plot.reliability import plot_reliability
 from polars_calib.resampling import RESAMPLING_KEYS, Resample, replicate_keys, resamples_for
 from polars_calib.statistics import (
     Prepared,
@@ -401,7 +397,7 @@ def audit_section(result: Audit, interval: float | None = None, k: int = 10) -> 
     )
     chart = None
     if _has_charts():
-        from polars_calib.forest import plot_audit
+        from polars_calib._plot.audit import plot_audit
 
         chart = plot_audit(result, title=f"{metric} by slice")
     band = f", with {interval:.0%} bootstrap intervals" if interval is not None else ""
