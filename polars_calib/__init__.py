@@ -16,6 +16,20 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 
 from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on frames)
 from polars_calib import namespace as _namespace  # noqa: F401  (registers `.calib`)
+from polars_calib._exprs import IntoExpr, Keys
+from polars_calib._options import (
+    SUM_TOLERANCE,
+    AuditTest,
+    CalibrationMethod,
+    Closed,
+    ConsistencyMetric,
+    Correction,
+    Fallback,
+    Metric,
+    Reduction,
+    Strategy,
+    TopLabelAverage,
+)
 from polars_calib.audit import Audit, adjusted_p_values, audit
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
@@ -60,16 +74,30 @@ from polars_calib.statistics import (
     bin_statistics,
     metrics_from_statistics,
     reliability_from_statistics,
+    validate_statistics,
 )
 from polars_calib.validation import CalibrationDataError, refused_rows, validate
 
 __all__ = [
     "Audit",
+    "AuditTest",
     "Binning",
     "CalibrationDataError",
+    "CalibrationMethod",
     "Calibrator",
+    "Closed",
+    "ConsistencyMetric",
+    "Correction",
     "Evaluation",
+    "Fallback",
     "HtmlReport",
+    "IntoExpr",
+    "Keys",
+    "Metric",
+    "Reduction",
+    "SUM_TOLERANCE",
+    "Strategy",
+    "TopLabelAverage",
     "adjusted_p_values",
     "audit",
     "bin_index",
@@ -119,6 +147,7 @@ __all__ = [
     "top_label_ece",
     "uniform_edges",
     "validate",
+    "validate_statistics",
 ]
 
 __version__ = "0.1.0"

@@ -62,6 +62,7 @@ from polars_calib.statistics import (
     reliability_rows,
     same_kind,
     statistics_query,
+    summary_names,
     terms_for,
     top_label_choice,
 )
@@ -501,17 +502,8 @@ def finish_summary(
         table = finish_resampled(stats, prepared.keys, metrics, average, confidence)
     else:
         table = finish_metrics(stats, prepared.keys, metrics, average)
-    if prepared.reduction is None:
-        return table
     # Vector summaries say what their columns hold.
-    renamed = {"mean_predicted": "mean_confidence", "observed": "accuracy"}
-    columns = table.collect_schema().names()
-    for m in ("ece", "mce", "rmsce"):
-        renamed |= {
-            f"{m}{end}": f"{prepared.reduction}_{m}{end}"
-            for end in ("", "_lower", "_upper") if f"{m}{end}" in columns
-        }  # fmt: skip
-    return table.rename(renamed)
+    return summary_names(table, prepared.reduction)
 
 
 class _FrameCalibNamespace(Generic[FrameT]):

@@ -129,7 +129,9 @@ __all__ = [
     "reliability_rows",
     "same_kind",
     "statistics_query",
+    "summary_names",
     "top_label_choice",
+    "validate_statistics",
 ]
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
@@ -1127,6 +1129,8 @@ def bin_statistics(
     label: str,
     *,
     by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
     n_bins: int = ...,
     strategy: Strategy = ...,
     closed: Closed = ...,
@@ -1152,6 +1156,8 @@ def bin_statistics(
     label: str,
     *,
     by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
     n_bins: int = ...,
     strategy: Strategy = ...,
     closed: Closed = ...,
@@ -1176,6 +1182,8 @@ def bin_statistics(
     label: str,
     *,
     by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
@@ -1216,6 +1224,11 @@ def bin_statistics(
     by
         Group keys: column names or expressions (``pl.col("ts").dt.truncate("1d")``);
         ``None`` for one group.
+    time, every
+        As :func:`polars_calib.summary`: the name of a Date or Datetime column and a
+        Polars duration (``"1d"``), given together; the rows are grouped by calendar
+        windows as well, the `time` key (after the `by` keys) holding each window's
+        start, ``pl.col(time).dt.truncate(every)``. Spark and Dask data take them too.
     n_bins
         Number of bins, a positive int.
     strategy
@@ -1384,13 +1397,14 @@ def bin_statistics(
             raise ValueError(msg)
         assert checked is not None  # uniform (check_canonical)
         prepared, plan = canonical_plan(
-            data, prob, label, checked, names, by=by, weight=weight, sum_tol=sum_tol
-        )
+            data, prob, label, checked, names, by=by, weight=weight, sum_tol=sum_tol,
+            time=time, every=every,
+        )  # fmt: skip
         return collect_checked(prepared, plan) if isinstance(data, pl.DataFrame) else plan
     if engine is not None:
         spec = EngineSpec(
             prob, label, column_keys(by), weight, reduction, sum_tol, pos_label, n_bins,
-            closed, compat, tuple(terms_for(names)),
+            closed, compat, tuple(terms_for(names)), time=time, every=every,
             resamples=engine_resamples(resamples, engine),
         )  # fmt: skip
         if strategy != "uniform":
@@ -1406,7 +1420,8 @@ def bin_statistics(
         return engine_statistics(data, spec, engine, check)[0]
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label, reserved=RESAMPLING_KEYS if resamples else frozenset(),
+        pos_label=pos_label, time=time, every=every,
+        reserved=RESAMPLING_KEYS if resamples else frozenset(),
     )  # fmt: skip
     check_diagnostics(
         names, None if checked is None else checked.n_bins, prepared.reduction is not None
@@ -1474,6 +1489,7 @@ def metrics_from_statistics(
     average: TopLabelAverage | BinAverage | None = None,
     confidence: float | None = None,
     distance: Distance | None = None,
+    reduction: Reduction | None = None,
 ) -> FrameT:
     """Finish calibration metrics per group from one or many statistics tables.
 
@@ -1509,6 +1525,13 @@ def metrics_from_statistics(
         Canonical statistics (``bin_statistics(reduction="canonical")``): ``"tv"``
         (``None``, the default), ``"cityblock"`` or ``"sqeuclidean"``, the distance
         ``d`` of :func:`polars_calib.canonical_ece`. Other tables take ``None``.
+    reduction
+        Statistics of probability vectors: the reduction they were computed with
+        (``"confidence"``, ``bin_statistics``' default for vectors, ``"top_label"`` or
+        ``"classwise"``), to name the columns as :func:`polars_calib.summary` names
+        them: ``mean_confidence``, ``accuracy`` and ``<reduction>_ece`` (``_mce``,
+        ``_rmsce``, and their bounds). ``None`` (default): the names below. The table
+        does not record it: a confidence table looks like a binary one.
 
     Returns
     -------
@@ -1590,11 +1613,16 @@ def metrics_from_statistics(
     names = check_metrics(metrics, tests=True)
     if confidence is not None:
         check_confidence(confidence)
+    if reduction is not None:
+        check_choice("reduction", reduction, REDUCTIONS)
     if _is_canonical(stats):
         distance, bin_average = check_distance(distance or "tv", average or "weighted")
         check_canonical_metrics(names)
-        if confidence is not None:
-            msg = "canonical statistics have no replicates: `confidence` must be None"
+        if confidence is not None or reduction is not None:
+            msg = (
+                "canonical statistics have no replicates and no reduction: `confidence` "
+                "and `reduction` must be None"
+            )
             raise ValueError(msg)
         return same_kind(stats, canonical_metrics(stats, keys, names, distance, bin_average))
     top_label_average = top_label_choice(average, distance)
@@ -1614,10 +1642,28 @@ def metrics_from_statistics(
         raise CalibrationDataError(msg)
     merged = _merged(stats, keys)
     if resampled:
-        return same_kind(
-            stats, finish_resampled(merged, keys, names, top_label_average, confidence)
-        )
-    return same_kind(stats, finish_metrics(merged, keys, names, top_label_average))
+        table = finish_resampled(merged, keys, names, top_label_average, confidence)
+    else:
+        table = finish_metrics(merged, keys, names, top_label_average)
+    return same_kind(stats, summary_names(table, reduction))
+
+
+def summary_names(table: pl.LazyFrame, reduction: str | None) -> pl.LazyFrame:
+    """Name a vector table's finished columns as a summary does (`reduction` None: as they are).
+
+    The means become ``mean_confidence`` and ``accuracy``, the binned metrics (and their
+    bounds) ``<reduction>_ece``, ``<reduction>_mce``, ``<reduction>_rmsce``.
+    """
+    if reduction is None:
+        return table
+    renamed = {"mean_predicted": "mean_confidence", "observed": "accuracy"}
+    columns = table.collect_schema().names()
+    for m in ("ece", "mce", "rmsce"):
+        renamed |= {
+            f"{m}{end}": f"{reduction}_{m}{end}"
+            for end in ("", "_lower", "_upper") if f"{m}{end}" in columns
+        }  # fmt: skip
+    return table.rename(renamed)
 
 
 def top_label_choice(average: object, distance: object) -> TopLabelAverage:
@@ -1680,6 +1726,8 @@ def reliability_from_statistics(
     stats
         Output of :func:`bin_statistics`, or several concatenated; rows of the same
         group and bin are summed first. The table carries its bins: no ``n_bins``.
+        A table with replicates (``bin_statistics(resampling=...)``) gives the
+        reliability of its observed rows; the replicates are left out.
     by
         The group keys of the result, any of the statistics' key columns; keys left
         out are summed over. ``None``: one group, all rows.
@@ -1727,4 +1775,77 @@ def reliability_from_statistics(
             "reliability rows are per bin of a binary or reduced table"
         )
         raise ValueError(msg)
-    return same_kind(stats, reliability_rows(_merged(stats, keys), keys, z))
+    return same_kind(stats, reliability_rows(_merged(_observed(stats), keys), keys, z))
+
+
+def validate_statistics(
+    stats: pl.DataFrame,
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
+    weight: str | None = None,
+    reduction: TableReduction | None = None,
+    sum_tol: float = SUM_TOLERANCE,
+    pos_label: Any = None,
+) -> pl.DataFrame:
+    """Raise if a collected statistics table of a LazyFrame counts refused rows.
+
+    :func:`bin_statistics` of a DataFrame raises on refused rows; of a LazyFrame it
+    returns a plan whose table counts them (a null-bin row per group). This gives a
+    collected table the DataFrame's policy: it returns `stats` as it is, or raises
+    :class:`~polars_calib.CalibrationDataError` naming each check and how many rows it
+    refuses, counted by reading `data` again (only then). Classwise statistics whose
+    vectors have different lengths raise too.
+
+    Parameters
+    ----------
+    stats
+        ``bin_statistics(data, ...).collect()`` (with or without replicates).
+    data, prob, label, by, time, every, weight, reduction, sum_tol, pos_label
+        The arguments `stats` was computed with, as :func:`bin_statistics`'s.
+
+    Returns
+    -------
+    DataFrame
+        `stats`.
+
+    Raises
+    ------
+    CalibrationDataError
+        `stats` counts refused rows (or a missing or mistyped column).
+
+    See Also
+    --------
+    bin_statistics, polars_calib.validate
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> log = pl.LazyFrame({"p": [0.2, 1.5, 0.7], "y": [0, 1, 1]})
+    >>> stats = pc.bin_statistics(log, "p", "y", n_bins=2).collect()
+    >>> pc.validate_statistics(stats, log, "p", "y")
+    Traceback (most recent call last):
+    ...
+    polars_calib.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 3 rows (e.g. 1.5)
+    """
+    prepared = prepare(
+        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
+        pos_label=pos_label, time=time, every=every, canonical=reduction == "canonical",
+    )  # fmt: skip
+    return check_statistics(
+        prepared, stats, lambda checks: problem_counts(prepared.lf, checks).collect()
+    )
+
+
+def _observed(stats: FrameT) -> FrameT:
+    """The observed rows of a table with replicates; any other table as it is."""
+    if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
+        return stats  # _statistics_frame says why
+    if "replicate" not in stats.collect_schema().names():
+        return stats
+    return stats.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
