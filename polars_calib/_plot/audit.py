@@ -9,7 +9,7 @@ dashed vertical line. Drawing needs the ``plot`` extra, as
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Literal, Protocol, overload, runtime_checkable
 
 import polars as pl
 
@@ -24,18 +24,32 @@ from polars_calib._plot.common import (
     SMALL,
     require,
 )
-from polars_calib.audit import Audit
 
-__all__ = ["plot_audit"]
+__all__ = ["AuditResult", "plot_audit"]
 
 if TYPE_CHECKING:
     import altair as alt
     from matplotlib.figure import Figure
 
 
+@runtime_checkable
+class AuditResult(Protocol):
+    """What the forest plot reads of an :class:`~polars_calib.Audit`: its slices and metrics.
+
+    The charts sit below the features (the audit draws with them), so they know the
+    audit's result by its shape.
+    """
+
+    @property
+    def slices(self) -> pl.DataFrame: ...
+
+    @property
+    def metrics(self) -> tuple[str, ...]: ...
+
+
 @overload
 def plot_audit(
-    audit: Audit | pl.DataFrame,
+    audit: AuditResult | pl.DataFrame,
     *,
     metric: str | None = ...,
     backend: Literal["altair"] = ...,
@@ -46,7 +60,7 @@ def plot_audit(
 
 @overload
 def plot_audit(
-    audit: Audit | pl.DataFrame,
+    audit: AuditResult | pl.DataFrame,
     *,
     metric: str | None = ...,
     backend: Literal["matplotlib"],
@@ -56,7 +70,7 @@ def plot_audit(
 
 
 def plot_audit(
-    audit: Audit | pl.DataFrame,
+    audit: AuditResult | pl.DataFrame,
     *,
     metric: str | None = None,
     backend: str = "altair",
@@ -133,13 +147,13 @@ def plot_audit(
 
 
 def _drawing_frame(
-    audit: Audit | pl.DataFrame, metric: str | None, include_small: bool
+    audit: AuditResult | pl.DataFrame, metric: str | None, include_small: bool
 ) -> tuple[pl.DataFrame, float | None, str]:
     """The slices to draw (not the overall row), the overall value and the metric column."""
-    if isinstance(audit, Audit):
-        table, column = audit.slices, audit.metrics[0] if metric is None else metric
-    elif isinstance(audit, pl.DataFrame):
+    if isinstance(audit, pl.DataFrame):
         table, column = audit, "ece" if metric is None else metric
+    elif isinstance(audit, AuditResult):
+        table, column = audit.slices, audit.metrics[0] if metric is None else metric
     else:
         msg = (
             f"`audit` must be an Audit or its slices table, got {type(audit).__name__}"
