@@ -11,7 +11,7 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib.diagnostics` (calibration tests and score decompositions),
 :mod:`~polars_calib.frame` (summaries and reliability tables), :mod:`~polars_calib._plot` (charts),
 :mod:`~polars_calib.recalibration` (recalibration maps),
-:mod:`~polars_calib.report` (the HTML report) and :mod:`~polars_calib.cli`.
+:mod:`~polars_calib._report` (the HTML report) and :mod:`~polars_calib.cli`.
 """
 
 from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on frames)
@@ -27,6 +27,7 @@ from polars_calib._options import (
     Fallback,
     Metric,
     Reduction,
+    Resampling,
     Strategy,
     TopLabelAverage,
 )
@@ -67,8 +68,9 @@ from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
+from polars_calib._version import __version__ as __version__
 from polars_calib.recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
-from polars_calib.report import HtmlReport, html_report
+from polars_calib._report.report import HtmlReport, html_report
 from polars_calib.smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
 from polars_calib.statistics import (
     bin_statistics,
@@ -95,6 +97,7 @@ __all__ = [
     "Keys",
     "Metric",
     "Reduction",
+    "Resampling",
     "SUM_TOLERANCE",
     "Strategy",
     "TopLabelAverage",
@@ -149,5 +152,3 @@ __all__ = [
     "validate",
     "validate_statistics",
 ]
-
-__version__ = "0.1.0"
