@@ -458,8 +458,42 @@ class _Merged:
         return merge_partials(tables, self.keys)
 
 
-def read_with(engine: Engine, source: str) -> Any:
-    """A Spark (local session) or Dask DataFrame of a parquet or CSV path (the CLI's reader)."""
+def read_with(engine: Engine, source: str) -> tuple[Any, pl.Schema]:
+    """A Spark (local session) or Dask DataFrame of a parquet or CSV path, and its schema.
+
+    The command line's reader: the schema holds the columns as Polars dtypes (from the
+    frame's metadata, no job; a column Polars cannot hold is left out), so that the
+    command line tells a column of probability vectors as a Polars log's schema does.
+    """
+    frame = _read(engine, source)
+    return frame, _polars_schema(frame, engine)
+
+
+def _polars_schema(frame: Any, engine: Engine) -> pl.Schema:
+    """The columns of a Spark or Dask DataFrame as Polars dtypes, those Polars can hold."""
+    if engine == "spark":
+        to_arrow_schema = import_module("pyspark.sql.pandas.types").to_arrow_schema
+        struct = import_module("pyspark.sql.types").StructType
+
+        def empty(name: str) -> pl.DataFrame:
+            arrow = to_arrow_schema(struct([frame.schema[name]]))
+            return pl.DataFrame(pl.from_arrow(arrow.empty_table()))
+    else:
+
+        def empty(name: str) -> pl.DataFrame:
+            return _from_pandas(frame._meta[[name]])
+
+    schema = pl.Schema()
+    for name in frame.columns:
+        try:
+            schema.update(empty(name).schema)
+        except Exception:  # a column type Polars cannot hold  # noqa: BLE001, S112
+            continue
+    return schema
+
+
+def _read(engine: Engine, source: str) -> Any:
+    """A Spark (local session) or Dask DataFrame of a parquet or CSV path."""
     suffix = Path(source.rstrip("/*")).suffix.lower()
     csv = suffix in (".csv", ".tsv")
     if engine == "spark":

@@ -25,30 +25,33 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO, TypeGuard, get_args
 
 import polars as pl
 
-from polars_calib import __version__
-from polars_calib._core.options import CLOSED, CONSISTENCY_METRICS, METRICS, REDUCTIONS, STRATEGIES, check_confidence
-from polars_calib._engines import ENGINES, Engine
-from polars_calib._core.binning import Binning
-from polars_calib._frames.frame import finish_summary
-from polars_calib.plot import (
-    INSTALL_HINT,
-    default_layout,
-    plot_metric_over_time,
-    plot_reliability,
-    save_png,
-)
-from polars_calib._table.replicates import TESTED_METRIC, Resample, resamples_for
-from polars_calib._table.plan import Prepared, collect_checked, prepare
-from polars_calib._table.build import statistics_query, terms_for
+from polars_calib._version import __version__
+from polars_calib._engines import ENGINES, Engine, read_with
+from polars_calib._core.options import AuditTest, CalibrationMethod, Closed, ConsistencyMetric, Correction, Fallback, Metric, Reduction, Resampling, Strategy
+from polars_calib._plot.audit import plot_audit
+from polars_calib._plot.over_time import plot_metric_over_time
+from polars_calib._plot.png import save_png
+from polars_calib._plot.reliability import plot_reliability
+from polars_calib._report.report import html_report
+from polars_calib.audit import Audit, audit
+from polars_calib._recalibration import fit_calibrator, load_calibrator
+from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics, validate_statistics
 
 __all__ = [
-    "apply_command", "build_parser", "fit_command", "main", "parse_audit", "parse_report",
-    "report", "run_audit", "scan",
-]  # fmt: skip
+    "apply_command",
+    "build_parser",
+    "fit_command",
+    "main",
+    "parse_audit",
+    "parse_report",
+    "report",
+    "run_audit",
+    "scan",
+]
 
 PROG = "polars-calib"
 
@@ -57,6 +60,19 @@ CSV_SUFFIXES = (".csv", ".tsv")
 
 # One or more "<integer><unit>" terms, the units Polars' duration strings accept.
 DURATION = re.compile(r"^(\d+(ns|us|µs|ms|s|m|h|d|w|mo|q|y|i))+(_saturating)?$")
+
+METRICS: tuple[Metric, ...] = get_args(Metric)
+CONSISTENCY_METRICS: tuple[ConsistencyMetric, ...] = get_args(ConsistencyMetric)
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
+CLOSED: tuple[Closed, ...] = get_args(Closed)
+REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
+
+PLOT_EXTRA = "pip install 'polars_calib[plot]'"
+"""What the charts need, as the notes on stderr say it."""
+
+SMALL_GROUP = 100
+"""Slices of ``report --audit`` with fewer rows are flagged too small (the page's
+`min_count`, under which its groups are noted as too small)."""
 
 
 class UsageError(Exception):
@@ -85,21 +101,41 @@ class ReportOptions:
     time: str | None
     every: str | None
     n_bins: int
-    strategy: str
-    closed: str
-    metrics: list[str]
+    strategy: Strategy
+    closed: Closed
+    metrics: list[Metric | ConsistencyMetric]
     weight: str | None
     confidence: float
-    reduction: str | None
+    reduction: Reduction | None
     out: Path | None
     quiet: bool
     html: Path | None = None
-    engine: str | None = None
+    engine: Engine | None = None
     resamples: int | None = None
     seed: int = 0
     id: str | None = None
     audit: list[str] | None = None
     audit_max_order: int | None = None
+
+    @property
+    def keys(self) -> list[str]:
+        """The summary's keys: `by`, and the time window."""
+        return [*self.by, *([self.time] if self.time is not None else [])]
+
+    @property
+    def interval(self) -> float | None:
+        """The level of the bootstrap intervals (with ``--resamples``), else none."""
+        return self.confidence if self.resamples is not None else None
+
+    @property
+    def page_metrics(self) -> list[Metric]:
+        """The metrics of the page and the audit (the p-values stay in the summary)."""
+        return [name for name in self.metrics if _is_metric(name)]
+
+
+def _is_metric(name: str) -> TypeGuard[Metric]:
+    """Whether `name` is a metric (not a consistency p-value)."""
+    return name in METRICS
 
 
 def _positive_int(text: str) -> int:
@@ -166,162 +202,296 @@ def build_parser() -> argparse.ArgumentParser:
         "(and time window); with --out, also write summary.csv, summary.parquet, "
         "reliability.csv and reliability.png.",
     )
+    _add_report_input(report)
+    _add_report_options(report)
+    _add_report_outputs(report)
+    _add_audit_parser(commands)
+    _add_fit_parser(commands)
+    _add_apply_parser(commands)
+    return parser
+
+
+def _add_report_input(report: argparse.ArgumentParser) -> None:
+    """``report``'s log and its columns: probability, label, keys and time windows."""
     report.add_argument(
-        "log", metavar="LOG",
-        help="a .parquet or .csv file, a glob of them (quote it), or a directory of parquet files",
+        "log",
+        metavar="LOG",
+        help="a .parquet or .csv file, a glob of them (quote it), or a directory of "
+        "parquet files",
     )
     report.add_argument(
-        "--prob", required=True, metavar="COL",
+        "--prob",
+        required=True,
+        metavar="COL",
         help="probability column, or a column of probability vectors (Array/List)",
     )
     report.add_argument(
-        "--label", required=True, metavar="COL",
+        "--label",
+        required=True,
+        metavar="COL",
         help="0/1 outcome column, or the true class 0..K-1 for vectors",
     )
     report.add_argument(
-        "--by", type=_names, default=[], metavar="COLS",
+        "--by",
+        type=_names,
+        default=[],
+        metavar="COLS",
         help="comma-separated group-key columns, e.g. model,segment",
     )
-    report.add_argument("--time", metavar="COL", help="Date/Datetime column (with --every)")
     report.add_argument(
-        "--every", type=_duration, metavar="DURATION",
-        help="calendar window of the summary, e.g. 1h, 1d, 1w, 1mo (with --time)",
+        "--time", metavar="COL", help="Date/Datetime column (with --every)"
     )
     report.add_argument(
-        "--bins", type=_positive_int, default=15, metavar="N",
+        "--every",
+        type=_duration,
+        metavar="DURATION",
+        help="calendar window of the summary, e.g. 1h, 1d, 1w, 1mo (with --time)",
+    )
+
+
+def _add_report_options(report: argparse.ArgumentParser) -> None:
+    """``report``'s bins, metrics, weight, intervals, resampling draws and reduction."""
+    report.add_argument(
+        "--bins",
+        type=_positive_int,
+        default=15,
+        metavar="N",
         help="number of bins of the binned metrics and of the reliability table (default 15)",
     )
     report.add_argument(
         # Median-variance bins are a library feature (a numpy step per group).
-        "--strategy", choices=[s for s in STRATEGIES if s != "median_variance"],
+        "--strategy",
+        choices=[s for s in STRATEGIES if s != "median_variance"],
         default="uniform",
         help="equal-width or equal-mass bins (default uniform)",
     )
     report.add_argument(
-        "--closed", choices=CLOSED, default="right",
+        "--closed",
+        choices=CLOSED,
+        default="right",
         help="which side of each bin is closed (default right)",
     )
     report.add_argument(
-        "--metrics", type=_names, default=list(METRICS), metavar="NAMES",
+        "--metrics",
+        type=_names,
+        default=list(METRICS),
+        metavar="NAMES",
         help=f"comma-separated metrics among {','.join(METRICS)} (default: all), and "
         f"consistency-test p-values among {','.join(CONSISTENCY_METRICS)}",
     )
-    report.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     report.add_argument(
-        "--confidence", type=_confidence, default=0.95, metavar="LEVEL",
+        "--weight", metavar="COL", help="non-negative sample-weight column"
+    )
+    report.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=0.95,
+        metavar="LEVEL",
         help="level of the Wilson interval in the reliability table and, with "
         "--resamples, of the bootstrap intervals of the summary (default 0.95)",
     )
     report.add_argument(
-        "--resamples", type=_positive_int, metavar="N",
+        "--resamples",
+        type=_positive_int,
+        metavar="N",
         help="bootstrap replicates: adds <metric>_lower/_upper to the summary (default: no "
         "intervals); also the label sets of consistency p-values (default 1000)",
     )
     report.add_argument(
-        "--seed", type=_seed, default=0, metavar="N",
+        "--seed",
+        type=_seed,
+        default=0,
+        metavar="N",
         help="seed of the resampling draws, 0 <= N < 2**32 (default 0)",
     )
     report.add_argument(
-        "--id", metavar="COL",
-        help=(
-            "integer row-identity column of the resampling draws (default: row position; "
-            "required with --engine)"
-        ),
+        "--id",
+        metavar="COL",
+        help="integer row-identity column of the resampling draws (default: row position; "
+        "required with --engine)",
     )
     report.add_argument(
-        "--reduction", choices=REDUCTIONS, metavar="{" + ",".join(REDUCTIONS) + "}",
+        "--reduction",
+        choices=REDUCTIONS,
+        metavar="{" + ",".join(REDUCTIONS) + "}",
         help="for probability vectors: the multi-class ECE of the summary (default "
         "confidence); the reliability table and diagram are the confidence ones",
     )
-    report.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
+
+
+def _add_report_outputs(report: argparse.ArgumentParser) -> None:
+    """``report``'s outputs (files, the HTML page and its audit) and its engine."""
     report.add_argument(
-        "--html", type=Path, metavar="FILE",
+        "--out", type=Path, metavar="DIR", help="directory to write outputs to"
+    )
+    report.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
         help="also write a self-contained HTML report (tables, diagrams, notes) to FILE",
     )
     report.add_argument(
-        "--audit", type=_names, metavar="COLS",
+        "--audit",
+        type=_names,
+        metavar="COLS",
         help="with --html: a fairness-audit section auditing these attribute columns, e.g. "
         "sex,age_band (as `polars-calib audit --by`; one more pass over the log)",
     )
     report.add_argument(
-        "--audit-max-order", type=_positive_int, metavar="N",
+        "--audit-max-order",
+        type=_positive_int,
+        metavar="N",
         help="with --audit: the most attributes a slice fixes (default 2, or their number)",
     )
     report.add_argument(
-        "--engine", choices=ENGINES,
+        "--engine",
+        choices=ENGINES,
         help="compute the statistics on a local Spark session or with Dask reading LOG "
         "(the spark or dask extra; uniform bins); default: Polars",
     )
     report.add_argument(
         "-q", "--quiet", action="store_true", help="no progress messages on stderr"
     )
-    _add_audit_parser(commands)
-    _add_recalibration(commands)
-    return parser
 
 
-def _add_recalibration(commands: Any) -> None:
-    """The ``fit`` and ``apply`` subcommands (see :mod:`polars_calib.recalibration`)."""
-    from polars_calib._core.options import CALIBRATION_METHODS, FALLBACKS
-
+def _add_fit_parser(commands: Any) -> None:
+    """The ``fit`` subcommand (see :func:`polars_calib.fit_calibrator`)."""
     fit = commands.add_parser(
-        "fit", help="fit a recalibration map per group and save it as JSON",
+        "fit",
+        help="fit a recalibration map per group and save it as JSON",
         description="Fit a calibrator (Platt, beta, isotonic, histogram binning or "
         "temperature scaling) per group of a labelled log; print its parameters and "
         "write it to --out.",
-    )  # fmt: skip
-    fit.add_argument("log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory")
-    fit.add_argument("--prob", required=True, metavar="COL", help="probability (or vector) column")
-    fit.add_argument("--label", required=True, metavar="COL", help="0/1 outcome or true class")
-    fit.add_argument("--method", choices=CALIBRATION_METHODS, default="platt",
-                     help="recalibration map (default platt)")  # fmt: skip
-    fit.add_argument("--by", type=_names, default=[], metavar="COLS",
-                     help="comma-separated group-key columns: one map per group")  # fmt: skip
-    fit.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
-    fit.add_argument("--reduction", choices=REDUCTIONS,
-                     help="vectors with a binary method: top_label (default), confidence, "
-                     "classwise (one-vs-rest)")  # fmt: skip
+    )
+    fit.add_argument(
+        "log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory"
+    )
+    fit.add_argument(
+        "--prob", required=True, metavar="COL", help="probability (or vector) column"
+    )
+    fit.add_argument(
+        "--label", required=True, metavar="COL", help="0/1 outcome or true class"
+    )
+    fit.add_argument(
+        "--method",
+        choices=get_args(CalibrationMethod),
+        default="platt",
+        help="recalibration map (default platt)",
+    )
+    fit.add_argument(
+        "--by",
+        type=_names,
+        default=[],
+        metavar="COLS",
+        help="comma-separated group-key columns: one map per group",
+    )
+    fit.add_argument(
+        "--weight", metavar="COL", help="non-negative sample-weight column"
+    )
+    fit.add_argument(
+        "--reduction",
+        choices=REDUCTIONS,
+        help="vectors with a binary method: top_label (default), confidence, "
+        "classwise (one-vs-rest)",
+    )
     fit.add_argument("--smoothed", action="store_true", help="Platt's smoothed targets")
-    fit.add_argument("--bins", type=_positive_int, default=15, metavar="N",
-                     help="histogram binning: number of bins (default 15)")  # fmt: skip
-    fit.add_argument("--strategy", choices=STRATEGIES, default="uniform",
-                     help="histogram binning: equal-width or equal-mass bins")  # fmt: skip
-    fit.add_argument("--fallback", choices=FALLBACKS,
-                     help="what a group that cannot be fitted gets (default: an error)")
-    fit.add_argument("--min-rows", type=_positive_int, default=10, metavar="N",
-                     help="the fewest rows a group needs (default 10)")  # fmt: skip
-    fit.add_argument("--out", type=Path, required=True, metavar="FILE",
-                     help="the calibrator's JSON file")  # fmt: skip
-    fit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    fit.add_argument(
+        "--bins",
+        type=_positive_int,
+        default=15,
+        metavar="N",
+        help="histogram binning: number of bins (default 15)",
+    )
+    fit.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="uniform",
+        help="histogram binning: equal-width or equal-mass bins",
+    )
+    fit.add_argument(
+        "--fallback",
+        choices=get_args(Fallback),
+        help="what a group that cannot be fitted gets (default: an error)",
+    )
+    fit.add_argument(
+        "--min-rows",
+        type=_positive_int,
+        default=10,
+        metavar="N",
+        help="the fewest rows a group needs (default 10)",
+    )
+    fit.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="the calibrator's JSON file",
+    )
+    fit.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
+    )
+
+
+def _add_apply_parser(commands: Any) -> None:
+    """The ``apply`` subcommand (see :meth:`polars_calib.Calibrator.apply`)."""
     apply = commands.add_parser(
-        "apply", help="add the calibrated column to a log, streamed to parquet",
+        "apply",
+        help="add the calibrated column to a log, streamed to parquet",
         description="Apply a saved calibrator to a log and write it, with the calibrated "
         "column, to a parquet file (streaming).",
-    )  # fmt: skip
-    apply.add_argument("log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory")
-    apply.add_argument("--calibrator", type=Path, required=True, metavar="FILE",
-                       help="a JSON file written by 'polars-calib fit'")  # fmt: skip
-    apply.add_argument("--prob", required=True, metavar="COL", help="the column to calibrate")
-    apply.add_argument("--column", metavar="NAME",
-                       help="the new column's name (default: PROB_calibrated)")  # fmt: skip
-    apply.add_argument("--out", type=Path, required=True, metavar="FILE", help="parquet output")
-    apply.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    )
+    apply.add_argument(
+        "log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory"
+    )
+    apply.add_argument(
+        "--calibrator",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="a JSON file written by 'polars-calib fit'",
+    )
+    apply.add_argument(
+        "--prob", required=True, metavar="COL", help="the column to calibrate"
+    )
+    apply.add_argument(
+        "--column",
+        metavar="NAME",
+        help="the new column's name (default: PROB_calibrated)",
+    )
+    apply.add_argument(
+        "--out", type=Path, required=True, metavar="FILE", help="parquet output"
+    )
+    apply.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
+    )
 
 
 def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib fit``: fit, print the parameters, save the calibrator."""
-    from polars_calib._recalibration import fit_calibrator
-
     if not args.quiet:
         print(f"{PROG}: fitting {args.method} on {args.log}", file=stderr, flush=True)
     calibrator = fit_calibrator(
-        scan(args.log), args.prob, args.label, method=args.method, by=args.by or None,
-        weight=args.weight, reduction=args.reduction, smoothed=args.smoothed,
-        n_bins=args.bins, strategy=args.strategy, fallback=args.fallback,
+        scan(args.log),
+        args.prob,
+        args.label,
+        method=args.method,
+        by=args.by or None,
+        weight=args.weight,
+        reduction=args.reduction,
+        smoothed=args.smoothed,
+        n_bins=args.bins,
+        strategy=args.strategy,
+        fallback=args.fallback,
         min_rows=args.min_rows,
-    )  # fmt: skip
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=6,
-                   fmt_table_cell_list_len=4, tbl_hide_dataframe_shape=True):  # fmt: skip
+    )
+    with pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=1_000,
+        float_precision=6,
+        fmt_table_cell_list_len=4,
+        tbl_hide_dataframe_shape=True,
+    ):
         print(calibrator.params, file=stdout, flush=True)
     path = calibrator.save(args.out)
     if not args.quiet:
@@ -330,8 +500,6 @@ def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> Non
 
 def apply_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib apply``: the log with the calibrated column, streamed to parquet."""
-    from polars_calib._recalibration import load_calibrator
-
     if not args.calibrator.exists():
         msg = f"no such file: {str(args.calibrator)!r}"
         raise DataError(msg)
@@ -351,13 +519,18 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     if args.engine is not None and args.strategy != "uniform":
         msg = f"--engine {args.engine} needs uniform bins (mergeable across partitions)"
         raise UsageError(msg)
-    unknown = [name for name in args.metrics if name not in (*METRICS, *CONSISTENCY_METRICS)]
+    known = (*METRICS, *CONSISTENCY_METRICS)
+    unknown = [name for name in args.metrics if name not in known]
     if unknown:
-        choices = ", ".join((*METRICS, *CONSISTENCY_METRICS))
-        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
+        choices = ", ".join(known)
+        msg = (
+            f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
+        )
         raise UsageError(msg)
     if args.audit is not None and args.html is None:
-        msg = "--audit is a section of the HTML report: give --html FILE (or run `audit`)"
+        msg = (
+            "--audit is a section of the HTML report: give --html FILE (or run `audit`)"
+        )
         raise UsageError(msg)
     if args.audit is not None and args.engine is not None:
         msg = f"--audit reads the log with Polars: drop --engine {args.engine}"
@@ -373,8 +546,8 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         time=args.time,
         every=args.every,
         n_bins=int(args.bins),
-        strategy=str(args.strategy),
-        closed=str(args.closed),
+        strategy=args.strategy,
+        closed=args.closed,
         metrics=list(args.metrics),
         weight=args.weight,
         confidence=float(args.confidence),
@@ -416,44 +589,18 @@ def scan(source: str) -> pl.LazyFrame:
     raise DataError(msg)
 
 
-def draw_png(table: pl.DataFrame, by: list[str], path: Path, title: str) -> str | None:
-    """Draw the reliability diagram to `path` with Altair (vl-convert), else matplotlib.
-
-    Returns the backend used, or None when neither can write a PNG here.
-    """
-    colour, facet = default_layout(table, by)  # the Python default's rule
-    try:
-        save_png(plot_reliability(table, by=colour, facet=facet, title=title), path)
-        return "altair"
-    except ImportError:
-        pass
-    try:
-        figure = plot_reliability(
-            table, backend="matplotlib", by=colour, facet=facet, title=title
-        )
-        save_png(figure, path, scale=1.5)
-        return "matplotlib"
-    except ImportError:
-        return None
-
-
 def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
-    """Run ``polars-calib report``: print the summary and write the outputs."""
+    """Run ``polars-calib report``: print the summary and write the outputs.
 
-    def progress(message: str) -> None:
-        if not options.quiet:
-            print(f"{PROG}: {message}", file=stderr, flush=True)
-
-    binning = Binning(options.n_bins, options.strategy, options.closed)  # type: ignore[arg-type]
-    methods = ["bootstrap"] if options.resamples is not None else []
-    methods += ["consistency"] if set(options.metrics) & set(TESTED_METRIC) else []
-    resamples = resamples_for(
-        methods or None, options.resamples or 1000, options.seed, options.id  # type: ignore[arg-type]
-    )
-    lf: pl.LazyFrame | None = None
-    sections: list[Any] = []
+    The log's statistics are computed once (:func:`polars_calib.bin_statistics`, by
+    Polars or the engine) and finished into the printed summary, the reliability
+    table and the HTML page; a second pass reads the log only where the summary's
+    statistics cannot give the reliability table (see :func:`_reliability`).
+    """
+    progress = _progress(options.quiet, stderr)
+    resampling = _resampling(options)
     if options.engine is not None:
-        if resamples and options.id is None:
+        if resampling and options.id is None:
             msg = (
                 f"--engine {options.engine} with replicates (--resamples, a consistency "
                 "p-value) needs --id COL, a unique integer row id: a row's position "
@@ -461,82 +608,240 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             )
             raise UsageError(msg)
         # The engine reads the log (a path Polars may not reach).
-        progress(f"computing the statistics with {options.engine} (one pass over the log)...")
-        stats, prepared = _engine_statistics(
-            options, options.reduction, options.metrics, resamples=resamples
+        progress(
+            f"computing the statistics with {options.engine} (one pass over the log)..."
         )
+        data, schema = _read(options.engine, options.log)
+        audited = None
     else:
         progress(f"scanning {options.log}")
-        lf = scan(options.log)
-        sections = _audit_sections(lf, options, progress)  # its errors before any output
+        data = scan(options.log)
+        audited = _audit(data, options, progress)  # its errors before any output
         progress("computing the statistics (one pass over the log)...")
-        prepared = prepare(
-            lf, options.prob, options.label, by=options.by, weight=options.weight,
-            reduction=options.reduction, time=options.time, every=options.every,  # type: ignore[arg-type]
-        )  # fmt: skip
-        query = statistics_query(
-            prepared.lf, prepared.problem, prepared.keys, binning, terms_for(options.metrics),
-            resamples=resamples,
-        )  # fmt: skip
-        stats = collect_checked(prepared, query)
-    interval = options.confidence if options.resamples is not None else None
-    table = finish_summary(
-        stats.lazy(), prepared, options.metrics, confidence=interval, resampled=bool(resamples)
-    ).collect()
-    page = (stats, resamples, interval, sections)  # the page's intervals read the replicates
-    if resamples:
-        # The reliability table reads the observed sums.
-        stats = stats.filter(pl.col("replicate").is_null()).drop("resampling", "replicate")
-    with pl.Config(
-        tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
-        fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
-    ):
+        schema = None
+    stats = _statistics(data, options, windows=True, resampling=resampling)
+    log = _Log(data, data.collect_schema() if schema is None else schema, options)
+    table = metrics_from_statistics(
+        stats,
+        by=options.keys,
+        metrics=options.metrics,
+        confidence=options.interval,
+        reduction=log.reduction,
+    )
+    with _table_config():
         print(table, file=stdout, flush=True)
-    if options.out is None:
-        if options.html is not None:
-            # With --engine, every table comes from the engine's statistics (the page's
-            # own second pass would read `prepared.data`, here only a schema).
-            bins = None
-            if options.engine is not None:
-                bins = _reliability_table(lf, options, prepared, stats, binning, progress)
-            write_html(options, prepared, binning, bins, progress, stderr, *page)
-        return
+    reliability = None
+    if options.out is not None:
+        reliability = _reliability(log, stats, progress)
+        _write_outputs(options, options.out, table, reliability, progress, stderr)
+    if options.html is not None:
+        if reliability is None and options.engine is not None:
+            # The engine's statistics give every table: the page reads no log.
+            reliability = _reliability(log, stats, progress)
+        write_html(options, log, stats, reliability, audited, progress, stderr)
 
-    out = options.out
+
+@dataclass(frozen=True)
+class _Log:
+    """The log as read: the frame (a Polars scan or the engine's), and its Polars schema."""
+
+    data: Any
+    schema: pl.Schema
+    options: ReportOptions
+
+    @property
+    def reduction(self) -> Reduction | None:
+        """The reduction the tables measure: ``"confidence"`` for vectors when none is given."""
+        dtype = self.schema.get(self.options.prob)
+        vectors = isinstance(dtype, (pl.Array, pl.List))
+        return self.options.reduction or ("confidence" if vectors else None)
+
+    @property
+    def polars(self) -> pl.LazyFrame:
+        """The log as Polars reads it; with an engine, its schema only (no rows)."""
+        if isinstance(self.data, pl.LazyFrame):
+            return self.data
+        return pl.LazyFrame(schema=self.schema)
+
+
+def _progress(quiet: bool, stderr: TextIO) -> Callable[[str], None]:
+    """A function printing a progress message on stderr (nothing with ``--quiet``)."""
+
+    def progress(message: str) -> None:
+        if not quiet:
+            print(f"{PROG}: {message}", file=stderr, flush=True)
+
+    return progress
+
+
+def _table_config() -> pl.Config:
+    """How a table is printed: every row and column, floats to 4 decimals."""
+    return pl.Config(
+        tbl_rows=-1,
+        tbl_cols=-1,
+        tbl_width_chars=1_000,
+        float_precision=4,
+        fmt_str_lengths=80,
+        tbl_hide_dataframe_shape=True,
+    )
+
+
+def _resampling(options: ReportOptions) -> list[Resampling] | None:
+    """The replicates the statistics hold: the bootstrap's (``--resamples``), and the
+    consistency test's (a consistency p-value among the metrics)."""
+    methods: list[Resampling] = []
+    if options.resamples is not None:
+        methods.append("bootstrap")
+    if set(options.metrics) & set(CONSISTENCY_METRICS):
+        methods.append("consistency")
+    return methods or None
+
+
+def _read(engine: Engine, log: str) -> tuple[Any, pl.Schema]:
+    """The log as the engine's frame, and its schema (the engine's extra is needed)."""
+    try:
+        return read_with(engine, log)
+    except ImportError as error:
+        msg = f"--engine {engine} needs the {engine} extra: pip install 'polars_calib[{engine}]'"
+        raise DataError(msg) from error
+
+
+def _statistics(
+    data: Any,
+    options: ReportOptions,
+    *,
+    windows: bool,
+    resampling: list[Resampling] | None = None,
+    reduction: Reduction | None = None,
+    metrics: Sequence[Metric | ConsistencyMetric] = (),
+) -> pl.DataFrame:
+    """The statistics table of the log, per `--by` key (and window, with `windows`).
+
+    The engine's frame gives it checked; a Polars scan is collected, and its refused
+    rows raise (counted by reading the log again, only then), as a DataFrame's do.
+    """
+    time, every = (options.time, options.every) if windows else (None, None)
+    if windows:
+        reduction, metrics = options.reduction, options.metrics
+    stats = bin_statistics(
+        data,
+        options.prob,
+        options.label,
+        by=options.by,
+        time=time,
+        every=every,
+        n_bins=options.n_bins,
+        strategy=options.strategy,
+        closed=options.closed,
+        weight=options.weight,
+        reduction=reduction,
+        metrics=metrics,
+        resampling=resampling,
+        n_resamples=options.resamples or 1000,
+        seed=options.seed,
+        id=options.id,
+    )
+    if isinstance(stats, pl.DataFrame):  # the engine's
+        return stats
+    plan: pl.LazyFrame = stats
+    return validate_statistics(
+        plan.collect(),
+        data,
+        options.prob,
+        options.label,
+        by=options.by,
+        time=time,
+        every=every,
+        weight=options.weight,
+        reduction=reduction,
+    )
+
+
+def _reliability(
+    log: _Log, stats: pl.DataFrame, progress: Callable[[str], None]
+) -> pl.DataFrame:
+    """The reliability table per `--by` key over the whole log, by the HTML report's rule.
+
+    From the summary's statistics when they hold the diagrams' problem (binary or
+    confidence) on bins the windows share (no `--time`, or uniform bins); else from a
+    second pass over the log, by the engine that read it.
+    """
+    options = log.options
+    shared = options.time is None or options.strategy == "uniform"
+    source = stats
+    if options.reduction not in (None, "confidence") or not shared:
+        progress("computing the reliability table (a second pass)...")
+        reduction: Reduction | None = None if log.reduction is None else "confidence"
+        source = _statistics(log.data, options, windows=False, reduction=reduction)
+    return reliability_from_statistics(
+        source, by=options.by, confidence=options.confidence
+    )
+
+
+def _write_outputs(
+    options: ReportOptions,
+    out: Path,
+    table: pl.DataFrame,
+    reliability: pl.DataFrame,
+    progress: Callable[[str], None],
+    stderr: TextIO,
+) -> None:
+    """Write ``--out``'s files: the summary, the reliability table and the charts."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
         raise DataError(msg) from error
-    bins_table = _reliability_table(lf, options, prepared, stats, binning, progress)
     progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
     table.write_csv(out / "summary.csv")
     table.write_parquet(out / "summary.parquet")
-    bins_table.write_csv(out / "reliability.csv")
+    reliability.write_csv(out / "reliability.csv")
     progress(f"drawing {out / 'reliability.png'}")
     title = f"Reliability diagram of {options.prob} ({Path(options.log).name})"
-    if draw_png(bins_table, options.by, out / "reliability.png", title) is None:
+    if draw_png(reliability, out / "reliability.png", title) is None:
         print(
             f"{PROG}: note: skipped reliability.png (the plot extra is not installed: "
-            f"{INSTALL_HINT})",
+            f"{PLOT_EXTRA})",
             file=stderr,
         )
-    if options.time is not None and interval is not None:
-        metric = next(name for name in table.columns if name.endswith("_lower"))[: -len("_lower")]  # noqa: E501
+    if options.time is not None and options.interval is not None:
+        bounded = next(name for name in table.columns if name.endswith("_lower"))
+        metric = bounded.removesuffix("_lower")
         progress(f"drawing {out / 'over_time.png'}")
         if _draw_over_time(table, metric, options, out / "over_time.png") is None:
-            print(f"{PROG}: note: skipped over_time.png ({INSTALL_HINT})", file=stderr)
-    if options.html is not None:
-        write_html(options, prepared, binning, bins_table, progress, stderr, *page)
+            print(f"{PROG}: note: skipped over_time.png ({PLOT_EXTRA})", file=stderr)
 
 
-def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, path: Path) -> str | None:  # noqa: E501
+def draw_png(table: pl.DataFrame, path: Path, title: str) -> str | None:
+    """Draw the reliability diagram to `path` with Altair (vl-convert), else matplotlib.
+
+    The layout is :func:`polars_calib.plot_reliability`'s default for the table's keys
+    (the `--by` keys). Returns the backend used, or None when neither can write a
+    PNG here.
+    """
+    try:
+        save_png(plot_reliability(table, title=title), path)
+        return "altair"
+    except ImportError:
+        pass
+    try:
+        figure = plot_reliability(table, backend="matplotlib", title=title)
+        save_png(figure, path, scale=1.5)
+        return "matplotlib"
+    except ImportError:
+        return None
+
+
+def _draw_over_time(
+    table: pl.DataFrame, metric: str, options: ReportOptions, path: Path
+) -> str | None:
     """Draw `metric` over the time windows with its interval, Altair else matplotlib."""
     title = f"{metric} per {options.every} window ({Path(options.log).name})"
     assert options.time is not None
     try:
         # The Python default's layout, as the HTML report's chart.
-        save_png(plot_metric_over_time(table, metric, options.time, title=title), path)
+        chart = plot_metric_over_time(table, metric, options.time, title=title)
+        save_png(chart, path)
         return "altair"
     except ImportError:
         pass
@@ -550,62 +855,76 @@ def _draw_over_time(table: pl.DataFrame, metric: str, options: ReportOptions, pa
         return None
 
 
-def _audit_sections(
+def _audit(
     lf: pl.LazyFrame, options: ReportOptions, progress: Callable[[str], None]
-) -> list[Any]:
-    """The page's audit section of ``--audit`` (:func:`polars_calib.audit`), else none."""
+) -> Audit | None:
+    """The audit of ``--audit`` for the page (:func:`polars_calib.audit`), else none."""
     if options.audit is None:
-        return []
-    from polars_calib.audit import audit
-    from polars_calib.report import SMALL_GROUP, audit_section
-
+        return None
     passes = "" if options.resamples is None else " and one per 64 bootstrap replicates"
     progress(f"auditing {','.join(options.audit)} (one pass over the log{passes})...")
-    result = audit(
-        lf, options.prob, options.label, by=options.audit, max_order=options.audit_max_order,
-        metrics=[m for m in options.metrics if m not in TESTED_METRIC],  # type: ignore[misc]
-        min_count=SMALL_GROUP, confidence=options.confidence, n_resamples=options.resamples,
-        seed=options.seed, id=options.id, n_bins=options.n_bins,
-        strategy=options.strategy, closed=options.closed,  # type: ignore[arg-type]
-        weight=options.weight, reduction=options.reduction,  # type: ignore[arg-type]
-    )  # fmt: skip
-    return [audit_section(result, options.confidence if options.resamples else None)]
+    return audit(
+        lf,
+        options.prob,
+        options.label,
+        by=options.audit,
+        max_order=options.audit_max_order,
+        metrics=options.page_metrics,
+        min_count=SMALL_GROUP,
+        confidence=options.confidence,
+        n_resamples=options.resamples,
+        seed=options.seed,
+        id=options.id,
+        n_bins=options.n_bins,
+        strategy=options.strategy,
+        closed=options.closed,
+        weight=options.weight,
+        reduction=options.reduction,
+    )
 
 
 def write_html(
     options: ReportOptions,
-    prepared: Prepared,
-    binning: Binning,
-    bins_table: pl.DataFrame | None,
+    log: _Log,
+    stats: pl.DataFrame,
+    reliability: pl.DataFrame | None,
+    audited: Audit | None,
     progress: Callable[[str], None],
     stderr: TextIO,
-    stats: pl.DataFrame,
-    resamples: Sequence[Any] = (),
-    interval: float | None = None,
-    sections: Sequence[Any] = (),
 ) -> None:
-    """Write the HTML report of ``--html`` from the summary's statistics (with their
-    replicates, for the intervals), the reliability table and the audit section."""
-    from polars_calib.report import report_page
-
+    """Write the HTML report of ``--html`` (:func:`polars_calib.html_report`) from the
+    summary's statistics (with their replicates, for the intervals), the reliability
+    table when there is one, and the audit."""
     assert options.html is not None
-    lf = prepared.data
-
-    def again(reduction: str | None) -> Prepared:
-        return prepare(
-            lf, options.prob, options.label, by=options.by, weight=options.weight,
-            reduction=reduction,  # type: ignore[arg-type]
-        )  # fmt: skip
-
     progress("laying out the HTML report...")
-    # The page shows the metrics; the consistency p-values stay in the printed summary.
-    metrics = [name for name in options.metrics if name not in TESTED_METRIC]
-    page = report_page(
-        prepared, stats, binning, metrics, check_confidence(options.confidence),
-        again=again, reliability=bins_table, progress=progress, source=options.log,
-        time=options.time, every=options.every, prob=options.prob, label=options.label,
-        weight=options.weight, interval=interval, resamples=resamples, sections=sections,
-    )  # fmt: skip
+    # The page's own passes (see html_report's Notes), said as they come.
+    if options.time is not None and options.strategy != "uniform":
+        progress("computing the whole-log tables (a second pass)...")
+    if reliability is None and options.reduction not in (None, "confidence"):
+        progress("computing the reliability table (a second pass)...")
+    page = html_report(
+        log.polars,
+        options.prob,
+        options.label,
+        by=options.by,
+        time=options.time,
+        every=options.every,
+        n_bins=options.n_bins,
+        strategy=options.strategy,
+        closed=options.closed,
+        metrics=options.page_metrics,
+        weight=options.weight,
+        confidence=options.confidence,
+        reduction=options.reduction,
+        min_count=SMALL_GROUP,
+        source=options.log,
+        n_resamples=options.resamples,
+        seed=options.seed,
+        id=options.id,
+        audit=audited,
+        statistics=stats,
+        reliability=reliability,
+    )
     progress(f"writing {options.html}")
     try:
         options.html.parent.mkdir(parents=True, exist_ok=True)
@@ -616,66 +935,9 @@ def write_html(
     if any(note.startswith("No charts") for note in page.notes):
         print(
             f"{PROG}: note: {options.html} has no charts (the plot extra is not installed: "
-            f"{INSTALL_HINT})",
+            f"{PLOT_EXTRA})",
             file=stderr,
         )
-
-
-def _reliability_table(
-    lf: pl.LazyFrame | None,
-    options: ReportOptions,
-    prepared: Prepared,
-    stats: pl.DataFrame,
-    binning: Binning,
-    progress: Callable[[str], None],
-) -> pl.DataFrame:
-    """The reliability table per `--by` key, by the HTML report's rule of reads
-    (:func:`polars_calib.report.reliability_table`): from the summary's statistics
-    when they can, else a second pass, by the engine that read the log."""
-    from polars_calib.report import reliability_table
-
-    def second(reduction: str | None) -> pl.DataFrame:
-        if options.engine is not None:
-            return _engine_statistics(options, reduction, [], by_time=False)[0]
-        assert lf is not None  # read by Polars
-        per_key = prepare(
-            lf, options.prob, options.label, by=options.by, weight=options.weight,
-            reduction=reduction,  # type: ignore[arg-type]
-        )  # fmt: skip
-        plan = statistics_query(per_key.lf, per_key.problem, per_key.keys, binning, ())
-        return collect_checked(per_key, plan)
-
-    return reliability_table(
-        prepared, stats, binning, check_confidence(options.confidence), time=options.time,
-        second=second, progress=progress,
-    )  # fmt: skip
-
-
-def _engine_statistics(
-    options: ReportOptions,
-    reduction: str | None,
-    metrics: list[str],
-    by_time: bool = True,
-    resamples: Sequence[Resample] = (),
-) -> tuple[pl.DataFrame, Prepared]:
-    """The statistics of `options` computed by ``--engine`` (Spark or Dask reading the log)."""
-    from polars_calib._engines import EngineSpec, engine_resamples, engine_statistics, read_with
-
-    engine: Engine = "spark" if options.engine == "spark" else "dask"
-    try:
-        data = read_with(engine, options.log)
-    except ImportError as error:
-        msg = f"--engine {engine} needs the {engine} extra: pip install 'polars_calib[{engine}]'"
-        raise DataError(msg) from error
-    spec = EngineSpec(
-        options.prob, options.label, tuple(options.by), options.weight,
-        reduction,  # type: ignore[arg-type]
-        n_bins=options.n_bins, closed=options.closed,  # type: ignore[arg-type]
-        terms=tuple(terms_for(metrics)),
-        time=options.time if by_time else None, every=options.every if by_time else None,
-        resamples=engine_resamples(resamples, engine),
-    )  # fmt: skip
-    return engine_statistics(data, spec, engine)
 
 
 def _one_line(error: BaseException) -> str:
@@ -733,15 +995,15 @@ class AuditOptions:
     by: list[str]
     max_order: int | None
     n_bins: int
-    metrics: list[str]
+    metrics: list[Metric]
     weight: str | None
     min_count: int
-    correction: str | None
+    correction: Correction | None
     confidence: float
     n_resamples: int | None
     seed: int
-    test: str | None
-    reduction: str | None
+    test: AuditTest | None
+    reduction: Reduction | None
     out: Path | None
     quiet: bool
 
@@ -768,51 +1030,92 @@ def _add_audit_parser(commands: Any) -> None:
         "forest.png.",
     )
     audit.add_argument("log", metavar="LOG", help="as for `report`")
-    audit.add_argument("--prob", required=True, metavar="COL", help="probability column")
-    audit.add_argument("--label", required=True, metavar="COL", help="0/1 outcome column")
     audit.add_argument(
-        "--by", type=_names, required=True, metavar="COLS",
+        "--prob", required=True, metavar="COL", help="probability column"
+    )
+    audit.add_argument(
+        "--label", required=True, metavar="COL", help="0/1 outcome column"
+    )
+    audit.add_argument(
+        "--by",
+        type=_names,
+        required=True,
+        metavar="COLS",
         help="comma-separated attribute columns, e.g. sex,age_band,region",
     )
     audit.add_argument(
-        "--max-order", type=_positive_int, metavar="N",
+        "--max-order",
+        type=_positive_int,
+        metavar="N",
         help="the most attributes a slice fixes (default 2, or the number of attributes)",
     )
     audit.add_argument(
-        "--bins", type=_positive_int, default=15, metavar="N",
+        "--bins",
+        type=_positive_int,
+        default=15,
+        metavar="N",
         help="number of uniform bins of the binned metrics (default 15)",
     )
     audit.add_argument(
-        "--metrics", type=_names, default=["ece", "brier"], metavar="NAMES",
+        "--metrics",
+        type=_names,
+        default=["ece", "brier"],
+        metavar="NAMES",
         help=f"comma-separated metrics among {','.join(METRICS)} (default: ece,brier)",
     )
-    audit.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     audit.add_argument(
-        "--min-count", type=_count, default=100, metavar="N",
-        help="slices with fewer rows are flagged too small (default 100)",
+        "--weight", metavar="COL", help="non-negative sample-weight column"
     )
     audit.add_argument(
-        "--correction", choices=("holm", "bh", "none"), default="holm",
+        "--min-count",
+        type=_count,
+        default=100,
+        metavar="N",
+        help="slices with fewer rows are flagged too small (default 100)",
+    )
+    _add_audit_tests(audit)
+
+
+def _add_audit_tests(audit: argparse.ArgumentParser) -> None:
+    """``audit``'s tests, intervals and draws, reduction and outputs."""
+    audit.add_argument(
+        "--correction",
+        choices=(*get_args(Correction), "none"),
+        default="holm",
         help="multiple-testing control across the slices (default holm)",
     )
     audit.add_argument(
-        "--confidence", type=_confidence, default=0.95, metavar="LEVEL",
+        "--confidence",
+        type=_confidence,
+        default=0.95,
+        metavar="LEVEL",
         help="level of the intervals; the tests' level is 1 - LEVEL (default 0.95)",
     )
     audit.add_argument(
-        "--resamples", type=_count, default=1000, metavar="N",
+        "--resamples",
+        type=_count,
+        default=1000,
+        metavar="N",
         help="bootstrap replicates of the intervals; 0: no intervals (default 1000)",
     )
-    audit.add_argument("--seed", type=_count, default=0, metavar="N", help="seed of the draws")
     audit.add_argument(
-        "--test", choices=("auto", "spiegelhalter", "consistency", "none"), default="auto",
+        "--seed", type=_count, default=0, metavar="N", help="seed of the draws"
+    )
+    audit.add_argument(
+        "--test",
+        choices=(*get_args(AuditTest), "none"),
+        default="auto",
         help="each slice's test (default auto: Spiegelhalter, or consistency for vectors)",
     )
     audit.add_argument(
-        "--reduction", choices=REDUCTIONS, metavar="{" + ",".join(REDUCTIONS) + "}",
+        "--reduction",
+        choices=REDUCTIONS,
+        metavar="{" + ",".join(REDUCTIONS) + "}",
         help="for probability vectors: the multi-class ECE (default confidence)",
     )
-    audit.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
+    audit.add_argument(
+        "--out", type=Path, metavar="DIR", help="directory to write outputs to"
+    )
     audit.add_argument(
         "-q", "--quiet", action="store_true", help="no progress messages on stderr"
     )
@@ -824,7 +1127,9 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
     unknown = [name for name in args.metrics if name not in METRICS]
     if unknown:
         choices = ", ".join(METRICS)
-        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
+        msg = (
+            f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
+        )
         raise UsageError(msg)
     if args.max_order is not None and args.max_order > len(args.by):
         msg = f"argument --max-order: at most the number of --by attributes ({len(args.by)})"
@@ -839,11 +1144,11 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
         metrics=list(args.metrics),
         weight=args.weight,
         min_count=int(args.min_count),
-        correction=None if args.correction == "none" else str(args.correction),
+        correction=None if args.correction == "none" else args.correction,
         confidence=float(args.confidence),
         n_resamples=int(args.resamples) or None,
         seed=int(args.seed),
-        test=None if args.test == "none" else str(args.test),
+        test=None if args.test == "none" else args.test,
         reduction=args.reduction,
         out=args.out,
         quiet=bool(args.quiet),
@@ -852,45 +1157,57 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
 
 def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib audit``: print the slices and write the tables and the forest plot."""
-    from polars_calib.audit import audit
-    from polars_calib.forest import plot_audit
-
-    def progress(message: str) -> None:
-        if not options.quiet:
-            print(f"{PROG}: {message}", file=stderr, flush=True)
-
+    progress = _progress(options.quiet, stderr)
     progress(f"scanning {options.log}")
     lf = scan(options.log)
-    passes = "" if options.n_resamples is None else " and one per 64 bootstrap replicates"
+    passes = (
+        "" if options.n_resamples is None else " and one per 64 bootstrap replicates"
+    )
     progress(f"auditing every slice (one pass over the log{passes})...")
     result = audit(
-        lf, options.prob, options.label, by=options.by, max_order=options.max_order,
-        metrics=options.metrics, min_count=options.min_count,  # type: ignore[arg-type]
-        n_bins=options.n_bins, correction=options.correction,  # type: ignore[arg-type]
-        confidence=options.confidence, weight=options.weight,
-        n_resamples=options.n_resamples, seed=options.seed,
-        test=options.test,  # type: ignore[arg-type]
-        reduction=options.reduction,  # type: ignore[arg-type]
-    )  # fmt: skip
-    shown = result.slices.drop("attributes", *result.by)
-    with pl.Config(
-        tbl_rows=-1, tbl_cols=-1, tbl_width_chars=1_000, float_precision=4,
-        fmt_str_lengths=80, tbl_hide_dataframe_shape=True,
-    ):
-        print(shown, file=stdout, flush=True)
-    if options.out is None:
-        return
-    out = options.out
+        lf,
+        options.prob,
+        options.label,
+        by=options.by,
+        max_order=options.max_order,
+        metrics=options.metrics,
+        min_count=options.min_count,
+        n_bins=options.n_bins,
+        correction=options.correction,
+        confidence=options.confidence,
+        weight=options.weight,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+        test=options.test,
+        reduction=options.reduction,
+    )
+    with _table_config():
+        print(result.slices.drop("attributes", *result.by), file=stdout, flush=True)
+    if options.out is not None:
+        _write_audit(options, options.out, result, progress, stderr)
+
+
+def _write_audit(
+    options: AuditOptions,
+    out: Path,
+    result: Audit,
+    progress: Callable[[str], None],
+    stderr: TextIO,
+) -> None:
+    """Write ``audit --out``'s files: the slices, the disparities and the forest plot."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
         raise DataError(msg) from error
-    progress(f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet")
+    progress(
+        f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet"
+    )
     for name, table in (("slices", result.slices), ("disparities", result.disparities)):
         table.write_parquet(out / f"{name}.parquet")
         # CSV holds no lists: the attributes a slice fixes, comma-separated.
-        table.with_columns(pl.col("attributes").list.join(",")).write_csv(out / f"{name}.csv")
+        joined = table.with_columns(pl.col("attributes").list.join(","))
+        joined.write_csv(out / f"{name}.csv")
     progress(f"drawing {out / 'forest.png'}")
     title = f"Calibration by slice: {options.prob} ({Path(options.log).name})"
     try:
@@ -903,6 +1220,7 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
         save_png(figure, out / "forest.png", scale=1.5)
     except ImportError:
         print(
-            f"{PROG}: note: skipped forest.png (the plot extra is not installed: {INSTALL_HINT})",
+            f"{PROG}: note: skipped forest.png (the plot extra is not installed: "
+            f"{PLOT_EXTRA})",
             file=stderr,
         )

@@ -495,3 +495,48 @@ def test_cli_engine_replicates(
     got = pl.read_parquet(tmp_path / "dask" / "summary.parquet")
     assert {"ece_lower", "consistency_p"} <= set(got.columns)
     assert_frame_equal(got, pl.read_parquet(tmp_path / "polars" / "summary.parquet"), **TOL)
+
+
+def test_time_windows_on_engines(to_engine: Convert) -> None:
+    """`time` and `every` group by calendar windows on the engine, as in Polars."""
+    from datetime import date
+
+    df = make_log(25, 5_000, groups=2).with_columns(
+        day=pl.lit(date(2024, 3, 1)) + pl.duration(days=pl.int_range(pl.len()) % 9)
+    )
+    options: dict[str, Any] = {"by": "g", "time": "day", "every": "1w", "weight": "w"}
+    got = pc.bin_statistics(to_engine(df), "p", "y", **options)
+    assert got.columns[:3] == ["g", "day", "bin"]
+    assert_frame_equal(got, pc.bin_statistics(df, "p", "y", **options), **TOL)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cli_engine_vectors_and_windows(
+    engine: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """``--engine`` with probability vectors (named as the summary names them, with no
+    ``--reduction``), time windows and the HTML page: the outputs are Polars'."""
+    from datetime import date
+
+    from polars_calib.cli import main
+
+    request.getfixturevalue("spark" if engine == "spark" else "dask_client")
+    df = make_log(26, 3_000, groups=2, classes=3).with_columns(
+        pl.col("probs").arr.to_list(),
+        day=pl.lit(date(2024, 3, 1)) + pl.duration(days=pl.int_range(pl.len()) % 9),
+    )
+    df.write_parquet(tmp_path / "log.parquet")
+    common = ["report", str(tmp_path / "log.parquet"), "--prob", "probs", "--label", "cls",
+              "--by", "g", "--time", "day", "--every", "1w", "-q"]  # fmt: skip
+    for name in (engine, "polars"):
+        extra = ["--engine", engine] if name == engine else []
+        html = ["--html", str(tmp_path / name / "page.html")]
+        assert main([*common, *extra, *html, "--out", str(tmp_path / name)]) == 0
+    got = pl.read_parquet(tmp_path / engine / "summary.parquet")
+    assert {"mean_confidence", "confidence_ece"} <= set(got.columns)
+    assert_frame_equal(got, pl.read_parquet(tmp_path / "polars" / "summary.parquet"), **TOL)
+    for name in ("reliability.csv",):
+        got = pl.read_csv(tmp_path / engine / name)
+        assert_frame_equal(got, pl.read_csv(tmp_path / "polars" / name), **TOL)
+    page = (tmp_path / engine / "page.html").read_text(encoding="utf-8")
+    assert "confidence_ece" in page and "the confidence reduction" in page

@@ -18,9 +18,9 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_calib as pc
-from polars_calib import report as report_module
 
 ROOT = Path(__file__).parents[1]
+METRICS = ("ece", "mce", "rmsce", "brier", "log_loss")
 EXAMPLE = ROOT / "examples" / "data" / "predictions.parquet"
 HAS_PLOT = all(importlib.util.find_spec(m) for m in ("altair", "vl_convert"))
 needs_plot = pytest.mark.skipif(not HAS_PLOT, reason="the plot extra (altair, vl-convert) is not installed")
@@ -374,28 +374,30 @@ def test_metric_over_time_panels_tooltips_and_gaps() -> None:
 
 
 @needs_plot
-def test_extra_sections_appear_when_given() -> None:
-    import altair as alt
-
+def test_the_audit_section_without_time_or_intervals() -> None:
     log = small_log()
-    base = pc.html_report(log, "p", "y", by="model")
-    slices = pl.DataFrame({"slice": ["model = baseline"], "ece": [0.1]})
-    chart = alt.Chart(slices).mark_point().encode(x="ece:Q", y="slice:N")
-    extra = report_module.Section("audit", "Fairness audit", "Worst slices.", slices, chart, "Forest plot")
-    tables = report_module._Tables(base.summary, base.reliability, None, None, (extra,))
-    settings = report_module._Settings(
-        "log", "p", "y", ["model"], None, None, pc.Binning(15), ["ece"], None, 0.95, None,
-        100, "Calibration report",
-    )  # fmt: skip
-    page = Page(report_module.render(tables, settings).html)
-    assert {"audit", "audit-table"} <= page.ids()
+    report = pc.html_report(log, "p", "y", by="model", audit=["segment"], min_count=50)
+    page = Page(report.html)
+    assert {"summary", "reliability", "audit", "audit-table", "notes"} <= page.ids()
+    assert "over-time" not in page.ids()
+    # One diagram per model, then the forest plot; its table is the audit's worst slices.
     assert sum(1 for _, attrs in page.tags if attrs.get("data-spec")) == 3
+    audited = pc.audit(log, "p", "y", by="segment", metrics=list(METRICS), min_count=50,
+                       n_resamples=None)  # fmt: skip
+    worst = audited.worst(10).drop("attributes", "segment")
+    worst = worst.with_columns(pl.col(pl.Boolean).cast(pl.String))
+    assert_shows(page, "audit-table", worst, exact=False)
+    assert "bootstrap intervals" not in str(specs(page)[-1]["description"])
+    # An audit already computed is shown as it is (the command line's).
+    again = pc.html_report(log, "p", "y", by="model", audit=audited, min_count=50)
+    assert_shows(Page(again.html), "audit-table", worst)
 
 
 def test_without_the_plot_extra_the_page_has_tables_and_says_why(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(report_module, "_has_charts", lambda: False)
+    for module in ("altair", "vl_convert"):  # as if not installed: `import` fails
+        monkeypatch.setitem(sys.modules, module, None)
     report = pc.html_report(small_log(), "p", "y", by="model", time="ts", every="1d")
     page = Page(report.html)
     assert "summary-table" in page.ids() and "over-time-table" in page.ids()

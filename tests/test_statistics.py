@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -23,6 +25,7 @@ import polars_calib as pc
 
 sys.path.insert(0, str(Path(__file__).parent))
 import reference as ref  # noqa: E402
+from conftest import make_log  # noqa: E402
 
 LOG = Path(__file__).parents[1] / "examples" / "data" / "predictions.parquet"
 
@@ -229,7 +232,7 @@ def test_the_one_group_table_bins_rows_on_edges_as_the_grouped_table(closed: str
     p = np.clip(p, 0.0, 1.0)
     y = (np.arange(p.size) % 3 == 0).astype(np.int64)
     frame = pl.DataFrame({"p": [*p, None, 1.5, 0.4], "y": [*y, 1, 0, None], "g": 0})
-    options = {"n_bins": 22, "closed": closed}
+    options: dict[str, Any] = {"n_bins": 22, "closed": closed}
     # A LazyFrame counts refused rows in the table (a DataFrame raises).
     whole = pc.bin_statistics(frame.lazy(), "p", "y", **options).collect()
     grouped = pc.bin_statistics(frame.lazy(), "p", "y", by="g", **options).collect().drop("g")
@@ -239,3 +242,98 @@ def test_the_one_group_table_bins_rows_on_edges_as_the_grouped_table(closed: str
     np.testing.assert_array_equal(counts, want)
     assert whole.filter(pl.col("bin").is_null())["count"].to_list() == [1]
 
+
+
+# --------------------------------------------------------------------------
+# What the surfaces finish a table with: windows, summary names, observed rows, checks
+# --------------------------------------------------------------------------
+
+
+def windowed_log() -> pl.DataFrame:
+    """Two models over three days, the days' calibration differing."""
+    log = sign_changing(41, 3_000, 2, groups=2)
+    return log.with_columns(
+        ts=pl.lit(datetime(2024, 3, 1)) + pl.duration(hours=pl.int_range(pl.len()) % 72),
+        model=pl.when(pl.col("g") == 0).then(pl.lit("a")).otherwise(pl.lit("b")),
+    )
+
+
+def test_bin_statistics_time_windows_finish_into_the_summary_per_window() -> None:
+    log = windowed_log()
+    options: dict[str, Any] = {"by": "model", "time": "ts", "every": "1d", "weight": "w"}
+    stats = pc.bin_statistics(log, "p", "y", **options)
+    assert stats.columns[:3] == ["model", "ts", "bin"]
+    assert stats["ts"].n_unique() == 3
+    summary = pc.summary(log, "p", "y", **options)
+    assert_frame_equal(pc.metrics_from_statistics(stats, by=["model", "ts"]), summary)
+    # The windows sum to the whole log (uniform bins).
+    whole = pc.metrics_from_statistics(stats, by="model")
+    assert_frame_equal(whole, pc.summary(log, "p", "y", by="model", weight="w"), rel_tol=1e-12)
+    lazy = pc.bin_statistics(log.lazy(), "p", "y", **options)
+    assert_frame_equal(lazy.collect(), stats)
+    with pytest.raises(ValueError, match="`time` and `every` go together"):
+        pc.bin_statistics(log, "p", "y", time="ts")
+    with pytest.raises(pc.CalibrationDataError, match="`time` must be a Date or Datetime"):
+        pc.bin_statistics(log, "p", "y", time="p", every="1d")
+
+
+@pytest.mark.parametrize("reduction", ["confidence", "top_label", "classwise"])
+def test_metrics_from_statistics_names_vector_columns_as_the_summary(reduction: str) -> None:
+    log = make_log(42, 2_000, groups=2, classes=3)
+    options: dict[str, Any] = {"by": "g", "reduction": reduction, "n_bins": 5}
+    stats = pc.bin_statistics(log, "probs", "cls", **options)
+    named = pc.metrics_from_statistics(stats, by="g", reduction=reduction)  # type: ignore[arg-type]
+    assert_frame_equal(named, pc.summary(log, "probs", "cls", **options))
+    assert {"mean_confidence", "accuracy", f"{reduction}_ece"} <= set(named.columns)
+    plain = pc.metrics_from_statistics(stats, by="g")
+    assert {"mean_predicted", "observed", "ece"} <= set(plain.columns)
+
+
+def test_metrics_from_statistics_names_the_bounds_and_refuses_a_bad_reduction() -> None:
+    log = make_log(43, 500, classes=3)
+    stats = pc.bin_statistics(log, "probs", "cls", resampling="bootstrap", n_resamples=5)
+    named = pc.metrics_from_statistics(stats, metrics=["ece"], confidence=0.9, reduction="confidence")
+    want = pc.summary(log, "probs", "cls", metrics=["ece"], confidence=0.9, n_resamples=5)
+    assert named.columns == want.columns
+    assert "confidence_ece_lower" in named.columns
+    with pytest.raises(ValueError, match="`reduction` must be one of"):
+        pc.metrics_from_statistics(stats, reduction="canonical")  # type: ignore[arg-type]
+    cells = pc.bin_statistics(log, "probs", "cls", n_bins=2, reduction="canonical", metrics=["ece"])
+    with pytest.raises(ValueError, match="`reduction` must be None"):
+        pc.metrics_from_statistics(cells, metrics=["ece"], reduction="confidence")
+
+
+def test_reliability_from_statistics_reads_the_observed_rows_of_a_resampled_table() -> None:
+    log = windowed_log()
+    plain = pc.bin_statistics(log, "p", "y", by="model", weight="w")
+    resampled = pc.bin_statistics(
+        log, "p", "y", by="model", weight="w", resampling=["bootstrap", "consistency"],
+        n_resamples=4,
+    )  # fmt: skip
+    want = pc.reliability_from_statistics(plain, by="model")
+    assert_frame_equal(pc.reliability_from_statistics(resampled, by="model"), want)
+    lazy = pc.reliability_from_statistics(resampled.lazy(), by="model")
+    assert_frame_equal(lazy.collect(), want)
+
+
+def test_validate_statistics_gives_a_lazy_table_the_dataframe_policy() -> None:
+    log = windowed_log()
+    options: dict[str, Any] = {"by": "model", "time": "ts", "every": "1d"}
+    clean = pc.bin_statistics(log.lazy(), "p", "y", **options).collect()
+    assert pc.validate_statistics(clean, log.lazy(), "p", "y", **options) is clean
+    bad = log.with_columns(p=pl.when(pl.int_range(pl.len()) < 4).then(1.5).otherwise("p"))
+    stats = pc.bin_statistics(bad.lazy(), "p", "y", **options).collect()
+    with pytest.raises(pc.CalibrationDataError) as raised:
+        pc.bin_statistics(bad, "p", "y", **options)
+    with pytest.raises(pc.CalibrationDataError) as lazily:
+        pc.validate_statistics(stats, bad.lazy(), "p", "y", **options)
+    assert str(lazily.value) == str(raised.value)
+    assert "probability outside [0, 1] in 4 of 3000 rows" in str(lazily.value)
+    # Classwise vectors of different lengths: no refused row, yet not a table to finish.
+    vectors = make_log(44, 50, classes=3).with_columns(pl.col("probs").arr.to_list())
+    ragged = vectors.with_columns(
+        probs=pl.when(pl.int_range(pl.len()) == 0).then(pl.lit([0.5, 0.5])).otherwise("probs")
+    )
+    table = pc.bin_statistics(ragged.lazy(), "probs", "cls", reduction="classwise").collect()
+    with pytest.raises(pc.CalibrationDataError, match="vectors of different lengths"):
+        pc.validate_statistics(table, ragged.lazy(), "probs", "cls", reduction="classwise")

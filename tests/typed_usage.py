@@ -34,3 +34,13 @@ def canonical_frame_form(lf: pl.LazyFrame) -> pl.LazyFrame:
     merged = pc.metrics_from_statistics(table, metrics=["ece"], distance="cityblock")
     summary = pc.summary(lf, "probs", "y", reduction="canonical", average="bins", distance="tv")
     return pl.concat([merged, summary], how="diagonal")
+
+
+def windowed_summary(
+    lf: pl.LazyFrame, strategy: pc.Strategy, reduction: pc.Reduction | None
+) -> pl.LazyFrame:
+    """The exported option types annotate a caller; a table per window, named as a summary."""
+    table = pc.bin_statistics(
+        lf, "probs", "y", time="ts", every="1d", strategy=strategy, reduction=reduction
+    )
+    return pc.metrics_from_statistics(table, by="ts", reduction=reduction)

@@ -23,7 +23,7 @@ from polars_calib._table.replicates import TESTED_METRIC, resamples_for
 from polars_calib._table.resampled import finish_resampled
 from polars_calib._table.plan import FrameT, Prepared, same_kind
 from polars_calib._table.canonical import finish_cells
-from polars_calib._table.finish import finish_metrics, reliability_rows, top_label_choice
+from polars_calib._table.finish import summary_names, finish_metrics, reliability_rows, top_label_choice
 from polars_calib._table.distance import check_distance
 if TYPE_CHECKING:
     pass
@@ -429,14 +429,5 @@ def finish_summary(
         table = finish_resampled(stats, prepared.keys, metrics, average, confidence)
     else:
         table = finish_metrics(stats, prepared.keys, metrics, average)
-    if prepared.reduction is None:
-        return table
     # Vector summaries say what their columns hold.
-    renamed = {"mean_predicted": "mean_confidence", "observed": "accuracy"}
-    columns = table.collect_schema().names()
-    for m in ("ece", "mce", "rmsce"):
-        renamed |= {
-            f"{m}{end}": f"{prepared.reduction}_{m}{end}"
-            for end in ("", "_lower", "_upper") if f"{m}{end}" in columns
-        }  # fmt: skip
-    return table.rename(renamed)
+    return summary_names(table, prepared.reduction)

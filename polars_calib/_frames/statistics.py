@@ -15,6 +15,10 @@ from polars_calib._engines import (
     engine_statistics,
 )
 from polars_calib._table.pipeline import Bins, table_plan
+from polars_calib._table.finish import summary_names
+from polars_calib._table.plan import check_statistics, prepare
+from polars_calib._core.validation import problem_counts
+from polars_calib._core.options import REDUCTIONS, Reduction, check_choice
 from polars_calib._table.replicates import Resample
 from polars_calib._table.columns import CELL
 from polars_calib._table.plan import Prepared
@@ -56,6 +60,8 @@ def bin_statistics(
     label: str,
     *,
     by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
     n_bins: int = ...,
     strategy: Strategy = ...,
     closed: Closed = ...,
@@ -80,6 +86,8 @@ def bin_statistics(
     label: str,
     *,
     by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
     n_bins: int = ...,
     strategy: Strategy = ...,
     closed: Closed = ...,
@@ -103,6 +111,8 @@ def bin_statistics(
     label: str,
     *,
     by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
@@ -143,6 +153,11 @@ def bin_statistics(
     by
         Group keys: column names or expressions (``pl.col("ts").dt.truncate("1d")``);
         ``None`` for one group.
+    time, every
+        As :func:`polars_calib.summary`: the name of a Date or Datetime column and a
+        Polars duration (``"1d"``), given together; the rows are grouped by calendar
+        windows as well, the `time` key (after the `by` keys) holding each window's
+        start, ``pl.col(time).dt.truncate(every)``. Spark and Dask data take them too.
     n_bins
         Number of bins, a positive int.
     strategy
@@ -301,13 +316,13 @@ def bin_statistics(
     if engine is not None:
         return _engine_statistics(data, engine, prob, label, bins, names, resamples,
                                   by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-                                  pos_label=pos_label)  # fmt: skip
+                                  pos_label=pos_label, time=time, every=every)  # fmt: skip
     if reduction == "canonical" and resamples:
         msg = "reduction='canonical' tables are built from Polars frames, without resampling"
         raise ValueError(msg)
     plan = table_plan(
         data, prob, label, bins=bins, metrics=names, resamples=resamples, by=by,
-        weight=weight, reduction=reduction, sum_tol=sum_tol,
+        weight=weight, reduction=reduction, sum_tol=sum_tol, time=time, every=every,
         **({} if reduction == "canonical" else {"pos_label": pos_label}),
     )  # fmt: skip
     return plan.collected() if isinstance(data, pl.DataFrame) else plan.table
@@ -338,7 +353,8 @@ def _engine_statistics(
     spec = EngineSpec(
         prob, label, column_keys(frame["by"]), frame["weight"], frame["reduction"],
         frame["sum_tol"], frame["pos_label"], bins.n_bins, bins.closed, bins.compat,
-        tuple(terms_for(names)), resamples=engine_resamples(resamples, engine),
+        tuple(terms_for(names)), time=frame["time"], every=frame["every"],
+        resamples=engine_resamples(resamples, engine),
     )  # fmt: skip
 
     def check(prepared: Prepared) -> None:
@@ -391,6 +407,7 @@ def metrics_from_statistics(
     average: TopLabelAverage | BinAverage | None = None,
     confidence: float | None = None,
     distance: Distance | None = None,
+    reduction: Reduction | None = None,
 ) -> FrameT:
     """Finish calibration metrics per group from one or many statistics tables.
 
@@ -426,6 +443,13 @@ def metrics_from_statistics(
         Canonical statistics (``bin_statistics(reduction="canonical")``): ``"tv"``
         (``None``, the default), ``"cityblock"`` or ``"sqeuclidean"``, the distance
         ``d`` of :func:`polars_calib.canonical_ece`. Other tables take ``None``.
+    reduction
+        Statistics of probability vectors: the reduction they were computed with
+        (``"confidence"``, ``bin_statistics``' default for vectors, ``"top_label"`` or
+        ``"classwise"``), to name the columns as :func:`polars_calib.summary` names
+        them: ``mean_confidence``, ``accuracy`` and ``<reduction>_ece`` (``_mce``,
+        ``_rmsce``, and their bounds). ``None`` (default): the names below. The table
+        does not record it: a confidence table looks like a binary one.
 
     Returns
     -------
@@ -507,11 +531,16 @@ def metrics_from_statistics(
     names = check_metrics(metrics, tests=True)
     if confidence is not None:
         check_confidence(confidence)
+    if reduction is not None:
+        check_choice("reduction", reduction, REDUCTIONS)
     if _is_canonical(stats):
         distance, bin_average = check_distance(distance or "tv", average or "weighted")
         check_canonical_metrics(names)
-        if confidence is not None:
-            msg = "canonical statistics have no replicates: `confidence` must be None"
+        if confidence is not None or reduction is not None:
+            msg = (
+                "canonical statistics have no replicates and no reduction: `confidence` "
+                "and `reduction` must be None"
+            )
             raise ValueError(msg)
         return same_kind(stats, canonical_metrics(stats, keys, names, distance, bin_average))
     top_label_average = top_label_choice(average, distance)
@@ -531,10 +560,10 @@ def metrics_from_statistics(
         raise CalibrationDataError(msg)
     merged = _merged(stats, keys)
     if resampled:
-        return same_kind(
-            stats, finish_resampled(merged, keys, names, top_label_average, confidence)
-        )
-    return same_kind(stats, finish_metrics(merged, keys, names, top_label_average))
+        table = finish_resampled(merged, keys, names, top_label_average, confidence)
+    else:
+        table = finish_metrics(merged, keys, names, top_label_average)
+    return same_kind(stats, summary_names(table, reduction))
 
 def _is_canonical(stats: object) -> bool:
     """Whether `stats` is a canonical table (it has a ``cell`` column)."""
@@ -555,6 +584,8 @@ def reliability_from_statistics(
     stats
         Output of :func:`bin_statistics`, or several concatenated; rows of the same
         group and bin are summed first. The table carries its bins: no ``n_bins``.
+        A table with replicates (``bin_statistics(resampling=...)``) gives the
+        reliability of its observed rows; the replicates are left out.
     by
         The group keys of the result, any of the statistics' key columns; keys left
         out are summed over. ``None``: one group, all rows.
@@ -603,3 +634,67 @@ def reliability_from_statistics(
         )
         raise ValueError(msg)
     return same_kind(stats, reliability_rows(_merged(stats, keys), keys, z))
+
+
+def validate_statistics(
+    stats: pl.DataFrame,
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
+    weight: str | None = None,
+    reduction: TableReduction | None = None,
+    sum_tol: float = SUM_TOLERANCE,
+    pos_label: Any = None,
+) -> pl.DataFrame:
+    """Raise if a collected statistics table of a LazyFrame counts refused rows.
+
+    :func:`bin_statistics` of a DataFrame raises on refused rows; of a LazyFrame it
+    returns a plan whose table counts them (a null-bin row per group). This gives a
+    collected table the DataFrame's policy: it returns `stats` as it is, or raises
+    :class:`~polars_calib.CalibrationDataError` naming each check and how many rows it
+    refuses, counted by reading `data` again (only then). Classwise statistics whose
+    vectors have different lengths raise too.
+
+    Parameters
+    ----------
+    stats
+        ``bin_statistics(data, ...).collect()`` (with or without replicates).
+    data, prob, label, by, time, every, weight, reduction, sum_tol, pos_label
+        The arguments `stats` was computed with, as :func:`bin_statistics`'s.
+
+    Returns
+    -------
+    DataFrame
+        `stats`.
+
+    Raises
+    ------
+    CalibrationDataError
+        `stats` counts refused rows (or a missing or mistyped column).
+
+    See Also
+    --------
+    bin_statistics, polars_calib.validate
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> log = pl.LazyFrame({"p": [0.2, 1.5, 0.7], "y": [0, 1, 1]})
+    >>> stats = pc.bin_statistics(log, "p", "y", n_bins=2).collect()
+    >>> pc.validate_statistics(stats, log, "p", "y")
+    Traceback (most recent call last):
+    ...
+    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 3 rows (e.g. 1.5)
+    """
+    prepared = prepare(
+        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
+        pos_label=pos_label, time=time, every=every, canonical=reduction == "canonical",
+    )  # fmt: skip
+    return check_statistics(
+        prepared, stats, lambda checks: problem_counts(prepared.lf, checks).collect()
+    )

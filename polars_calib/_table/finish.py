@@ -243,3 +243,21 @@ def top_label_choice(average: object, distance: object) -> TopLabelAverage:
     if average is None:
         return "macro"
     return cast(TopLabelAverage, check_choice("average", average, TOP_LABEL_AVERAGES))
+
+
+def summary_names(table: pl.LazyFrame, reduction: str | None) -> pl.LazyFrame:
+    """Name a vector table's finished columns as a summary does (`reduction` None: as they are).
+
+    The means become ``mean_confidence`` and ``accuracy``, the binned metrics (and their
+    bounds) ``<reduction>_ece``, ``<reduction>_mce``, ``<reduction>_rmsce``.
+    """
+    if reduction is None:
+        return table
+    renamed = {"mean_predicted": "mean_confidence", "observed": "accuracy"}
+    columns = table.collect_schema().names()
+    for m in ("ece", "mce", "rmsce"):
+        renamed |= {
+            f"{m}{end}": f"{reduction}_{m}{end}"
+            for end in ("", "_lower", "_upper") if f"{m}{end}" in columns
+        }  # fmt: skip
+    return table.rename(renamed)

@@ -1,0 +1,258 @@
+"""The Altair backend: the reliability diagram, the metric over time and the forest plot.
+
+Each function draws a frame its chart module has checked and laid out (see
+:mod:`polars_calib._plot`); Altair is imported when a chart is drawn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import polars as pl
+
+from polars_calib._plot.common import (
+    BAR_LOWER,
+    BAR_UPPER,
+    BIN_TITLE,
+    COUNT_TITLE,
+    FOREST_KIND,
+    FOREST_LOWER,
+    FOREST_UPPER,
+    GROUP,
+    ORDER_TITLE,
+    PANEL,
+    ROW_HEIGHT,
+    SMALL,
+    X_TITLE,
+    Y_TITLE,
+    OverTimeFrame,
+    escape,
+)
+
+__all__ = ["forest", "over_time", "reliability"]
+
+if TYPE_CHECKING:
+    import altair as alt
+
+
+def reliability(
+    frame: pl.DataFrame,
+    groups: list[str],
+    facet: str | None,
+    facets: list[object],
+    legend_title: str,
+    title: str,
+) -> alt.VConcatChart | alt.HConcatChart:
+    """The diagram over its histogram, one panel per facet value (see ``plot_reliability``)."""
+    import altair as alt
+
+    order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
+    colour: Any = (  # a field encoding, or one constant colour without groups
+        alt.Color(
+            f"{GROUP}:N",
+            title=legend_title,
+            sort=order,
+            legend=alt.Legend(orient="right"),
+        )
+        if groups
+        else alt.value("#1f77b4")
+    )
+    tooltip = [
+        *[
+            alt.Tooltip(field=escape(name), type="nominal", title=name)
+            for name in groups
+        ],
+        alt.Tooltip("bin:O"),
+        alt.Tooltip("lower:Q", format=".3f"),
+        alt.Tooltip("upper:Q", format=".3f"),
+        alt.Tooltip("count:Q"),
+        alt.Tooltip("mean_predicted:Q", format=".3f"),
+        alt.Tooltip("observed:Q", format=".3f"),
+        alt.Tooltip("observed_lower:Q", format=".3f"),
+        alt.Tooltip("observed_upper:Q", format=".3f"),
+    ]
+    chart_title = alt.TitleParams(title, anchor="middle", fontSize=15, offset=12)
+    if facet is None:
+        panel = _reliability_panel(frame, None, colour, tooltip)
+        return panel.properties(title=chart_title)
+    panels = [
+        _reliability_panel(
+            frame.filter(pl.col(facet).eq_missing(value)),
+            f"{facet} = {value}",
+            colour,
+            tooltip,
+        )
+        for value in facets
+    ]
+    return alt.hconcat(*panels, spacing=24).properties(title=chart_title)
+
+
+def _reliability_panel(
+    data: pl.DataFrame, panel_title: str | None, colour: Any, tooltip: list[Any]
+) -> alt.VConcatChart:
+    """One panel: the diagonal, curve, whiskers and points over the histogram."""
+    import altair as alt
+
+    unit = alt.Scale(domain=[0.0, 1.0], nice=False)
+    x = alt.X("mean_predicted:Q", scale=unit, title=X_TITLE)
+    y = alt.Y("observed:Q", scale=unit, title=Y_TITLE)
+    diagonal = (
+        alt.Chart(pl.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]}))
+        .mark_line(color="gray", strokeDash=[4, 4], strokeWidth=1)
+        .encode(x=alt.X("x:Q", scale=unit), y=alt.Y("y:Q", scale=unit))
+        .properties(description="diagonal: perfect calibration")
+    )
+    base = alt.Chart(data)
+    curve = (
+        base.mark_line(strokeWidth=1.5, opacity=0.7)
+        .encode(x=x, y=y, color=colour, order=alt.Order("mean_predicted:Q"))
+        .properties(description="curve: observed against mean predicted")
+    )
+    error_bars = (
+        base.mark_errorbar(ticks=True)
+        .encode(
+            x=x,
+            y=alt.Y("observed_lower:Q", scale=unit, title=Y_TITLE),
+            y2="observed_upper:Q",
+            color=colour,
+        )
+        .properties(
+            description="error bars: confidence interval of the observed frequency"
+        )
+    )
+    points = (
+        base.mark_point(filled=True, size=45, opacity=1.0)
+        .encode(x=x, y=y, color=colour, tooltip=tooltip)
+        .properties(description="points: one per non-empty bin")
+    )
+    diagram = alt.layer(diagonal, curve, error_bars, points).properties(
+        width=360, height=360
+    )
+    if panel_title is not None:
+        diagram = diagram.properties(title=panel_title)
+    histogram = (
+        base.mark_bar(opacity=0.85)
+        .encode(
+            x=alt.X(f"{BAR_LOWER}:Q", scale=unit, title=BIN_TITLE),
+            x2=f"{BAR_UPPER}:Q",
+            y=alt.Y("count:Q", title=COUNT_TITLE),
+            y2=alt.datum(0),
+            color=colour,
+            tooltip=tooltip,
+        )
+        .properties(description="histogram: count per bin", width=360, height=110)
+    )
+    return alt.vconcat(diagram, histogram, spacing=8)
+
+
+def over_time(drawn: OverTimeFrame) -> alt.LayerChart | alt.FacetChart:
+    """The metric's lines (and band) per window, one panel per facet value."""
+    import altair as alt
+
+    frame, metric, time, facet = drawn.frame, drawn.metric, drawn.time, drawn.facet
+    (lower, upper), band, legend = drawn.bounds, drawn.band, drawn.legend
+    x = alt.X(f"{escape(time)}:T", title=f"{time} (window start)")
+    colour: Any = (
+        alt.Color(f"{GROUP}:N", title=legend or None, sort=drawn.order)
+        if drawn.keys
+        else alt.value("#1f77b4")
+    )
+    tooltip = [
+        *([alt.Tooltip(f"{GROUP}:N", title=legend)] if drawn.keys else []),
+        *([alt.Tooltip(f"{PANEL}:N", title=facet)] if facet else []),
+        alt.Tooltip(f"{escape(time)}:T", title=time),
+        alt.Tooltip(f"{escape(metric)}:Q", format=".4f", title=metric),
+        *(
+            alt.Tooltip(f"{escape(name)}:Q", format=".4f", title=name)
+            for name in ((lower, upper) if band else ())
+        ),
+        *([alt.Tooltip("count:Q", format=",", title="count")] if drawn.counted else []),
+    ]
+    base = alt.Chart(frame)
+    line = base.mark_line(point=True, invalid=None).encode(
+        x=x, y=alt.Y(f"{escape(metric)}:Q", title=metric), color=colour, tooltip=tooltip
+    )
+    layers: list[Any] = [line]
+    if band:
+        area = base.mark_area(opacity=0.2, invalid=None).encode(
+            x=x,
+            y=alt.Y(f"{escape(lower)}:Q", title=metric),
+            y2=alt.Y2(f"{escape(upper)}:Q"),
+            color=colour,
+        )
+        layers = [area, line]
+    if facet is None:
+        return alt.LayerChart(layer=layers, title=drawn.title, width=480, height=260)
+    panels = frame.get_column(PANEL).unique(maintain_order=True).to_list()
+    layered = alt.LayerChart(layer=layers, width=300, height=220)
+    return layered.facet(
+        column=alt.Column(f"{PANEL}:N", title=facet, sort=panels), title=drawn.title
+    )
+
+
+def forest(
+    frame: pl.DataFrame, overall: float | None, column: str, title: str
+) -> alt.LayerChart:
+    """One row per slice: its interval, its point (hollow when small), the overall line."""
+    import altair as alt
+
+    order = frame.get_column("slice").to_list()
+    kinds = frame.get_column(FOREST_KIND).unique(maintain_order=True).sort().to_list()
+    colours = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd"]
+    palette = [
+        "#bbbbbb" if kind == SMALL else colours[index % len(colours)]
+        for index, kind in enumerate(kinds)
+    ]
+    colour = alt.Color(
+        f"{FOREST_KIND}:N",
+        title=ORDER_TITLE,
+        scale=alt.Scale(domain=kinds, range=palette),
+    )
+    y = alt.Y("slice:N", sort=order, title=None)
+    tooltip = [
+        alt.Tooltip("slice:N"),
+        alt.Tooltip("count:Q"),
+        alt.Tooltip(f"{column}:Q", format=".4f"),
+        alt.Tooltip(f"{FOREST_LOWER}:Q", format=".4f", title="lower"),
+        alt.Tooltip(f"{FOREST_UPPER}:Q", format=".4f", title="upper"),
+    ]
+    axis = alt.Axis(tickCount=8, labelOverlap=True)
+    base = alt.Chart(frame)
+    intervals = base.mark_rule(strokeWidth=1.5).encode(
+        x=alt.X(f"{FOREST_LOWER}:Q", title=column, axis=axis),
+        x2=f"{FOREST_UPPER}:Q",
+        y=y,
+        color=colour,
+    )
+    x = alt.X(f"{column}:Q", title=column, axis=axis)
+    points = (
+        base.mark_point(size=50, opacity=1.0, filled=True)
+        .encode(x=x, y=y, color=colour, tooltip=tooltip)
+        .transform_filter("!datum.too_small")
+    )
+    hollow = (  # the small slices: an open grey circle
+        base.mark_point(size=50, opacity=1.0, filled=False)
+        .encode(x=x, y=y, color=colour, tooltip=tooltip)
+        .transform_filter("datum.too_small")
+    )
+    # A layer only where it has rows: an empty one has no extent (a Vega warning).
+    small = frame.get_column("too_small")
+    layers: list[Any] = [
+        intervals,
+        *([points] if (~small).any() else []),
+        *([hollow] if small.any() else []),
+    ]
+    if overall is not None:
+        line = pl.DataFrame(
+            {column: [overall], "label": [f"overall {column} {overall:.4f}"]}
+        )
+        layers.insert(
+            0,
+            alt.Chart(line)
+            .mark_rule(color="gray", strokeDash=[4, 4])
+            .encode(x=f"{column}:Q", tooltip=["label:N"]),
+        )
+    height = max(ROW_HEIGHT * len(order), 60)
+    chart_title = alt.TitleParams(title, anchor="middle", fontSize=15, offset=12)
+    chart = alt.layer(*layers).properties(width=420, height=height, title=chart_title)
+    return cast("alt.LayerChart", chart)

@@ -1,0 +1,263 @@
+"""The matplotlib backend: the reliability diagram, the metric over time and the forest plot.
+
+Each function draws a frame its chart module has checked and laid out (see
+:mod:`polars_calib._plot`) on a ``Figure`` not registered with ``pyplot``; matplotlib is
+imported when a chart is drawn.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from polars_calib._plot.common import (
+    BAR_LOWER,
+    BAR_UPPER,
+    BIN_TITLE,
+    COUNT_TITLE,
+    DIAGONAL_LABEL,
+    FOREST_KIND,
+    FOREST_LOWER,
+    FOREST_UPPER,
+    GROUP,
+    ORDER_TITLE,
+    PANEL,
+    ROW_HEIGHT,
+    SMALL,
+    X_TITLE,
+    Y_TITLE,
+    OverTimeFrame,
+)
+
+__all__ = ["forest", "over_time", "reliability"]
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def reliability(
+    frame: pl.DataFrame,
+    groups: list[str],
+    facet: str | None,
+    facets: list[object],
+    legend_title: str,
+    title: str,
+) -> Figure:
+    """The diagram over its histogram, one column of panels per facet value."""
+    from matplotlib.figure import Figure
+
+    order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
+    colours = {name: f"C{index % 10}" for index, name in enumerate(order)}
+    # The legend goes below the histograms, in as many columns as the width allows.
+    legend_columns = min(len(order) + 1, 3 * len(facets))
+    legend_rows = -(-(len(order) + 1) // legend_columns) + 1 if groups else 0
+    figure = Figure(
+        figsize=(5.4 * len(facets), 6.6 + 0.25 * legend_rows), layout="constrained"
+    )
+    axes = figure.subplots(
+        2, len(facets), squeeze=False, gridspec_kw={"height_ratios": [3.2, 1.0]}
+    )
+    for column, value in enumerate(facets):
+        diagram, histogram = axes[0, column], axes[1, column]
+        data = frame if facet is None else frame.filter(pl.col(facet).eq_missing(value))
+        diagram.plot(
+            [0.0, 1.0],
+            [0.0, 1.0],
+            linestyle="--",
+            linewidth=1,
+            color="gray",
+            label=DIAGONAL_LABEL,
+        )
+        for name in order:
+            rows = data.filter(pl.col(GROUP) == name)
+            label = name if groups else "observed"
+            _reliability_group(diagram, histogram, rows, colours[name], label)
+        diagram.set_xlim(0.0, 1.0)
+        diagram.set_ylim(0.0, 1.0)
+        diagram.grid(True, linewidth=0.5, alpha=0.4)
+        diagram.set_xlabel(X_TITLE)
+        diagram.set_ylabel(Y_TITLE)
+        if facet is not None:
+            diagram.set_title(f"{facet} = {value}")
+        histogram.set_xlim(0.0, 1.0)
+        histogram.grid(True, axis="y", linewidth=0.5, alpha=0.4)
+        histogram.set_xlabel(BIN_TITLE)
+        histogram.set_ylabel(COUNT_TITLE)
+    # One legend entry per group, whichever panel it first appears in.
+    entries: dict[str, Any] = {}
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    rank = {label: index for index, label in enumerate([DIAGONAL_LABEL, *order])}
+    labels = sorted(entries, key=lambda label: rank.get(label, len(rank)))
+    handles = [entries[label] for label in labels]
+    if groups:
+        figure.legend(
+            handles,
+            labels,
+            title=legend_title,
+            loc="outside lower center",
+            ncols=legend_columns,
+            frameon=False,
+        )
+    else:
+        axes[0, 0].legend(handles, labels, loc="upper left")
+    figure.suptitle(title)
+    return figure
+
+
+def _reliability_group(
+    diagram: Any, histogram: Any, rows: pl.DataFrame, colour: str, label: str
+) -> None:
+    """One group's bars on the histogram, and its points with whiskers on the diagram."""
+    bars = rows.filter(pl.col("count") > 0)
+    histogram.bar(
+        bars.get_column(BAR_LOWER).to_list(),
+        bars.get_column("count").to_list(),
+        width=(bars.get_column(BAR_UPPER) - bars.get_column(BAR_LOWER)).to_list(),
+        align="edge",
+        color=colour,
+        alpha=0.85,
+    )
+    points = rows.filter(pl.col("mean_predicted").is_not_null()).sort("mean_predicted")
+    if points.is_empty():
+        return
+    # Whisker lengths, never negative: a table whose interval misses its
+    # estimate by an ulp (or was computed elsewhere) still draws; a missing
+    # bound draws no whisker.
+    whiskers = points.select(
+        below=(pl.col("observed") - pl.col("observed_lower")).clip(lower_bound=0.0),
+        above=(pl.col("observed_upper") - pl.col("observed")).clip(lower_bound=0.0),
+    ).fill_null(0.0)
+    diagram.errorbar(
+        points.get_column("mean_predicted").to_list(),
+        points.get_column("observed").to_list(),
+        yerr=[whiskers.get_column(side).to_list() for side in ("below", "above")],
+        fmt="o-",
+        markersize=4,
+        linewidth=1.5,
+        capsize=2.5,
+        elinewidth=1,
+        color=colour,
+        label=label,
+    )
+
+
+def over_time(drawn: OverTimeFrame) -> Figure:
+    """The metric's lines (and band) per window, one panel per facet value."""
+    from matplotlib.figure import Figure
+
+    frame, metric, time, facet = drawn.frame, drawn.metric, drawn.time, drawn.facet
+    (lower, upper), band, legend = drawn.bounds, drawn.band, drawn.legend
+    panels = (
+        frame.get_column(PANEL).unique(maintain_order=True).to_list()
+        if facet
+        else [None]
+    )
+    figure = Figure(
+        figsize=(7.0 if facet is None else 3.6 * len(panels), 4.0), layout="constrained"
+    )
+    grid = figure.subplots(1, len(panels), sharey=True, squeeze=False)
+    for axes, value in zip(grid[0], panels):
+        shown = frame if value is None else frame.filter(pl.col(PANEL) == value)
+        for index, name in enumerate(drawn.order):
+            rows = shown.filter(pl.col(GROUP) == name)
+            if rows.height == 0:
+                continue
+            colour_name = f"C{index % 10}"
+            times = rows.get_column(time).to_list()
+            # Nulls as NaN: matplotlib breaks the line and the band there.
+            axes.plot(
+                times,
+                rows.get_column(metric).to_numpy(),
+                "o-",
+                color=colour_name,
+                label=name,
+                markersize=3,
+            )
+            if band:
+                axes.fill_between(
+                    times,
+                    rows.get_column(lower).to_numpy(),
+                    rows.get_column(upper).to_numpy(),
+                    color=colour_name,
+                    alpha=0.2,
+                    linewidth=0,
+                )
+        axes.set_xlabel(f"{time} (window start)")
+        if value is not None:
+            axes.set_title(f"{facet} = {value}")
+        axes.grid(True, linewidth=0.5, alpha=0.4)
+        for label in axes.get_xticklabels():
+            label.set_rotation(30)
+            label.set_horizontalalignment("right")
+    grid[0, 0].set_ylabel(metric)
+    if drawn.keys:
+        shown_lines: dict[str, Any] = {}  # every panel's groups, once each, in order
+        for axes in grid[0]:
+            for handle, label in zip(*axes.get_legend_handles_labels()):
+                shown_lines.setdefault(label, handle)
+        grid[0, -1].legend(
+            list(shown_lines.values()), list(shown_lines), title=legend, frameon=False
+        )
+    figure.suptitle(drawn.title)
+    return figure
+
+
+def forest(
+    frame: pl.DataFrame, overall: float | None, column: str, title: str
+) -> Figure:
+    """One row per slice: its interval and point (hollow when small), the overall line."""
+    from matplotlib.figure import Figure
+
+    n = frame.height
+    figure = Figure(
+        figsize=(7.5, 1.6 + ROW_HEIGHT / 60 * max(n, 3)), layout="constrained"
+    )
+    ax = figure.subplots()
+    kinds = sorted(frame.get_column(FOREST_KIND).unique().to_list())
+    colours = {
+        kind: "#999999" if kind == SMALL else f"C{index % 10}"
+        for index, kind in enumerate(kinds)
+    }
+    positions = list(range(n))
+    for kind in kinds:
+        rows = frame.with_row_index("__position__").filter(pl.col(FOREST_KIND) == kind)
+        values = rows.get_column(column)
+        lower = (
+            (values - rows.get_column(FOREST_LOWER))
+            .clip(lower_bound=0.0)
+            .fill_null(0.0)
+        )
+        upper = (
+            (rows.get_column(FOREST_UPPER) - values)
+            .clip(lower_bound=0.0)
+            .fill_null(0.0)
+        )
+        ax.errorbar(
+            values.to_list(),
+            rows.get_column("__position__").to_list(),
+            xerr=[lower.to_list(), upper.to_list()],
+            fmt="o",
+            markersize=5,
+            capsize=2,
+            color=colours[kind],
+            label=kind,
+            markerfacecolor="white" if kind == SMALL else colours[kind],
+        )
+    if overall is not None:
+        ax.axvline(
+            overall,
+            color="gray",
+            linestyle="--",
+            linewidth=1,
+            label=f"overall {column}",
+        )
+    ax.set_yticks(positions, frame.get_column("slice").to_list())
+    ax.set_ylim(n - 0.5, -0.5)  # the first slice on top
+    ax.set_xlabel(column)
+    ax.grid(True, axis="x", linewidth=0.5, alpha=0.4)
+    ax.legend(title=ORDER_TITLE, loc="best", fontsize="small")
+    figure.suptitle(title)
+    return figure

@@ -1,0 +1,233 @@
+"""Reliability diagrams drawn from a reliability table.
+
+Computing and drawing are kept apart: :func:`polars_calib.reliability` returns a
+table (one row per group and bin), and :func:`plot_reliability` draws that table
+without computing any metric. Drawing needs the optional ``plot`` extra,
+``pip install 'polars_calib[plot]'`` (Altair, vl-convert for PNG export, and
+matplotlib); the libraries are imported only when a diagram is drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal, overload
+
+import polars as pl
+
+from polars_calib._core.options import check_choice
+from polars_calib._plot import altair_backend, matplotlib_backend
+from polars_calib._plot.common import (
+    BACKENDS,
+    BAR_LOWER,
+    BAR_UPPER,
+    GROUP,
+    RELIABILITY_TITLE,
+    as_list,
+    default_layout,
+    group_label,
+    require,
+)
+
+__all__ = ["TABLE_COLUMNS", "plot_reliability"]
+
+if TYPE_CHECKING:
+    import altair as alt
+    from matplotlib.figure import Figure
+
+    AltairChart = alt.VConcatChart | alt.HConcatChart | alt.LayerChart
+
+TABLE_COLUMNS = (
+    "bin",
+    "lower",
+    "upper",
+    "count",
+    "mean_predicted",
+    "observed",
+    "observed_lower",
+    "observed_upper",
+)
+"""Columns :func:`plot_reliability` reads; a reliability table has them all."""
+
+# Share of each bin's width left empty on either side, so neighbouring bars stay apart.
+BAR_PADDING = 0.06
+
+
+@overload
+def plot_reliability(
+    table: pl.DataFrame,
+    *,
+    backend: Literal["altair"] = ...,
+    by: str | Sequence[str] | None = ...,
+    facet: str | None = ...,
+    title: str | None = ...,
+) -> AltairChart: ...
+
+
+@overload
+def plot_reliability(
+    table: pl.DataFrame,
+    *,
+    backend: Literal["matplotlib"],
+    by: str | Sequence[str] | None = ...,
+    facet: str | None = ...,
+    title: str | None = ...,
+) -> Figure: ...
+
+
+def plot_reliability(
+    table: pl.DataFrame,
+    *,
+    backend: str = "altair",
+    by: str | Sequence[str] | None = None,
+    facet: str | None = None,
+    title: str | None = None,
+) -> AltairChart | Figure:
+    """Draw a reliability diagram from a reliability table.
+
+    The upper panel plots the observed frequency of positives against the mean
+    predicted probability of each non-empty bin, with the table's confidence
+    interval as whiskers, joined per group, over the dashed diagonal of perfect
+    calibration. The lower panel is the histogram of predictions: one bar per bin,
+    spanning the bin from ``lower`` to ``upper``, with its row count (groups share
+    a bin side by side). Each group gets one colour; several colour columns are
+    combined into one key, such as ``"candidate / A"``.
+
+    With several key columns and neither `by` nor `facet` given, the diagram is
+    split so that it stays readable: when the last key has at most ``MAX_FACETS``
+    (4) distinct values, one panel per value of the last key, coloured by the
+    other keys combined; with more values, one panel, one colour per combination
+    of all the keys (pass `facet` to choose the split, or `by` with every key to
+    keep one panel). The command line lays out its diagram by the same rule.
+
+    Parameters
+    ----------
+    table
+        A reliability table, as returned by :func:`polars_calib.reliability`
+        (collected): the columns ``bin``, ``lower``, ``upper``, ``count``,
+        ``mean_predicted``, ``observed``, ``observed_lower`` and ``observed_upper``,
+        preceded by the group keys. Nothing is computed from raw predictions.
+    backend
+        ``"altair"`` (default, the library behind Polars' ``DataFrame.plot``) or
+        ``"matplotlib"``.
+    by
+        Column(s) giving one colour per group. By default, every column before
+        ``bin`` (the table's group keys, and ``class`` for a multi-class table)
+        other than `facet`, or than the last key when it is the default facet.
+    facet
+        Column with one diagram per value, side by side. By default none, except
+        with several keys and `by` not given: the last key, when it has at most
+        ``MAX_FACETS`` values.
+    title
+        Title of the chart; ``"Reliability diagram"`` by default.
+
+    Returns
+    -------
+    altair.VConcatChart or altair.HConcatChart or matplotlib.figure.Figure
+        With ``backend="altair"``: the diagram over its histogram, a
+        ``VConcatChart`` (an ``HConcatChart`` of them with `facet`). With
+        ``backend="matplotlib"``: a ``Figure`` with the same content (not
+        registered with ``pyplot``). Save either with :func:`save_png`.
+
+    Raises
+    ------
+    ImportError
+        When the plotting library is not installed.
+    TypeError
+        When `table` is not a DataFrame (collect a LazyFrame first).
+    ValueError
+        When a column is missing or an argument is out of range.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> table = pl.DataFrame({
+    ...     "model": ["a", "a", "b", "b"],
+    ...     "bin": [0, 1, 0, 1],
+    ...     "lower": [0.0, 0.5, 0.0, 0.5],
+    ...     "upper": [0.5, 1.0, 0.5, 1.0],
+    ...     "count": [40, 60, 55, 45],
+    ...     "mean_predicted": [0.3, 0.7, 0.2, 0.8],
+    ...     "observed": [0.25, 0.75, 0.3, 0.6],
+    ...     "observed_lower": [0.14, 0.63, 0.19, 0.46],
+    ...     "observed_upper": [0.40, 0.84, 0.43, 0.73],
+    ... })
+    >>> chart = pc.plot_reliability(table, title="Two models")
+    >>> type(chart).__name__
+    'VConcatChart'
+    >>> figure = pc.plot_reliability(table, backend="matplotlib")
+    >>> type(figure).__name__
+    'Figure'
+    """
+    check_choice("backend", backend, BACKENDS)
+    frame, groups, facet, facets = _drawing_frame(table, by, facet)
+    legend_title = " / ".join(groups)
+    title = RELIABILITY_TITLE if title is None else title
+    if backend == "altair":
+        require("altair", "plot_reliability(backend='altair')")
+        return altair_backend.reliability(
+            frame, groups, facet, facets, legend_title, title
+        )
+    require("matplotlib", "plot_reliability(backend='matplotlib')")
+    return matplotlib_backend.reliability(
+        frame, groups, facet, facets, legend_title, title
+    )
+
+
+def _drawing_frame(
+    table: pl.DataFrame, by: str | Sequence[str] | None, facet: str | None
+) -> tuple[pl.DataFrame, list[str], str | None, list[object]]:
+    """Check the table; add the group key and each bar's horizontal extent.
+
+    Returns the frame, the group columns, the facet column and the facet values
+    (``[None]`` without facets), groups and facet values in order of first appearance.
+    """
+    if isinstance(table, pl.LazyFrame):
+        msg = "`table` must be a DataFrame; collect the LazyFrame first"
+        raise TypeError(msg)
+    if not isinstance(table, pl.DataFrame):
+        msg = f"`table` must be a reliability table (a DataFrame), got {type(table).__name__}"
+        raise TypeError(msg)
+    missing = [name for name in TABLE_COLUMNS if name not in table.columns]
+    if missing:
+        msg = (
+            f"`table` is not a reliability table: missing column(s) {', '.join(missing)}"
+            " (compute it with polars_calib.reliability)"
+        )
+        raise ValueError(msg)
+    if facet is not None and not isinstance(facet, str):
+        msg = f"`facet` must be a column name, got {facet!r}"
+        raise TypeError(msg)
+    groups = as_list(by, "by")
+    if groups is None:
+        keys = table.columns[: table.columns.index("bin")]
+        if facet is None:
+            groups, facet = default_layout(table, keys)
+        else:
+            groups = [name for name in keys if name != facet]
+    for name in [*groups, *([facet] if facet is not None else [])]:
+        if name not in table.columns:
+            msg = f"column {name!r} is not in the reliability table (columns: {table.columns})"
+            raise ValueError(msg)
+    if facet is not None and facet in groups:
+        msg = f"`facet` column {facet!r} is also a `by` column"
+        raise ValueError(msg)
+
+    frame = table.with_columns(group_label(groups, "all").alias(GROUP))
+    order = frame.get_column(GROUP).unique(maintain_order=True)
+    # Groups share each bin side by side: group i of k gets the i-th k-th of the bin.
+    position = pl.col(GROUP).replace_strict(
+        order, pl.int_range(order.len(), eager=True)
+    )
+    width = pl.col("upper") - pl.col("lower")
+    share = (1.0 - 2.0 * BAR_PADDING) / max(order.len(), 1)
+    bar_lower = pl.col("lower") + width * (BAR_PADDING + share * position)
+    frame = frame.with_columns(
+        bar_lower.alias(BAR_LOWER), (bar_lower + width * share).alias(BAR_UPPER)
+    )
+    facets: list[object] = (
+        frame.get_column(facet).unique(maintain_order=True).to_list()
+        if facet
+        else [None]
+    )
+    return frame, groups, facet, facets

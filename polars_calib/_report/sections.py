@@ -1,0 +1,273 @@
+"""The page's sections, one function each: the header's facts, the summary, the reliability
+diagrams, the metric over time, an extra section (the audit's) and the notes.
+
+Each writes its HTML to the :class:`~polars_calib._report.html.Page` and returns its
+``(id, title)`` for the table of contents. The charts are the public plotting
+functions', laid out by the page's rule (:func:`layout`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from polars_calib._plot.audit import plot_audit
+from polars_calib._plot.over_time import plot_metric_over_time
+from polars_calib._plot.reliability import plot_reliability
+from polars_calib._report.html import Page, cell, e, generated, has_charts, table
+from polars_calib._report.model import Section, Settings, Tables
+from polars_calib._report.notes import describe_bins
+from polars_calib._version import __version__
+from polars_calib.audit import Audit
+
+__all__ = [
+    "audit_section",
+    "extra_section",
+    "facts",
+    "layout",
+    "notes_section",
+    "over_time_section",
+    "reliability_section",
+    "summary_section",
+]
+
+PANELS = 4
+"""The most values of the last key drawn as one panel each (else one colour per group)."""
+
+WORST = 10
+"""The slices the audit section lists."""
+
+
+def layout(
+    table: pl.DataFrame, keys: Sequence[str], least: int = 1
+) -> tuple[list[str], str | None]:
+    """The colour keys and the facet of a chart by `keys`.
+
+    With at least `least` keys, the last one gets a panel per value when it has at
+    most ``PANELS`` values, and the others the colours; otherwise every key gives the
+    colours, in one panel.
+    """
+    keys = list(keys)
+    if len(keys) >= max(least, 1) and table.get_column(keys[-1]).n_unique() <= PANELS:
+        return keys[:-1], keys[-1]
+    return keys, None
+
+
+def facts(tables: Tables, settings: Settings) -> list[tuple[str, str]]:
+    """The header's facts, as (name, HTML) pairs: data, columns, rows, groups, windows, ..."""
+    summary, keys = tables.summary, settings.by
+    weight = f", weight {settings.weight}" if settings.weight else ""
+    groups = f"{summary.height:,} by {', '.join(keys)}" if keys else "one, the log"
+    found = [
+        ("Data", e(settings.source)),
+        ("Columns", e(f"probability {settings.prob}, label {settings.label}{weight}")),
+        ("Rows", e(f"{tables.used:,} used, {tables.refused:,} refused")),
+        ("Groups", e(groups)),
+    ]
+    windows = tables.over_time
+    if settings.time is not None and windows is not None and windows.height:
+        starts = windows.get_column(settings.time).drop_nulls()
+        if starts.len():
+            first, last = (cell(when)[0] for when in (starts.min(), starts.max()))
+            text = (
+                f"{starts.n_unique():,} windows of {settings.every} by {settings.time}, "
+                f"from {first} to {last} (window starts)"
+            )
+            found.append(("Time windows", e(text)))
+    found += [
+        ("Bins", e(describe_bins(settings.binning))),
+        ("Metrics", e(", ".join(settings.metrics))),
+    ]
+    if settings.n_resamples is not None:
+        text = (
+            f"{settings.confidence:.0%} bootstrap intervals, {settings.n_resamples:,} "
+            f"replicates, seed {settings.seed}"
+        )
+        found.append(("Intervals", e(text)))
+    return [
+        *found,
+        ("Package", e(f"polars_calib {__version__}, Polars {pl.__version__}")),
+        ("Generated", generated()),
+    ]
+
+
+def summary_section(page: Page, tables: Tables, settings: Settings) -> tuple[str, str]:
+    """The summary over the whole log, as a sortable table (or a sentence: no rows)."""
+    summary, keys = tables.summary, settings.by
+    page.add('<section id="summary" aria-labelledby="summary-title">')
+    page.add('<h2 id="summary-title">Summary</h2>')
+    if summary.height:
+        caption = (
+            f"Calibration metrics per {', '.join(keys)} over the whole log"
+            if keys
+            else "Calibration metrics of the whole log"
+        ) + ". Select a column heading to sort."
+        page.add(table(summary, e(caption), "summary-table"))
+    else:
+        page.add("<p>The log holds no rows: there is nothing to measure.</p>")
+    page.add("</section>")
+    return "summary", "Summary"
+
+
+def reliability_section(
+    page: Page, tables: Tables, settings: Settings
+) -> tuple[str, str]:
+    """One reliability diagram per value of the first key, a panel per value of the last."""
+    page.add(
+        '<section id="reliability" aria-labelledby="reliability-title">'
+        '<h2 id="reliability-title">Reliability diagrams</h2>',
+        "<p>Points on the dashed diagonal are calibrated: above it, the model "
+        "under-predicts; below it, it over-predicts. Hover a point for its numbers.</p>",
+    )
+    for chart, caption, description in _reliability_charts(
+        tables.reliability, settings
+    ):
+        page.figure(chart, caption, description)
+    page.add("</section>")
+    return "reliability", "Reliability diagrams"
+
+
+def _reliability_charts(
+    reliability: pl.DataFrame, settings: Settings
+) -> list[tuple[Any, str, str]]:
+    """(chart, caption, description) per value of the first key: facets by the last key."""
+    keys = settings.by
+    if not keys:
+        parts: list[tuple[str, pl.DataFrame, list[str]]] = [
+            ("the whole log", reliability, [])
+        ]
+    else:
+        first, rest = keys[0], keys[1:]
+        parts = [
+            (
+                f"{first} = {value}",
+                reliability.filter(pl.col(first).eq_missing(value)).drop(first),
+                rest,
+            )
+            for value in reliability.get_column(first)
+            .unique(maintain_order=True)
+            .to_list()
+        ]
+    drawn = []
+    for name, part, rest in parts:
+        if int(part.get_column("count").sum()) == 0:
+            continue
+        colours, facet = layout(part, rest)
+        title = f"Reliability of {settings.prob}: {name}"
+        chart = plot_reliability(part, by=colours, facet=facet, title=title)
+        split = (f", one panel per {facet}" if facet else "") + (
+            f", one colour per {' / '.join(colours)}" if colours else ""
+        )
+        description = (
+            f"Reliability diagram of {name}{split}: observed frequency of positives "
+            f"against mean predicted probability per bin, with {settings.confidence:.0%} "
+            "intervals, over a histogram of the rows per bin."
+        )
+        drawn.append((chart, e(description), description))
+    return drawn
+
+
+def over_time_section(
+    page: Page, tables: Tables, settings: Settings, drawn: bool
+) -> tuple[str, str]:
+    """The first metric per window (drawn when charts are), and the numbers per window."""
+    assert tables.over_time is not None and settings.time is not None
+    over_time, time = tables.over_time, settings.time
+    # The first metric, named after the reduction for probability vectors.
+    first = settings.metrics[0]
+    named = first if settings.reduction is None else f"{settings.reduction}_{first}"
+    metric = [name for name in (first, named) if name in over_time.columns][-1:]
+    page.add(
+        '<section id="over-time" aria-labelledby="over-time-title">'
+        '<h2 id="over-time-title">Over time</h2>'
+    )
+    if drawn and metric:
+        band = f"{metric[0]}_lower" in over_time.columns
+        colours, facet = layout(over_time, settings.by, least=2)
+        description = (
+            f"Line chart of {metric[0]} per {settings.every} window of {time}"
+            + (f", one line per {' / '.join(colours)}" if colours else "")
+            + (f", one panel per {facet}" if facet else "")
+            + (
+                f", with its {settings.confidence:.0%} bootstrap interval as a band"
+                if band
+                else ""
+            )
+            + "."
+        )
+        title = f"{metric[0]} per {settings.every} window"
+        chart = plot_metric_over_time(
+            over_time, metric[0], time, by=colours, facet=facet, title=title
+        )
+        page.figure(chart, e(description), description)
+    caption = f"The summary per {settings.every} window of {time}."
+    page.add(
+        "<details><summary>The numbers per window</summary>",
+        table(over_time, e(caption), "over-time-table"),
+        "</details></section>",
+    )
+    return "over-time", "Over time"
+
+
+def audit_section(result: Audit, interval: float | None) -> Section:
+    """The "Fairness audit" section: `result`'s worst slices and its forest plot.
+
+    The table is ``result.worst(10)`` without the columns the slice's name repeats
+    (``attributes`` and the attribute columns); the chart is
+    :func:`polars_calib.plot_audit` of every slice (when the plot extra is
+    installed). `interval` is the level of the audit's intervals, if it has them.
+    """
+    metric = result.metrics[0]
+    worst = result.worst(WORST).drop("attributes", *result.by)
+    order = max(result.slices.get_column("order").to_list(), default=0)
+    n_slices = result.slices.height - 1  # the overall row is no slice
+    size = (
+        "slices"
+        if result.include_small
+        else f"slices of at least {result.min_count:,} rows"
+    )
+    intro = (
+        f"Calibration of every value of {', '.join(result.by)} and of their "
+        f"intersections of up to {order} attributes ({n_slices:,} slices, from "
+        f"polars_calib.audit): the {WORST} {size} with the largest {metric} "
+        "(`_difference` and `_ratio` compare a slice with the whole log; `p_adjusted` is "
+        "its calibration test adjusted for the number of slices), then the forest plot "
+        "of every slice (hollow grey: too small to judge; dashed line: the whole log)."
+    )
+    chart = plot_audit(result, title=f"{metric} by slice") if has_charts() else None
+    band = f", with {interval:.0%} bootstrap intervals" if interval is not None else ""
+    alt_text = (
+        f"Forest plot of {metric} per slice of {', '.join(result.by)}{band}, against "
+        f"the whole log's {metric} (dashed line)."
+    )
+    return Section("audit", "Fairness audit", intro, worst, chart, alt_text)
+
+
+def extra_section(page: Page, extra: Section, charts: bool) -> tuple[str, str]:
+    """A feature's section: its heading, intro, chart (with charts) and sortable table."""
+    page.add(
+        f'<section id="{e(extra.id)}" aria-labelledby="{e(extra.id)}-title">'
+        f'<h2 id="{e(extra.id)}-title">{e(extra.title)}</h2>'
+    )
+    if extra.intro:
+        page.add(f"<p>{e(extra.intro)}</p>")
+    if extra.chart is not None and charts:
+        text = extra.alt_text or extra.title
+        page.figure(extra.chart, e(text), text)
+    if extra.table is not None:
+        page.add(table(extra.table, e(extra.title), f"{e(extra.id)}-table"))
+    page.add("</section>")
+    return extra.id, extra.title
+
+
+def notes_section(page: Page, notes: Sequence[str]) -> tuple[str, str]:
+    """The notes, as a list."""
+    page.add(
+        '<section id="notes" aria-labelledby="notes-title">'
+        '<h2 id="notes-title">Notes</h2><ul>',
+        *(f"<li>{e(note)}</li>" for note in notes),
+        "</ul></section>",
+    )
+    return "notes", "Notes"
