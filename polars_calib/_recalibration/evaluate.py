@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 import polars as pl
 
+from polars_calib._plot.reliability import plot_reliability
+
 from polars_calib._core.options import SUM_TOLERANCE, Closed, Strategy
 from polars_calib._core.problem import vector_problem
 from polars_calib._recalibration.apply import FittedMaps, calibrated
@@ -30,8 +32,6 @@ class Evaluation:
         Draws :attr:`reliability` with :func:`polars_calib.plot_reliability`
         (needs the ``plot`` extra).
         """
-        from polars_calib.plot import plot_reliability  # plots sit above the features
-
         # One panel per key (a colour per stage); several keys: a panel per stage.
         colour, facet = ["stage"], self.keys[0] if self.keys else None
         if len(self.keys) > 1:
