@@ -14,9 +14,10 @@ its validity rule), :mod:`~polars_calib.binning` (the bin rule),
 :mod:`~polars_calib.report` (the HTML report) and :mod:`~polars_calib.cli`.
 """
 
+from polars_calib import audit as _audit_alias  # noqa: F401  (transitional: see polars_calib/audit.py)
 from polars_calib import frame as _frame  # noqa: F401  (registers `.calib` on frames)
 from polars_calib import namespace as _namespace  # noqa: F401  (registers `.calib`)
-from polars_calib.audit import Audit, adjusted_p_values, audit
+from polars_calib._audit import Audit, adjusted_p_values, audit
 from polars_calib.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib.binning import Binning, bin_index, uniform_edges
 from polars_calib.canonical import canonical_ece

@@ -568,7 +568,7 @@ def _audit_sections(
     """The page's audit section of ``--audit`` (:func:`polars_calib.audit`), else none."""
     if options.audit is None:
         return []
-    from polars_calib.audit import audit
+    from polars_calib._audit import audit
     from polars_calib.report import SMALL_GROUP, audit_section
 
     passes = "" if options.resamples is None else " and one per 64 bootstrap replicates"
@@ -864,7 +864,7 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
 
 def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib audit``: print the slices and write the tables and the forest plot."""
-    from polars_calib.audit import audit
+    from polars_calib._audit import audit
     from polars_calib.forest import plot_audit
 
     def progress(message: str) -> None:

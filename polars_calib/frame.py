@@ -69,7 +69,7 @@ from polars_calib.canonical import check_distance
 from polars_calib.validation import refused_rows, validate
 
 if TYPE_CHECKING:
-    from polars_calib.audit import Audit
+    from polars_calib._audit import Audit
     from polars_calib.recalibration import Calibrator
 
 __all__ = [
@@ -559,7 +559,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
 
     def audit(self, prob: str, label: str, **options: Any) -> Audit:
         """Calibration of every slice and intersection; see :func:`polars_calib.audit`."""
-        from polars_calib.audit import audit  # the audit module builds on this one
+        from polars_calib._audit import audit  # the audit module builds on this one
 
         return audit(self._data, prob, label, **options)
 

@@ -52,8 +52,8 @@ from polars_calib._options import (
 from polars_calib.binning import Binning
 from polars_calib.binning import binning as make_binning
 from polars_calib.frame import finish_summary
-from polars_calib.audit import Audit
-from polars_calib.audit import audit as run_audit
+from polars_calib._audit import Audit
+from polars_calib._audit import audit as run_audit
 from polars_calib.plot import (
     INSTALL_HINT,
     MAX_FACETS,

@@ -22,7 +22,7 @@ from test_cli import HAS_PLOT, assert_one_line_error, run
 from test_lazy import CountingSource
 
 import polars_calib as pc
-from polars_calib.audit import MAX_SLICES
+from polars_calib._audit import MAX_SLICES
 
 N_BINS = 10
 # Point estimates unless a test asks for intervals: the bootstrap costs a pass per 64 replicates.
