@@ -176,4 +176,3 @@ def _disparity_exprs(value: pl.Expr, overall: float | None) -> list[pl.Expr]:
         pl.when(to_overall > 1.0).then(1.0 / to_overall).otherwise(to_overall)
         .min().alias("ratio_to_overall"),
     ]  # fmt: skip
-

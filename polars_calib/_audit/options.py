@@ -93,7 +93,10 @@ def chosen_test(test: AuditTest | None, vectors: bool, n_resamples: int | None) 
 
 
 def slice_resamples(
-    test: Test | None, n_resamples: int | None, seed: int, id: IntoExpr | None  # noqa: A002
+    test: Test | None,
+    n_resamples: int | None,
+    seed: int,
+    id: IntoExpr | None,  # noqa: A002
 ) -> list[Resample]:
     """Return the resamplings: the bootstrap with `n_resamples`, and the consistency test's."""
     methods: list[Resampling] = []

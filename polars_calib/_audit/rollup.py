@@ -69,6 +69,4 @@ def metric_columns(slices: pl.DataFrame) -> list[str]:
     """Return the metric columns, named as the summary names them (after its two means)."""
     columns = slices.columns
     first = columns.index("observed" if "observed" in columns else "accuracy") + 1
-    return [
-        c for c in columns[first:] if not c.endswith(("_lower", "_upper")) and c != "p_value"
-    ]
+    return [c for c in columns[first:] if not c.endswith(("_lower", "_upper")) and c != "p_value"]
