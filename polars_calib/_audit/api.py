@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._audit.cells import cell_statistics
+from polars_calib._audit.cells import BATCH_ROWS, cell_statistics
 from polars_calib._audit.compare import TEST_COLUMNS, compared, disparities
 from polars_calib._audit.options import (
     P_VALUE,
@@ -40,6 +40,7 @@ from polars_calib._options import (
     Reduction,
     Strategy,
     check_confidence,
+    check_min_size,
 )
 from polars_calib.resampling import RESAMPLING_KEYS
 from polars_calib.statistics import prepare, terms_for
@@ -73,6 +74,7 @@ def audit(
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
+    batch_rows: int = BATCH_ROWS,
 ) -> Audit:
     """Audit the calibration of every segment and intersection of segments, in one pass.
 
@@ -80,8 +82,8 @@ def audit(
     ----------
     data
         DataFrame or LazyFrame of predictions. **The audit is a report: it runs the
-        query** (a LazyFrame is collected, reading the data once) and returns
-        DataFrames.
+        query** (a LazyFrame is collected, reading the data once, in slices of
+        `batch_rows` rows) and returns DataFrames.
     prob
         Name of the column holding the probability of the positive class, or
         probability vectors (``Array`` or ``List``; see `reduction`).
@@ -138,6 +140,10 @@ def audit(
         Largest accepted ``|sum(p) - 1|`` of a probability vector.
     pos_label
         Binary data: the label of the positive class when labels are not 0/1.
+    batch_rows
+        The most rows aggregated at a time (a positive int; default 8,000,000): data
+        of more rows are read in slices of this many, and the slices' tables summed,
+        so that memory is set by it and not by the data (see Notes).
 
     Returns
     -------
@@ -190,6 +196,16 @@ def audit(
     because the uniform-bin statistics are sums. A slice is reported when the
     data hold at least one of its rows (a combination of values that never occurs
     has no row).
+
+    **Memory.** The table's size is set by the cells, the bins (and the
+    replicates), not by the rows, but Polars' streaming group-by holds the rows of
+    keys beyond its hot table until the end: with many (cell, bin) keys its memory
+    would grow with the rows. Data of more than `batch_rows` rows are therefore
+    aggregated in slices of `batch_rows` rows (each by the streaming engine), whose
+    tables are summed: the numbers are those of one pass, up to the order of the
+    floating-point sums. A LazyFrame's slices are read from the source when Polars
+    can push them down (a scan of files; a DataFrame); otherwise each slice
+    computes the plan's rows up to its end again.
 
     **Small slices.** A slice with fewer than `min_count` used rows keeps its row
     in ``slices`` with ``too_small`` true; it is left out of ``disparities``
@@ -257,6 +273,7 @@ def audit(
     check_optional("correction", correction, CORRECTIONS)
     check_optional("test", test, AUDIT_TESTS)
     check_min_count(min_count)
+    check_min_size("batch_rows", batch_rows)
     prepared = prepare(
         data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
         pos_label=pos_label, reserved=_RESERVED,
@@ -272,7 +289,7 @@ def audit(
     check_slice_count(len(sets), order)
 
     # One pass over the data: the finest cells; then every slice from their sums.
-    cells = cell_statistics(prepared, binning, terms_for(finished), resamples)
+    cells = cell_statistics(prepared, binning, terms_for(finished), resamples, batch_rows)
     check_slice_count(count_slices(cells, sets), order)
     slices = rolled_up(
         cells, prepared, sets, finished,
