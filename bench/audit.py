@@ -22,6 +22,26 @@ of one model is the same call on ``df.filter(pl.col("model") == ...)``). Each ti
 the best of ``--repeats`` runs, each started when the CPUs are idle (or after 10 s).
 Run ``python bench/audit.py`` on an idle machine; ``--rows 20000 --repeats 1`` checks
 that it runs. Nothing here is a test: timings vary by machine.
+
+``--memory`` measures peak memory instead (issue 22: flat as rows grow), on parquet
+files of ``--rows`` rows (10M, 20M and 40M by default) written once under ``--dir``
+(``/tmp/audit_bench``, zstd): five String attributes of ten values each, probabilities
+with miscalibration that changes sign, Bernoulli outcomes. Each contender runs in a
+fresh process on a scan of the file, and reports its peak RSS (data included) and time:
+
+audit        ``pc.audit(pl.scan_parquet(path), "p", "y", by=<the five>,
+             n_resamples=None)`` (``max_order=2``: 1,051 slices, ECE and Brier)
+audit, R     the same with ``n_resamples=R`` (``--resamples``, only when asked:
+             ``--memory-resamples``)
+hand         what a user writes instead: per attribute set (the overall population,
+             each attribute, each pair: 16 sets), a Polars ``group_by`` over (the set,
+             the ``ceil(p * 15)`` bin) with ``len``, ``sum(p)``, ``sum(y)`` and the
+             squared errors, then ECE and Brier per slice; each query collected with
+             ``engine="streaming"`` (16 reads), or the 16 at once with
+             ``pl.collect_all`` (one read, the scan cached)
+
+``python bench/audit.py --memory --rows 10000000 20000000 40000000`` reproduces the
+figures of docs/performance.md ("Audit memory").
 """
 
 from __future__ import annotations
@@ -29,7 +49,10 @@ from __future__ import annotations
 import argparse
 import inspect
 import itertools
+import json
 import math
+import resource
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -47,6 +70,9 @@ from benchmark import _wait_idle  # the same idle wait as the full benchmark
 N_BINS = 15
 BY = ["sex", "age_band", "region"]
 METRICS = ["ece", "brier"]
+MEMORY_BY = ["region", "product", "channel", "device", "cohort"]
+MEMORY_ROWS = [10_000_000, 20_000_000, 40_000_000]
+CHUNK = 5_000_000
 
 
 def data(rows: int, seed: int = 0) -> pl.DataFrame:
@@ -90,16 +116,12 @@ def best(run: Callable[[], object], repeats: int) -> float:
     return min(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--resamples", type=int, default=200, help="bootstrap replicates")
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
-    df = data(args.rows)
+def timing(rows: int, resamples: int, repeats: int) -> None:
+    """Time the audit against one summary and fairlearn, and print the figures."""
+    df = data(rows)
     intervals: dict[str, Any] = {}
     if "n_resamples" in inspect.signature(pc.audit).parameters:
-        intervals = {"confidence": 0.95, "n_resamples": args.resamples, "seed": 0}
+        intervals = {"confidence": 0.95, "n_resamples": resamples, "seed": 0}
     common: dict[str, Any] = {"n_bins": N_BINS, "metrics": METRICS}
 
     def audit() -> object:
@@ -130,18 +152,128 @@ def main() -> None:
         ]  # fmt: skip
 
     times = {
-        "audit": best(audit, args.repeats),
-        "summary": best(summary, args.repeats),
-        "audit, no intervals": best(audit_points, args.repeats),
-        "fairlearn": best(fairlearn, args.repeats),
+        "audit": best(audit, repeats),
+        "summary": best(summary, repeats),
+        "audit, no intervals": best(audit_points, repeats),
+        "fairlearn": best(fairlearn, repeats),
     }
-    label = f"{args.resamples} replicates" if intervals else "no intervals (not in this build)"
-    print(f"{args.rows:,} rows, by {BY}, max_order=3, metrics {METRICS}, intervals: {label}")
+    label = f"{resamples} replicates" if intervals else "no intervals (not in this build)"
+    print(f"{rows:,} rows, by {BY}, max_order=3, metrics {METRICS}, intervals: {label}")
     for name, seconds in times.items():
         print(f"  {name:<22} {seconds:8.3f} s")
     print(f"  audit / summary        {times['audit'] / times['summary']:8.2f}x  (target <= 2x)")
     print(f"  fairlearn / audit      {times['fairlearn'] / times['audit, no intervals']:8.2f}x"
           "  (both point estimates, 7 attribute sets)")
+
+
+# -- memory (issue 22): peak RSS as rows grow, each contender in a fresh process -------------
+
+
+def write_memory_data(rows: int, directory: Path) -> Path:
+    """The parquet file of `rows` rows (written once, in chunks, zstd)."""
+    path = directory / f"audit_{rows}.parquet"
+    if path.exists():
+        return path
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(rows)
+    parts = []
+    for start in range(0, rows, CHUNK):
+        n = min(CHUNK, rows - start)
+        p = rng.random(n)
+        rate = np.clip(p + 0.15 * np.sin(2 * math.pi * p), 0.0, 1.0)
+        columns = {
+            name: pl.Series(np.array([f"{name}_{i}" for i in range(10)])[rng.integers(0, 10, n)])
+            for name in MEMORY_BY
+        }
+        part = directory / f"part_{rows}_{start}.parquet"
+        pl.DataFrame({**columns, "p": p, "y": (rng.random(n) < rate).astype(np.int8)}).write_parquet(
+            part, compression="zstd"
+        )
+        parts.append(part)
+    pl.scan_parquet(parts).sink_parquet(path, compression="zstd")
+    for part in parts:
+        part.unlink()
+    return path
+
+
+def hand_written(lf: pl.LazyFrame, together: bool) -> list[pl.DataFrame]:
+    """ECE and Brier per slice of every attribute set up to pairs, as a user writes it.
+
+    One query per attribute set, each collected by the streaming engine; `together`:
+    the 16 queries collected at once (``pl.collect_all``, whose shared scan Polars
+    caches).
+    """
+    binned = lf.with_columns(pl.col("p").mul(N_BINS).ceil().clip(1, N_BINS).alias("bin"))
+    sets = [list(s) for order in (0, 1, 2) for s in itertools.combinations(MEMORY_BY, order)]
+    queries = []
+    for subset in sets:
+        bins = binned.group_by(*subset, "bin").agg(
+            pl.len().alias("n"), pl.col("p").sum().alias("sum_p"), pl.col("y").sum().alias("sum_y"),
+            ((pl.col("p") - pl.col("y")) ** 2).sum().alias("sum_sq"),
+        )  # fmt: skip
+        totals = [
+            (pl.col("sum_y") - pl.col("sum_p")).abs().sum().truediv(pl.col("n").sum()).alias("ece"),
+            (pl.col("sum_sq").sum() / pl.col("n").sum()).alias("brier"),
+        ]
+        queries.append(bins.group_by(subset).agg(totals) if subset else bins.select(totals))
+    if together:
+        return pl.collect_all(queries, engine="streaming")
+    return [query.collect(engine="streaming") for query in queries]
+
+
+def memory_worker(contender: str, path: str, resamples: int) -> dict[str, float]:
+    """One run of `contender` on a scan of `path`: seconds and peak RSS in MB."""
+    lf = pl.scan_parquet(path)
+    start = time.perf_counter()
+    if contender in ("hand", "hand_all"):
+        hand_written(lf, together=contender == "hand_all")
+    else:
+        n_resamples = None if contender == "audit" else resamples
+        pc.audit(lf, "p", "y", by=MEMORY_BY, n_bins=N_BINS, n_resamples=n_resamples)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def memory(rows: list[int], directory: Path, resamples: int | None) -> None:
+    """Peak RSS of each contender per row count, each in a fresh process; print a table."""
+    contenders = {"audit": "audit"}
+    if resamples:
+        contenders[f"audit, {resamples} replicates"] = "replicates"
+    contenders |= {"hand-written, a query per set": "hand", "hand-written, collect_all": "hand_all"}
+    print("| rows | contender | seconds | peak RSS MB |")
+    print("|---:|---|---:|---:|")
+    for n in rows:
+        path = write_memory_data(n, directory)
+        for label, contender in contenders.items():
+            _wait_idle(limit=10.0)
+            command = [sys.executable, __file__, "--worker", contender, str(path), str(resamples or 0)]
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                print(done.stderr[-2000:], file=sys.stderr)
+                continue
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            print(f"| {n:,} | {label} | {result['seconds']:.2f} | {result['peak_mb']:,.0f} |",
+                  flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="+", help="row counts (default: 10M; memory: 10M 20M 40M)")
+    parser.add_argument("--resamples", type=int, default=200, help="bootstrap replicates")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--memory", action="store_true", help="peak memory from parquet scans")
+    parser.add_argument("--memory-resamples", type=int, help="also the audit with this many replicates")
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/audit_bench"), help="data files")
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        contender, path, resamples = args.worker
+        print(json.dumps(memory_worker(contender, path, int(resamples))))
+    elif args.memory:
+        memory(args.rows or MEMORY_ROWS, args.dir, args.memory_resamples)
+    else:
+        for rows in args.rows or [10_000_000]:
+            timing(rows, args.resamples, args.repeats)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from polars_calib import _namespaces as _frame  # noqa: F401  (registers `.calib
 from polars_calib._metrics import namespace as _namespace  # noqa: F401  (registers `.calib`)
 from polars_calib._core.exprs import IntoExpr, Keys
 from polars_calib._core.options import SUM_TOLERANCE, AuditTest, CalibrationMethod, Closed, ConsistencyMetric, Correction, Fallback, Metric, Reduction, Resampling, Strategy, TopLabelAverage
-from polars_calib.audit import Audit, adjusted_p_values, audit
+from polars_calib._audit import Audit, adjusted_p_values, audit
 from polars_calib._metrics.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib._core.binning import Binning, bin_index, uniform_edges
 from polars_calib._metrics.canonical import canonical_ece

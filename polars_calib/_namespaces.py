@@ -13,7 +13,7 @@ from polars_calib._frames.median_variance import median_variance_bins
 from polars_calib._frames.statistics import bin_statistics
 from polars_calib._smooth import smooth_ece, smooth_ece_statistics
 from polars_calib._table.plan import FrameT, same_kind
-from polars_calib.audit import Audit, audit
+from polars_calib._audit import Audit, audit
 from polars_calib._recalibration import Calibrator, fit_calibrator
 
 

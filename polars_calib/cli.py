@@ -37,7 +37,7 @@ from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
 from polars_calib._report.report import html_report
-from polars_calib.audit import Audit, audit
+from polars_calib._audit import Audit, audit
 from polars_calib._recalibration import fit_calibrator, load_calibrator
 from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics, validate_statistics
 

@@ -8,7 +8,9 @@ import itertools
 import math
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -16,13 +18,14 @@ import pytest
 from conftest import make_log
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from polars.io.plugins import register_io_source
 from polars.testing import assert_frame_equal
 from reference import calibration_error
 from test_cli import HAS_PLOT, assert_one_line_error, run
 from test_lazy import CountingSource
 
 import polars_calib as pc
-from polars_calib.audit import MAX_SLICES
+from polars_calib._audit import MAX_SLICES
 
 N_BINS = 10
 # Point estimates unless a test asks for intervals: the bootstrap costs a pass per 64 replicates.
@@ -215,6 +218,76 @@ def test_with_intervals_a_scan_is_read_as_often_as_by_one_summary() -> None:
     pc.summary(summary_source.frame(), "p", "y", by=["sex", "age"], **options).collect()
     audit(audit_source.frame(), "p", "y", by=["sex", "age"], test=None, **options)
     assert audit_source.reads == summary_source.reads <= 3
+
+
+def _assert_same_numbers(left: pl.DataFrame, right: pl.DataFrame) -> None:
+    """Equal tables, up to the order of floating-point sums (batches sum in their order)."""
+    assert_frame_equal(left, right, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_batches_of_rows_give_the_numbers_of_one_pass(lazy: bool, tmp_path: Path) -> None:
+    # Data larger than `batch_rows` are aggregated a slice at a time and summed: memory is
+    # set by the batch, not the data. The same numbers, intervals and tests included
+    # (the draws hash each row's position in the data, not in its batch).
+    df = attributes_log(13, 2_500)
+    options: dict[str, Any] = {
+        "by": ["sex", "age", "region", "member"], "max_order": 3, "n_bins": N_BINS,
+        "metrics": ["ece", "brier", "log_loss"], "weight": "w", "min_count": 0,
+        "n_resamples": 30, "seed": 5, "confidence": 0.9,
+    }  # fmt: skip
+    one_pass = pc.audit(df, "p", "y", **options)
+    path = tmp_path / "log.parquet"
+    df.write_parquet(path, row_group_size=300)
+    data = pl.scan_parquet(path) if lazy else df
+    for batch_rows in (700, 2_500):  # four batches (the last one short); one full batch
+        batched = pc.audit(data, "p", "y", batch_rows=batch_rows, **options)
+        _assert_same_numbers(batched.slices, one_pass.slices)
+        _assert_same_numbers(batched.disparities, one_pass.disparities)
+
+
+def test_batches_of_probability_vectors_give_the_numbers_of_one_pass() -> None:
+    df = attributes_log(14, 900, classes=3)
+    for reduction in ("confidence", "classwise"):
+        options: dict[str, Any] = {
+            "by": ["sex", "age"], "reduction": reduction, "n_resamples": 20, "min_count": 0,
+        }  # fmt: skip
+        one_pass = pc.audit(df, "probs", "cls", **options)
+        batched = pc.audit(df.lazy(), "probs", "cls", batch_rows=250, **options)
+        _assert_same_numbers(batched.slices, one_pass.slices)
+
+
+class SlicedSource(CountingSource):
+    """A counting source that reads only the rows asked for (`n_rows`), as a file scan does."""
+
+    def frame(self) -> pl.LazyFrame:
+        def source(
+            with_columns: list[str] | None, predicate: pl.Expr | None,
+            n_rows: int | None, batch_size: int | None,
+        ) -> Iterator[pl.DataFrame]:
+            self.reads += 1
+            out = self.data if with_columns is None else self.data.select(with_columns)
+            out = out if n_rows is None else out.head(n_rows)
+            yield out if predicate is None else out.filter(predicate)
+
+        return register_io_source(source, schema=self.data.schema)
+
+
+def test_a_scan_larger_than_a_batch_is_read_once_per_batch_and_once_to_count() -> None:
+    source = SlicedSource(attributes_log(15, 1_000))
+    batched = audit(source.frame(), "p", "y", by=["sex", "age"], batch_rows=400)
+    assert source.reads == 1 + 1 + 2  # the first batch, the count, the two others
+    _assert_same_numbers(batched.slices, audit(source.data, "p", "y", by=["sex", "age"]).slices)
+
+
+def test_string_attributes_keep_their_dtype_and_values() -> None:
+    # String attributes are aggregated as categoricals (fewer bytes per row held) and
+    # come back as strings.
+    df = attributes_log(16, 600).with_columns(age=pl.col("age").cast(pl.String))
+    slices = audit(df.lazy(), "p", "y", by=["sex", "age"], batch_rows=250).slices
+    assert slices.schema["sex"] == slices.schema["age"] == pl.String
+    assert set(slices["age"].drop_nulls()) == set(df["age"].drop_nulls())
+    assert slices.filter(pl.col("slice") == "age=null")["count"].item() == df["age"].null_count()
 
 
 # --------------------------------------------------------------------------
@@ -419,6 +492,8 @@ def test_bad_arguments_raise_clear_errors() -> None:
         audit(attributes_log(7, 50, classes=3), "probs", "cls", by="sex", test="spiegelhalter")
     with pytest.raises(ValueError, match="`min_count`"):
         audit(df, "p", "y", by="sex", min_count=-1)
+    with pytest.raises(ValueError, match="`batch_rows` must be an int >= 1"):
+        audit(df, "p", "y", by="sex", batch_rows=0)
     with pytest.raises(ValueError, match="`by` cannot hold 'slice'"):
         audit(df.rename({"sex": "slice"}), "p", "y", by="slice")
     with pytest.raises(ValueError, match="`k` must be a positive int"):

@@ -33,7 +33,7 @@ from polars_calib._report.model import Settings
 from polars_calib._report.page import render
 from polars_calib._report.sections import audit_section
 from polars_calib._report.tables import Request, report_tables
-from polars_calib.audit import Audit
+from polars_calib._audit import Audit
 from polars_calib._core.binning import Binning
 
 __all__ = ["DEFAULT_TITLE", "SMALL_GROUP", "HtmlReport", "html_report"]

@@ -20,7 +20,7 @@ from polars_calib._report.html import Page, cell, e, generated, has_charts, tabl
 from polars_calib._report.model import Section, Settings, Tables
 from polars_calib._report.notes import describe_bins
 from polars_calib._version import __version__
-from polars_calib.audit import Audit
+from polars_calib._audit import Audit
 
 __all__ = [
     "audit_section",

@@ -21,7 +21,7 @@ import polars as pl
 from polars_calib._core.exprs import IntoExpr, Keys
 from polars_calib._core.options import Closed, Metric, Reduction, Strategy, TopLabelAverage
 from polars_calib._report.model import Tables
-from polars_calib.audit import Audit, audit
+from polars_calib._audit import Audit, audit
 from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics, validate_statistics
 from polars_calib._core.validation import CalibrationDataError
 

@@ -1,0 +1,73 @@
+"""Each slice's numbers, rolled up from the finest cells: their sums merged, then finished.
+
+A slice's statistics table is the sum of its finest cells' rows
+(:func:`polars_calib.statistics.merge_statistics` with the slice's attributes as keys),
+exact because uniform-bin statistics are sums; the summary's finisher
+(:func:`polars_calib.frame.finish_summary`) turns it into the slice's metrics, its
+intervals and its test, as :func:`polars_calib.summary` does for one frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_calib._audit.slices import slice_label
+from polars_calib._frames.frame import finish_summary
+from polars_calib._table.plan import Prepared
+from polars_calib._table.merge import merge_statistics
+
+__all__ = ["metric_columns", "rolled_up", "with_p_values"]
+
+
+def rolled_up(
+    cells: pl.DataFrame,
+    prepared: Prepared,
+    sets: Sequence[tuple[str, ...]],
+    metrics: Sequence[str],
+    *,
+    confidence: float | None,
+    resampled: bool,
+) -> pl.DataFrame:
+    """Compute one row per slice of each attribute set in `sets`, in their order.
+
+    Each row names its slice (``slice``, ``order``, ``attributes``), holds every
+    attribute (null where the slice does not fix it), then the summary's columns.
+    """
+    finished = []
+    for subset in sets:
+        keyed = dataclasses.replace(prepared, keys=list(subset))
+        table = finish_summary(
+            merge_statistics(cells.lazy(), list(subset)), keyed, metrics,
+            confidence=confidence, resampled=resampled,
+        )  # fmt: skip
+        finished.append(
+            table.select(
+                slice_label(subset).alias("slice"),
+                pl.lit(len(subset), pl.Int32).alias("order"),
+                pl.lit(list(subset), pl.List(pl.String)).alias("attributes"),
+                *(
+                    pl.col(name) if name in subset else pl.lit(None, cells.schema[name]).alias(name)
+                    for name in prepared.keys
+                ),
+                pl.exclude(*subset, "refused"),
+            )
+        )
+    return pl.concat(pl.collect_all(finished))
+
+
+def with_p_values(slices: pl.DataFrame, p_value: str | None) -> pl.DataFrame:
+    """Name the test's column ``p_value``, without bounds (a p-value is no metric)."""
+    if p_value is None:
+        return slices
+    bounds = [f"{p_value}_{side}" for side in ("lower", "upper")]
+    return slices.drop(bounds, strict=False).rename({p_value: "p_value"})
+
+
+def metric_columns(slices: pl.DataFrame) -> list[str]:
+    """Return the metric columns, named as the summary names them (after its two means)."""
+    columns = slices.columns
+    first = columns.index("observed" if "observed" in columns else "accuracy") + 1
+    return [c for c in columns[first:] if not c.endswith(("_lower", "_upper")) and c != "p_value"]
