@@ -64,8 +64,9 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import polars_calib as pc
 from benchmark import _wait_idle  # the same idle wait as the full benchmark
+
+import polars_calib as pc
 
 N_BINS = 15
 BY = ["sex", "age_band", "region"]
@@ -162,8 +163,10 @@ def timing(rows: int, resamples: int, repeats: int) -> None:
     for name, seconds in times.items():
         print(f"  {name:<22} {seconds:8.3f} s")
     print(f"  audit / summary        {times['audit'] / times['summary']:8.2f}x  (target <= 2x)")
-    print(f"  fairlearn / audit      {times['fairlearn'] / times['audit, no intervals']:8.2f}x"
-          "  (both point estimates, 7 attribute sets)")
+    print(
+        f"  fairlearn / audit      {times['fairlearn'] / times['audit, no intervals']:8.2f}x"
+        "  (both point estimates, 7 attribute sets)"
+    )
 
 
 # -- memory (issue 22): peak RSS as rows grow, each contender in a fresh process -------------
@@ -186,9 +189,9 @@ def write_memory_data(rows: int, directory: Path) -> Path:
             for name in MEMORY_BY
         }
         part = directory / f"part_{rows}_{start}.parquet"
-        pl.DataFrame({**columns, "p": p, "y": (rng.random(n) < rate).astype(np.int8)}).write_parquet(
-            part, compression="zstd"
-        )
+        pl.DataFrame(
+            {**columns, "p": p, "y": (rng.random(n) < rate).astype(np.int8)}
+        ).write_parquet(part, compression="zstd")
         parts.append(part)
     pl.scan_parquet(parts).sink_parquet(path, compression="zstd")
     for part in parts:
@@ -231,7 +234,10 @@ def memory_worker(contender: str, path: str, resamples: int) -> dict[str, float]
         n_resamples = None if contender == "audit" else resamples
         pc.audit(lf, "p", "y", by=MEMORY_BY, n_bins=N_BINS, n_resamples=n_resamples)
     seconds = time.perf_counter() - start
-    return {"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "seconds": seconds,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def memory(rows: list[int], directory: Path, resamples: int | None) -> None:
@@ -246,23 +252,36 @@ def memory(rows: list[int], directory: Path, resamples: int | None) -> None:
         path = write_memory_data(n, directory)
         for label, contender in contenders.items():
             _wait_idle(limit=10.0)
-            command = [sys.executable, __file__, "--worker", contender, str(path), str(resamples or 0)]
+            command = [
+                sys.executable,
+                __file__,
+                "--worker",
+                contender,
+                str(path),
+                str(resamples or 0),
+            ]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 print(done.stderr[-2000:], file=sys.stderr)
                 continue
             result = json.loads(done.stdout.strip().splitlines()[-1])
-            print(f"| {n:,} | {label} | {result['seconds']:.2f} | {result['peak_mb']:,.0f} |",
-                  flush=True)
+            print(
+                f"| {n:,} | {label} | {result['seconds']:.2f} | {result['peak_mb']:,.0f} |",
+                flush=True,
+            )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, nargs="+", help="row counts (default: 10M; memory: 10M 20M 40M)")
+    parser.add_argument(
+        "--rows", type=int, nargs="+", help="row counts (default: 10M; memory: 10M 20M 40M)"
+    )
     parser.add_argument("--resamples", type=int, default=200, help="bootstrap replicates")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--memory", action="store_true", help="peak memory from parquet scans")
-    parser.add_argument("--memory-resamples", type=int, help="also the audit with this many replicates")
+    parser.add_argument(
+        "--memory-resamples", type=int, help="also the audit with this many replicates"
+    )
     parser.add_argument("--dir", type=Path, default=Path("/tmp/audit_bench"), help="data files")
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -142,6 +142,7 @@ def _wait_idle(threshold: float = 0.9, window: float = 0.25, limit: float = 30.0
     Reads the idle share of all CPUs from /proc/stat over `window` seconds; on a
     system without it, returns at once.
     """
+
     def idle() -> tuple[int, int]:
         with open("/proc/stat") as stat:
             ticks = [int(field) for field in stat.readline().split()[1:]]
@@ -266,7 +267,9 @@ def _peak_mb() -> float:
 # -- orchestration -----------------------------------------------------------------------
 
 
-def measure(contender: str, rows: int, groups: int, mode: str, by_day: bool = False) -> dict[str, float]:
+def measure(
+    contender: str, rows: int, groups: int, mode: str, by_day: bool = False
+) -> dict[str, float]:
     command = [sys.executable, __file__, "--worker", contender, str(rows), str(groups), mode]
     if by_day:
         command.append("--by-day")
@@ -312,7 +315,9 @@ def main() -> None:
     for rows, groups, mode, by_day, contenders in cases(args.quick):
         write_data(rows, groups)
         results = {c: measure(c, rows, groups, mode, by_day) for c in contenders}
-        reference = results["numpy"]["seconds"] if "numpy" in results else results["floor"]["seconds"]
+        reference = (
+            results["numpy"]["seconds"] if "numpy" in results else results["floor"]["seconds"]
+        )
         label = "numpy" if "numpy" in results else "floor"
         keys = "model×day" if by_day else f"{groups:,} groups"
         for contender, r in results.items():

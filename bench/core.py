@@ -136,15 +136,18 @@ def speed_cases(rows: int, big_rows: int) -> list[tuple[str, dict[str, Callable[
             "hand-written Polars": lambda hand=hand: hand(df.lazy()).collect(),
             "frame form": lambda by=by: pc.summary(df, "p", "y", by=by, metrics=["ece"]),
             "expression form": (
-                (lambda: df.group_by(keys).agg(pc.ece("p", "y"))) if keys
+                (lambda: df.group_by(keys).agg(pc.ece("p", "y")))
+                if keys
                 else (lambda: df.select(pc.ece("p", "y")))
             ),
             "DuckDB SQL": lambda keys=keys: con.sql(duckdb_sql(keys, "log")).fetchall(),
         }
         if keys:
+
             def unique_then_bincount() -> object:
                 codes = np.unique(df["s"].to_numpy(), return_inverse=True)[1]
                 return numpy_ece(codes, p, y, int(codes.max()) + 1)
+
             runs["numpy (np.unique + bincount)"] = unique_then_bincount
         else:
             runs["numpy bincount"] = lambda: numpy_ece(None, p, y, 1)
@@ -194,7 +197,12 @@ def bootstrap(args: argparse.Namespace) -> None:
         runs = {
             "numpy": lambda df=df: numpy_bootstrap(df, args.replicates, 100),
             "polars_calib": lambda df=df: pc.summary(
-                df, "p", "y", by="g", metrics=["ece"], confidence=0.9,
+                df,
+                "p",
+                "y",
+                by="g",
+                metrics=["ece"],
+                confidence=0.9,
                 n_resamples=args.replicates,
             ),  # fmt: skip
         }

@@ -29,9 +29,9 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
+from benchmark import _wait_idle  # the same idle wait as the full benchmark (bench/ is on the path)
 
 import polars_calib as pc
-from benchmark import _wait_idle  # the same idle wait as the full benchmark (bench/ is on the path)
 
 N_BINS = 15
 ALL = [
@@ -77,6 +77,7 @@ def _tails() -> tuple[Tail, Tail]:
     try:
         from scipy import stats
     except ImportError:  # the tails are a few values per group: plain Python will do
+
         def normal_sf(z: np.ndarray) -> np.ndarray:
             return np.array([0.5 * math.erfc(v / math.sqrt(2)) for v in np.atleast_1d(z)])
 
@@ -178,7 +179,8 @@ def main() -> None:
                 df, "p", "y", by=keys, n_bins=N_BINS, metrics=ALL if everything else ["ece"]
             ),
             "expression": lambda everything: (
-                df.group_by("g").agg(expressions(everything)) if keys
+                df.group_by("g").agg(expressions(everything))
+                if keys
                 else df.select(expressions(everything))
             ),
             "numpy": lambda everything: run_numpy(p, y, g, groups, everything),

@@ -136,10 +136,12 @@ def main() -> None:
         lambda: df.select(pc.confidence_ece("probs", "y", n_bins=15)).item(), args.repeat
     )
     results["skce_block_lazy_s"], _ = best(
-        lambda: df.lazy()
-        .select(pc.skce("probs", "y", estimator="block", block_size=2))
-        .collect()
-        .item(),
+        lambda: (
+            df.lazy()
+            .select(pc.skce("probs", "y", estimator="block", block_size=2))
+            .collect()
+            .item()
+        ),
         args.repeat,
     )
     results["confidence_frame_s"], _ = best(

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from benchmark import _wait_idle  # the same idle wait as the full benchmark (bench/ is on the path)
 
 import polars_calib as pc
-from benchmark import _wait_idle  # the same idle wait as the full benchmark (bench/ is on the path)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "performance.md"
@@ -61,7 +61,11 @@ def main() -> None:
     # The floor's bin column, computed before timing (with the package's own rule).
     binned = df.with_columns(bin=pc.bin_index("p", n_bins=N_BINS))
     lines = []
-    for label, keys in (("1 group", []), ("10,000 int groups", ["g"]), ("10,000 string groups", ["s"])):
+    for label, keys in (
+        ("1 group", []),
+        ("10,000 int groups", ["g"]),
+        ("10,000 string groups", ["s"]),
+    ):
         sums = [pl.len(), pl.col("p").sum(), pl.col("y").sum()]
         contenders: dict[str, Callable[[], object]] = {
             "floor": lambda keys=keys: binned.group_by(*keys, "bin").agg(sums),
@@ -69,7 +73,8 @@ def main() -> None:
                 df, "p", "y", by=keys or None, n_bins=N_BINS, metrics=["ece"]
             ),
             "expression": lambda keys=keys: (
-                df.group_by(keys).agg(pc.ece("p", "y", n_bins=N_BINS)) if keys
+                df.group_by(keys).agg(pc.ece("p", "y", n_bins=N_BINS))
+                if keys
                 else df.select(pc.ece("p", "y", n_bins=N_BINS))
             ),
         }

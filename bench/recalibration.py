@@ -49,9 +49,9 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's package
-from benchmark import _wait_idle  # the same idle wait as the other benchmarks  # noqa: E402
+from benchmark import _wait_idle  # the same idle wait as the other benchmarks
 
-import polars_calib as pc  # noqa: E402
+import polars_calib as pc
 
 EPS = 2.220446049250313e-16
 CHUNK = 10_000_000
@@ -89,6 +89,7 @@ def write_scan(directory: Path, rows: int, groups: int) -> Path:
         lambda size, i, _: make_frame(size, groups, seed=100 + i).drop("y"),
     )  # fmt: skip
 
+
 MODELS = ("baseline", "candidate")
 
 
@@ -106,17 +107,19 @@ def make_log(rows: int, seed: int, first_id: int = 0) -> pl.DataFrame:
     def labels(values: tuple[str, ...], index: np.ndarray) -> pl.Series:
         return pl.Series(np.array(values, dtype=object)[index], dtype=pl.String)
 
-    return pl.DataFrame({
-        "ts": pl.Series(np.datetime64("2024-03-01", "us") + seconds.astype("timedelta64[s]")),
-        "request_id": np.arange(first_id, first_id + rows, dtype=np.int64) // 2,
-        "model": labels(MODELS, model),
-        "segment": labels(("A", "B", "C"), rng.integers(0, 3, rows)),
-        "p": p,
-        "y": y,
-        "sex": labels(("F", "M"), rng.integers(0, 2, rows)),
-        "age_band": labels(("18-29", "30-49", "50-64", "65+"), rng.integers(0, 4, rows)),
-        "region": labels(("north", "south", "west"), rng.integers(0, 3, rows)),
-    })
+    return pl.DataFrame(
+        {
+            "ts": pl.Series(np.datetime64("2024-03-01", "us") + seconds.astype("timedelta64[s]")),
+            "request_id": np.arange(first_id, first_id + rows, dtype=np.int64) // 2,
+            "model": labels(MODELS, model),
+            "segment": labels(("A", "B", "C"), rng.integers(0, 3, rows)),
+            "p": p,
+            "y": y,
+            "sex": labels(("F", "M"), rng.integers(0, 2, rows)),
+            "age_band": labels(("18-29", "30-49", "50-64", "65+"), rng.integers(0, 4, rows)),
+            "region": labels(("north", "south", "west"), rng.integers(0, 3, rows)),
+        }
+    )
 
 
 def write_log(directory: Path, rows: int) -> Path:
@@ -126,13 +129,16 @@ def write_log(directory: Path, rows: int) -> Path:
         lambda size, i, start: make_log(size, seed=200 + i, first_id=start),
     )  # fmt: skip
 
+
 def fitted(directory: Path, realistic: bool, groups: int) -> Path:
     """The apply benchmark's calibrator (Platt per model on a 1M-row log, or per g on
     1M minimal rows), fitted once and saved."""
     path = directory / ("platt_log.json" if realistic else f"platt_{groups}.json")
     if not path.exists():
         if realistic:
-            cal = pc.fit_calibrator(make_log(1_000_000, seed=1), "p", "y", method="platt", by="model")
+            cal = pc.fit_calibrator(
+                make_log(1_000_000, seed=1), "p", "y", method="platt", by="model"
+            )
         else:
             train = make_frame(1_000_000, groups, seed=1)
             cal = pc.fit_calibrator(train, "p", "y", method="platt", by="g")
@@ -234,8 +240,12 @@ def main() -> None:
     parser.add_argument("--apply-rows", type=int, default=100_000_000,
                         help="apply: rows of the scanned file (default 100M)")  # fmt: skip
     parser.add_argument("--groups", type=int, default=100, help="groups (default 100)")
-    parser.add_argument("--dir", type=Path, default=Path("/tmp/polars_calib_bench"),
-                        help="where the scanned parquet file is written (kept for reruns)")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("/tmp/polars_calib_bench"),
+        help="where the scanned parquet file is written (kept for reruns)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)

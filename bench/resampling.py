@@ -34,9 +34,9 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
+from benchmark import _wait_idle  # the same idle wait as the full benchmark (bench/ is on the path)
 
 import polars_calib as pc
-from benchmark import _wait_idle  # the same idle wait as the full benchmark (bench/ is on the path)
 
 N_BINS = 15
 GROUPS = 100
@@ -53,7 +53,11 @@ def data(rows: int) -> pl.DataFrame:
 def _cells(df: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     p = df["p"].to_numpy()
     bins = np.clip(np.ceil(p * N_BINS).astype(np.int64) - 1, 0, N_BINS - 1)  # right-closed
-    return df["g"].to_numpy().astype(np.int64) * N_BINS + bins, p, df["y"].to_numpy().astype(np.float64)  # noqa: E501
+    return (
+        df["g"].to_numpy().astype(np.int64) * N_BINS + bins,
+        p,
+        df["y"].to_numpy().astype(np.float64),
+    )
 
 
 def _ece_brier(count, sum_p, sum_y, sum_se):

@@ -85,7 +85,7 @@ class Peak:
             try:
                 own = self.process.memory_info().rss
                 children = sum(c.memory_info().rss for c in self.process.children(recursive=True))
-            except Exception:  # a child exiting while sampled  # noqa: BLE001
+            except Exception:  # a child exiting while sampled
                 own = children = 0
             self.own, self.tree = max(self.own, own), max(self.tree, own + children)
             time.sleep(0.1)

@@ -37,7 +37,11 @@ def make_frame(rows: int, groups: int) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     p = rng.random(rows)
     rate = np.clip(p + 0.05 * np.sin(2 * math.pi * p), 0.0, 1.0)
-    return {"g": rng.integers(0, groups, rows), "p": p, "y": (rng.random(rows) < rate).astype(np.int8)}
+    return {
+        "g": rng.integers(0, groups, rows),
+        "p": p,
+        "y": (rng.random(rows) < rate).astype(np.int8),
+    }
 
 
 def _tail_numpy(x: float, kuiper: bool) -> float:
@@ -49,9 +53,21 @@ def _tail_numpy(x: float, kuiper: bool) -> float:
     if (x < 2.0) if kuiper else (x < 1.0):
         k = np.arange(12) + 0.5
         if kuiper:
-            return float(1 - np.sum((8 / x**2 + 2 / (k * k * math.pi**2)) * np.exp(-2 * k * k * math.pi**2 / x**2)))
+            return float(
+                1
+                - np.sum(
+                    (8 / x**2 + 2 / (k * k * math.pi**2)) * np.exp(-2 * k * k * math.pi**2 / x**2)
+                )
+            )
         j = np.arange(12)
-        return float(1 - 4 / math.pi * np.sum((-1.0) ** j / (2 * j + 1) * np.exp(-((2 * j + 1) ** 2) * math.pi**2 / (8 * x * x))))
+        return float(
+            1
+            - 4
+            / math.pi
+            * np.sum(
+                (-1.0) ** j / (2 * j + 1) * np.exp(-((2 * j + 1) ** 2) * math.pi**2 / (8 * x * x))
+            )
+        )
     if kuiper:
         return 8 * sum((-1) ** (k - 1) * k * 0.5 * erfc(k * x / math.sqrt(2)) for k in range(1, 13))
     return 4 * sum((-1) ** k * 0.5 * erfc((2 * k + 1) * x / math.sqrt(2)) for k in range(12))

@@ -38,11 +38,17 @@ def main(out_dir: Path) -> None:
         values=["count", "mean_predicted", "observed", "gap"],
     )
     print("\nReliability tables side by side (gap = observed - mean_predicted):")
-    print(side_by_side.select(
-        "bin", "lower", "upper",
-        "count_baseline", "gap_baseline",
-        "count_candidate", "gap_candidate",
-    ))
+    print(
+        side_by_side.select(
+            "bin",
+            "lower",
+            "upper",
+            "count_baseline",
+            "gap_baseline",
+            "count_candidate",
+            "gap_candidate",
+        )
+    )
 
     # The candidate's gap changes sign across [0, 1]: over-confident at both ends.
     signs = table.filter(pl.col("model") == "candidate").select(

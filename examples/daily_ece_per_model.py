@@ -42,8 +42,10 @@ def main() -> None:
         by_expression, on=["model", "ts"], suffix="_expression"
     )
     largest = both.select((pl.col("ece") - pl.col("ece_expression")).abs().max()).item()
-    print(f"\nsummary() and the expression agree on {both.height} model-days "
-          f"(largest difference {largest:.1e}).")
+    print(
+        f"\nsummary() and the expression agree on {both.height} model-days "
+        f"(largest difference {largest:.1e})."
+    )
 
     # Daily ECE side by side: one row per day, one column per model.
     wide = (

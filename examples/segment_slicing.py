@@ -55,8 +55,18 @@ def main() -> None:
             ratio=pl.col("ece") / pl.col("model_ece"),
             bias=pl.col("mean_predicted") - pl.col("observed"),
         )
-        .select("model", "segment", "count", "mean_predicted", "observed", "bias",
-                "ece", "model_ece", "ratio", "brier")
+        .select(
+            "model",
+            "segment",
+            "count",
+            "mean_predicted",
+            "observed",
+            "bias",
+            "ece",
+            "model_ece",
+            "ratio",
+            "brier",
+        )
         .sort("model", "segment")
         .collect()
     )

@@ -15,32 +15,73 @@ its validity rule), :mod:`~polars_calib._core.binning` (the bin rule),
 """
 
 from polars_calib import _namespaces as _frame  # noqa: F401  (registers `.calib` on frames)
-from polars_calib._metrics import namespace as _namespace  # noqa: F401  (registers `.calib`)
-from polars_calib._core.exprs import IntoExpr, Keys
-from polars_calib._core.options import SUM_TOLERANCE, AuditTest, CalibrationMethod, Closed, ConsistencyMetric, Correction, Fallback, Metric, Reduction, Resampling, Strategy, TopLabelAverage
 from polars_calib._audit import Audit, adjusted_p_values, audit
-from polars_calib._metrics.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib._core.binning import Binning, bin_index, uniform_edges
-from polars_calib._metrics.canonical import canonical_ece
-from polars_calib._metrics.cumulative import ks_calibration, ks_calibration_p, kuiper_calibration, kuiper_calibration_p
-from polars_calib._metrics.diagnostics import brier_decomposition, calibration_loss, debiased_ece, debiased_ece_squared, hosmer_lemeshow, hosmer_lemeshow_p, refinement_loss, spiegelhalter_p, spiegelhalter_z
+from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.options import (
+    SUM_TOLERANCE,
+    AuditTest,
+    CalibrationMethod,
+    Closed,
+    ConsistencyMetric,
+    Correction,
+    Fallback,
+    Metric,
+    Reduction,
+    Resampling,
+    Strategy,
+    TopLabelAverage,
+)
+from polars_calib._core.validation import CalibrationDataError, refused_rows, validate
 from polars_calib._frames.frame import reliability, summary
-from polars_calib._metrics.multiclass import classwise_ece, confidence_ece, multiclass_brier, multiclass_log_loss, prob_vector, top_label_ece
-from polars_calib._metrics.kernel import skce
 from polars_calib._frames.median_variance import median_variance_bins
+from polars_calib._frames.statistics import (
+    bin_statistics,
+    metrics_from_statistics,
+    reliability_from_statistics,
+    validate_statistics,
+)
+from polars_calib._metrics import namespace as _namespace  # noqa: F401  (registers `.calib`)
+from polars_calib._metrics.binary import brier, ece, log_loss, mce, rmsce
+from polars_calib._metrics.canonical import canonical_ece
+from polars_calib._metrics.cumulative import (
+    ks_calibration,
+    ks_calibration_p,
+    kuiper_calibration,
+    kuiper_calibration_p,
+)
+from polars_calib._metrics.diagnostics import (
+    brier_decomposition,
+    calibration_loss,
+    debiased_ece,
+    debiased_ece_squared,
+    hosmer_lemeshow,
+    hosmer_lemeshow_p,
+    refinement_loss,
+    spiegelhalter_p,
+    spiegelhalter_z,
+)
+from polars_calib._metrics.kernel import skce
+from polars_calib._metrics.multiclass import (
+    classwise_ece,
+    confidence_ece,
+    multiclass_brier,
+    multiclass_log_loss,
+    prob_vector,
+    top_label_ece,
+)
 from polars_calib._metrics.namespace import col
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
-from polars_calib._version import __version__ as __version__
 from polars_calib._recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
 from polars_calib._report.report import HtmlReport, html_report
 from polars_calib._smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
-from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics, validate_statistics
-from polars_calib._core.validation import CalibrationDataError, refused_rows, validate
+from polars_calib._version import __version__ as __version__
 
 __all__ = [
+    "SUM_TOLERANCE",
     "Audit",
     "AuditTest",
     "Binning",
@@ -58,7 +99,6 @@ __all__ = [
     "Metric",
     "Reduction",
     "Resampling",
-    "SUM_TOLERANCE",
     "Strategy",
     "TopLabelAverage",
     "adjusted_p_values",

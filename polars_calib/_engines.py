@@ -35,15 +35,15 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_calib._core.options import SUM_TOLERANCE, Closed, Compat, Reduction
-from polars_calib._core.problem import Check
 from polars_calib._core.binning import Binning
 from polars_calib._core.binning import binning as make_binning
-from polars_calib._table.replicates import RESAMPLING_KEYS, Resample
-from polars_calib._table.build import Partial, complete_statistics, partial_statistics
-from polars_calib._table.plan import Prepared, check_statistics, prepare
-from polars_calib._table.merge import merge_partials
+from polars_calib._core.options import SUM_TOLERANCE, Closed, Compat, Reduction
+from polars_calib._core.problem import Check
 from polars_calib._core.validation import problem_counts
+from polars_calib._table.build import Partial, complete_statistics, partial_statistics
+from polars_calib._table.merge import merge_partials
+from polars_calib._table.plan import Prepared, check_statistics, prepare
+from polars_calib._table.replicates import RESAMPLING_KEYS, Resample
 
 __all__ = [
     "ENGINES",
@@ -287,7 +287,7 @@ class _SparkRunner(_Runner):
         try:
             # All columns, so that a missing column's message lists them.
             schema = to_arrow_schema(self.data.schema)
-        except Exception:  # a column type Arrow cannot hold  # noqa: BLE001
+        except Exception:  # a column type Arrow cannot hold
             schema = to_arrow_schema(self.source.schema)
         return pl.DataFrame(pl.from_arrow(schema.empty_table()))
 
@@ -324,9 +324,11 @@ class _SparkRunner(_Runner):
         merge = _PartialMerger(self.spec, template.keys)
         partials = self._run(merge, empty)
         sum_of = self.functions.sum
-        merged = partials.groupBy(*(_quoted(key) for key in keys)).agg(
-            *(sum_of(_quoted(name)).alias(name) for name in sums)
-        ).select(*(_quoted(name) for name in empty.columns))
+        merged = (
+            partials.groupBy(*(_quoted(key) for key in keys))
+            .agg(*(sum_of(_quoted(name)).alias(name) for name in sums))
+            .select(*(_quoted(name) for name in empty.columns))
+        )
         return _rows_frame(merged.collect(), empty.schema)
 
     def counts(self, whole: bool) -> list[pl.DataFrame]:
@@ -406,7 +408,7 @@ class _DaskRunner(_Runner):
         # all columns, so that a missing column's message lists them.
         try:
             return _from_pandas(self.data._meta)
-        except Exception:  # a column Polars cannot convert  # noqa: BLE001
+        except Exception:  # a column Polars cannot convert
             return _from_pandas(self.source._meta)
 
     def partial_table(self, template: Partial) -> pl.DataFrame:
@@ -487,7 +489,7 @@ def _polars_schema(frame: Any, engine: Engine) -> pl.Schema:
     for name in frame.columns:
         try:
             schema.update(empty(name).schema)
-        except Exception:  # a column type Polars cannot hold  # noqa: BLE001, S112
+        except Exception:  # a column type Polars cannot hold
             continue
     return schema
 

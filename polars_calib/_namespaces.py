@@ -6,15 +6,15 @@ from typing import Any, Generic
 
 import polars as pl
 
+from polars_calib._audit import Audit, audit
 from polars_calib._core.exprs import Keys
 from polars_calib._core.validation import refused_rows, validate
 from polars_calib._frames.frame import reliability, summary
 from polars_calib._frames.median_variance import median_variance_bins
 from polars_calib._frames.statistics import bin_statistics
+from polars_calib._recalibration import Calibrator, fit_calibrator
 from polars_calib._smooth import smooth_ece, smooth_ece_statistics
 from polars_calib._table.plan import FrameT, same_kind
-from polars_calib._audit import Audit, audit
-from polars_calib._recalibration import Calibrator, fit_calibrator
 
 
 class _FrameCalibNamespace(Generic[FrameT]):
@@ -57,7 +57,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
         counts = refused_rows(prob, label, **options)
         query = self._data.lazy()
         grouped = query.group_by(by, maintain_order=True) if by is not None else None
-        result = (grouped.agg(counts) if grouped is not None else query.select(counts))
+        result = grouped.agg(counts) if grouped is not None else query.select(counts)
         return same_kind(self._data, result.unnest("refused_rows"))
 
     def audit(self, prob: str, label: str, **options: Any) -> Audit:
@@ -72,9 +72,11 @@ class _FrameCalibNamespace(Generic[FrameT]):
         """Raise on invalid data; see :func:`polars_calib.validate`."""
         validate(self._data, prob, label, weight, **options)
 
+
 @pl.api.register_lazyframe_namespace("calib")
 class LazyFrameCalibNamespace(_FrameCalibNamespace[pl.LazyFrame]):
     """Calibration tables of a LazyFrame of predictions; each method returns a LazyFrame plan."""
+
 
 @pl.api.register_dataframe_namespace("calib")
 class DataFrameCalibNamespace(_FrameCalibNamespace[pl.DataFrame]):

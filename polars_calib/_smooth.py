@@ -43,12 +43,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from polars_calib._core.binning import linear_grid
 from polars_calib._core.exprs import GroupKeys, Keys
 from polars_calib._core.problem import binary_problem
-from polars_calib._core.binning import linear_grid
-from polars_calib._table.plan import FrameT, same_kind
+from polars_calib._core.validation import (
+    CalibrationDataError,
+    check_schema,
+    problem_counts,
+    raise_for_problems,
+)
 from polars_calib._table.columns import grouped
-from polars_calib._core.validation import CalibrationDataError, check_schema, problem_counts, raise_for_problems
+from polars_calib._table.plan import FrameT, same_kind
 
 __all__ = [
     "GRIDS",
@@ -250,7 +255,6 @@ def _raise_for_refused(
 # --------------------------------------------------------------------------
 
 
-
 def _kernel(points: int, sigma: float) -> np.ndarray:
     """relplot ``GaussianKernel.kernel_ev``: the Gaussian at ``linspace(0, 1) - 1/2``."""
     t = np.linspace(0, 1, points)
@@ -373,9 +377,7 @@ def _finished(stats: pl.LazyFrame, keys: list[str], whole: bool) -> pl.LazyFrame
     """The lazy plan of the finisher over a (possibly unmerged) table."""
     if whole:
         stats, keys = stats.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
-    columns: dict[str, pl.DataType] = {
-        k: v for k, v in stats.collect_schema().items() if k in keys
-    }
+    columns: dict[str, pl.DataType] = {k: v for k, v in stats.collect_schema().items() if k in keys}
     columns.update(count=pl.Int64(), refused=pl.Int64(), smooth_ece=pl.Float64(),
                    sigma=pl.Float64())  # fmt: skip
     schema = pl.Schema(columns)
@@ -385,8 +387,10 @@ def _finished(stats: pl.LazyFrame, keys: list[str], whole: bool) -> pl.LazyFrame
     result = result.sort(*keys)
     if whole:
         # One group even in empty data, as an expression in `select` gives one row.
-        result = pl.LazyFrame({_ALL: [True]}).join(result, on=_ALL, how="left").with_columns(
-            pl.col("count", "refused").fill_null(0)
+        result = (
+            pl.LazyFrame({_ALL: [True]})
+            .join(result, on=_ALL, how="left")
+            .with_columns(pl.col("count", "refused").fill_null(0))
         )
     return result.drop(_ALL) if whole else result
 

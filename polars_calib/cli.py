@@ -29,17 +29,33 @@ from typing import Any, NoReturn, TextIO, TypeGuard, get_args
 
 import polars as pl
 
-from polars_calib._version import __version__
+from polars_calib._audit import Audit, audit
+from polars_calib._core.options import (
+    AuditTest,
+    CalibrationMethod,
+    Closed,
+    ConsistencyMetric,
+    Correction,
+    Fallback,
+    Metric,
+    Reduction,
+    Resampling,
+    Strategy,
+)
 from polars_calib._engines import ENGINES, Engine, read_with
-from polars_calib._core.options import AuditTest, CalibrationMethod, Closed, ConsistencyMetric, Correction, Fallback, Metric, Reduction, Resampling, Strategy
+from polars_calib._frames.statistics import (
+    bin_statistics,
+    metrics_from_statistics,
+    reliability_from_statistics,
+    validate_statistics,
+)
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
-from polars_calib._report.report import html_report
-from polars_calib._audit import Audit, audit
 from polars_calib._recalibration import fit_calibrator, load_calibrator
-from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics, validate_statistics
+from polars_calib._report.report import html_report
+from polars_calib._version import __version__
 
 __all__ = [
     "apply_command",
@@ -216,8 +232,7 @@ def _add_report_input(report: argparse.ArgumentParser) -> None:
     report.add_argument(
         "log",
         metavar="LOG",
-        help="a .parquet or .csv file, a glob of them (quote it), or a directory of "
-        "parquet files",
+        help="a .parquet or .csv file, a glob of them (quote it), or a directory of parquet files",
     )
     report.add_argument(
         "--prob",
@@ -238,9 +253,7 @@ def _add_report_input(report: argparse.ArgumentParser) -> None:
         metavar="COLS",
         help="comma-separated group-key columns, e.g. model,segment",
     )
-    report.add_argument(
-        "--time", metavar="COL", help="Date/Datetime column (with --every)"
-    )
+    report.add_argument("--time", metavar="COL", help="Date/Datetime column (with --every)")
     report.add_argument(
         "--every",
         type=_duration,
@@ -279,9 +292,7 @@ def _add_report_options(report: argparse.ArgumentParser) -> None:
         help=f"comma-separated metrics among {','.join(METRICS)} (default: all), and "
         f"consistency-test p-values among {','.join(CONSISTENCY_METRICS)}",
     )
-    report.add_argument(
-        "--weight", metavar="COL", help="non-negative sample-weight column"
-    )
+    report.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     report.add_argument(
         "--confidence",
         type=_confidence,
@@ -321,9 +332,7 @@ def _add_report_options(report: argparse.ArgumentParser) -> None:
 
 def _add_report_outputs(report: argparse.ArgumentParser) -> None:
     """``report``'s outputs (files, the HTML page and its audit) and its engine."""
-    report.add_argument(
-        "--out", type=Path, metavar="DIR", help="directory to write outputs to"
-    )
+    report.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
     report.add_argument(
         "--html",
         type=Path,
@@ -349,9 +358,7 @@ def _add_report_outputs(report: argparse.ArgumentParser) -> None:
         help="compute the statistics on a local Spark session or with Dask reading LOG "
         "(the spark or dask extra; uniform bins); default: Polars",
     )
-    report.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
-    )
+    report.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def _add_fit_parser(commands: Any) -> None:
@@ -363,15 +370,9 @@ def _add_fit_parser(commands: Any) -> None:
         "temperature scaling) per group of a labelled log; print its parameters and "
         "write it to --out.",
     )
-    fit.add_argument(
-        "log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory"
-    )
-    fit.add_argument(
-        "--prob", required=True, metavar="COL", help="probability (or vector) column"
-    )
-    fit.add_argument(
-        "--label", required=True, metavar="COL", help="0/1 outcome or true class"
-    )
+    fit.add_argument("log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory")
+    fit.add_argument("--prob", required=True, metavar="COL", help="probability (or vector) column")
+    fit.add_argument("--label", required=True, metavar="COL", help="0/1 outcome or true class")
     fit.add_argument(
         "--method",
         choices=get_args(CalibrationMethod),
@@ -385,9 +386,7 @@ def _add_fit_parser(commands: Any) -> None:
         metavar="COLS",
         help="comma-separated group-key columns: one map per group",
     )
-    fit.add_argument(
-        "--weight", metavar="COL", help="non-negative sample-weight column"
-    )
+    fit.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     fit.add_argument(
         "--reduction",
         choices=REDUCTIONS,
@@ -427,9 +426,7 @@ def _add_fit_parser(commands: Any) -> None:
         metavar="FILE",
         help="the calibrator's JSON file",
     )
-    fit.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
-    )
+    fit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def _add_apply_parser(commands: Any) -> None:
@@ -440,9 +437,7 @@ def _add_apply_parser(commands: Any) -> None:
         description="Apply a saved calibrator to a log and write it, with the calibrated "
         "column, to a parquet file (streaming).",
     )
-    apply.add_argument(
-        "log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory"
-    )
+    apply.add_argument("log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory")
     apply.add_argument(
         "--calibrator",
         type=Path,
@@ -450,20 +445,14 @@ def _add_apply_parser(commands: Any) -> None:
         metavar="FILE",
         help="a JSON file written by 'polars-calib fit'",
     )
-    apply.add_argument(
-        "--prob", required=True, metavar="COL", help="the column to calibrate"
-    )
+    apply.add_argument("--prob", required=True, metavar="COL", help="the column to calibrate")
     apply.add_argument(
         "--column",
         metavar="NAME",
         help="the new column's name (default: PROB_calibrated)",
     )
-    apply.add_argument(
-        "--out", type=Path, required=True, metavar="FILE", help="parquet output"
-    )
-    apply.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
-    )
+    apply.add_argument("--out", type=Path, required=True, metavar="FILE", help="parquet output")
+    apply.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
@@ -523,14 +512,10 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     unknown = [name for name in args.metrics if name not in known]
     if unknown:
         choices = ", ".join(known)
-        msg = (
-            f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
-        )
+        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
         raise UsageError(msg)
     if args.audit is not None and args.html is None:
-        msg = (
-            "--audit is a section of the HTML report: give --html FILE (or run `audit`)"
-        )
+        msg = "--audit is a section of the HTML report: give --html FILE (or run `audit`)"
         raise UsageError(msg)
     if args.audit is not None and args.engine is not None:
         msg = f"--audit reads the log with Polars: drop --engine {args.engine}"
@@ -608,9 +593,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             )
             raise UsageError(msg)
         # The engine reads the log (a path Polars may not reach).
-        progress(
-            f"computing the statistics with {options.engine} (one pass over the log)..."
-        )
+        progress(f"computing the statistics with {options.engine} (one pass over the log)...")
         data, schema = _read(options.engine, options.log)
         audited = None
     else:
@@ -757,9 +740,7 @@ def _statistics(
     )
 
 
-def _reliability(
-    log: _Log, stats: pl.DataFrame, progress: Callable[[str], None]
-) -> pl.DataFrame:
+def _reliability(log: _Log, stats: pl.DataFrame, progress: Callable[[str], None]) -> pl.DataFrame:
     """The reliability table per `--by` key over the whole log, by the HTML report's rule.
 
     From the summary's statistics when they hold the diagrams' problem (binary or
@@ -773,9 +754,7 @@ def _reliability(
         progress("computing the reliability table (a second pass)...")
         reduction: Reduction | None = None if log.reduction is None else "confidence"
         source = _statistics(log.data, options, windows=False, reduction=reduction)
-    return reliability_from_statistics(
-        source, by=options.by, confidence=options.confidence
-    )
+    return reliability_from_statistics(source, by=options.by, confidence=options.confidence)
 
 
 def _write_outputs(
@@ -1030,12 +1009,8 @@ def _add_audit_parser(commands: Any) -> None:
         "forest.png.",
     )
     audit.add_argument("log", metavar="LOG", help="as for `report`")
-    audit.add_argument(
-        "--prob", required=True, metavar="COL", help="probability column"
-    )
-    audit.add_argument(
-        "--label", required=True, metavar="COL", help="0/1 outcome column"
-    )
+    audit.add_argument("--prob", required=True, metavar="COL", help="probability column")
+    audit.add_argument("--label", required=True, metavar="COL", help="0/1 outcome column")
     audit.add_argument(
         "--by",
         type=_names,
@@ -1063,9 +1038,7 @@ def _add_audit_parser(commands: Any) -> None:
         metavar="NAMES",
         help=f"comma-separated metrics among {','.join(METRICS)} (default: ece,brier)",
     )
-    audit.add_argument(
-        "--weight", metavar="COL", help="non-negative sample-weight column"
-    )
+    audit.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     audit.add_argument(
         "--min-count",
         type=_count,
@@ -1098,9 +1071,7 @@ def _add_audit_tests(audit: argparse.ArgumentParser) -> None:
         metavar="N",
         help="bootstrap replicates of the intervals; 0: no intervals (default 1000)",
     )
-    audit.add_argument(
-        "--seed", type=_count, default=0, metavar="N", help="seed of the draws"
-    )
+    audit.add_argument("--seed", type=_count, default=0, metavar="N", help="seed of the draws")
     audit.add_argument(
         "--test",
         choices=(*get_args(AuditTest), "none"),
@@ -1113,12 +1084,8 @@ def _add_audit_tests(audit: argparse.ArgumentParser) -> None:
         metavar="{" + ",".join(REDUCTIONS) + "}",
         help="for probability vectors: the multi-class ECE (default confidence)",
     )
-    audit.add_argument(
-        "--out", type=Path, metavar="DIR", help="directory to write outputs to"
-    )
-    audit.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
-    )
+    audit.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
+    audit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def parse_audit(argv: Sequence[str]) -> AuditOptions:
@@ -1127,9 +1094,7 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
     unknown = [name for name in args.metrics if name not in METRICS]
     if unknown:
         choices = ", ".join(METRICS)
-        msg = (
-            f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
-        )
+        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
         raise UsageError(msg)
     if args.max_order is not None and args.max_order > len(args.by):
         msg = f"argument --max-order: at most the number of --by attributes ({len(args.by)})"
@@ -1160,9 +1125,7 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     progress = _progress(options.quiet, stderr)
     progress(f"scanning {options.log}")
     lf = scan(options.log)
-    passes = (
-        "" if options.n_resamples is None else " and one per 64 bootstrap replicates"
-    )
+    passes = "" if options.n_resamples is None else " and one per 64 bootstrap replicates"
     progress(f"auditing every slice (one pass over the log{passes})...")
     result = audit(
         lf,
@@ -1200,9 +1163,7 @@ def _write_audit(
     except OSError as error:
         msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
         raise DataError(msg) from error
-    progress(
-        f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet"
-    )
+    progress(f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet")
     for name, table in (("slices", result.slices), ("disparities", result.disparities)):
         table.write_parquet(out / f"{name}.parquet")
         # CSV holds no lists: the attributes a slice fixes, comma-separated.
@@ -1220,7 +1181,6 @@ def _write_audit(
         save_png(figure, out / "forest.png", scale=1.5)
     except ImportError:
         print(
-            f"{PROG}: note: skipped forest.png (the plot extra is not installed: "
-            f"{PLOT_EXTRA})",
+            f"{PROG}: note: skipped forest.png (the plot extra is not installed: {PLOT_EXTRA})",
             file=stderr,
         )

@@ -50,21 +50,22 @@ from fractions import Fraction
 import numpy as np
 
 __all__ = [
+    "mapie_expected_calibration_error",
+    "mapie_top_label_ece",
+    "netcal_ece",
     "sklearn_calibration_curve",
     "sklearn_calibration_curve_ece",
     "torch_linspace",
     "torch_sum",
     "torchmetrics_binary_calibration_error",
     "torchmetrics_multiclass_calibration_error",
-    "netcal_ece",
-    "mapie_expected_calibration_error",
-    "mapie_top_label_ece",
 ]
 
 
 # ==========================================================================
 # scikit-learn: sklearn.calibration.calibration_curve (1.9.1)
 # ==========================================================================
+
 
 def _sklearn_pos_label(y_true, pos_label):
     """sklearn.utils.validation._check_pos_label_consistency, for the cases it accepts."""
@@ -142,6 +143,7 @@ def sklearn_calibration_curve_ece(y_true, y_prob, *, pos_label=None, n_bins=5, s
 # torch CPU kernels used by torchmetrics (torch 2.13.0+cpu)
 # ==========================================================================
 
+
 def _round_exact(x: Fraction, dtype) -> np.floating:
     """Correctly rounded (nearest, ties to even) value of an exact rational."""
     if dtype == np.float64:
@@ -176,7 +178,11 @@ def torch_linspace(start, end, steps, dtype=np.float32, fma=True):
     out = np.empty(steps, dtype=dtype)
     if not fma:
         for i in range(steps):
-            out[i] = dtype(start + dtype(step * dtype(i))) if i < half else dtype(end - dtype(step * dtype(steps - i - 1)))
+            out[i] = (
+                dtype(start + dtype(step * dtype(i)))
+                if i < half
+                else dtype(end - dtype(step * dtype(steps - i - 1)))
+            )
         return out
     s, a, b = Fraction(float(step)), Fraction(float(start)), Fraction(float(end))
     for i in range(steps):
@@ -274,13 +280,16 @@ def _scatter_add(n_slots, index, src, dtype):
 # torchmetrics (1.9.0): binary / multiclass calibration_error
 # ==========================================================================
 
+
 def _torchmetrics_ce_compute(confidences, accuracies, n_bins, norm, simd_bytes, fma):
     """torchmetrics ``_ce_compute`` with ``_binning_bucketize`` (debias=False)."""
     dtype = confidences.dtype.type
     accuracies = accuracies.astype(dtype)
     bin_boundaries = torch_linspace(0, 1, n_bins + 1, dtype=dtype, fma=fma)
     if norm not in {"l1", "l2", "max"}:
-        raise ValueError(f"Argument `norm` is expected to be one of 'l1', 'l2', 'max' but got {norm}")
+        raise ValueError(
+            f"Argument `norm` is expected to be one of 'l1', 'l2', 'max' but got {norm}"
+        )
 
     # torch.bucketize(right=True): index i with b[i-1] <= x < b[i]; minus 1 gives a
     # left-closed [b[k], b[k+1]) bin, and x == 1.0 gets slot n_bins of its own
@@ -312,7 +321,15 @@ def _sigmoid(x):
 
 
 def torchmetrics_binary_calibration_error(
-    preds, target, n_bins=15, norm="l1", ignore_index=None, *, dtype=np.float32, simd_bytes=32, fma=True
+    preds,
+    target,
+    n_bins=15,
+    norm="l1",
+    ignore_index=None,
+    *,
+    dtype=np.float32,
+    simd_bytes=32,
+    fma=True,
 ):
     """``torchmetrics.functional.classification.binary_calibration_error``.
 
@@ -337,7 +354,16 @@ def torchmetrics_binary_calibration_error(
 
 
 def torchmetrics_multiclass_calibration_error(
-    preds, target, num_classes, n_bins=15, norm="l1", ignore_index=None, *, dtype=np.float32, simd_bytes=32, fma=True
+    preds,
+    target,
+    num_classes,
+    n_bins=15,
+    norm="l1",
+    ignore_index=None,
+    *,
+    dtype=np.float32,
+    simd_bytes=32,
+    fma=True,
 ):
     """``torchmetrics.functional.classification.multiclass_calibration_error``.
 
@@ -367,6 +393,7 @@ def torchmetrics_multiclass_calibration_error(
 # netcal (1.4.0): netcal.metrics.ECE(bins=10).measure(X, y)
 # ==========================================================================
 
+
 def _netcal_bin_means(x, values, edges):
     """scipy.stats.binned_statistic_dd(x, values, 'mean', bins=[edges]), 1-D, core bins."""
     nbin = len(edges) + 1  # outlier bins 0 and nbin - 1
@@ -375,7 +402,9 @@ def _netcal_bin_means(x, values, edges):
     if dedges_min == 0:
         raise ValueError("The smallest edge difference is numerically 0.")
     decimal = int(-np.log10(dedges_min)) + 6
-    on_edge = np.where((x >= edges[-1]) & (np.around(x, decimal) == np.around(edges[-1], decimal)))[0]
+    on_edge = np.where((x >= edges[-1]) & (np.around(x, decimal) == np.around(edges[-1], decimal)))[
+        0
+    ]
     binnumber[on_edge] -= 1
     result = np.full(nbin, np.nan)
     flatcount = np.bincount(binnumber)
@@ -414,7 +443,9 @@ def netcal_ece(X, y, bins=10, equal_intervals=True, sample_threshold=1):
     if len(np.unique(y)) <= 2:
         matched = np.array(y)
         if X.shape[1] > 2:
-            raise RuntimeError("Asserted binary classification problem but retrieved more than 2 confidence dims.")
+            raise RuntimeError(
+                "Asserted binary classification problem but retrieved more than 2 confidence dims."
+            )
         if X.shape[1] == 2:
             X = X[:, 1:2]
     else:
@@ -447,6 +478,7 @@ def netcal_ece(X, y, bins=10, equal_intervals=True, sample_threshold=1):
 # ==========================================================================
 # MAPIE (1.6.0): mapie.metrics.calibration
 # ==========================================================================
+
 
 def _mapie_check_split_strategy(strategy):
     if strategy is None:
@@ -524,7 +556,9 @@ def mapie_expected_calibration_error(
     y_scores = np.asarray(y_scores)
     if classwise:
         if y_scores.ndim != 2:
-            raise ValueError("y_scores must be 2D of shape (n_samples, n_classes) when classwise=True.")
+            raise ValueError(
+                "y_scores must be 2D of shape (n_samples, n_classes) when classwise=True."
+            )
         if class_labels is None:
             raise ValueError("class_labels must be provided when classwise=True.")
         class_labels = np.asarray(class_labels)
@@ -532,8 +566,10 @@ def mapie_expected_calibration_error(
         ece = 0.0
         for c in range(n_classes):
             ece += mapie_expected_calibration_error(
-                np.array(class_labels == c, dtype=int), y_scores[:, c],
-                num_bins=num_bins, split_strategy=split_strategy,
+                np.array(class_labels == c, dtype=int),
+                y_scores[:, c],
+                num_bins=num_bins,
+                split_strategy=split_strategy,
             )
         return float(ece / n_classes)
     y_true_ = _mapie_check_binary_zero_one(y_true)
@@ -547,7 +583,9 @@ def mapie_expected_calibration_error(
         return float(np.divide(np.sum(bin_sizes * np.abs(bin_accs - bin_confs)), np.sum(bin_sizes)))
 
 
-def mapie_top_label_ece(y_true, y_scores, y_score_arg=None, num_bins=50, split_strategy=None, classes=None):
+def mapie_top_label_ece(
+    y_true, y_scores, y_score_arg=None, num_bins=50, split_strategy=None, classes=None
+):
     """``mapie.metrics.calibration.top_label_ece``.
 
     For each predicted class ``l`` (``np.nanargmax``, first maximum; mapped

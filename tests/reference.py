@@ -17,6 +17,7 @@ EPS = np.finfo(np.float64).eps
 # Binning
 # --------------------------------------------------------------------------
 
+
 def uniform_edges(n_bins):
     """Uniform bin edges 0, 1/B, ..., 1; each edge is the correctly rounded k/B."""
     return np.arange(n_bins + 1) / n_bins
@@ -72,6 +73,7 @@ def bin_stats(p, y, n_bins, strategy="uniform", closed="right", weight=None):
 # Binary metrics
 # --------------------------------------------------------------------------
 
+
 def calibration_error(p, y, n_bins=15, strategy="uniform", closed="right", norm="l1", weight=None):
     """Binned calibration error (l1 = ECE, l2 = RMS-CE, max = MCE); nan if total weight is 0."""
     s = bin_stats(p, y, n_bins, strategy, closed, weight)
@@ -111,6 +113,7 @@ def log_loss(p, y, weight=None):
 # Multi-class metrics (P has shape (n, K), y holds labels 0..K-1)
 # --------------------------------------------------------------------------
 
+
 def _confidence_correct(P, y):
     """Max probability per row and whether argmax (first max on ties) equals y."""
     P = np.asarray(P, dtype=np.float64)
@@ -146,7 +149,9 @@ def top_label_error(P, y, weight=None, **kw):
     errs = []
     for j in np.unique(pred):
         m = pred == j
-        errs.append(calibration_error(conf[m], correct[m], weight=None if w is None else w[m], **kw))
+        errs.append(
+            calibration_error(conf[m], correct[m], weight=None if w is None else w[m], **kw)
+        )
     return _reduce(errs, kw.get("norm", "l1"))
 
 
@@ -170,6 +175,7 @@ def multiclass_log_loss(P, y, weight=None):
 # Reliability diagram
 # --------------------------------------------------------------------------
 
+
 def wilson_interval(successes, n, confidence=0.95):
     """Wilson score interval (lower, upper) arrays; nan where n == 0."""
     s = np.atleast_1d(np.asarray(successes, dtype=np.float64))
@@ -184,7 +190,9 @@ def wilson_interval(successes, n, confidence=0.95):
     return np.where(empty, np.nan, center - half), np.where(empty, np.nan, center + half)
 
 
-def reliability_table(p, y, n_bins=10, strategy="uniform", closed="right", weight=None, confidence=0.95):
+def reliability_table(
+    p, y, n_bins=10, strategy="uniform", closed="right", weight=None, confidence=0.95
+):
     """Per-bin reliability diagram data with Wilson intervals on the observed fraction."""
     edges = _edges(p, n_bins, strategy)
     s = bin_stats(p, y, n_bins, strategy, closed, weight)
@@ -210,6 +218,7 @@ def reliability_table(p, y, n_bins=10, strategy="uniform", closed="right", weigh
 # Exact (Fraction) calibration error for published worked examples
 # --------------------------------------------------------------------------
 
+
 def exact_calibration_error(p_fracs, y, n_bins, closed="right", norm="l1"):
     """Uniform-bin calibration error in exact Fraction arithmetic (l2 returns a float)."""
     p = [Fraction(v) for v in p_fracs]
@@ -218,13 +227,16 @@ def exact_calibration_error(p_fracs, y, n_bins, closed="right", norm="l1"):
     bins = [[] for _ in range(n_bins)]
     for pi, yi in zip(p, y):
         if closed == "right":
-            b = sum(1 for e in edges if pi > e)   # (a, b]: count edges strictly below
+            b = sum(1 for e in edges if pi > e)  # (a, b]: count edges strictly below
         else:
             b = sum(1 for e in edges if pi >= e)  # [a, b): count edges at or below
         bins[b].append((pi, yi))
     n = len(p)
-    terms = [(Fraction(len(b), n), sum(yi for _, yi in b) / len(b) - sum(pi for pi, _ in b) / len(b))
-             for b in bins if b]
+    terms = [
+        (Fraction(len(b), n), sum(yi for _, yi in b) / len(b) - sum(pi for pi, _ in b) / len(b))
+        for b in bins
+        if b
+    ]
     if norm == "l1":
         return sum(w * abs(g) for w, g in terms)
     if norm == "l2":
@@ -253,14 +265,38 @@ _THIRD = [Fraction(1, 3)] * 3
 # ECML-PKDD 2020 calibration tutorial, 30-item 3-class toy example.
 TUTORIAL_P = [
     # items 1-10, true class 0
-    _row(10, 0, 0), _row(9, 1, 0), _row(8, 1, 1), _row(7, 1, 2), _row(6, 3, 1),
-    _row(4, 1, 5), list(_THIRD), list(_THIRD), _row(2, 4, 4), _row(1, 5, 4),
+    _row(10, 0, 0),
+    _row(9, 1, 0),
+    _row(8, 1, 1),
+    _row(7, 1, 2),
+    _row(6, 3, 1),
+    _row(4, 1, 5),
+    list(_THIRD),
+    list(_THIRD),
+    _row(2, 4, 4),
+    _row(1, 5, 4),
     # items 11-20, true class 1
-    _row(8, 2, 0), _row(7, 0, 3), _row(5, 2, 3), _row(4, 4, 2), _row(4, 2, 4),
-    _row(3, 4, 3), _row(2, 3, 5), _row(1, 6, 3), _row(1, 3, 6), _row(0, 2, 8),
+    _row(8, 2, 0),
+    _row(7, 0, 3),
+    _row(5, 2, 3),
+    _row(4, 4, 2),
+    _row(4, 2, 4),
+    _row(3, 4, 3),
+    _row(2, 3, 5),
+    _row(1, 6, 3),
+    _row(1, 3, 6),
+    _row(0, 2, 8),
     # items 21-30, true class 2
-    _row(8, 2, 0), _row(8, 1, 1), _row(8, 0, 2), _row(6, 0, 4), _row(3, 0, 7),
-    _row(2, 6, 2), _row(2, 4, 4), _row(0, 4, 6), _row(0, 3, 7), _row(0, 3, 7),
+    _row(8, 2, 0),
+    _row(8, 1, 1),
+    _row(8, 0, 2),
+    _row(6, 0, 4),
+    _row(3, 0, 7),
+    _row(2, 6, 2),
+    _row(2, 4, 4),
+    _row(0, 4, 6),
+    _row(0, 3, 7),
+    _row(0, 3, 7),
 ]
 TUTORIAL_Y = [0] * 10 + [1] * 10 + [2] * 10
 

@@ -15,17 +15,17 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from conftest import make_log
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from polars.io.plugins import register_io_source
 from polars.testing import assert_frame_equal
+
+import polars_calib as pc
+from conftest import make_log
+from polars_calib._audit import MAX_SLICES
 from reference import calibration_error
 from test_cli import HAS_PLOT, assert_one_line_error, run
 from test_lazy import CountingSource
-
-import polars_calib as pc
-from polars_calib._audit import MAX_SLICES
 
 N_BINS = 10
 # Point estimates unless a test asks for intervals: the bootstrap costs a pass per 64 replicates.
@@ -262,8 +262,10 @@ class SlicedSource(CountingSource):
 
     def frame(self) -> pl.LazyFrame:
         def source(
-            with_columns: list[str] | None, predicate: pl.Expr | None,
-            n_rows: int | None, batch_size: int | None,
+            with_columns: list[str] | None,
+            predicate: pl.Expr | None,
+            n_rows: int | None,
+            batch_size: int | None,
         ) -> Iterator[pl.DataFrame]:
             self.reads += 1
             out = self.data if with_columns is None else self.data.select(with_columns)

@@ -12,13 +12,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from polars.testing import assert_frame_equal
-from conftest import FrameContext, make_log
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_ece_family import canonical_reference, vectors_of
+from polars.testing import assert_frame_equal
 
 import polars_calib as pc
+from conftest import FrameContext, make_log
+from test_ece_family import canonical_reference, vectors_of
 
 DISTANCES = ["tv", "cityblock", "sqeuclidean"]
 
@@ -30,9 +30,7 @@ def grid_bins(values: np.ndarray, n_bins: int, closed: str) -> np.ndarray:
     return np.clip(np.searchsorted(edges, values, side=side) - 1, 0, n_bins - 1)
 
 
-def expression_per_group(
-    df: pl.DataFrame, by: str | None, **options: object
-) -> list[float | None]:
+def expression_per_group(df: pl.DataFrame, by: str | None, **options: object) -> list[float | None]:
     expr = pc.canonical_ece("probs", "cls", **options)  # type: ignore[arg-type]
     if by is None:
         return [df.select(expr).item()]
@@ -146,7 +144,9 @@ def test_many_classes_several_words_only_non_empty_cells() -> None:
     got = pc.metrics_from_statistics(stats, metrics=["ece"])["ece"].item()
     want = canonical_reference(probs, labels, grid_bins(probs, 5, "right"))
     assert got == pytest.approx(want, rel=1e-12)
-    assert got == pytest.approx(df.select(pc.canonical_ece("probs", "y", n_bins=5)).item(), rel=1e-12)
+    assert got == pytest.approx(
+        df.select(pc.canonical_ece("probs", "y", n_bins=5)).item(), rel=1e-12
+    )
 
 
 # --------------------------------------------------------------------------
@@ -215,7 +215,9 @@ def test_merge_of_halves_is_the_whole_table() -> None:
         assert merged[column].to_list() == pytest.approx(whole[column].to_list(), rel=1e-12)
     # Keys left out are summed over: per group, then the whole.
     got = pc.metrics_from_statistics(halves, metrics=["ece"])["ece"].item()
-    assert got == pytest.approx(df.select(pc.canonical_ece("probs", "cls", n_bins=5, weight="w")).item(), rel=1e-12)
+    assert got == pytest.approx(
+        df.select(pc.canonical_ece("probs", "cls", n_bins=5, weight="w")).item(), rel=1e-12
+    )
 
 
 def test_canonical_tables_of_different_closures_do_not_merge() -> None:
@@ -351,8 +353,9 @@ def test_mean_over_bins_and_sign_changing_data() -> None:
     drawn = (rng.random(len(probs))[:, None] > probs.cumsum(1)).sum(1).clip(0, 2)
     calibrated = df.with_columns(cls=pl.Series(drawn))
     miscalibrated, baseline = (
-        pc.summary(data, "probs", "cls", n_bins=3, reduction="canonical", metrics=["ece"],
-                   average="bins")["canonical_ece"].item()  # fmt: skip
+        pc.summary(
+            data, "probs", "cls", n_bins=3, reduction="canonical", metrics=["ece"], average="bins"
+        )["canonical_ece"].item()  # fmt: skip
         for data in (df, calibrated)
     )
     assert miscalibrated > 2 * baseline

@@ -23,7 +23,12 @@ def run(
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "polars_calib", *map(str, args)],
-        capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=env,
+        check=False,
     )
 
 
@@ -68,8 +73,19 @@ def test_report_parquet_writes_every_output(
 ) -> None:
     out = tmp_path / "out"
     result = run(
-        "report", parquet_log, "--prob", "p", "--label", "y", "--by", "model,segment",
-        "--bins", "8", "--out", out, cwd=tmp_path,
+        "report",
+        parquet_log,
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--by",
+        "model,segment",
+        "--bins",
+        "8",
+        "--out",
+        out,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     expected = pc.summary(log, "p", "y", by=["model", "segment"], n_bins=8)
@@ -100,8 +116,25 @@ def test_report_csv_with_time_windows_and_weights(tmp_path: Path, log: pl.DataFr
     log.write_csv(path)
     out = tmp_path / "out"
     result = run(
-        "report", path, "--prob", "p", "--label", "y", "--by", "model", "--time", "ts",
-        "--every", "1d", "--weight", "w", "--metrics", "ece,brier", "--quiet", "--out", out,
+        "report",
+        path,
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--by",
+        "model",
+        "--time",
+        "ts",
+        "--every",
+        "1d",
+        "--weight",
+        "w",
+        "--metrics",
+        "ece,brier",
+        "--quiet",
+        "--out",
+        out,
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
@@ -126,8 +159,20 @@ def test_directory_of_parquet_files(tmp_path: Path, log: pl.DataFrame) -> None:
     for index, part in enumerate(log.partition_by("segment", maintain_order=True)):
         part.write_parquet(parts / f"part-{index}.parquet")
     out = tmp_path / "out"
-    result = run("report", parts, "--prob", "p", "--label", "y", "--by", "model", "-q",
-                 "--out", out, cwd=tmp_path)
+    result = run(
+        "report",
+        parts,
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--by",
+        "model",
+        "-q",
+        "--out",
+        out,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert_frame_equal(
         pl.read_parquet(out / "summary.parquet"), pc.summary(log, "p", "y", by="model")
@@ -138,8 +183,9 @@ def test_missing_column_is_a_one_line_data_error(tmp_path: Path, parquet_log: Pa
     result = run("report", parquet_log, "--prob", "score", "--label", "y", cwd=tmp_path)
     line = assert_one_line_error(result, 1)
     assert "'score'" in line
-    result = run("report", parquet_log, "--prob", "p", "--label", "y", "--by", "region",
-                 cwd=tmp_path)
+    result = run(
+        "report", parquet_log, "--prob", "p", "--label", "y", "--by", "region", cwd=tmp_path
+    )
     assert "'region'" in assert_one_line_error(result, 1)
 
 
@@ -158,9 +204,7 @@ def test_bad_data_is_a_one_line_data_error(tmp_path: Path, log: pl.DataFrame) ->
         ("log.json", b"{}", "cannot tell the format"),
     ],
 )
-def test_unreadable_input(
-    tmp_path: Path, name: str, content: bytes | None, message: str
-) -> None:
+def test_unreadable_input(tmp_path: Path, name: str, content: bytes | None, message: str) -> None:
     if content is not None:
         (tmp_path / name).write_bytes(content)
     result = run("report", tmp_path / name, "--prob", "p", "--label", "y", "-q", cwd=tmp_path)
@@ -199,13 +243,16 @@ def test_without_plot_extra_the_image_is_skipped(tmp_path: Path, parquet_log: Pa
         (shadow / f"{module}.py").write_text("raise ImportError('shadowed for a test')\n")
     env = {**os.environ, "PYTHONPATH": str(shadow)}
     out = tmp_path / "out"
-    result = run("report", parquet_log, "--prob", "p", "--label", "y", "--out", out,
-                 cwd=tmp_path, env=env)
+    result = run(
+        "report", parquet_log, "--prob", "p", "--label", "y", "--out", out, cwd=tmp_path, env=env
+    )
     assert result.returncode == 0, result.stderr
     assert "polars-calib: note: skipped reliability.png" in result.stderr
     assert "pip install 'polars_calib[plot]'" in result.stderr
     assert sorted(p.name for p in out.iterdir()) == [
-        "reliability.csv", "summary.csv", "summary.parquet"
+        "reliability.csv",
+        "summary.csv",
+        "summary.parquet",
     ]
 
 

@@ -15,13 +15,13 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from conftest import FrameContext, make_log
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 from scipy.special import erfc
 
 import polars_calib as pc
+from conftest import FrameContext, make_log
 from polars_calib._core.special import brownian_max_abs_sf, brownian_range_sf
 
 try:
@@ -345,8 +345,10 @@ def test_p_values_are_uniform_for_a_calibrated_model() -> None:
 
 
 def test_p_values_are_small_for_an_overconfident_model() -> None:
-    got = _simulated(1, 20, 2000, 2.0).group_by("g").agg(
-        ks_p=pc.ks_calibration_p("p", "y"), kuiper_p=pc.kuiper_calibration_p("p", "y")
+    got = (
+        _simulated(1, 20, 2000, 2.0)
+        .group_by("g")
+        .agg(ks_p=pc.ks_calibration_p("p", "y"), kuiper_p=pc.kuiper_calibration_p("p", "y"))
     )
     assert got["ks_p"].max() < 1e-3  # type: ignore[operator]
     assert got["kuiper_p"].max() < 1e-3  # type: ignore[operator]
@@ -415,9 +417,7 @@ def test_degenerate_groups() -> None:
             "y": [None, 1, 1, 0, None],
         },
         schema={"g": pl.String, "p": pl.Float64, "y": pl.Int64},
-    ).vstack(
-        pl.DataFrame({"g": ["certain", "two"], "p": [0.0, 0.5], "y": [0, 1]})
-    )
+    ).vstack(pl.DataFrame({"g": ["certain", "two"], "p": [0.0, 0.5], "y": [0, 1]}))
     got = {row["g"]: row for row in df.group_by("g").agg(**expressions()).iter_rows(named=True)}
     # No used row: everything null.
     assert all(got["empty"][k] is None for k in expressions())
@@ -458,7 +458,9 @@ def test_wrong_argument_types_raise_when_built() -> None:
 
 def test_pos_label() -> None:
     df = make_log(6, 200)
-    relabelled = df.with_columns(y=pl.when(pl.col("y") == 1).then(pl.lit("yes")).otherwise(pl.lit("no")))
+    relabelled = df.with_columns(
+        y=pl.when(pl.col("y") == 1).then(pl.lit("yes")).otherwise(pl.lit("no"))
+    )
     got = relabelled.select(
         ks=pc.ks_calibration("p", "y", pos_label="yes"),
         kuiper_p=pc.kuiper_calibration_p("p", "y", pos_label="yes"),

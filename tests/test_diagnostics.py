@@ -10,22 +10,22 @@ overconfident models.
 from __future__ import annotations
 
 import math
-import warnings
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
-from conftest import FrameContext, make_log
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_calib as pc
+from conftest import FrameContext, make_log
 
 sys.path.insert(0, str(Path(__file__).parent))
-import reference as ref  # noqa: E402
+import reference as ref
 
 scipy_stats = pytest.importorskip("scipy.stats")
 
@@ -145,9 +145,7 @@ def expressions(n_bins: int, strategy: str, weight: str | None) -> list[pl.Expr]
         pc.calibration_loss("p", "y", score="log_loss", **binned).alias(
             "log_loss_calibration_loss"
         ),
-        pc.refinement_loss("p", "y", score="log_loss", **binned).alias(
-            "log_loss_refinement_loss"
-        ),
+        pc.refinement_loss("p", "y", score="log_loss", **binned).alias("log_loss_refinement_loss"),
     ]
 
 
@@ -283,17 +281,21 @@ def test_brier_decomposition_identity(
 ) -> None:
     df = make_log(seed, n)
     weight = "w" if weighted else None
-    got = df.select(
-        parts=pc.brier_decomposition("p", "y", n_bins=n_bins, strategy=strategy, weight=weight),
-        brier=pc.brier("p", "y", weight=weight),
-        cl=pc.calibration_loss("p", "y", n_bins=n_bins, strategy=strategy, weight=weight),
-        rl=pc.refinement_loss("p", "y", n_bins=n_bins, strategy=strategy, weight=weight),
-        cl_unique=pc.calibration_loss("p", "y", strategy="unique", weight=weight),
-        rl_unique=pc.refinement_loss("p", "y", strategy="unique", weight=weight),
-        ll=pc.log_loss("p", "y", weight=weight),
-        ll_cl=pc.calibration_loss("p", "y", score="log_loss", strategy="unique", weight=weight),
-        ll_rl=pc.refinement_loss("p", "y", score="log_loss", strategy="unique", weight=weight),
-    ).unnest("parts", separator=".").row(0, named=True)
+    got = (
+        df.select(
+            parts=pc.brier_decomposition("p", "y", n_bins=n_bins, strategy=strategy, weight=weight),
+            brier=pc.brier("p", "y", weight=weight),
+            cl=pc.calibration_loss("p", "y", n_bins=n_bins, strategy=strategy, weight=weight),
+            rl=pc.refinement_loss("p", "y", n_bins=n_bins, strategy=strategy, weight=weight),
+            cl_unique=pc.calibration_loss("p", "y", strategy="unique", weight=weight),
+            rl_unique=pc.refinement_loss("p", "y", strategy="unique", weight=weight),
+            ll=pc.log_loss("p", "y", weight=weight),
+            ll_cl=pc.calibration_loss("p", "y", score="log_loss", strategy="unique", weight=weight),
+            ll_rl=pc.refinement_loss("p", "y", score="log_loss", strategy="unique", weight=weight),
+        )
+        .unnest("parts", separator=".")
+        .row(0, named=True)
+    )
     if got["brier"] is None:  # all weights zero
         return
     parts = {k: got[f"parts.{k}"] for k in PARTS}
@@ -369,9 +371,11 @@ def test_quantile_summary_equals_expressions() -> None:
     summary = df.calib.summary(
         "p", "y", by="g", n_bins=10, strategy="quantile", metrics=names
     ).select("g", *names)
-    grouped = df.group_by("g").agg(
-        [e for e in expressions(10, "quantile", None) if e.meta.output_name() in names]
-    ).sort("g")
+    grouped = (
+        df.group_by("g")
+        .agg([e for e in expressions(10, "quantile", None) if e.meta.output_name() in names])
+        .sort("g")
+    )
     assert_frame_equal(unnested(summary), unnested(grouped), rel_tol=1e-9, abs_tol=1e-12)
 
 

@@ -14,11 +14,11 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from conftest import FrameContext, make_log
 from hypothesis import given
 from hypothesis import strategies as st
 
 import polars_calib as pc
+from conftest import FrameContext, make_log
 from polars_calib._table.median_variance import split_median_variance
 
 # --------------------------------------------------------------------------
@@ -208,7 +208,9 @@ def test_canonical_matches_reference(
     n_bins=st.integers(1, 12),
     decimals=st.sampled_from([1, 2, None]),
 )
-def test_canonical_property(seed: int, n: int, classes: int, n_bins: int, decimals: int | None) -> None:
+def test_canonical_property(
+    seed: int, n: int, classes: int, n_bins: int, decimals: int | None
+) -> None:
     df = make_log(seed, n, classes=classes, decimals=decimals, weights=False)
     probs, labels = vectors_of(df), df["cls"].to_numpy()
     got = df.select(pc.canonical_ece("probs", "cls", n_bins=n_bins, distance="cityblock")).item()
@@ -286,7 +288,9 @@ def test_data_policy() -> None:
     got = df.group_by("g", maintain_order=True).agg(pc.canonical_ece("probs", "y", n_bins=2))
     # Group 0: two used rows in two cells; group 1: no used row.
     assert got["probs"].to_list() == [pytest.approx(0.3), None]
-    bad = df.with_columns(probs=pl.when(pl.col("g") == 1).then(pl.lit([0.7, 0.7])).otherwise("probs"))
+    bad = df.with_columns(
+        probs=pl.when(pl.col("g") == 1).then(pl.lit([0.7, 0.7])).otherwise("probs")
+    )
     bad = bad.with_columns(y=pl.col("y").fill_null(0))
     got = bad.group_by("g", maintain_order=True).agg(pc.canonical_ece("probs", "y"))
     assert got["probs"][1] is None  # a sum off 1 makes the group null
@@ -376,7 +380,10 @@ def test_splitter_is_julia(seed: int, min_size: int, max_bins: int | None) -> No
 def test_split_below_median_goes_left() -> None:
     # Median 0.5 (upper middle value), ties sent right: [0.1, 0.2] | [0.5, 0.5, 0.5, 0.9].
     points = np.array([0.5, 0.1, 0.5, 0.9, 0.2, 0.5])
-    assert partition(split_median_variance(points, 2)) == {frozenset({1, 4}), frozenset({0, 2, 3, 5})}
+    assert partition(split_median_variance(points, 2)) == {
+        frozenset({1, 4}),
+        frozenset({0, 2, 3, 5}),
+    }
 
 
 def test_median_variance_bins_per_group(frame_context: FrameContext) -> None:
@@ -456,8 +463,14 @@ def test_median_variance_bad_data_and_parameters() -> None:
 )
 def test_skce_matches_reference(kernel: str, estimator: str, block_size: int) -> None:
     got = LOG.group_by("g").agg(
-        pc.skce("probs", "cls", kernel=kernel, length_scale=0.6, estimator=estimator,  # type: ignore[arg-type]
-                block_size=block_size)  # fmt: skip
+        pc.skce(
+            "probs",
+            "cls",
+            kernel=kernel,
+            length_scale=0.6,
+            estimator=estimator,  # type: ignore[arg-type]
+            block_size=block_size,
+        )  # fmt: skip
     )
     for g, value in got.iter_rows():
         part = LOG.filter(pl.col("g") == g)
@@ -486,7 +499,9 @@ def test_skce_unbiased_on_calibrated_data() -> None:
     seeds, n = 60, 80
     probs = rng.dirichlet(np.full(3, 0.7), seeds * n)
     labels = (rng.random(seeds * n)[:, None] > probs.cumsum(1)).sum(1)
-    df = pl.DataFrame({"seed": np.repeat(np.arange(seeds), n), "probs": probs.tolist(), "y": labels})
+    df = pl.DataFrame(
+        {"seed": np.repeat(np.arange(seeds), n), "probs": probs.tolist(), "y": labels}
+    )
     per_seed = df.group_by("seed").agg(
         u=pc.skce("probs", "y"),
         v=pc.skce("probs", "y", estimator="biased"),
@@ -520,7 +535,9 @@ def test_skce_policy_and_parameters() -> None:
     assert got == pytest.approx(want)
     bad = df.with_columns(y=pl.lit(5))
     assert bad.select(pc.skce("probs", "y")).item() is None
-    assert pl.DataFrame({"probs": [[0.2, 0.8]], "y": [1]}).select(pc.skce("probs", "y")).item() is None
+    assert (
+        pl.DataFrame({"probs": [[0.2, 0.8]], "y": [1]}).select(pc.skce("probs", "y")).item() is None
+    )
 
 
 # --------------------------------------------------------------------------
@@ -567,14 +584,18 @@ def test_frame_functions_with_median_variance(frame_context: FrameContext) -> No
     summary = frame_context.collect(pc.summary(frame_context.frame(df), "p", "y", **options))
     table = frame_context.collect(pc.reliability(frame_context.frame(df), "p", "y", **options))
     binned = pc.median_variance_bins(df, "p", "y", by="g", min_size=25, max_bins=6, weight="w")
-    expected = binned.group_by("g").agg(
-        ece=pc.ece("p", "y", bins="bin", weight="w"), brier=pc.brier("p", "y", weight="w")
-    ).sort("g")
+    expected = (
+        binned.group_by("g")
+        .agg(ece=pc.ece("p", "y", bins="bin", weight="w"), brier=pc.brier("p", "y", weight="w"))
+        .sort("g")
+    )
     assert summary["ece"].to_list() == pytest.approx(expected["ece"].to_list(), rel=1e-12)
     assert summary["brier"].to_list() == pytest.approx(expected["brier"].to_list(), rel=1e-12)
-    ranges = binned.group_by("g", "bin").agg(
-        count=pl.len(), lower=pl.col("p").min(), upper=pl.col("p").max()
-    ).sort("g", "bin")
+    ranges = (
+        binned.group_by("g", "bin")
+        .agg(count=pl.len(), lower=pl.col("p").min(), upper=pl.col("p").max())
+        .sort("g", "bin")
+    )
     assert table.select("g", "bin", "count", "lower", "upper").equals(
         ranges.select("g", pl.col("bin"), pl.col("count").cast(pl.Int64), "lower", "upper")
     )
@@ -635,9 +656,7 @@ def test_windows(frame_context: FrameContext) -> None:
     from datetime import datetime, timedelta
 
     start = datetime(2024, 1, 1)
-    df = LOG.head(150).with_columns(
-        ts=pl.Series([start + timedelta(hours=i) for i in range(150)])
-    )
+    df = LOG.head(150).with_columns(ts=pl.Series([start + timedelta(hours=i) for i in range(150)]))
     exprs = [expr.alias(name) for name, expr in FAMILY.items()]
     frame = frame_context.frame(df)
     dynamic = frame_context.collect(frame.group_by_dynamic("ts", every="1d").agg(exprs))

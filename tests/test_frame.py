@@ -24,7 +24,7 @@ from polars_calib._core.options import METRICS
 from polars_calib._table.columns import RELIABILITY
 
 sys.path.insert(0, str(Path(__file__).parent))
-import reference as ref  # noqa: E402
+import reference as ref
 
 LOG = Path(__file__).parents[1] / "examples" / "data" / "predictions.parquet"
 FLOATS = ["mean_predicted", "observed", "gap", "observed_lower", "observed_upper"]
@@ -69,7 +69,12 @@ def assert_matches_reference(table: pl.DataFrame, expected: dict[str, np.ndarray
 @example(seed=0, n=101, n_bins=10, closed="right", decimals=2, weighted=False, confidence=0.95)
 @example(seed=1, n=101, n_bins=10, closed="left", decimals=2, weighted=True, confidence=0.95)
 def test_uniform_reliability_matches_reference(
-    seed: int, n: int, n_bins: int, closed: str, decimals: int | None, weighted: bool,
+    seed: int,
+    n: int,
+    n_bins: int,
+    closed: str,
+    decimals: int | None,
+    weighted: bool,
     confidence: float,
 ) -> None:
     df = sign_changing(seed, n, decimals)
@@ -78,8 +83,13 @@ def test_uniform_reliability_matches_reference(
         "p", "y", n_bins=n_bins, closed=closed, weight=weight, confidence=confidence
     )
     expected = ref.reliability_table(
-        df["p"].to_numpy(), df["y"].to_numpy(), n_bins, "uniform", closed,
-        None if weight is None else df["w"].to_numpy(), confidence,
+        df["p"].to_numpy(),
+        df["y"].to_numpy(),
+        n_bins,
+        "uniform",
+        closed,
+        None if weight is None else df["w"].to_numpy(),
+        confidence,
     )
     assert table.columns == list(ref.reliability_table([0.5], [1], 1))
     # Uniform edges are exactly k / n_bins, not Polars' 7 * (1 / 10).
@@ -105,7 +115,11 @@ def test_quantile_reliability_matches_reference(
         "p", "y", n_bins=n_bins, strategy="quantile", closed=closed, weight=weight
     )
     expected = ref.reliability_table(
-        df["p"].to_numpy(), df["y"].to_numpy(), n_bins, "quantile", closed,
+        df["p"].to_numpy(),
+        df["y"].to_numpy(),
+        n_bins,
+        "quantile",
+        closed,
         None if weight is None else df["w"].to_numpy(),
     )
     assert_matches_reference(table, expected)
@@ -178,8 +192,12 @@ SUMMARY_CASES = [
 @pytest.mark.parametrize("lazy", [False, True])
 @pytest.mark.parametrize("engine", ["in-memory", "streaming"])
 def test_summary_equals_expressions(
-    log: pl.DataFrame, grouping: dict[str, object], keys: list[str],
-    binning: dict[str, object], lazy: bool, engine: str,
+    log: pl.DataFrame,
+    grouping: dict[str, object],
+    keys: list[str],
+    binning: dict[str, object],
+    lazy: bool,
+    engine: str,
 ) -> None:
     data = log.lazy() if lazy else log
     result = pc.summary(data, "p", "y", **grouping, **binning)  # type: ignore[arg-type]
@@ -210,8 +228,10 @@ def test_summary_without_keys_and_namespace_forms(log: pl.DataFrame) -> None:
     assert got["mean_predicted"].item() == pytest.approx(log["p"].mean(), abs=1e-12)
     assert got["observed"].item() == pytest.approx(log["y"].mean(), abs=1e-12)
     assert_frame_equal(
-        log.lazy().calib.summary("p", "y").collect(), log.calib.summary("p", "y"),
-        rel_tol=0, abs_tol=1e-12,
+        log.lazy().calib.summary("p", "y").collect(),
+        log.calib.summary("p", "y"),
+        rel_tol=0,
+        abs_tol=1e-12,
     )
 
 
@@ -231,12 +251,16 @@ def test_null_rows_are_ignored() -> None:
     )
     kept = holes.drop_nulls(["p", "y"])
     assert_frame_equal(
-        holes.calib.summary("p", "y", by="g"), kept.calib.summary("p", "y", by="g"),
-        rel_tol=0, abs_tol=1e-12,
+        holes.calib.summary("p", "y", by="g"),
+        kept.calib.summary("p", "y", by="g"),
+        rel_tol=0,
+        abs_tol=1e-12,
     )
     assert_frame_equal(
-        holes.calib.reliability("p", "y"), kept.calib.reliability("p", "y"),
-        rel_tol=0, abs_tol=1e-12,
+        holes.calib.reliability("p", "y"),
+        kept.calib.reliability("p", "y"),
+        rel_tol=0,
+        abs_tol=1e-12,
     )
 
 
@@ -274,10 +298,13 @@ def test_a_lazy_plan_counts_refused_rows_and_gives_null(
 ) -> None:
     data = {"p": [0.2, 0.4, 0.5, 0.3], "y": [0, 1, 1, 0], "w": [1.0, 1.0, 2.0, 1.0], **change}
     good = {"p": [0.2, 0.4], "y": [0, 1], "w": [1.0, 1.0]}
-    lf = pl.concat([
-        pl.LazyFrame(data).with_columns(g=pl.lit("bad")),
-        pl.LazyFrame(good).with_columns(g=pl.lit("good")),
-    ], how="diagonal_relaxed")
+    lf = pl.concat(
+        [
+            pl.LazyFrame(data).with_columns(g=pl.lit("bad")),
+            pl.LazyFrame(good).with_columns(g=pl.lit("good")),
+        ],
+        how="diagonal_relaxed",
+    )
     plan = lf.calib.summary("p", "y", by="g", weight="w")
     assert isinstance(plan, pl.LazyFrame)
     got = plan.collect()
@@ -341,9 +368,7 @@ def test_argument_errors() -> None:
 def test_empty_input_gives_no_groups_or_one_empty_whole(by: str | None, strategy: str) -> None:
     # With keys, an empty frame has no groups; without, the whole frame is one group
     # (as an expression in `select` gives one null), with count 0 and null metrics.
-    empty = pl.DataFrame(
-        schema={"model": pl.String, "ts": pl.Date, "p": pl.Float64, "y": pl.Int64}
-    )
+    empty = pl.DataFrame(schema={"model": pl.String, "ts": pl.Date, "p": pl.Float64, "y": pl.Int64})
     keys = [] if by is None else [by]
     table = empty.calib.reliability("p", "y", by=by, strategy=strategy)
     assert table.height == (0 if keys else 15)
@@ -353,11 +378,11 @@ def test_empty_input_gives_no_groups_or_one_empty_whole(by: str | None, strategy
     assert summary.height == 0
     assert summary.schema == pl.Schema(
         {
-            **{k: pl.String for k in keys},
+            **dict.fromkeys(keys, pl.String),
             "ts": pl.Date,
             "count": pl.Int64,
             "refused": pl.Int64,
-            **{name: pl.Float64 for name in ["mean_predicted", "observed", *METRICS]},
+            **dict.fromkeys(["mean_predicted", "observed", *METRICS], pl.Float64),
         }
     )
     whole = empty.calib.summary("p", "y", by=by, strategy=strategy)
@@ -426,7 +451,12 @@ def test_multiclass_reliability_matches_reference(
     assert_matches_reference(table, ref.reliability_table(conf, correct, weight=w, **binning))
 
     table = df.calib.reliability(
-        "probs", "y", weight=weight, reduction="classwise", **tol, **binning  # type: ignore[arg-type]
+        "probs",
+        "y",
+        weight=weight,
+        reduction="classwise",
+        **tol,
+        **binning,  # type: ignore[arg-type]
     )
     assert table.columns == ["class", *RELIABILITY]
     for j in range(k):
@@ -434,7 +464,12 @@ def test_multiclass_reliability_matches_reference(
         assert_matches_reference(table.filter(pl.col("class") == j), expected)
 
     table = df.calib.reliability(
-        "probs", "y", weight=weight, reduction="top_label", **tol, **binning  # type: ignore[arg-type]
+        "probs",
+        "y",
+        weight=weight,
+        reduction="top_label",
+        **tol,
+        **binning,  # type: ignore[arg-type]
     )
     predicted = P.argmax(axis=1)
     assert table["class"].unique().sort().to_list() == np.unique(predicted).tolist()
@@ -463,12 +498,14 @@ def test_multiclass_reliability_by_group_lazy_and_quantile() -> None:
         ([[0.5, 0.5], [1.2, -0.2]], [0, 1], "column 'probs': vector holding a null, NaN or value"),
         ([[0.5, 0.6], [0.3, 0.7]], [0, 1], "column 'probs': vector sum off 1 by more than 1e-06"),
         ([[0.5, 0.5], [0.3, 0.7]], [0, 2], "column 'y': label not a class 0 .. K - 1 in 1 of 2"),
-        ([[0.5, 0.5], [0.2, 0.3, 0.5]], [0, 1], "column 'probs': vectors of different lengths (from 2 to 3 entries)"),
+        (
+            [[0.5, 0.5], [0.2, 0.3, 0.5]],
+            [0, 1],
+            "column 'probs': vectors of different lengths (from 2 to 3 entries)",
+        ),
     ],
 )
-def test_multiclass_validation(
-    probs: list[list[float]], labels: list[int], message: str
-) -> None:
+def test_multiclass_validation(probs: list[list[float]], labels: list[int], message: str) -> None:
     # Vectors of different lengths only break the classwise reduction (a class key).
     df = pl.DataFrame({"probs": probs, "y": labels})
     with pytest.raises(pc.CalibrationDataError) as raised:
@@ -483,4 +520,3 @@ def test_reduction_needs_vectors() -> None:
     vectors = pl.DataFrame({"probs": [[0.2, 0.8]], "y": [1]})
     with pytest.raises(ValueError, match="`reduction` must be one of"):
         vectors.calib.reliability("probs", "y", reduction="top")
-

@@ -23,7 +23,9 @@ ROOT = Path(__file__).parents[1]
 METRICS = ("ece", "mce", "rmsce", "brier", "log_loss")
 EXAMPLE = ROOT / "examples" / "data" / "predictions.parquet"
 HAS_PLOT = all(importlib.util.find_spec(m) for m in ("altair", "vl_convert"))
-needs_plot = pytest.mark.skipif(not HAS_PLOT, reason="the plot extra (altair, vl-convert) is not installed")
+needs_plot = pytest.mark.skipif(
+    not HAS_PLOT, reason="the plot extra (altair, vl-convert) is not installed"
+)
 
 
 class Page(HTMLParser):
@@ -307,7 +309,9 @@ def test_intervals_and_audit_sections_equal_summary_and_audit() -> None:
     # The audit section: pc.audit's worst slices, with the page's settings, and its forest plot.
     audited = pc.audit(log, "p", "y", by=keys, metrics=["ece", "mce", "rmsce", "brier", "log_loss"], min_count=50,
                        n_resamples=20, seed=3)  # fmt: skip
-    worst = audited.worst(10).drop("attributes", *keys).with_columns(pl.col(pl.Boolean).cast(pl.String))
+    worst = (
+        audited.worst(10).drop("attributes", *keys).with_columns(pl.col(pl.Boolean).cast(pl.String))
+    )
     assert_shows(page, "audit-table", worst, exact=False)
     charts = specs(page)
     assert len(charts) == 4  # two diagrams (one per model), the metric over time, the forest plot
@@ -339,7 +343,9 @@ def test_bad_audit_or_resampling_arguments_raise_as_audit_and_summary(
         pc.html_report(log, "p", "y", by="model", **arguments)  # type: ignore[arg-type]
     if "audit" in arguments:  # the audit's own error
         audit_args = {k: v for k, v in arguments.items() if k != "audit"}
-        audit_args = {("max_order" if k == "audit_max_order" else k): v for k, v in audit_args.items()}
+        audit_args = {
+            ("max_order" if k == "audit_max_order" else k): v for k, v in audit_args.items()
+        }
         with pytest.raises(error, match=match):
             pc.audit(log, "p", "y", by=arguments["audit"], **audit_args)  # type: ignore[arg-type]
 
@@ -407,7 +413,10 @@ def test_without_the_plot_extra_the_page_has_tables_and_says_why(
 
 def run_cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     # This checkout's package, whatever is installed.
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
     return subprocess.run(
         [sys.executable, "-m", "polars_calib", *map(str, args)],
         capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False,

@@ -71,9 +71,7 @@ def _check_guarantees(frame: pl.DataFrame) -> None:
 
 
 def _check_reference(frame: pl.DataFrame, z: float, rel_tol: float = 1e-12) -> None:
-    for successes, n, lower, upper in frame.select(
-        "successes", "n", "lower", "upper"
-    ).iter_rows():
+    for successes, n, lower, upper in frame.select("successes", "n", "lower", "upper").iter_rows():
         want_lower, want_upper = reference(successes, n, z)
         assert math.isclose(lower, want_lower, rel_tol=rel_tol), (successes, n, lower)
         assert math.isclose(upper, want_upper, rel_tol=rel_tol), (successes, n, upper)
@@ -131,9 +129,7 @@ def test_fractional_weights() -> None:
 
 @given(
     rows=st.lists(
-        st.tuples(
-            st.floats(min_value=1e-3, max_value=1e3, allow_nan=False), st.booleans()
-        ),
+        st.tuples(st.floats(min_value=1e-3, max_value=1e3, allow_nan=False), st.booleans()),
         min_size=1,
         max_size=50,
     ),

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
-from test_multiclass import _vectors, tempered_log, tutorial  # noqa: F401 (a fixture)
 
 import polars_calib as pc
 import reference
+from test_multiclass import _vectors, tempered_log, tutorial  # noqa: F401 (a fixture)
 
 EXPRESSIONS = {
     "confidence": pc.confidence_ece,
@@ -73,8 +73,16 @@ def expected_summary(
     dtype=st.sampled_from(["array", "list"]),
 )
 def test_summary_matches_the_expressions(
-    seed: int, n: int, n_classes: int, reduction: str, n_bins: int, strategy: str,
-    closed: str, weighted: bool, temperature: float, dtype: str,
+    seed: int,
+    n: int,
+    n_classes: int,
+    reduction: str,
+    n_bins: int,
+    strategy: str,
+    closed: str,
+    weighted: bool,
+    temperature: float,
+    dtype: str,
 ) -> None:
     P, y, w, g = tempered_log(
         seed, n, n_classes, temperature=temperature, resolution=20, tie_rate=0.3, groups=3
@@ -165,7 +173,11 @@ def test_rows_with_nulls_are_ignored() -> None:
         ([[0.5, 0.5], [float("nan"), 0.5]], [0, 1], "column 'probs': vector holding a null, NaN"),
         ([[0.5, 0.6], [0.3, 0.7]], [0, 1], "column 'probs': vector sum off 1 by more than 1e-06"),
         ([[0.5, 0.5], [0.3, 0.7]], [0, 2], "column 'y': label not a class 0 .. K - 1 in 1 of 2"),
-        ([[0.5, 0.5], [0.2, 0.3, 0.5]], [0, 1], "column 'probs': vectors of different lengths (from 2 to 3 entries)"),
+        (
+            [[0.5, 0.5], [0.2, 0.3, 0.5]],
+            [0, 1],
+            "column 'probs': vectors of different lengths (from 2 to 3 entries)",
+        ),
     ],
 )
 @pytest.mark.parametrize("reduction", sorted(EXPRESSIONS))

@@ -166,7 +166,9 @@ def test_two_keys_facet_by_the_last_by_default(table: pl.DataFrame, segments: in
     assert len(figure.axes) == 2 * segments  # a diagram and a histogram per value
     assert figure.axes[0].get_title() == "segment = w"
     assert [text.get_text() for text in figure.legends[0].get_texts()] == [
-        "perfectly calibrated", "a", "b"
+        "perfectly calibrated",
+        "a",
+        "b",
     ]
 
 
@@ -198,7 +200,9 @@ def test_one_key_and_class_facet_by_class(table: pl.DataFrame) -> None:
     per_class = _sliced(table, ("0", "1", "2")).rename({"segment": "class"})
     spec = pc.plot_reliability(per_class).to_dict()
     assert [panel["vconcat"][0]["title"] for panel in spec["hconcat"]] == [
-        "class = 0", "class = 1", "class = 2"
+        "class = 0",
+        "class = 1",
+        "class = 2",
     ]
 
 
@@ -210,7 +214,9 @@ def test_the_legend_lists_a_group_missing_from_the_first_panel(table: pl.DataFra
     figure = pc.plot_reliability(sliced, backend="matplotlib")
     # Groups in order of first appearance in the table: b (segment x), then a.
     assert [text.get_text() for text in figure.legends[0].get_texts()] == [
-        "perfectly calibrated", "b", "a"
+        "perfectly calibrated",
+        "b",
+        "a",
     ]
 
 
@@ -228,10 +234,12 @@ def test_matplotlib_draws_all_zero_and_all_one_bins() -> None:
     upper_at_zero = table.filter(pl.col("observed") == 0.0).item(0, "observed_upper")
     lower_at_one = table.filter(pl.col("observed") == 1.0).item(0, "observed_lower")
     assert [(x, y) for (x, y), _ in segments] == [
-        pytest.approx((0.15, 0.0)), pytest.approx((0.85, lower_at_one))
+        pytest.approx((0.15, 0.0)),
+        pytest.approx((0.85, lower_at_one)),
     ]
     assert [(x, y) for _, (x, y) in segments] == [
-        pytest.approx((0.15, upper_at_zero)), pytest.approx((0.85, 1.0))
+        pytest.approx((0.15, upper_at_zero)),
+        pytest.approx((0.85, 1.0)),
     ]
 
 
@@ -242,9 +250,7 @@ def test_matplotlib_draws_an_interval_that_misses_its_estimate(table: pl.DataFra
         observed_lower=pl.when(pl.col("bin") == 0)
         .then(pl.col("observed") + 1e-17)
         .otherwise(pl.col("observed_lower")),
-        observed_upper=pl.when(pl.col("bin") == 2)
-        .then(None)
-        .otherwise(pl.col("observed_upper")),
+        observed_upper=pl.when(pl.col("bin") == 2).then(None).otherwise(pl.col("observed_upper")),
     )
     figure = pc.plot_reliability(off, backend="matplotlib")
     assert len(figure.axes) == 2
@@ -281,7 +287,9 @@ def test_matplotlib_facets(table: pl.DataFrame) -> None:
     figure = pc.plot_reliability(sliced, backend="matplotlib", facet="segment")
     assert len(figure.axes) == 6
     assert [ax.get_title() for ax in figure.axes[:3]] == [
-        "segment = x", "segment = y", "segment = z"
+        "segment = x",
+        "segment = y",
+        "segment = z",
     ]
 
 

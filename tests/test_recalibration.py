@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from conftest import FrameContext, make_log, sign_changing_log
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -30,6 +29,7 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 import polars_calib as pc
+from conftest import FrameContext, make_log, sign_changing_log
 from polars_calib._core.problem import EPS
 
 BINARY_METHODS = ("platt", "beta", "isotonic", "histogram")
@@ -211,7 +211,9 @@ def test_histogram_values_are_bin_frequencies_and_empty_bins_keep_p() -> None:
     )
     cal = pc.fit_calibrator(train, "p", "y", method="histogram", n_bins=10, weight="w")
     # Every bin of the grid, the empty ones too (the statistics table holds only the others).
-    table = pc.reliability_from_statistics(pc.bin_statistics(train, "p", "y", n_bins=10, weight="w"))
+    table = pc.reliability_from_statistics(
+        pc.bin_statistics(train, "p", "y", n_bins=10, weight="w")
+    )
     want = table.select("observed")
     # Weighted sums: Polars' parallel summation may differ in the last bit between runs.
     got = cal.params["values"][0].to_list()
@@ -222,8 +224,7 @@ def test_histogram_values_are_bin_frequencies_and_empty_bins_keep_p() -> None:
     values = want.to_series().to_list()
     index = test.select(pc.bin_index("p", n_bins=10)).to_series().to_list()
     expected = [
-        values[k] if values[k] is not None else p
-        for p, k in zip(test["p"].to_list(), index)
+        values[k] if values[k] is not None else p for p, k in zip(test["p"].to_list(), index)
     ]
     np.testing.assert_allclose(applied(cal, test), expected, rtol=1e-12)
     assert any(v is None for v in values)  # an empty bin was exercised
@@ -925,11 +926,16 @@ def test_keys_of_other_dtypes_look_up_and_round_trip(tmp_path: Path, dtype: pl.D
 
 @settings(max_examples=25)
 @given(
-    p=st.lists(st.sampled_from([0.0, 0.05, 0.1, 0.3, 0.31, 0.5, 0.7, 0.9, 1.0]) | st.floats(0, 1),
-               min_size=10, max_size=60),  # fmt: skip
+    p=st.lists(
+        st.sampled_from([0.0, 0.05, 0.1, 0.3, 0.31, 0.5, 0.7, 0.9, 1.0]) | st.floats(0, 1),
+        min_size=10,
+        max_size=60,
+    ),  # fmt: skip
     data=st.data(),
 )
-def test_isotonic_agrees_with_sklearn_on_generated_logs(p: list[float], data: st.DataObject) -> None:
+def test_isotonic_agrees_with_sklearn_on_generated_logs(
+    p: list[float], data: st.DataObject
+) -> None:
     y = data.draw(st.lists(st.integers(0, 1), min_size=len(p), max_size=len(p)))
     # Positive weights: scikit-learn pools zero-weight rows into an undefined mean (0/0);
     # we drop them, as MAPIE does.

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-import reference as ref  # noqa: E402
-
+import reference as ref
 
 # --------------------------------------------------------------------------
 # ECML-PKDD 2020 tutorial, 30 items, 3 classes, 5 right-closed uniform bins
 # --------------------------------------------------------------------------
+
 
 def _column(j):
     return [row[j] for row in ref.TUTORIAL_P]
@@ -42,7 +42,9 @@ def test_tutorial_data_shape():
     assert y.tolist() == [0] * 10 + [1] * 10 + [2] * 10
 
 
-@pytest.mark.parametrize("j, ece", [(0, Fraction(169, 900)), (1, Fraction(131, 900)), (2, Fraction(91, 450))])
+@pytest.mark.parametrize(
+    "j, ece", [(0, Fraction(169, 900)), (1, Fraction(131, 900)), (2, Fraction(91, 450))]
+)
 def test_tutorial_exact_class_ece(j, ece):
     got = ref.exact_calibration_error(_column(j), _one_vs_rest(j), 5)
     assert isinstance(got, Fraction)
@@ -50,7 +52,9 @@ def test_tutorial_exact_class_ece(j, ece):
 
 
 def test_tutorial_exact_class0_mce():
-    assert ref.exact_calibration_error(_column(0), _one_vs_rest(0), 5, norm="max") == Fraction(17, 35)
+    assert ref.exact_calibration_error(_column(0), _one_vs_rest(0), 5, norm="max") == Fraction(
+        17, 35
+    )
 
 
 def test_tutorial_exact_confidence():
@@ -61,7 +65,9 @@ def test_tutorial_exact_confidence():
 
 def test_tutorial_exact_classwise():
     eces = [ref.exact_calibration_error(_column(j), _one_vs_rest(j), 5) for j in range(3)]
-    mces = [ref.exact_calibration_error(_column(j), _one_vs_rest(j), 5, norm="max") for j in range(3)]
+    mces = [
+        ref.exact_calibration_error(_column(j), _one_vs_rest(j), 5, norm="max") for j in range(3)
+    ]
     assert sum(eces) / 3 == Fraction(241, 1350)
     assert max(mces) == Fraction(17, 35)
 
@@ -70,7 +76,9 @@ def test_tutorial_float_path():
     P, y = ref.tutorial_arrays()
     tol = 1e-12
     assert ref.calibration_error(P[:, 0], y == 0, n_bins=5) == pytest.approx(169 / 900, abs=tol)
-    assert ref.calibration_error(P[:, 0], y == 0, n_bins=5, norm="max") == pytest.approx(17 / 35, abs=tol)
+    assert ref.calibration_error(P[:, 0], y == 0, n_bins=5, norm="max") == pytest.approx(
+        17 / 35, abs=tol
+    )
     assert ref.calibration_error(P[:, 1], y == 1, n_bins=5) == pytest.approx(131 / 900, abs=tol)
     assert ref.calibration_error(P[:, 2], y == 2, n_bins=5) == pytest.approx(91 / 450, abs=tol)
     assert ref.confidence_error(P, y, n_bins=5) == pytest.approx(19 / 90, abs=tol)
@@ -82,16 +90,23 @@ def test_tutorial_float_path():
 def test_tutorial_exact_l2_matches_float_path():
     P, y = ref.tutorial_arrays()
     exact = ref.exact_calibration_error(_column(0), _one_vs_rest(0), 5, norm="l2")
-    assert ref.calibration_error(P[:, 0], y == 0, n_bins=5, norm="l2") == pytest.approx(exact, abs=1e-12)
+    assert ref.calibration_error(P[:, 0], y == 0, n_bins=5, norm="l2") == pytest.approx(
+        exact, abs=1e-12
+    )
 
 
 # --------------------------------------------------------------------------
 # 10-item worked example, 3 bins
 # --------------------------------------------------------------------------
 
+
 def test_worked_10_ece():
-    assert ref.calibration_error(ref.WORKED_10_P, ref.WORKED_10_Y, n_bins=3) == pytest.approx(0.241, abs=1e-12)
-    exact = ref.exact_calibration_error([Fraction(str(v)) for v in ref.WORKED_10_P], ref.WORKED_10_Y, 3)
+    assert ref.calibration_error(ref.WORKED_10_P, ref.WORKED_10_Y, n_bins=3) == pytest.approx(
+        0.241, abs=1e-12
+    )
+    exact = ref.exact_calibration_error(
+        [Fraction(str(v)) for v in ref.WORKED_10_P], ref.WORKED_10_Y, 3
+    )
     assert exact == Fraction(241, 1000)
 
 
@@ -109,6 +124,7 @@ def test_worked_10_table():
 # --------------------------------------------------------------------------
 # scikit-learn calibration_curve docs example
 # --------------------------------------------------------------------------
+
 
 def test_sklearn_calibration_curve_example():
     y = [0, 0, 0, 0, 1, 1, 1, 1, 1]
@@ -149,6 +165,7 @@ def test_torchmetrics_multiclass(closed, norm, expected):
 # Edge exactness
 # --------------------------------------------------------------------------
 
+
 def test_uniform_edges_exact():
     for B in range(1, 101):
         assert ref.uniform_edges(B).tolist() == [k / B for k in range(B + 1)]
@@ -174,6 +191,7 @@ def test_hundredths_land_in_expected_bins():
 # --------------------------------------------------------------------------
 # Wilson interval
 # --------------------------------------------------------------------------
+
 
 def test_wilson_8_of_10():
     lo, hi = ref.wilson_interval(8, 10)

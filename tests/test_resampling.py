@@ -14,15 +14,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-import reference as ref
-import reference_random as rr
-from conftest import FrameContext, make_log
-from test_lazy import CountingSource
 from polars.testing import assert_frame_equal
 from scipy import stats as scipy_stats
 
 import polars_calib as pc
+import reference as ref
+import reference_random as rr
+from conftest import FrameContext, make_log
 from polars_calib._core import draws as _random
+from test_lazy import CountingSource
 
 IDS = np.array(
     [0, 1, 2, 3, 12345, -1, -5, 2**31, 2**32 + 7, 2**62, -(2**63), 2**63 - 1], dtype=np.int64
@@ -142,9 +142,13 @@ def test_table_agrees_with_numpy_using_the_same_draws() -> None:
             else:
                 drawn = rr.bernoulli(word, p)
                 expected = _reference_sums(p, drawn, w, ids, np.ones_like(p), n_bins, g)
-                expected["count"] = np.bincount(g * n_bins + ref.bin_ids(p, n_bins), minlength=3 * n_bins)  # noqa: E501
+                expected["count"] = np.bincount(
+                    g * n_bins + ref.bin_ids(p, n_bins), minlength=3 * n_bins
+                )
             got = stats.filter(
-                pl.col("resampling") == method, pl.col("replicate") == r, pl.col("bin").is_not_null()
+                pl.col("resampling") == method,
+                pl.col("replicate") == r,
+                pl.col("bin").is_not_null(),
             ).sort("g", "bin")
             for name, values in expected.items():
                 np.testing.assert_allclose(got[name].to_numpy(), values, rtol=1e-12, atol=1e-12)
@@ -169,11 +173,17 @@ def test_intervals_and_p_values_agree_with_numpy() -> None:
         consistency_ll.append(ref.log_loss(p, drawn, weight=w))
     quantiles = [(1 - confidence) / 2, (1 + confidence) / 2]
     row = result.row(0, named=True)
-    np.testing.assert_allclose([row["ece_lower"], row["ece_upper"]], np.quantile(eces, quantiles), rtol=1e-10)  # noqa: E501
-    np.testing.assert_allclose([row["brier_lower"], row["brier_upper"]], np.quantile(briers, quantiles), rtol=1e-10)  # noqa: E501
+    np.testing.assert_allclose(
+        [row["ece_lower"], row["ece_upper"]], np.quantile(eces, quantiles), rtol=1e-10
+    )
+    np.testing.assert_allclose(
+        [row["brier_lower"], row["brier_upper"]], np.quantile(briers, quantiles), rtol=1e-10
+    )
     ece, log_loss = ref.calibration_error(p, y, 10, weight=w), ref.log_loss(p, y, weight=w)
     assert row["consistency_p"] == (1 + sum(v >= ece for v in consistency_ece)) / (1 + n)
-    assert row["consistency_p_log_loss"] == (1 + sum(v >= log_loss for v in consistency_ll)) / (1 + n)  # noqa: E501
+    assert row["consistency_p_log_loss"] == (1 + sum(v >= log_loss for v in consistency_ll)) / (
+        1 + n
+    )
 
 
 @pytest.mark.parametrize(

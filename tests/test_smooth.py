@@ -12,9 +12,9 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from conftest import FrameContext, make_log
 
 import polars_calib as pc
+from conftest import FrameContext, make_log
 from polars_calib._smooth import GRIDS
 
 try:
@@ -141,9 +141,7 @@ def test_lazy_reads_nothing_until_collected(tmp_path: object) -> None:
 
 def test_statistics_of_partitions_merge_exactly() -> None:
     df = make_log(9, 1200, decimals=None, groups=2)
-    parts = [
-        pc.smooth_ece_statistics(df[i::3], "p", "y", by="g", weight="w") for i in range(3)
-    ]
+    parts = [pc.smooth_ece_statistics(df[i::3], "p", "y", by="g", weight="w") for i in range(3)]
     merged = pc.smooth_ece_from_statistics(pl.concat(parts), by="g")
     whole = pc.smooth_ece(df, "p", "y", by="g", weight="w")
     assert merged["sigma"].to_list() == whole["sigma"].to_list()
@@ -167,7 +165,9 @@ def test_degenerate_groups_give_null() -> None:
     # One row: defined, as relplot's.
     value, sigma = _relplot(pl.DataFrame({"p": [0.3], "y": [1]}))
     assert got["one"]["sigma"] == sigma and got["one"]["smooth_ece"] == pytest.approx(value)
-    empty = pc.smooth_ece(pl.DataFrame({"p": [], "y": []}, schema={"p": pl.Float64, "y": pl.Int64}), "p", "y")
+    empty = pc.smooth_ece(
+        pl.DataFrame({"p": [], "y": []}, schema={"p": pl.Float64, "y": pl.Int64}), "p", "y"
+    )
     assert empty.rows() == [(0, 0, None, None)]
 
 

@@ -24,8 +24,8 @@ from polars.testing import assert_frame_equal
 import polars_calib as pc
 
 sys.path.insert(0, str(Path(__file__).parent))
-import reference as ref  # noqa: E402
-from conftest import make_log  # noqa: E402
+import reference as ref
+from conftest import make_log
 
 LOG = Path(__file__).parents[1] / "examples" / "data" / "predictions.parquet"
 
@@ -62,7 +62,12 @@ def close(got: pl.DataFrame, want: pl.DataFrame) -> None:
     weighted=st.booleans(),
 )
 def test_merged_partitions_equal_one_pass(
-    seed: int, n: int, parts: int, n_bins: int, closed: str, decimals: int | None,
+    seed: int,
+    n: int,
+    parts: int,
+    n_bins: int,
+    closed: str,
+    decimals: int | None,
     weighted: bool,
 ) -> None:
     df = sign_changing(seed, n, decimals, groups=3)
@@ -72,7 +77,11 @@ def test_merged_partitions_equal_one_pass(
     stats = pl.concat(
         [
             pc.bin_statistics(
-                df.lazy().filter(pl.Series(part == k)), "p", "y", by="g", **binning  # type: ignore[arg-type]
+                df.lazy().filter(pl.Series(part == k)),
+                "p",
+                "y",
+                by="g",
+                **binning,  # type: ignore[arg-type]
             )
             for k in range(parts)
         ]
@@ -172,7 +181,9 @@ def test_statistics_that_cannot_merge_are_refused() -> None:
     # same bin with other edges. So do tables of different n_bins.
     df = sign_changing(3, 400, None, groups=2)
     halves = [df.head(200), df.tail(200)]
-    quantile = pl.concat([pc.bin_statistics(h, "p", "y", by="g", strategy="quantile") for h in halves])
+    quantile = pl.concat(
+        [pc.bin_statistics(h, "p", "y", by="g", strategy="quantile") for h in halves]
+    )
     with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
         pc.metrics_from_statistics(quantile, by="g")
     with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
@@ -182,8 +193,12 @@ def test_statistics_that_cannot_merge_are_refused() -> None:
     assert pc.metrics_from_statistics(one, by="g")["ece"].null_count() == 0
     lazy = pc.metrics_from_statistics(quantile.lazy(), by="g").collect()
     assert lazy["ece"].null_count() == lazy.height
-    mixed = pl.concat([pc.bin_statistics(halves[0], "p", "y", n_bins=10),
-                       pc.bin_statistics(halves[1], "p", "y", n_bins=12)])
+    mixed = pl.concat(
+        [
+            pc.bin_statistics(halves[0], "p", "y", n_bins=10),
+            pc.bin_statistics(halves[1], "p", "y", n_bins=12),
+        ]
+    )
     with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
         pc.metrics_from_statistics(mixed)
 
@@ -243,7 +258,6 @@ def test_the_one_group_table_bins_rows_on_edges_as_the_grouped_table(closed: str
     assert whole.filter(pl.col("bin").is_null())["count"].to_list() == [1]
 
 
-
 # --------------------------------------------------------------------------
 # What the surfaces finish a table with: windows, summary names, observed rows, checks
 # --------------------------------------------------------------------------
@@ -292,7 +306,9 @@ def test_metrics_from_statistics_names_vector_columns_as_the_summary(reduction: 
 def test_metrics_from_statistics_names_the_bounds_and_refuses_a_bad_reduction() -> None:
     log = make_log(43, 500, classes=3)
     stats = pc.bin_statistics(log, "probs", "cls", resampling="bootstrap", n_resamples=5)
-    named = pc.metrics_from_statistics(stats, metrics=["ece"], confidence=0.9, reduction="confidence")
+    named = pc.metrics_from_statistics(
+        stats, metrics=["ece"], confidence=0.9, reduction="confidence"
+    )
     want = pc.summary(log, "probs", "cls", metrics=["ece"], confidence=0.9, n_resamples=5)
     assert named.columns == want.columns
     assert "confidence_ece_lower" in named.columns

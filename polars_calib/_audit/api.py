@@ -29,10 +29,22 @@ from polars_calib._audit.slices import (
     count_slices,
 )
 from polars_calib._core.exprs import IntoExpr, Keys
-from polars_calib._core.options import AUDIT_TESTS, CORRECTIONS, SUM_TOLERANCE, AuditTest, Closed, Correction, Metric, Reduction, Strategy, check_confidence, check_min_size
-from polars_calib._table.replicates import RESAMPLING_KEYS
-from polars_calib._table.plan import prepare
+from polars_calib._core.options import (
+    AUDIT_TESTS,
+    CORRECTIONS,
+    SUM_TOLERANCE,
+    AuditTest,
+    Closed,
+    Correction,
+    Metric,
+    Reduction,
+    Strategy,
+    check_confidence,
+    check_min_size,
+)
 from polars_calib._table.build import terms_for
+from polars_calib._table.plan import prepare
+from polars_calib._table.replicates import RESAMPLING_KEYS
 
 __all__ = ["audit"]
 

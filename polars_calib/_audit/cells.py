@@ -21,10 +21,10 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_calib._core.binning import Binning
-from polars_calib._table.replicates import Resample
 from polars_calib._table.build import Partial, complete_statistics, partial_statistics
-from polars_calib._table.plan import Prepared, collect_checked
 from polars_calib._table.merge import merge_partials
+from polars_calib._table.plan import Prepared, collect_checked
+from polars_calib._table.replicates import Resample
 
 __all__ = ["BATCH_ROWS", "cell_statistics"]
 

@@ -5,10 +5,18 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Literal
 
-from polars_calib._core.exprs import IntoExpr
-from polars_calib._core.options import METRICS, AuditTest, Closed, Metric, Resampling, Strategy, check_choice
 from polars_calib._core.binning import Binning
 from polars_calib._core.binning import binning as make_binning
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.options import (
+    METRICS,
+    AuditTest,
+    Closed,
+    Metric,
+    Resampling,
+    Strategy,
+    check_choice,
+)
 from polars_calib._table.replicates import Resample, resamples_for
 
 __all__ = [

@@ -16,8 +16,8 @@ import polars as pl
 
 from polars_calib._audit.slices import slice_label
 from polars_calib._frames.frame import finish_summary
-from polars_calib._table.plan import Prepared
 from polars_calib._table.merge import merge_statistics
+from polars_calib._table.plan import Prepared
 
 __all__ = ["metric_columns", "rolled_up", "with_p_values"]
 

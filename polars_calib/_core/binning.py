@@ -49,15 +49,24 @@ from __future__ import annotations
 import functools
 import operator
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
 
 from polars_calib._core.exprs import IntoExpr, to_expr
-from polars_calib._core.options import CLOSED, PEERS, STRATEGIES, Closed, Compat, Strategy, check_choice, check_n_bins
+from polars_calib._core.options import (
+    CLOSED,
+    PEERS,
+    STRATEGIES,
+    Closed,
+    Compat,
+    Strategy,
+    check_choice,
+    check_n_bins,
+)
 
 __all__ = [
     "MAX_MASKED_BINS",
@@ -113,7 +122,9 @@ class Binning:
             raise ValueError(msg)
         check_choice("closed", self.closed, CLOSED)
         if self.inner is not None and len(self.inner) != self.n_bins - 1:
-            msg = f"{len(self.inner)} inner edges make {len(self.inner) + 1} bins, not {self.n_bins}"
+            msg = (
+                f"{len(self.inner)} inner edges make {len(self.inner) + 1} bins, not {self.n_bins}"
+            )
             raise ValueError(msg)
 
     @property
@@ -469,7 +480,9 @@ class GroupedEdges:
         return pl.when(group.is_not_null() & prob.is_not_null()).then(found)
 
 
-def edge_bins(group: pl.Expr, prob: pl.Expr, edges: GroupedEdges, n_bins: int, closed: Closed) -> pl.Expr:
+def edge_bins(
+    group: pl.Expr, prob: pl.Expr, edges: GroupedEdges, n_bins: int, closed: Closed
+) -> pl.Expr:
     """The bin (Int64) of `prob` among explicit per-group edges: the rule of :class:`Binning`.
 
     `edges` holds each group's ``n_bins - 1`` inner edges. Right-closed, the bin is

@@ -169,9 +169,7 @@ def with_row_key(
     return mixed(lf, names).drop(lo, hi)
 
 
-def with_words(
-    lf: pl.LazyFrame, key: tuple[str, str], counters: Mapping[str, int]
-) -> pl.LazyFrame:
+def with_words(lf: pl.LazyFrame, key: tuple[str, str], counters: Mapping[str, int]) -> pl.LazyFrame:
     """`lf` with the word of each counter (a replicate) as a column, named by `counters`."""
     h1, h2 = key
     lf = lf.with_columns(
@@ -213,9 +211,7 @@ def poisson(word: pl.Expr) -> pl.Expr:
     """A Poisson(1) draw (Int64, 0 .. 12) from a word, by inversion with integer thresholds."""
     # A sum of comparisons, not ``search_sorted`` over a literal Series: that node
     # does not stream (it holds every row of the column in memory) and is slower.
-    return pl.sum_horizontal(
-        (word >= threshold).cast(pl.Int64) for threshold in POISSON_THRESHOLDS
-    )
+    return pl.sum_horizontal((word >= threshold).cast(pl.Int64) for threshold in POISSON_THRESHOLDS)
 
 
 def bernoulli(word: pl.Expr, p: pl.Expr) -> pl.Expr:

@@ -65,4 +65,3 @@ class GroupKeys:
     def columns(self) -> list[str]:
         """The names of existing columns the keys read (for the schema check)."""
         return sorted({root for expr in self.exprs for root in expr.meta.root_names()})
-

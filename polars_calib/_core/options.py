@@ -19,8 +19,8 @@ __all__ = [
     "CalibrationMethod",
     "Closed",
     "Compat",
-    "Correction",
     "ConsistencyMetric",
+    "Correction",
     "Diagnostic",
     "Distance",
     "Fallback",
@@ -78,7 +78,10 @@ Metric = Literal["ece", "mce", "rmsce", "brier", "log_loss"]
 """A metric a summary can compute."""
 
 ConsistencyMetric = Literal[
-    "consistency_p", "consistency_p_mce", "consistency_p_rmsce", "consistency_p_brier",
+    "consistency_p",
+    "consistency_p_mce",
+    "consistency_p_rmsce",
+    "consistency_p_brier",
     "consistency_p_log_loss",
 ]
 """The p-value of the consistency-resampling test of a metric (``consistency_p``: ECE)."""

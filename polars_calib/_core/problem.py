@@ -39,9 +39,9 @@ from typing import Any
 
 import polars as pl
 
+from polars_calib._core.draws import bernoulli, categorical
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import TABLE_REDUCTIONS, TableReduction, check_choice
-from polars_calib._core.draws import bernoulli, categorical
 
 __all__ = ["EPS", "Check", "Problem", "binary_problem", "vector_problem"]
 
@@ -237,7 +237,7 @@ def vector_checks(
     is_class = (raw_y >= 0) & (y == y.floor()) & (y < n_classes).fill_null(True)
     checks = [
         Check(p_name, "vector holding a null, NaN or value outside [0, 1]", ~entries_ok),
-        Check(p_name, "vector sum off 1 by more than {sum_tol:g}".format(sum_tol=sum_tol),
+        Check(p_name, f"vector sum off 1 by more than {sum_tol:g}",
               entries_ok & ((total - 1.0).abs() > sum_tol), total),
         # Compared uncast first: a string or categorical label is refused when planned.
         Check(y_name, "label not a class 0 .. K - 1", ~is_class, y),

@@ -107,9 +107,9 @@ def chi2_sf(x: pl.Expr, df: pl.Expr) -> pl.Expr:
     log_half = pl.when(half > 0.0).then(half.log()).otherwise(-1e300)
     a = pl.int_ranges(0, m, dtype=pl.Int64).cast(pl.List(pl.Float64)) + h
     # lgamma(a_i + 1) = lgamma(1 + h) + sum_{j=1..i} log(j + h); clip(1) drops j = 0.
-    lgamma = a.list.eval(pl.element().clip(1.0, None).log().cum_sum()) + pl.when(
-        h > 0.0
-    ).then(_LGAMMA_3_2).otherwise(0.0)
+    lgamma = a.list.eval(pl.element().clip(1.0, None).log().cum_sum()) + pl.when(h > 0.0).then(
+        _LGAMMA_3_2
+    ).otherwise(0.0)
     log_terms = a * log_half - lgamma - half
     terms = log_terms.list.eval(pl.element().exp()).list.sum()
     odd = pl.when(h > 0.0).then(erfc(half.sqrt())).otherwise(0.0)

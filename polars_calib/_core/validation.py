@@ -253,6 +253,6 @@ def refused_rows(
     """
     problem = binary_problem(prob, label, weight, pos_label)
     counts = [check.bad.fill_null(False).sum().alias(check.problem) for check in problem.checks]
-    return pl.struct(
-        pl.len().alias("rows"), problem.refused.sum().alias("refused"), *counts
-    ).alias("refused_rows")
+    return pl.struct(pl.len().alias("rows"), problem.refused.sum().alias("refused"), *counts).alias(
+        "refused_rows"
+    )

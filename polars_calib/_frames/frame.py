@@ -15,16 +15,41 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
+
 import polars as pl
+
 from polars_calib._core.exprs import IntoExpr, Keys
-from polars_calib._core.options import METRICS, BinAverage, Distance, TableReduction, SUM_TOLERANCE, Closed, Compat, ConsistencyMetric, Diagnostic, Metric, Reduction, Resampling, Strategy, TopLabelAverage, check_confidence, check_metrics
+from polars_calib._core.options import (
+    METRICS,
+    SUM_TOLERANCE,
+    BinAverage,
+    Closed,
+    Compat,
+    ConsistencyMetric,
+    Diagnostic,
+    Distance,
+    Metric,
+    Reduction,
+    Resampling,
+    Strategy,
+    TableReduction,
+    TopLabelAverage,
+    check_confidence,
+    check_metrics,
+)
+from polars_calib._table.canonical import finish_cells
+from polars_calib._table.distance import check_distance
+from polars_calib._table.finish import (
+    finish_metrics,
+    reliability_rows,
+    summary_names,
+    top_label_choice,
+)
 from polars_calib._table.pipeline import Bins, table_plan
+from polars_calib._table.plan import FrameT, Prepared, same_kind
 from polars_calib._table.replicates import TESTED_METRIC, resamples_for
 from polars_calib._table.resampled import finish_resampled
-from polars_calib._table.plan import FrameT, Prepared, same_kind
-from polars_calib._table.canonical import finish_cells
-from polars_calib._table.finish import summary_names, finish_metrics, reliability_rows, top_label_choice
-from polars_calib._table.distance import check_distance
+
 if TYPE_CHECKING:
     pass
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from typing import Any
+
 import polars as pl
-from polars_calib._table.median_variance import binned_rows
+
 from polars_calib._core.exprs import Keys
 from polars_calib._core.options import SUM_TOLERANCE, check_min_size
-from polars_calib._table.plan import FrameT, prepare, same_kind
 from polars_calib._core.validation import problem_counts, raise_for_problems
+from polars_calib._table.median_variance import binned_rows
+from polars_calib._table.plan import FrameT, prepare, same_kind
 
 
 def median_variance_bins(
@@ -125,6 +127,8 @@ def median_variance_bins(
         problem = prepared.problem
         refused = prepared.lf.select(problem.refused.fill_null(False).sum()).collect().item()
         if refused:
-            raise_for_problems(problem_counts(prepared.lf, problem.checks).collect(), problem.checks)
+            raise_for_problems(
+                problem_counts(prepared.lf, problem.checks).collect(), problem.checks
+            )
     columns = [*data.collect_schema().names(), name]
     return same_kind(data, binned_rows(prepared, prob, min_size, max_bins, name).select(columns))

@@ -4,8 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar, overload
+
 import polars as pl
 
+from polars_calib._core.exprs import GroupKeys, IntoExpr, Keys
+from polars_calib._core.options import (
+    METRICS,
+    REDUCTIONS,
+    SUM_TOLERANCE,
+    BinAverage,
+    Closed,
+    Compat,
+    ConsistencyMetric,
+    Diagnostic,
+    Distance,
+    Metric,
+    Reduction,
+    Resampling,
+    Strategy,
+    TableReduction,
+    TopLabelAverage,
+    check_choice,
+    check_confidence,
+    check_metrics,
+)
+from polars_calib._core.validation import CalibrationDataError, problem_counts
 from polars_calib._engines import (
     Engine,
     EngineSpec,
@@ -14,44 +37,40 @@ from polars_calib._engines import (
     engine_resamples,
     engine_statistics,
 )
-from polars_calib._table.pipeline import Bins, table_plan
-from polars_calib._table.finish import summary_names
-from polars_calib._table.plan import check_statistics, prepare
-from polars_calib._core.validation import problem_counts
-from polars_calib._core.options import REDUCTIONS, Reduction, check_choice
-from polars_calib._table.replicates import Resample
-from polars_calib._table.columns import CELL
-from polars_calib._table.plan import Prepared
-from polars_calib._table.columns import SUMS
-from polars_calib._table.canonical import canonical_metrics
-from polars_calib._table.canonical import check_canonical
-from polars_calib._table.canonical import check_canonical_metrics
-from polars_calib._table.build import check_diagnostics
-from polars_calib._table.finish import finish_metrics
-from polars_calib._table.merge import merge_statistics
-from polars_calib._table.finish import reliability_rows
-from polars_calib._table.plan import same_kind
-from polars_calib._table.build import terms_for
-from polars_calib._table.finish import top_label_choice
-from polars_calib._core.exprs import GroupKeys, IntoExpr, Keys
-from polars_calib._core.options import METRICS, SUM_TOLERANCE, Closed, Compat, ConsistencyMetric, Diagnostic, Metric, Resampling, Strategy, TopLabelAverage, BinAverage, Distance, TableReduction, check_confidence, check_metrics
+from polars_calib._table.build import check_diagnostics, terms_for
+from polars_calib._table.canonical import (
+    canonical_metrics,
+    check_canonical,
+    check_canonical_metrics,
+)
+from polars_calib._table.columns import CELL, SUMS
 from polars_calib._table.distance import check_distance
-from polars_calib._table.replicates import TESTED_METRIC, replicate_keys, resamples_for
+from polars_calib._table.finish import (
+    finish_metrics,
+    reliability_rows,
+    summary_names,
+    top_label_choice,
+)
+from polars_calib._table.merge import merge_statistics
+from polars_calib._table.pipeline import Bins, table_plan
+from polars_calib._table.plan import Prepared, check_statistics, prepare, same_kind
+from polars_calib._table.replicates import TESTED_METRIC, Resample, replicate_keys, resamples_for
 from polars_calib._table.resampled import finish_resampled
-from polars_calib._core.validation import CalibrationDataError
-
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
 
 class _SparkFrame(Protocol):
     """A ``pyspark.sql.DataFrame``, as the type checkers see it (pyspark not needed)."""
 
     def mapInArrow(self, *args: Any, **kwargs: Any) -> Any: ...  # noqa: N802
 
+
 class _DaskFrame(Protocol):
     """A ``dask.dataframe.DataFrame``, as the type checkers see it (dask not needed)."""
 
     def to_delayed(self, *args: Any, **kwargs: Any) -> Any: ...
+
 
 @overload
 def bin_statistics(
@@ -76,8 +95,9 @@ def bin_statistics(
     resampling: Resampling | Sequence[Resampling] | None = ...,
     n_resamples: int = ...,
     seed: int = ...,
-    id: IntoExpr | None = ...,  # noqa: A002
+    id: IntoExpr | None = ...,
 ) -> FrameT: ...
+
 
 @overload
 def bin_statistics(
@@ -102,8 +122,9 @@ def bin_statistics(
     resampling: Resampling | Sequence[Resampling] | None = ...,
     n_resamples: int = ...,
     seed: int = ...,
-    id: IntoExpr | None = ...,  # noqa: A002
+    id: IntoExpr | None = ...,
 ) -> pl.DataFrame: ...
+
 
 def bin_statistics(
     data: Any,
@@ -379,6 +400,7 @@ def _statistics_frame(stats: object, keys: list[str]) -> pl.LazyFrame:
         raise CalibrationDataError(msg)
     return lf
 
+
 def _merged(stats: FrameT, keys: list[str]) -> pl.LazyFrame:
     """Merge a statistics table; a DataFrame whose bins clash raises here."""
     merged = merge_statistics(_statistics_frame(stats, keys), keys)
@@ -398,6 +420,7 @@ def _merged(stats: FrameT, keys: list[str]) -> pl.LazyFrame:
             raise CalibrationDataError(msg)
         return table.lazy()
     return merged
+
 
 def metrics_from_statistics(
     stats: FrameT,
@@ -565,11 +588,13 @@ def metrics_from_statistics(
         table = finish_metrics(merged, keys, names, top_label_average)
     return same_kind(stats, summary_names(table, reduction))
 
+
 def _is_canonical(stats: object) -> bool:
     """Whether `stats` is a canonical table (it has a ``cell`` column)."""
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         return False  # _statistics_frame says why
     return CELL in stats.collect_schema().names()
+
 
 def reliability_from_statistics(
     stats: FrameT,

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import polars as pl
-from polars_calib._table.distance import check_distance
-from polars_calib._table.distance import problem_error
-from polars_calib._core.exprs import IntoExpr, to_expr
-from polars_calib._core.options import SUM_TOLERANCE, BinAverage, Closed, Distance, Strategy, check_sum_tol
-from polars_calib._core.problem import vector_problem
+
 from polars_calib._core.binning import Binning
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.options import (
+    SUM_TOLERANCE,
+    BinAverage,
+    Closed,
+    Distance,
+    Strategy,
+    check_sum_tol,
+)
+from polars_calib._core.problem import vector_problem
+from polars_calib._table.distance import check_distance, problem_error
 
 
 def canonical_ece(

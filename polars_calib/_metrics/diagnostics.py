@@ -35,11 +35,22 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._table import bin_sums as _finish
-from polars_calib._core.exprs import IntoExpr
-from polars_calib._core.options import ALTERNATIVES, LOSS_STRATEGIES, SCORES, Alternative, Closed, LossStrategy, Score, Strategy, check_choice, check_hosmer_lemeshow_bins
-from polars_calib._core.problem import Problem, binary_problem
 from polars_calib._core.binning import Binning
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.options import (
+    ALTERNATIVES,
+    LOSS_STRATEGIES,
+    SCORES,
+    Alternative,
+    Closed,
+    LossStrategy,
+    Score,
+    Strategy,
+    check_choice,
+    check_hosmer_lemeshow_bins,
+)
+from polars_calib._core.problem import Problem, binary_problem
+from polars_calib._table import bin_sums as _finish
 
 __all__ = [
     "brier_decomposition",

@@ -29,7 +29,16 @@ import math
 import polars as pl
 
 from polars_calib._core.exprs import IntoExpr, to_expr
-from polars_calib._core.options import KERNELS, SKCE_ESTIMATORS, SUM_TOLERANCE, Kernel, SkceEstimator, check_choice, check_min_size, check_sum_tol
+from polars_calib._core.options import (
+    KERNELS,
+    SKCE_ESTIMATORS,
+    SUM_TOLERANCE,
+    Kernel,
+    SkceEstimator,
+    check_choice,
+    check_min_size,
+    check_sum_tol,
+)
 from polars_calib._core.problem import vector_problem
 
 __all__ = ["MAX_QUADRATIC_ROWS", "skce"]

@@ -35,12 +35,23 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_calib._core.exprs import IntoExpr, to_expr
-from polars_calib._table.bin_sums import binned_error, keyed_binned_error, row_mean
-from polars_calib._core.options import NORMS, SUM_TOLERANCE, TOP_LABEL_AVERAGES, Closed, Compat, Norm, Strategy, TopLabelAverage, check_choice, check_sum_tol
-from polars_calib._core.problem import vector_problem
 from polars_calib._core.binning import Binning
 from polars_calib._core.binning import binning as make_binning
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.options import (
+    NORMS,
+    SUM_TOLERANCE,
+    TOP_LABEL_AVERAGES,
+    Closed,
+    Compat,
+    Norm,
+    Strategy,
+    TopLabelAverage,
+    check_choice,
+    check_sum_tol,
+)
+from polars_calib._core.problem import vector_problem
+from polars_calib._table.bin_sums import binned_error, keyed_binned_error, row_mean
 
 __all__ = [
     "SUM_TOLERANCE",
@@ -97,7 +108,11 @@ def prob_vector(*columns: IntoExpr) -> pl.Expr:
 
 
 def _check(
-    n_bins: int, strategy: str, closed: str, norm: str, sum_tol: object,
+    n_bins: int,
+    strategy: str,
+    closed: str,
+    norm: str,
+    sum_tol: object,
     compat: Compat | None = None,
 ) -> tuple[Binning, Norm, float]:
     binning = make_binning(n_bins, strategy, closed, compat)  # type: ignore[arg-type]

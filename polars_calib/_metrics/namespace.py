@@ -10,15 +10,28 @@ from typing import Any, cast
 
 import polars as pl
 
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.options import (
+    SUM_TOLERANCE,
+    Alternative,
+    BinAverage,
+    Closed,
+    Distance,
+    Kernel,
+    LossStrategy,
+    Norm,
+    Score,
+    SkceEstimator,
+    Strategy,
+    TopLabelAverage,
+)
+from polars_calib._core.validation import refused_rows
 from polars_calib._metrics import binary as binary
 from polars_calib._metrics import canonical as canonical
 from polars_calib._metrics import cumulative as cumulative
 from polars_calib._metrics import diagnostics as diagnostics
-from polars_calib._metrics import multiclass as multiclass
 from polars_calib._metrics import kernel as kernel_module
-from polars_calib._core.exprs import IntoExpr
-from polars_calib._core.options import SUM_TOLERANCE, Alternative, BinAverage, Closed, Distance, Kernel, LossStrategy, Norm, Score, SkceEstimator, Strategy, TopLabelAverage
-from polars_calib._core.validation import refused_rows
+from polars_calib._metrics import multiclass as multiclass
 
 __all__ = ["CalibExpr", "ExprCalibNamespace", "col"]
 
@@ -45,8 +58,16 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Expected calibration error; see :func:`polars_calib.ece`."""
         return binary.ece(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
-            weight=weight, pos_label=pos_label, distance=distance, bins=bins,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            norm=norm,
+            weight=weight,
+            pos_label=pos_label,
+            distance=distance,
+            bins=bins,
         )
 
     def mce(
@@ -61,7 +82,12 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Maximum calibration error; see :func:`polars_calib.mce`."""
         return binary.mce(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
             pos_label=pos_label,
         )
 
@@ -77,7 +103,12 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Root-mean-square calibration error; see :func:`polars_calib.rmsce`."""
         return binary.rmsce(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
             pos_label=pos_label,
         )
 
@@ -150,7 +181,12 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Hosmer-Lemeshow statistic; see :func:`polars_calib.hosmer_lemeshow`."""
         return diagnostics.hosmer_lemeshow(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
             pos_label=pos_label,
         )
 
@@ -166,7 +202,12 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Hosmer-Lemeshow p-value; see :func:`polars_calib.hosmer_lemeshow_p`."""
         return diagnostics.hosmer_lemeshow_p(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
             pos_label=pos_label,
         )
 
@@ -182,7 +223,12 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Debiased squared calibration error; see :func:`polars_calib.debiased_ece_squared`."""
         return diagnostics.debiased_ece_squared(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
             pos_label=pos_label,
         )
 
@@ -198,7 +244,12 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Debiased L2 calibration error; see :func:`polars_calib.debiased_ece`."""
         return diagnostics.debiased_ece(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
             pos_label=pos_label,
         )
 
@@ -214,7 +265,12 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Brier score decomposition (a struct); see :func:`polars_calib.brier_decomposition`."""
         return diagnostics.brier_decomposition(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, weight=weight,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
             pos_label=pos_label,
         )
 
@@ -231,8 +287,14 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Calibration loss of a score; see :func:`polars_calib.calibration_loss`."""
         return diagnostics.calibration_loss(
-            self._prob, label, score=score, n_bins=n_bins, strategy=strategy, closed=closed,
-            weight=weight, pos_label=pos_label,
+            self._prob,
+            label,
+            score=score,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
+            pos_label=pos_label,
         )
 
     def refinement_loss(
@@ -248,8 +310,14 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Refinement loss of a score; see :func:`polars_calib.refinement_loss`."""
         return diagnostics.refinement_loss(
-            self._prob, label, score=score, n_bins=n_bins, strategy=strategy, closed=closed,
-            weight=weight, pos_label=pos_label,
+            self._prob,
+            label,
+            score=score,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
+            pos_label=pos_label,
         )
 
     def refused_rows(
@@ -283,8 +351,14 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Confidence calibration error of probability vectors; see :func:`polars_calib.confidence_ece`."""
         return multiclass.confidence_ece(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
-            weight=weight, sum_tol=sum_tol,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            norm=norm,
+            weight=weight,
+            sum_tol=sum_tol,
         )
 
     def classwise_ece(
@@ -300,8 +374,14 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Classwise calibration error of probability vectors; see :func:`polars_calib.classwise_ece`."""
         return multiclass.classwise_ece(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
-            weight=weight, sum_tol=sum_tol,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            norm=norm,
+            weight=weight,
+            sum_tol=sum_tol,
         )
 
     def top_label_ece(
@@ -318,10 +398,16 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Top-label calibration error of probability vectors; see :func:`polars_calib.top_label_ece`."""
         return multiclass.top_label_ece(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed, norm=norm,
-            weight=weight, sum_tol=sum_tol, average=average,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            norm=norm,
+            weight=weight,
+            sum_tol=sum_tol,
+            average=average,
         )
-
 
     def canonical_ece(
         self,
@@ -338,8 +424,16 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Canonical calibration error of probability vectors; see :func:`polars_calib.canonical_ece`."""
         return canonical.canonical_ece(
-            self._prob, label, n_bins=n_bins, strategy=strategy, closed=closed,
-            distance=distance, average=average, bins=bins, weight=weight, sum_tol=sum_tol,
+            self._prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            distance=distance,
+            average=average,
+            bins=bins,
+            weight=weight,
+            sum_tol=sum_tol,
         )
 
     def skce(
@@ -354,8 +448,13 @@ class ExprCalibNamespace:
     ) -> pl.Expr:
         """Squared kernel calibration error; see :func:`polars_calib.skce`."""
         return kernel_module.skce(
-            self._prob, label, kernel=kernel, length_scale=length_scale, estimator=estimator,
-            block_size=block_size, sum_tol=sum_tol,
+            self._prob,
+            label,
+            kernel=kernel,
+            length_scale=length_scale,
+            estimator=estimator,
+            block_size=block_size,
+            sum_tol=sum_tol,
         )
 
 

@@ -58,10 +58,7 @@ def reliability(
         else alt.value("#1f77b4")
     )
     tooltip = [
-        *[
-            alt.Tooltip(field=escape(name), type="nominal", title=name)
-            for name in groups
-        ],
+        *[alt.Tooltip(field=escape(name), type="nominal", title=name) for name in groups],
         alt.Tooltip("bin:O"),
         alt.Tooltip("lower:Q", format=".3f"),
         alt.Tooltip("upper:Q", format=".3f"),
@@ -116,18 +113,14 @@ def _reliability_panel(
             y2="observed_upper:Q",
             color=colour,
         )
-        .properties(
-            description="error bars: confidence interval of the observed frequency"
-        )
+        .properties(description="error bars: confidence interval of the observed frequency")
     )
     points = (
         base.mark_point(filled=True, size=45, opacity=1.0)
         .encode(x=x, y=y, color=colour, tooltip=tooltip)
         .properties(description="points: one per non-empty bin")
     )
-    diagram = alt.layer(diagonal, curve, error_bars, points).properties(
-        width=360, height=360
-    )
+    diagram = alt.layer(diagonal, curve, error_bars, points).properties(width=360, height=360)
     if panel_title is not None:
         diagram = diagram.properties(title=panel_title)
     histogram = (
@@ -190,9 +183,7 @@ def over_time(drawn: OverTimeFrame) -> alt.LayerChart | alt.FacetChart:
     )
 
 
-def forest(
-    frame: pl.DataFrame, overall: float | None, column: str, title: str
-) -> alt.LayerChart:
+def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) -> alt.LayerChart:
     """One row per slice: its interval, its point (hollow when small), the overall line."""
     import altair as alt
 
@@ -243,9 +234,7 @@ def forest(
         *([hollow] if small.any() else []),
     ]
     if overall is not None:
-        line = pl.DataFrame(
-            {column: [overall], "label": [f"overall {column} {overall:.4f}"]}
-        )
+        line = pl.DataFrame({column: [overall], "label": [f"overall {column} {overall:.4f}"]})
         layers.insert(
             0,
             alt.Chart(line)

@@ -155,9 +155,7 @@ def _drawing_frame(
     elif isinstance(audit, AuditResult):
         table, column = audit.slices, audit.metrics[0] if metric is None else metric
     else:
-        msg = (
-            f"`audit` must be an Audit or its slices table, got {type(audit).__name__}"
-        )
+        msg = f"`audit` must be an Audit or its slices table, got {type(audit).__name__}"
         raise TypeError(msg)
     needed = ("slice", "order", "count", "too_small", column)
     missing = [name for name in needed if name not in table.columns]
@@ -185,12 +183,8 @@ def _drawing_frame(
         "count",
         "too_small",
         column,
-        (pl.col(bounds[0]) if has_interval else pl.lit(None, pl.Float64)).alias(
-            FOREST_LOWER
-        ),
-        (pl.col(bounds[1]) if has_interval else pl.lit(None, pl.Float64)).alias(
-            FOREST_UPPER
-        ),
+        (pl.col(bounds[0]) if has_interval else pl.lit(None, pl.Float64)).alias(FOREST_LOWER),
+        (pl.col(bounds[1]) if has_interval else pl.lit(None, pl.Float64)).alias(FOREST_UPPER),
         kind.alias(FOREST_KIND),
     )
     return frame, overall, column

@@ -118,9 +118,7 @@ def group_label(keys: Sequence[str], default: str) -> pl.Expr:
     )
 
 
-def default_layout(
-    table: pl.DataFrame, keys: Sequence[str]
-) -> tuple[list[str], str | None]:
+def default_layout(table: pl.DataFrame, keys: Sequence[str]) -> tuple[list[str], str | None]:
     """The colour columns and the facet column of a diagram of `table` by `keys`.
 
     With two or more keys, the last one is the facet when it has at most

@@ -52,12 +52,8 @@ def reliability(
     # The legend goes below the histograms, in as many columns as the width allows.
     legend_columns = min(len(order) + 1, 3 * len(facets))
     legend_rows = -(-(len(order) + 1) // legend_columns) + 1 if groups else 0
-    figure = Figure(
-        figsize=(5.4 * len(facets), 6.6 + 0.25 * legend_rows), layout="constrained"
-    )
-    axes = figure.subplots(
-        2, len(facets), squeeze=False, gridspec_kw={"height_ratios": [3.2, 1.0]}
-    )
+    figure = Figure(figsize=(5.4 * len(facets), 6.6 + 0.25 * legend_rows), layout="constrained")
+    axes = figure.subplots(2, len(facets), squeeze=False, gridspec_kw={"height_ratios": [3.2, 1.0]})
     for column, value in enumerate(facets):
         diagram, histogram = axes[0, column], axes[1, column]
         data = frame if facet is None else frame.filter(pl.col(facet).eq_missing(value))
@@ -150,11 +146,7 @@ def over_time(drawn: OverTimeFrame) -> Figure:
 
     frame, metric, time, facet = drawn.frame, drawn.metric, drawn.time, drawn.facet
     (lower, upper), band, legend = drawn.bounds, drawn.band, drawn.legend
-    panels = (
-        frame.get_column(PANEL).unique(maintain_order=True).to_list()
-        if facet
-        else [None]
-    )
+    panels = frame.get_column(PANEL).unique(maintain_order=True).to_list() if facet else [None]
     figure = Figure(
         figsize=(7.0 if facet is None else 3.6 * len(panels), 4.0), layout="constrained"
     )
@@ -205,36 +197,23 @@ def over_time(drawn: OverTimeFrame) -> Figure:
     return figure
 
 
-def forest(
-    frame: pl.DataFrame, overall: float | None, column: str, title: str
-) -> Figure:
+def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) -> Figure:
     """One row per slice: its interval and point (hollow when small), the overall line."""
     from matplotlib.figure import Figure
 
     n = frame.height
-    figure = Figure(
-        figsize=(7.5, 1.6 + ROW_HEIGHT / 60 * max(n, 3)), layout="constrained"
-    )
+    figure = Figure(figsize=(7.5, 1.6 + ROW_HEIGHT / 60 * max(n, 3)), layout="constrained")
     ax = figure.subplots()
     kinds = sorted(frame.get_column(FOREST_KIND).unique().to_list())
     colours = {
-        kind: "#999999" if kind == SMALL else f"C{index % 10}"
-        for index, kind in enumerate(kinds)
+        kind: "#999999" if kind == SMALL else f"C{index % 10}" for index, kind in enumerate(kinds)
     }
     positions = list(range(n))
     for kind in kinds:
         rows = frame.with_row_index("__position__").filter(pl.col(FOREST_KIND) == kind)
         values = rows.get_column(column)
-        lower = (
-            (values - rows.get_column(FOREST_LOWER))
-            .clip(lower_bound=0.0)
-            .fill_null(0.0)
-        )
-        upper = (
-            (rows.get_column(FOREST_UPPER) - values)
-            .clip(lower_bound=0.0)
-            .fill_null(0.0)
-        )
+        lower = (values - rows.get_column(FOREST_LOWER)).clip(lower_bound=0.0).fill_null(0.0)
+        upper = (rows.get_column(FOREST_UPPER) - values).clip(lower_bound=0.0).fill_null(0.0)
         ax.errorbar(
             values.to_list(),
             rows.get_column("__position__").to_list(),

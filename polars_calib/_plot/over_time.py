@@ -159,11 +159,7 @@ def _layout(
     keys = as_list(by, "by")
     if keys is not None:
         return keys, facet
-    before = (
-        summary.columns[: summary.columns.index("count")]
-        if "count" in summary.columns
-        else []
-    )
+    before = summary.columns[: summary.columns.index("count")] if "count" in summary.columns else []
     found = [name for name in before if name != time]
     if facet is None:
         return default_layout(summary, found)
@@ -198,16 +194,11 @@ def _drawing_frame(
     band = lower in summary.columns and upper in summary.columns
     # Non-finite values are nulls: gaps in the line and band (and valid JSON).
     finite = [
-        pl.when(pl.col(name).is_finite())
-        .then(pl.col(name))
-        .cast(pl.Float64)
-        .alias(name)
+        pl.when(pl.col(name).is_finite()).then(pl.col(name)).cast(pl.Float64).alias(name)
         for name in (metric, *((lower, upper) if band else ()))
     ]
     carried = [name for name in ("count",) if name in summary.columns]
-    panel = (
-        [pl.col(facet).cast(pl.String).fill_null("null").alias(PANEL)] if facet else []
-    )
+    panel = [pl.col(facet).cast(pl.String).fill_null("null").alias(PANEL)] if facet else []
     group = group_label(keys, metric).alias(GROUP)
     frame = summary.select(pl.col(time), *finite, *carried, group, *panel)
     order = frame.get_column(GROUP).unique(maintain_order=True).to_list()

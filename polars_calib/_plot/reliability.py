@@ -165,13 +165,9 @@ def plot_reliability(
     title = RELIABILITY_TITLE if title is None else title
     if backend == "altair":
         require("altair", "plot_reliability(backend='altair')")
-        return altair_backend.reliability(
-            frame, groups, facet, facets, legend_title, title
-        )
+        return altair_backend.reliability(frame, groups, facet, facets, legend_title, title)
     require("matplotlib", "plot_reliability(backend='matplotlib')")
-    return matplotlib_backend.reliability(
-        frame, groups, facet, facets, legend_title, title
-    )
+    return matplotlib_backend.reliability(frame, groups, facet, facets, legend_title, title)
 
 
 def _drawing_frame(
@@ -216,9 +212,7 @@ def _drawing_frame(
     frame = table.with_columns(group_label(groups, "all").alias(GROUP))
     order = frame.get_column(GROUP).unique(maintain_order=True)
     # Groups share each bin side by side: group i of k gets the i-th k-th of the bin.
-    position = pl.col(GROUP).replace_strict(
-        order, pl.int_range(order.len(), eager=True)
-    )
+    position = pl.col(GROUP).replace_strict(order, pl.int_range(order.len(), eager=True))
     width = pl.col("upper") - pl.col("lower")
     share = (1.0 - 2.0 * BAR_PADDING) / max(order.len(), 1)
     bar_lower = pl.col("lower") + width * (BAR_PADDING + share * position)
@@ -226,8 +220,6 @@ def _drawing_frame(
         bar_lower.alias(BAR_LOWER), (bar_lower + width * share).alias(BAR_UPPER)
     )
     facets: list[object] = (
-        frame.get_column(facet).unique(maintain_order=True).to_list()
-        if facet
-        else [None]
+        frame.get_column(facet).unique(maintain_order=True).to_list() if facet else [None]
     )
     return frame, groups, facet, facets

@@ -18,12 +18,12 @@ from typing import Any, Protocol, cast
 import numpy as np
 import polars as pl
 
+from polars_calib._core.binning import Binning, GroupedEdges, edge_bins
 from polars_calib._core.exprs import IntoExpr
 from polars_calib._core.options import SUM_TOLERANCE, CalibrationMethod, Closed, Reduction
 from polars_calib._core.problem import EPS, binary_problem, vector_checks, vector_problem
 from polars_calib._recalibration.lookup import gather, group_index
 from polars_calib._recalibration.maps import PARAMETERS, features, identity_params, linear
-from polars_calib._core.binning import Binning, GroupedEdges, edge_bins
 
 __all__ = ["FittedMaps", "calibrated"]
 
@@ -193,6 +193,4 @@ def _apply_temperature(
     inverse = 1.0 / gather(table["temperature"], index(pl.lit(None, pl.Int32)))
     scaled = vectors.list.eval(pl.element().clip(EPS, 1.0).log()) * inverse
     exps = (scaled - scaled.list.max()).list.eval(pl.element().exp())
-    return pl.when(~refused.fill_null(False) & inverse.is_not_null()).then(
-        exps / exps.list.sum()
-    )
+    return pl.when(~refused.fill_null(False) & inverse.is_not_null()).then(exps / exps.list.sum())

@@ -17,13 +17,20 @@ from typing import Any, cast
 import polars as pl
 
 from polars_calib._core.exprs import IntoExpr
-from polars_calib._core.options import CALIBRATION_METHODS, REDUCTIONS, CalibrationMethod, Closed, Reduction, Strategy
+from polars_calib._core.options import (
+    CALIBRATION_METHODS,
+    REDUCTIONS,
+    CalibrationMethod,
+    Closed,
+    Reduction,
+    Strategy,
+)
+from polars_calib._core.validation import CalibrationDataError
 from polars_calib._recalibration.apply import calibrated
 from polars_calib._recalibration.evaluate import Evaluation, before_after
 from polars_calib._recalibration.maps import PARAMETERS
-from polars_calib._version import __version__
 from polars_calib._table.plan import FrameT
-from polars_calib._core.validation import CalibrationDataError
+from polars_calib._version import __version__
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "Calibrator", "load_calibrator"]
 
@@ -193,9 +200,7 @@ class Calibrator:
             ``reliability`` (keys, ``stage``, then the reliability columns);
             ``Evaluation.plot()`` draws both stages.
         """
-        return before_after(
-            self, data, prob, label, weight, n_bins, strategy, closed, confidence
-        )
+        return before_after(self, data, prob, label, weight, n_bins, strategy, closed, confidence)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the calibrator as the JSON-ready dictionary :meth:`save` writes."""
@@ -351,8 +356,10 @@ def load_calibrator(path: str | Path) -> Calibrator:
         msg = f"{str(path)!r}: unknown method {method!r}"
         raise CalibrationDataError(msg)
     reduction, by = content.get("reduction"), content.get("by")
-    if reduction not in (None, *REDUCTIONS) or not isinstance(by, list) or not all(
-        isinstance(name, str) for name in by
+    if (
+        reduction not in (None, *REDUCTIONS)
+        or not isinstance(by, list)
+        or not all(isinstance(name, str) for name in by)
     ):
         msg = f"{str(path)!r}: unknown reduction {reduction!r} or keys {by!r}"
         raise CalibrationDataError(msg)

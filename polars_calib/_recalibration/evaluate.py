@@ -7,12 +7,15 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_calib._plot.reliability import plot_reliability
-
 from polars_calib._core.options import SUM_TOLERANCE, Closed, Strategy
 from polars_calib._core.problem import vector_problem
+from polars_calib._frames.statistics import (
+    bin_statistics,
+    metrics_from_statistics,
+    reliability_from_statistics,
+)
+from polars_calib._plot.reliability import plot_reliability
 from polars_calib._recalibration.apply import FittedMaps, calibrated
-from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics
 
 __all__ = ["Evaluation", "before_after"]
 

@@ -16,17 +16,31 @@ from typing import Any, cast
 
 import polars as pl
 
-from polars_calib._core.options import CALIBRATION_METHODS, CLOSED, FALLBACKS, STRATEGIES, SUM_TOLERANCE, CalibrationMethod, Closed, Fallback, Reduction, Strategy, check_choice, check_n_bins, check_sum_tol
+from polars_calib._core.binning import Binning
+from polars_calib._core.options import (
+    CALIBRATION_METHODS,
+    CLOSED,
+    FALLBACKS,
+    STRATEGIES,
+    SUM_TOLERANCE,
+    CalibrationMethod,
+    Closed,
+    Fallback,
+    Reduction,
+    Strategy,
+    check_choice,
+    check_n_bins,
+    check_sum_tol,
+)
 from polars_calib._core.problem import EPS
+from polars_calib._core.validation import CalibrationDataError, is_vector
 from polars_calib._recalibration.calibrator import Calibrator
 from polars_calib._recalibration.histogram import fit_histogram
 from polars_calib._recalibration.isotonic import fit_isotonic
 from polars_calib._recalibration.maps import PARAMETERS, identity_params
 from polars_calib._recalibration.newton import SAMPLE_ROWS, RowsOf, fit_newton
 from polars_calib._recalibration.rows import FitSpec, problem_rows
-from polars_calib._core.binning import Binning
 from polars_calib._table.plan import Prepared, prepare
-from polars_calib._core.validation import CalibrationDataError, is_vector
 
 __all__ = ["fit_calibrator"]
 
@@ -266,15 +280,21 @@ def fit_calibrator(
         "pos_label": pos_label, "n_classes": n_classes, "eps": EPS,
     }  # fmt: skip
     kinds = {name: str(schema[name]) for name in [prob, *keys]}
-    return Calibrator(
-        method, kept_reduction, tuple(keys), params, global_params, options, kinds
-    )
+    return Calibrator(method, kept_reduction, tuple(keys), params, global_params, options, kinds)
 
 
 def _check_arguments(
-    method: object, by: str | Sequence[str] | None, fallback: object, n_bins: object,
-    strategy: object, closed: object, smoothed: object, min_rows: object, max_iter: object,
-    tol: object, sample_rows: object,
+    method: object,
+    by: str | Sequence[str] | None,
+    fallback: object,
+    n_bins: object,
+    strategy: object,
+    closed: object,
+    smoothed: object,
+    min_rows: object,
+    max_iter: object,
+    tol: object,
+    sample_rows: object,
 ) -> list[str]:
     """Check the options of :func:`fit_calibrator` (no data read); return the keys."""
     check_choice("method", method, CALIBRATION_METHODS)
@@ -319,9 +339,7 @@ def _check_by(by: str | Sequence[str] | None) -> list[str]:
     return values
 
 
-def _problem_reduction(
-    method: str, reduction: Reduction | None, vectors: bool
-) -> Reduction | None:
+def _problem_reduction(method: str, reduction: Reduction | None, vectors: bool) -> Reduction | None:
     """Return the reduction of the problem a fit reads (None: binary data)."""
     if method == "temperature":
         if reduction is not None:
@@ -414,9 +432,7 @@ def _with_fallback(
         assert global_params is not None
         on = [k for k in keys if k == "class"]
         source = global_params.select(*on, *(pl.col(n).alias(f"__global_{n}") for n in names))
-        joined = params.join(source, on=on, how="left") if on else params.join(
-            source, how="cross"
-        )
+        joined = params.join(source, on=on, how="left") if on else params.join(source, how="cross")
         replaced = joined.with_columns(
             pl.when(failed).then(pl.col(f"__global_{n}")).otherwise(pl.col(n)).alias(n)
             for n in names

@@ -10,9 +10,9 @@ from __future__ import annotations
 import polars as pl
 
 from polars_calib._recalibration.rows import FitSpec, group_columns, grouped
-from polars_calib._table.plan import Prepared, collect_checked
 from polars_calib._table.build import statistics_query
 from polars_calib._table.finish import with_empty_bins
+from polars_calib._table.plan import Prepared, collect_checked
 
 __all__ = ["fit_histogram"]
 

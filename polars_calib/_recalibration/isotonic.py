@@ -105,8 +105,10 @@ def _points(rows: pl.LazyFrame, prepared: Prepared, keys: list[str]) -> pl.DataF
         .agg(
             pl.col("count").sum(),
             distinct.sort(),
-            *(pl.col(n).filter(pl.col("x").is_not_null()).sort_by(distinct)
-              for n in ("weight", "positives")),
+            *(
+                pl.col(n).filter(pl.col("x").is_not_null()).sort_by(distinct)
+                for n in ("weight", "positives")
+            ),
         )
         .sort(group, nulls_last=True)
         .collect()

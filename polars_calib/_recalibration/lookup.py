@@ -65,8 +65,11 @@ def key_range(frame: pl.DataFrame, group: list[str]) -> tuple[int, int] | None:
 
 
 def per_group(
-    key_exprs: list[pl.Expr], table: pl.DataFrame, columns: NDArray[np.float64],
-    default: list[float], covering: tuple[int, int] | None = None,
+    key_exprs: list[pl.Expr],
+    table: pl.DataFrame,
+    columns: NDArray[np.float64],
+    default: list[float],
+    covering: tuple[int, int] | None = None,
 ) -> list[pl.Expr]:
     """Return each row's value of every column of `columns` for the row's group.
 

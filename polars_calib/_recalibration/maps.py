@@ -10,8 +10,8 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._core.problem import EPS
 from polars_calib._core.binning import Binning
+from polars_calib._core.problem import EPS
 
 __all__ = ["PARAMETERS", "features", "identity_params", "linear", "sigmoid"]
 

@@ -18,8 +18,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from polars_calib._core.problem import EPS
 from polars_calib._core.draws import uniform, with_row_key, word
+from polars_calib._core.problem import EPS
 from polars_calib._recalibration.lookup import key_range, per_group
 from polars_calib._recalibration.maps import PARAMETERS, features, sigmoid
 from polars_calib._recalibration.rows import (
@@ -123,17 +123,19 @@ def subsample(lf: pl.LazyFrame, size: int, rows: int) -> pl.LazyFrame:
     return lf.with_row_index(INDEX).filter(pl.col(INDEX).is_in(kept.implode())).drop(INDEX)
 
 
-def _start(
-    sample: pl.DataFrame, group: list[str], spec: FitSpec, weighted: bool
-) -> pl.DataFrame:
+def _start(sample: pl.DataFrame, group: list[str], spec: FitSpec, weighted: bool) -> pl.DataFrame:
     """Return the subsample's fit of each group it could fit (``__start{j}`` columns)."""
     fitted, theta, _, failures = _newton_fit(
         sample.lazy(), group, replace(spec, tol=_SAMPLE_TOL), weighted, None, None, False
     )
     keep = [f is None and bool(np.all(np.isfinite(t))) for f, t in zip(failures, theta)]
-    return fitted.select(group).with_columns(
-        pl.Series(f"__start{j}", theta[:, j], dtype=pl.Float64) for j in range(theta.shape[1])
-    ).filter(pl.Series(keep, dtype=pl.Boolean))
+    return (
+        fitted.select(group)
+        .with_columns(
+            pl.Series(f"__start{j}", theta[:, j], dtype=pl.Float64) for j in range(theta.shape[1])
+        )
+        .filter(pl.Series(keep, dtype=pl.Boolean))
+    )
 
 
 def _params(
@@ -165,9 +167,7 @@ def _params(
     )
 
 
-def _newton_rows(
-    rows: pl.LazyFrame, group: list[str], method: str, weighted: bool
-) -> pl.LazyFrame:
+def _newton_rows(rows: pl.LazyFrame, group: list[str], method: str, weighted: bool) -> pl.LazyFrame:
     """Return the rows a Newton pass reads, with the regressors computed.
 
     The used rows and the refused ones (a refused row makes the fit raise after
@@ -300,7 +300,11 @@ class _Pass:
 
     @classmethod
     def of(
-        cls, source: pl.LazyFrame, groups: pl.DataFrame, group: list[str], spec: FitSpec,
+        cls,
+        source: pl.LazyFrame,
+        groups: pl.DataFrame,
+        group: list[str],
+        spec: FitSpec,
         weighted: bool,
     ) -> _Pass:
         """Return the passes of a fit, from its first pass's table `groups`."""
@@ -314,9 +318,7 @@ class _Pass:
         every_key = key_range(groups, group)
         return cls(source, groups, group, spec.method, weighted, fixed, targets, every_key)
 
-    def terms(
-        self, sums: pl.DataFrame, index: NDArray[np.int64], at: NDArray[np.float64]
-    ) -> Terms:
+    def terms(self, sums: pl.DataFrame, index: NDArray[np.int64], at: NDArray[np.float64]) -> Terms:
         """Return the derivatives of the groups `index`, at `at`, from a pass's `sums`."""
         if self.targets is None:
             return temperature_step(sums)

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from polars_calib._core.binning import Binning
 from polars_calib._core.options import CalibrationMethod, Reduction
 from polars_calib._core.problem import vector_checks
-from polars_calib._core.binning import Binning
-from polars_calib._table.plan import Prepared
 from polars_calib._core.validation import problem_counts, raise_for_problems
+from polars_calib._table.plan import Prepared
 
 __all__ = [
     "GROUP",

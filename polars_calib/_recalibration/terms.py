@@ -130,14 +130,16 @@ def _temperature_sums(
     top = scaled.list.max()
     exps = (scaled - top).list.eval(pl.element().exp())
     w = pl.col(WEIGHT) if weighted else pl.lit(1.0)
-    terms = rows.with_columns(
-        inverse.alias("__beta"), top.alias("__top"), exps.alias("__exps")
-    ).with_columns(
-        pl.col("__exps").list.sum().alias("__total"),
-        (pl.col("__exps") * logs).list.sum().alias("__first"),
-        (pl.col("__exps") * logs * logs).list.sum().alias("__second"),
-    ).with_columns(
-        (pl.col("__first") / pl.col("__total")).alias("__mean"),
+    terms = (
+        rows.with_columns(inverse.alias("__beta"), top.alias("__top"), exps.alias("__exps"))
+        .with_columns(
+            pl.col("__exps").list.sum().alias("__total"),
+            (pl.col("__exps") * logs).list.sum().alias("__first"),
+            (pl.col("__exps") * logs * logs).list.sum().alias("__second"),
+        )
+        .with_columns(
+            (pl.col("__first") / pl.col("__total")).alias("__mean"),
+        )
     )
     mean, true_log = pl.col("__mean"), pl.col("__true")
     return terms, [

@@ -85,6 +85,4 @@ document.querySelectorAll("[data-spec]").forEach(function (element) {
 
 
 # The bundle's snippet: Vega-Embed as a global for the page's own script.
-GLOBALS = (
-    "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"
-)
+GLOBALS = "window.vegaEmbed = vegaEmbed; window.vega = vega; window.vegaLite = vegaLite;"

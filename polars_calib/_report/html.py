@@ -33,9 +33,7 @@ COUNTS = ("count", "refused")
 
 def has_charts() -> bool:
     """Whether Altair and vl-convert (the plot extra) are installed."""
-    return all(
-        importlib.util.find_spec(name) is not None for name in ("altair", "vl_convert")
-    )
+    return all(importlib.util.find_spec(name) is not None for name in ("altair", "vl_convert"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -104,9 +102,7 @@ def cell(value: object, column: str = "") -> tuple[str, str]:
         if math.isnan(value):
             return "NaN", ""
         if math.isinf(value):
-            return ("∞" if value > 0 else "−∞"), (
-                "Infinity" if value > 0 else "-Infinity"
-            )
+            return ("∞" if value > 0 else "−∞"), ("Infinity" if value > 0 else "-Infinity")
         shown = f"{value:,.0f}" if column in COUNTS else f"{value:.4f}"
         return shown, repr(value)
     if isinstance(value, bool):
@@ -154,9 +150,7 @@ def document(
     page: Page,
 ) -> str:
     """The HTML document: a header of `facts` and links to `sections`, the page, the scripts."""
-    nav = "".join(
-        f'<li><a href="#{e(ident)}">{e(name)}</a></li>' for ident, name in sections
-    )
+    nav = "".join(f'<li><a href="#{e(ident)}">{e(name)}</a></li>' for ident, name in sections)
     head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -173,9 +167,7 @@ def document(
     if page.specs:
         for index, chart in enumerate(page.specs):
             text = json.dumps(chart, allow_nan=False, default=str).replace("</", "<\\/")
-            tail.append(
-                f'<script type="application/json" id="spec-{index}">{text}</script>'
-            )
+            tail.append(f'<script type="application/json" id="spec-{index}">{text}</script>')
         tail.append(f"<script>{vega_bundle()}</script>")
         tail.append(f"<script>{EMBED_SCRIPT}</script>")
     tail.append(f"<script>{SORT_SCRIPT}</script></body></html>")

@@ -72,6 +72,4 @@ class Tables:
     @property
     def refused(self) -> int:
         """The rows the summary refused."""
-        return (
-            int(self.summary.get_column("refused").sum()) if self.summary.height else 0
-        )
+        return int(self.summary.get_column("refused").sum()) if self.summary.height else 0

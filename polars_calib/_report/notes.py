@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_calib._report.model import Settings, Tables
 from polars_calib._core.binning import Binning
+from polars_calib._report.model import Settings, Tables
 
 __all__ = ["PLOT_EXTRA", "describe_bins", "label", "notes"]
 
@@ -70,11 +70,7 @@ def _data_notes(tables: Tables, settings: Settings) -> list[str]:
             f"{label(keys, row[:-1])} ({row[-1]:,} rows)"
             for row in small.select(*keys, "count").head(SHOWN_GROUPS).iter_rows()
         ]
-        more = (
-            f", and {small.height - SHOWN_GROUPS} more"
-            if small.height > SHOWN_GROUPS
-            else ""
-        )
+        more = f", and {small.height - SHOWN_GROUPS} more" if small.height > SHOWN_GROUPS else ""
         found.append(
             f"Groups with fewer than {settings.min_count:,} rows, whose metrics are mostly "
             f"sampling noise: {'; '.join(shown)}{more}."
@@ -105,9 +101,7 @@ def _convention_notes(settings: Settings, charts: bool) -> list[str]:
             f"{settings.seed}; see docs/significance.md."
         )
     if settings.weight is not None:
-        said.append(
-            f"Rows are weighted by `{settings.weight}`; counts are rows, not weights."
-        )
+        said.append(f"Rows are weighted by `{settings.weight}`; counts are rows, not weights.")
     if settings.reduction is not None:
         said.append(
             f"Probability vectors: the binned metrics measure the {settings.reduction} "

@@ -27,14 +27,21 @@ from typing import Any, cast, get_args
 
 import polars as pl
 
+from polars_calib._audit import Audit
+from polars_calib._core.binning import Binning
 from polars_calib._core.exprs import IntoExpr, Keys
-from polars_calib._core.options import SUM_TOLERANCE, Closed, Metric, Reduction, Strategy, TopLabelAverage
+from polars_calib._core.options import (
+    SUM_TOLERANCE,
+    Closed,
+    Metric,
+    Reduction,
+    Strategy,
+    TopLabelAverage,
+)
 from polars_calib._report.model import Settings
 from polars_calib._report.page import render
 from polars_calib._report.sections import audit_section
 from polars_calib._report.tables import Request, report_tables
-from polars_calib._audit import Audit
-from polars_calib._core.binning import Binning
 
 __all__ = ["DEFAULT_TITLE", "SMALL_GROUP", "HtmlReport", "html_report"]
 
@@ -279,16 +286,12 @@ def html_report(
     if statistics is None:
         # Every argument is checked, and the schema read, before a row is: the plan of
         # the statistics and of their finishers (the audit reads the log first).
-        plan = request.plan(
-            reduction=reduction, metrics=request.metrics, resampled=True
-        )
+        plan = request.plan(reduction=reduction, metrics=request.metrics, resampled=True)
         request.check_finishers(plan)
     sections = []
     if audit is not None:
         result = (
-            audit
-            if isinstance(audit, Audit)
-            else request.audit(audit, audit_max_order, min_count)
+            audit if isinstance(audit, Audit) else request.audit(audit, audit_max_order, min_count)
         )
         bounded = f"{result.metrics[0]}_lower" in result.slices.columns
         sections.append(audit_section(result, confidence if bounded else None))
@@ -298,9 +301,7 @@ def html_report(
     tables = report_tables(request, statistics, reliability)
     name = source if source is not None else f"a {type(data).__name__}"
     settings = _settings(request, binning, name, title, min_count)
-    html, notes = render(
-        dataclasses.replace(tables, sections=tuple(sections)), settings
-    )
+    html, notes = render(dataclasses.replace(tables, sections=tuple(sections)), settings)
     return HtmlReport(html, tables.summary, tables.reliability, tables.over_time, notes)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_calib._audit import Audit
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.reliability import plot_reliability
@@ -20,7 +21,6 @@ from polars_calib._report.html import Page, cell, e, generated, has_charts, tabl
 from polars_calib._report.model import Section, Settings, Tables
 from polars_calib._report.notes import describe_bins
 from polars_calib._version import __version__
-from polars_calib._audit import Audit
 
 __all__ = [
     "audit_section",
@@ -111,9 +111,7 @@ def summary_section(page: Page, tables: Tables, settings: Settings) -> tuple[str
     return "summary", "Summary"
 
 
-def reliability_section(
-    page: Page, tables: Tables, settings: Settings
-) -> tuple[str, str]:
+def reliability_section(page: Page, tables: Tables, settings: Settings) -> tuple[str, str]:
     """One reliability diagram per value of the first key, a panel per value of the last."""
     page.add(
         '<section id="reliability" aria-labelledby="reliability-title">'
@@ -121,9 +119,7 @@ def reliability_section(
         "<p>Points on the dashed diagonal are calibrated: above it, the model "
         "under-predicts; below it, it over-predicts. Hover a point for its numbers.</p>",
     )
-    for chart, caption, description in _reliability_charts(
-        tables.reliability, settings
-    ):
+    for chart, caption, description in _reliability_charts(tables.reliability, settings):
         page.figure(chart, caption, description)
     page.add("</section>")
     return "reliability", "Reliability diagrams"
@@ -135,9 +131,7 @@ def _reliability_charts(
     """(chart, caption, description) per value of the first key: facets by the last key."""
     keys = settings.by
     if not keys:
-        parts: list[tuple[str, pl.DataFrame, list[str]]] = [
-            ("the whole log", reliability, [])
-        ]
+        parts: list[tuple[str, pl.DataFrame, list[str]]] = [("the whole log", reliability, [])]
     else:
         first, rest = keys[0], keys[1:]
         parts = [
@@ -146,9 +140,7 @@ def _reliability_charts(
                 reliability.filter(pl.col(first).eq_missing(value)).drop(first),
                 rest,
             )
-            for value in reliability.get_column(first)
-            .unique(maintain_order=True)
-            .to_list()
+            for value in reliability.get_column(first).unique(maintain_order=True).to_list()
         ]
     drawn = []
     for name, part, rest in parts:
@@ -190,11 +182,7 @@ def over_time_section(
             f"Line chart of {metric[0]} per {settings.every} window of {time}"
             + (f", one line per {' / '.join(colours)}" if colours else "")
             + (f", one panel per {facet}" if facet else "")
-            + (
-                f", with its {settings.confidence:.0%} bootstrap interval as a band"
-                if band
-                else ""
-            )
+            + (f", with its {settings.confidence:.0%} bootstrap interval as a band" if band else "")
             + "."
         )
         title = f"{metric[0]} per {settings.every} window"
@@ -223,11 +211,7 @@ def audit_section(result: Audit, interval: float | None) -> Section:
     worst = result.worst(WORST).drop("attributes", *result.by)
     order = max(result.slices.get_column("order").to_list(), default=0)
     n_slices = result.slices.height - 1  # the overall row is no slice
-    size = (
-        "slices"
-        if result.include_small
-        else f"slices of at least {result.min_count:,} rows"
-    )
+    size = "slices" if result.include_small else f"slices of at least {result.min_count:,} rows"
     intro = (
         f"Calibration of every value of {', '.join(result.by)} and of their "
         f"intersections of up to {order} attributes ({n_slices:,} slices, from "
@@ -265,8 +249,7 @@ def extra_section(page: Page, extra: Section, charts: bool) -> tuple[str, str]:
 def notes_section(page: Page, notes: Sequence[str]) -> tuple[str, str]:
     """The notes, as a list."""
     page.add(
-        '<section id="notes" aria-labelledby="notes-title">'
-        '<h2 id="notes-title">Notes</h2><ul>',
+        '<section id="notes" aria-labelledby="notes-title"><h2 id="notes-title">Notes</h2><ul>',
         *(f"<li>{e(note)}</li>" for note in notes),
         "</ul></section>",
     )

@@ -18,12 +18,17 @@ from typing import Any
 
 import polars as pl
 
+from polars_calib._audit import Audit, audit
 from polars_calib._core.exprs import IntoExpr, Keys
 from polars_calib._core.options import Closed, Metric, Reduction, Strategy, TopLabelAverage
-from polars_calib._report.model import Tables
-from polars_calib._audit import Audit, audit
-from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics, reliability_from_statistics, validate_statistics
 from polars_calib._core.validation import CalibrationDataError
+from polars_calib._frames.statistics import (
+    bin_statistics,
+    metrics_from_statistics,
+    reliability_from_statistics,
+    validate_statistics,
+)
+from polars_calib._report.model import Tables
 
 __all__ = ["Request", "report_tables"]
 
@@ -75,9 +80,7 @@ class Request:
 
         Read from the log's schema (checked by :meth:`plan` first).
         """
-        vectors = isinstance(
-            self.data.collect_schema().get(self.prob), (pl.Array, pl.List)
-        )
+        vectors = isinstance(self.data.collect_schema().get(self.prob), (pl.Array, pl.List))
         return self.reduction or ("confidence" if vectors else None)
 
     def plan(
@@ -220,9 +223,7 @@ def report_tables(
                 metrics=request.metrics,
                 resampled=True,
             )
-            whole = overall = request.collect(
-                plan, windows=False, reduction=request.reduction
-            )
+            whole = overall = request.collect(plan, windows=False, reduction=request.reduction)
     summary = request.finish(overall, keys)
     if reliability is None:
         reliability = _reliability(request, stats, whole)
@@ -231,9 +232,7 @@ def report_tables(
     return Tables(summary, reliability, over_time, message)
 
 
-def _reliability(
-    request: Request, stats: pl.DataFrame, whole: pl.DataFrame | None
-) -> pl.DataFrame:
+def _reliability(request: Request, stats: pl.DataFrame, whole: pl.DataFrame | None) -> pl.DataFrame:
     """The reliability table per `by` key over the whole log: the one rule of reads.
 
     The diagrams are the confidence (or binary) problem's: `stats` when it holds that
@@ -249,9 +248,7 @@ def _reliability(
         reduction: Reduction | None = None if measured is None else "confidence"
         plan = request.plan(windows=False, reduction=reduction)
         source = request.collect(plan, windows=False, reduction=reduction)
-    return reliability_from_statistics(
-        source, by=request.keys, confidence=request.confidence
-    )
+    return reliability_from_statistics(source, by=request.keys, confidence=request.confidence)
 
 
 def _refused_message(request: Request, stats: pl.DataFrame) -> str:

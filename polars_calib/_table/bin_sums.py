@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from polars_calib._core.binning import Binning
 from polars_calib._core.options import Alternative, Norm, Score, TopLabelAverage
 from polars_calib._core.problem import EPS, Problem
 from polars_calib._core.special import chi2_sf, normal_cdf, normal_sf
-from polars_calib._core.binning import Binning
 
 __all__ = [
     "BinSums",
@@ -571,6 +571,7 @@ def calibration_refinement(bins: BinSums, score: Score) -> tuple[pl.Expr, pl.Exp
         cross = -(mean_y * clipped.log() + (1.0 - mean_y) * (1.0 - clipped).log())
         calibration = w * (cross - entropy)
         refinement = w * entropy
+
     def mean(value: pl.Expr) -> pl.Expr:
         return pl.when(total > 0.0).then(value.filter(filled).sum() / total)
 

@@ -5,13 +5,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
+
 import polars as pl
-from polars_calib._table.columns import ALL_KEY
+
+from polars_calib._core.binning import Binning, quantile_edges
 from polars_calib._core.options import DIAGNOSTICS, check_hosmer_lemeshow_bins
 from polars_calib._core.problem import Problem
-from polars_calib._core.binning import Binning, quantile_edges
-from polars_calib._table.replicates import TESTED_METRIC, Resample, Rows, chunks, drawn_columns, long_table, replicate_sums, with_replicate_words, with_row_key, word_columns
-
+from polars_calib._table.columns import ALL_KEY
+from polars_calib._table.replicates import (
+    TESTED_METRIC,
+    Resample,
+    Rows,
+    chunks,
+    drawn_columns,
+    long_table,
+    replicate_sums,
+    with_replicate_words,
+    with_row_key,
+    word_columns,
+)
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -24,7 +36,9 @@ _TERMS_OF: dict[str, tuple[str, ...]] = {
 }
 
 # Internal column names of the query (never in a result).
-_P, _Y, _W, _REFUSED, _PRESENT = (f"__polars_calib_{n}__" for n in ("p", "y", "w", "refused", "present"))
+_P, _Y, _W, _REFUSED, _PRESENT = (
+    f"__polars_calib_{n}__" for n in ("p", "y", "w", "refused", "present")
+)
 
 _PACKED = "__polars_calib_key_bin__"
 
@@ -37,10 +51,12 @@ REFUSED_BIN = -1.0  # the bin of refused rows, counted per group
 
 IGNORED_BIN = -2.0  # the bin of ignored rows (a null input): only their group is kept
 
+
 def terms_for(metrics: Sequence[str]) -> list[str]:
     """The row terms a list of metrics (or of their consistency tests) needs summed, each once."""
     bases = [TESTED_METRIC.get(m, m) for m in metrics]
     return list(dict.fromkeys(term for m in bases for term in _TERMS_OF.get(m, ())))
+
 
 def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool) -> None:
     """``ValueError`` for a test or decomposition the table cannot give: Hosmer-Lemeshow
@@ -55,6 +71,7 @@ def check_diagnostics(metrics: Sequence[str], n_bins: int | None, vectors: bool)
         raise ValueError(msg)
     if n_bins is not None and any(m.startswith("hosmer_lemeshow") for m in diagnostics):
         check_hosmer_lemeshow_bins(n_bins)
+
 
 @dataclass(frozen=True)
 class Partial:
@@ -80,6 +97,7 @@ class Partial:
     given: bool = False
     """Bins given by a column (median-variance): ``edges`` holds them, no uniform grid."""
 
+
 def statistics_query(
     lf: pl.LazyFrame,
     problem: Problem,
@@ -95,6 +113,7 @@ def statistics_query(
     """
     partial = partial_statistics(lf, problem, keys, binning, terms, bin_column, resamples)
     return complete_statistics(partial, binning)
+
 
 def partial_statistics(
     lf: pl.LazyFrame,
@@ -269,6 +288,7 @@ def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
     )  # fmt: skip
     return result.drop(ALL_KEY) if partial.whole else result
 
+
 def _uniform_table(
     lf: pl.LazyFrame, keys: list[str], bin_value: pl.Expr, sums: list[pl.Expr], binning: Binning
 ) -> pl.LazyFrame:
@@ -294,6 +314,7 @@ def _uniform_table(
         (key_bin - code * stride - 2).cast(pl.Int32).alias("bin"),
     ).drop(_PACKED)
 
+
 def _quantile_grid(
     lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], binning: Binning
 ) -> pl.LazyFrame:
@@ -312,6 +333,7 @@ def _quantile_grid(
         pl.col("edges").list.tail(n_bins).alias("upper"),
     ).explode("bin", "lower", "upper")
 
+
 def _given_grid(
     lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], bins: pl.Expr
 ) -> pl.LazyFrame:
@@ -325,6 +347,7 @@ def _given_grid(
     return groups.join(ranges, on=keys, how="left", nulls_equal=True).with_columns(
         pl.col("bin").fill_null(0)
     )
+
 
 def _completed(
     table: pl.LazyFrame,
@@ -362,7 +385,10 @@ def _completed(
     if whole:
         # The one group, even in empty data: an ignored row of its own.
         table = pl.concat(
-            [table, pl.LazyFrame({ALL_KEY: [True], "bin": [-2]}, schema_overrides={"bin": pl.Int32})],
+            [
+                table,
+                pl.LazyFrame({ALL_KEY: [True], "bin": [-2]}, schema_overrides={"bin": pl.Int32}),
+            ],
             how="diagonal_relaxed",
         )
     # One branch over the small table (no joins with itself: each branch would be an
@@ -395,6 +421,7 @@ def _completed(
         .select(*keys, "bin", "lower", "upper", "closed", "n_bins", *names)
         .sort(*keys, "bin", nulls_last=True)
     )
+
 
 def _with_quantile_grid(
     kept: pl.LazyFrame, edges: pl.LazyFrame, on: list[str], keys: list[str], sums: list[str]

@@ -4,30 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TypeVar
-import polars as pl
-from polars_calib._table.columns import ALL_KEY
-from polars_calib._table.columns import CELL
-from polars_calib._table.build import IGNORED_BIN
-from polars_calib._table.plan import Prepared
-from polars_calib._table.build import REFUSED_BIN
-from polars_calib._table.columns import SUMS
-from polars_calib._table.columns import cell_columns
-from polars_calib._table.columns import cell_names
-from polars_calib._table.columns import class_columns
-from polars_calib._table.columns import grid_columns
-from polars_calib._table.columns import grouped
-from polars_calib._table.columns import sum_columns
-from polars_calib._table.build import terms_for
-from polars_calib._core.options import Compat, BinAverage, Distance
-from polars_calib._core.problem import Problem
-from polars_calib._core.binning import Binning
-from polars_calib._table.distance import distance_term
-from polars_calib._core.validation import CalibrationDataError
 
+import polars as pl
+
+from polars_calib._core.binning import Binning
+from polars_calib._core.options import BinAverage, Compat, Distance
+from polars_calib._core.problem import Problem
+from polars_calib._core.validation import CalibrationDataError
+from polars_calib._table.build import IGNORED_BIN, REFUSED_BIN, terms_for
+from polars_calib._table.columns import (
+    ALL_KEY,
+    CELL,
+    SUMS,
+    cell_columns,
+    cell_names,
+    class_columns,
+    grid_columns,
+    grouped,
+    sum_columns,
+)
+from polars_calib._table.distance import distance_term
+from polars_calib._table.plan import Prepared
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 _CANONICAL_METRICS = ("ece", "mce", "rmsce", "brier", "log_loss")
+
 
 def canonical_classes(prepared: Prepared, prob: str) -> int:
     """K of a canonical table, from the schema: the vectors must be an ``Array`` column."""
@@ -46,6 +48,7 @@ def canonical_classes(prepared: Prepared, prob: str) -> int:
         raise ValueError(msg)
     return int(dtype.size)
 
+
 def check_canonical_metrics(metrics: Sequence[str]) -> None:
     """``ValueError`` for a metric a canonical table cannot finish."""
     other = [m for m in metrics if m not in _CANONICAL_METRICS]
@@ -57,9 +60,8 @@ def check_canonical_metrics(metrics: Sequence[str]) -> None:
         )
         raise ValueError(msg)
 
-def check_canonical(
-    metrics: Sequence[str], binning: Binning | None, compat: Compat | None
-) -> None:
+
+def check_canonical(metrics: Sequence[str], binning: Binning | None, compat: Compat | None) -> None:
     """``ValueError`` for what a canonical table cannot give (see :func:`bin_statistics`)."""
     check_canonical_metrics(metrics)
     if binning is None or binning.strategy != "uniform" or compat is not None:
@@ -69,6 +71,7 @@ def check_canonical(
             "use `median_variance_bins` and `canonical_ece(..., bins=...)`"
         )
         raise ValueError(msg)
+
 
 def canonical_statistics(
     lf: pl.LazyFrame,
@@ -134,6 +137,7 @@ def canonical_statistics(
     columns = [*keys, *names, "n_bins", "closed", "count", *summed]
     return table.select(columns).sort(*keys, *names, nulls_last=True)
 
+
 def merge_cells(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     """Sum the rows of each (group, cell, grid) of canonical tables (keys not in `keys`
     summed over); the null-cell rows of a group merge into one, counting its refused rows."""
@@ -142,6 +146,7 @@ def merge_cells(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     return stats.group_by(*keys, *cell_columns(columns), *grid_columns(columns)).agg(
         pl.col("count").cast(pl.Int64).sum(), pl.col(sums).sum()
     )
+
 
 def finish_cells(
     stats: pl.LazyFrame,
@@ -206,15 +211,21 @@ def finish_cells(
     }
     return (
         per_group.select(
-            *group, pl.col("count").cast(pl.Int64), pl.col("refused").cast(pl.Int64),
+            *group,
+            pl.col("count").cast(pl.Int64),
+            pl.col("refused").cast(pl.Int64),
             *(pl.when(ok).then(values[name]).alias(name) for name in metrics),
         )  # fmt: skip
         .sort(group, nulls_last=True)
         .select(*keys, "count", "refused", *metrics)
     )
 
+
 def canonical_metrics(
-    stats: FrameT, keys: list[str], metrics: Sequence[str], distance: Distance,
+    stats: FrameT,
+    keys: list[str],
+    metrics: Sequence[str],
+    distance: Distance,
     average: BinAverage,
 ) -> pl.LazyFrame:
     """Merge canonical tables and finish their metrics; a DataFrame whose grids clash raises."""

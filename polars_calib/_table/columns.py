@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TypeVar
-import polars as pl
-from polars_calib._core.options import DIAGNOSTICS, METRICS
 
+import polars as pl
+
+from polars_calib._core.options import DIAGNOSTICS, METRICS
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -19,8 +20,7 @@ RELIABILITY = (
 )  # fmt: skip
 
 RESERVED = frozenset(
-    (*SUMS, *METRICS, *DIAGNOSTICS, *RELIABILITY, "class", "refused", "mean_confidence",
-     "accuracy")
+    (*SUMS, *METRICS, *DIAGNOSTICS, *RELIABILITY, "class", "refused", "mean_confidence", "accuracy")
 )
 
 # A constant key that stands for "the whole frame" when there are no group keys, so
@@ -30,34 +30,41 @@ ALL_KEY = "__polars_calib_all__"
 CELL = "cell"
 """The first (often the only) cell word of a canonical table; its presence marks one."""
 
+
 def cell_names(n_words: int) -> list[str]:
     """The cell word columns: ``cell``, then ``cell_1``, ``cell_2``, ... for wide vectors."""
     return [CELL, *(f"{CELL}_{j}" for j in range(1, n_words))]
+
 
 def cell_columns(names: Sequence[str]) -> list[str]:
     """The cell word columns of a canonical table's columns `names`, in order."""
     words = [name for name in names if name == CELL or name.startswith(f"{CELL}_")]
     return sorted(words, key=lambda name: 0 if name == CELL else int(name.rsplit("_", 1)[1]))
 
+
 def class_columns(names: Sequence[str], prefix: str) -> list[str]:
     """The per-class sums ``<prefix>_0, <prefix>_1, ...`` of a canonical table, in class order."""
     found = [n for n in names if n.startswith(f"{prefix}_") and n[len(prefix) + 1 :].isdigit()]
     return sorted(found, key=lambda name: int(name[len(prefix) + 1 :]))
+
 
 def closure_columns(columns: Sequence[str]) -> list[str]:
     """The grid columns a table has among ``closed`` and ``n_bins`` (tables of earlier
     versions have fewer, and merge unchecked)."""
     return [name for name in ("closed", "n_bins") if name in columns]
 
+
 def grid_columns(columns: Sequence[str]) -> list[str]:
     """The columns naming a canonical table's grid: ``n_bins`` and its closure."""
     return ["n_bins", *(c for c in closure_columns(columns) if c != "n_bins")]
+
 
 def grouped(lf: pl.LazyFrame, keys: list[str]) -> tuple[pl.LazyFrame, list[str]]:
     """`lf` and its group keys; a constant key stands for the whole frame when there are none."""
     if keys:
         return lf, keys
     return lf.with_columns(pl.lit(True).alias(ALL_KEY)), [ALL_KEY]
+
 
 def sum_columns(stats: pl.LazyFrame) -> list[str]:
     """The summable columns of a statistics table."""

@@ -22,11 +22,12 @@ elementwise window key, as in :func:`polars_calib._table.bin_sums.keyed_binned_e
 from __future__ import annotations
 
 import polars as pl
+
+from polars_calib._core.binning import Binning
 from polars_calib._core.exprs import IntoExpr, to_expr
-from polars_calib._table.bin_sums import _packed
 from polars_calib._core.options import BIN_AVERAGES, DISTANCES, BinAverage, Distance, check_choice
 from polars_calib._core.problem import Problem
-from polars_calib._core.binning import Binning
+from polars_calib._table.bin_sums import _packed
 
 
 def check_distance(distance: object, average: object = "weighted") -> tuple[Distance, BinAverage]:
@@ -34,6 +35,7 @@ def check_distance(distance: object, average: object = "weighted") -> tuple[Dist
     check_choice("distance", distance, DISTANCES)
     check_choice("average", average, BIN_AVERAGES)
     return distance, average  # type: ignore[return-value]
+
 
 def distance_term(gap_sum: pl.Expr, cell_weight: pl.Expr, distance: Distance) -> pl.Expr:
     """Per (cell, class), the term whose sum over classes is ``W_b d(P_b, Y_b)``.
@@ -49,6 +51,7 @@ def distance_term(gap_sum: pl.Expr, cell_weight: pl.Expr, distance: Distance) ->
     if distance == "cityblock":
         return gap_sum.abs()
     return gap_sum * gap_sum / cell_weight
+
 
 def cell_error(
     gap: pl.Expr,
@@ -109,9 +112,11 @@ def cell_error(
 
     return _packed(columns, exploded)
 
+
 def _vector_cells(vectors: pl.Expr, binning: Binning) -> pl.Expr:
     """Each row's cell: the list of its components' uniform bins (the one exact rule)."""
     return vectors.list.eval(binning.value(pl.element()))
+
 
 def problem_error(
     problem: Problem,
@@ -136,6 +141,7 @@ def problem_error(
         cells = _vector_cells(vectors, binning)
     error = cell_error(vectors - onehot, cells, problem.weight, problem.present, distance, average)
     return pl.when(~problem.invalid).then(error)
+
 
 def binary_distance_error(
     problem: Problem, binning: Binning | None, bins: IntoExpr | None, distance: Distance

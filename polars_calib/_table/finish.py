@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TypeVar, cast
+
 import polars as pl
 
 from polars_calib._core.intervals import wilson_interval
-from polars_calib._table.columns import RELIABILITY
-from polars_calib._table.columns import closure_columns
-from polars_calib._table.columns import grouped
-from polars_calib._table.columns import sum_columns
+from polars_calib._core.options import (
+    DIAGNOSTICS,
+    TOP_LABEL_AVERAGES,
+    Norm,
+    Score,
+    TopLabelAverage,
+    check_choice,
+)
 from polars_calib._table import bin_sums as _finish
 from polars_calib._table.bin_sums import BinSums, calibration_error
-from polars_calib._core.options import DIAGNOSTICS, TOP_LABEL_AVERAGES, Norm, Score, TopLabelAverage, check_choice
-
+from polars_calib._table.columns import RELIABILITY, closure_columns, grouped, sum_columns
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -23,6 +27,7 @@ _NORM_OF: dict[str, Norm] = {"ece": "l1", "rmsce": "l2", "mce": "max"}
 # Per-group columns of the tests whose p-values are computed from them (the special
 # functions read their argument many times; a column is a cheap reference).
 _Z, _HL, _HL_DF = (f"__polars_calib_{n}__" for n in ("z", "hl", "hl_df"))
+
 
 def finish_metrics(
     stats: pl.LazyFrame,
@@ -103,12 +108,15 @@ def finish_metrics(
     names = ["mean_predicted", "observed", *metrics]
     return (
         per_group.select(
-            *group, "count", "refused",
+            *group,
+            "count",
+            "refused",
             *(pl.when(ok).then(values[name]).alias(name) for name in names),
         )  # fmt: skip
         .sort(group, nulls_last=True)
         .select(*keys, "count", "refused", *names)
     )
+
 
 def diagnostic_parts(name: str, bins: BinSums, binned: pl.Expr) -> dict[str, pl.Expr]:
     """The per-group aggregations of a test, p-value or decomposition, from table rows.
@@ -131,6 +139,7 @@ def diagnostic_parts(name: str, bins: BinSums, binned: pl.Expr) -> dict[str, pl.
         return {_HL: statistic, _HL_DF: df}
     return {name: _diagnostic(name, bins)}
 
+
 def diagnostic_value(name: str) -> pl.Expr:
     """A diagnostic from the columns of :func:`diagnostic_parts` (two-sided Spiegelhalter p)."""
     if name == "spiegelhalter_z":
@@ -143,6 +152,7 @@ def diagnostic_value(name: str) -> pl.Expr:
         return _finish.chi2_p_value(pl.col(_HL), pl.col(_HL_DF))
     return pl.col(name)
 
+
 def _diagnostic(name: str, bins: BinSums) -> pl.Expr:
     if name == "debiased_ece_squared":
         return _finish.debiased_ece_squared(bins)
@@ -154,6 +164,7 @@ def _diagnostic(name: str, bins: BinSums) -> pl.Expr:
     calibration, refinement = _finish.calibration_refinement(bins, score)
     return calibration if name.endswith("calibration_loss") else refinement
 
+
 def _class_mean(metric: str, average: TopLabelAverage, classwise: bool) -> pl.Expr:
     """The mean of a per-class metric over the classes with positive weight."""
     if average == "weighted" and not classwise:
@@ -162,6 +173,7 @@ def _class_mean(metric: str, average: TopLabelAverage, classwise: bool) -> pl.Ex
             used
         ).sum()
     return pl.col(metric).mean()
+
 
 def with_empty_bins(
     stats: pl.LazyFrame, grouping: list[str], grid: pl.LazyFrame | None
@@ -196,6 +208,7 @@ def with_empty_bins(
         *(pl.lit(0.0, pl.Float64).alias(name) for name in sums),
     )
     return pl.concat([stats, empty.select(columns)], how="vertical_relaxed")
+
 
 def reliability_rows(
     stats: pl.LazyFrame, keys: list[str], z: float, grid: pl.LazyFrame | None = None
@@ -234,6 +247,7 @@ def reliability_rows(
         .sort(*grouping, "bin", nulls_last=True)
         .select(*group, *RELIABILITY)
     )
+
 
 def top_label_choice(average: object, distance: object) -> TopLabelAverage:
     """`average` of a table that is not canonical (``None``: ``"macro"``); no `distance`."""

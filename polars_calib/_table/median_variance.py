@@ -33,13 +33,14 @@ read the bin column as any other key (``pc.ece(..., bins="bin")``,
 from __future__ import annotations
 
 import heapq
+
 import numpy as np
 import polars as pl
-from polars_calib._core.options import Closed, Compat, Strategy, check_min_size
+
 from polars_calib._core.binning import Binning
 from polars_calib._core.binning import binning as make_binning
+from polars_calib._core.options import Closed, Compat, Strategy, check_min_size
 from polars_calib._table.plan import Prepared
-
 
 _ROWS = "__polars_calib_row__"
 
@@ -49,11 +50,13 @@ _USED = "__polars_calib_used__"
 
 _ALL = "__polars_calib_all__"
 
+
 def _max_variance(points: np.ndarray) -> tuple[float, int]:
     """The largest unbiased per-component variance and its component (first on ties)."""
     variances = points.var(axis=0, ddof=1)
     component = int(np.argmax(variances))
     return float(variances[component]), component
+
 
 def split_median_variance(
     points: np.ndarray, min_size: int = 10, max_bins: int | None = None
@@ -113,7 +116,10 @@ def split_median_variance(
     renumbered[ranking] = np.arange(len(final), dtype=np.int32)
     return renumbered[bins]
 
-def _group_bins(frame: pl.DataFrame, name: str, min_size: int, max_bins: int | None) -> pl.DataFrame:
+
+def _group_bins(
+    frame: pl.DataFrame, name: str, min_size: int, max_bins: int | None
+) -> pl.DataFrame:
     used = frame[_USED].fill_null(False).to_numpy()
     points_column = frame[_POINTS].filter(pl.Series(used))
     bins = np.full(frame.height, -1, dtype=np.int32)
@@ -131,6 +137,7 @@ def _group_bins(frame: pl.DataFrame, name: str, min_size: int, max_bins: int | N
     bins[used] = split_median_variance(points, min_size, max_bins)
     column = pl.Series(name, bins, dtype=pl.Int32)
     return frame.select(_ROWS).with_columns(pl.when(column >= 0).then(column).alias(name))
+
 
 def binned_rows(
     prepared: Prepared, prob: str, min_size: int, max_bins: int | None, name: str
@@ -159,7 +166,9 @@ def binned_rows(
     bins = work.group_by(keys).map_groups(binned, schema=schema)
     return lf.join(bins, on=_ROWS, how="left").sort(_ROWS).drop(_ROWS)
 
+
 _BIN = "__polars_calib_mv_bin__"
+
 
 def table_binning(
     n_bins: int,
@@ -179,6 +188,7 @@ def table_binning(
         msg = f"`compat` reproduces the peers' uniform bins; got strategy={strategy!r}"
         raise ValueError(msg)
     return None
+
 
 def table_input(
     prepared: Prepared, prob: str, binning: Binning | None, min_size: int, max_bins: int | None

@@ -85,7 +85,7 @@ def table_plan(
     prob: str,
     label: str,
     *,
-    bins: Bins = Bins(),  # noqa: B008  (frozen)
+    bins: Bins = Bins(),
     metrics: Sequence[str] = (),
     resamples: Sequence[Resample] = (),
     reserved: frozenset[str] = frozenset(),

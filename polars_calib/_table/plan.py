@@ -5,16 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
-import polars as pl
-from polars_calib._table.columns import CELL
-from polars_calib._table.columns import RESERVED
-from polars_calib._core.exprs import GroupKeys, Keys
-from polars_calib._core.options import REDUCTIONS, SUM_TOLERANCE, TABLE_REDUCTIONS, TableReduction, check_choice, check_sum_tol
-from polars_calib._core.problem import Check, Problem, binary_problem, vector_problem
-from polars_calib._core.validation import check_schema, is_vector, problem_counts, raise_for_problems
 
+import polars as pl
+
+from polars_calib._core.exprs import GroupKeys, Keys
+from polars_calib._core.options import (
+    REDUCTIONS,
+    SUM_TOLERANCE,
+    TABLE_REDUCTIONS,
+    TableReduction,
+    check_choice,
+    check_sum_tol,
+)
+from polars_calib._core.problem import Check, Problem, binary_problem, vector_problem
+from polars_calib._core.validation import (
+    check_schema,
+    is_vector,
+    problem_counts,
+    raise_for_problems,
+)
+from polars_calib._table.columns import CELL, RESERVED
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
+
 
 @dataclass(frozen=True)
 class Prepared:
@@ -28,6 +41,7 @@ class Prepared:
     problem: Problem
     keys: list[str]
     reduction: TableReduction | None
+
 
 def prepare(
     data: pl.DataFrame | pl.LazyFrame,
@@ -86,6 +100,7 @@ def prepare(
         return Prepared(data, lf, problem, names, used_reduction)
     return Prepared(data, lf, binary_problem(prob, label, weight, pos_label), names, None)
 
+
 def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
     """Collect a statistics table; raise :class:`CalibrationDataError` if it counts refused rows.
 
@@ -95,6 +110,7 @@ def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
     return check_statistics(
         prepared, plan.collect(), lambda checks: problem_counts(prepared.lf, checks).collect()
     )
+
 
 def check_statistics(
     prepared: Prepared,
@@ -121,6 +137,7 @@ def check_statistics(
             whole = [c for c in prepared.problem.checks if c.whole]
             raise_for_problems(count_problems(whole), whole)
     return stats
+
 
 def same_kind(data: FrameT, result: pl.LazyFrame) -> FrameT:
     """`result` collected when `data` is a DataFrame, else the plan itself."""

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+
 import polars as pl
+
+from polars_calib._core.draws import poisson, with_words
+from polars_calib._core.draws import with_row_key as _with_row_key
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import RESAMPLINGS, Resampling, check_choice
 from polars_calib._core.problem import Problem
-from polars_calib._core.draws import poisson, with_words
-from polars_calib._core.draws import with_row_key as _with_row_key
-
 
 CHUNK = 64
 """Replicates aggregated together: one aggregation (one read of the data) per chunk.
@@ -62,6 +63,7 @@ TESTED_METRIC = {
 RESAMPLING_KEYS = frozenset(("resampling", "replicate"))
 """The key columns a table with replicates adds (reserved: `by` cannot use them)."""
 
+
 def resamples_for(
     methods: Resampling | Sequence[Resampling] | None,
     n_resamples: int,
@@ -77,6 +79,7 @@ def resamples_for(
         for method in dict.fromkeys(listed)
     ]
 
+
 def check_n_resamples(n_resamples: object) -> int:
     """Return `n_resamples` if it is an int from 1 to 2**30."""
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, int):
@@ -87,6 +90,7 @@ def check_n_resamples(n_resamples: object) -> int:
         raise ValueError(msg)
     return n_resamples
 
+
 def check_seed(seed: object) -> int:
     """Return `seed` if it is an int in ``[0, 2**32)``."""
     if isinstance(seed, bool) or not isinstance(seed, int):
@@ -96,6 +100,7 @@ def check_seed(seed: object) -> int:
         msg = f"`seed` must be an int in [0, 2**32), got {seed!r}"
         raise ValueError(msg)
     return seed
+
 
 @dataclass(frozen=True)
 class Resample:
@@ -115,6 +120,7 @@ class Resample:
         check_seed(self.seed)
         if self.id is not None:
             to_expr(self.id, "id")
+
 
 @dataclass(frozen=True)
 class Rows:
@@ -143,6 +149,7 @@ class Rows:
             sums.append(self.w.sum().alias("weight"))
         return sums
 
+
 def with_row_key(lf: pl.LazyFrame, resamples: Sequence[Resample]) -> pl.LazyFrame:
     """`lf` with the two words of each row's key (:func:`polars_calib._core.draws.with_row_key`)."""
     first = resamples[0]
@@ -163,21 +170,26 @@ def with_row_key(lf: pl.LazyFrame, resamples: Sequence[Resample]) -> pl.LazyFram
         lf = lf.with_columns(identity.alias(_ID))
     return _with_row_key(lf, pl.col(_ID), first.seed, KEY_WORDS).drop(_ID)
 
+
 def chunks(n_resamples: int) -> Iterator[range]:
     """The replicates 0 .. n - 1 in chunks of :data:`CHUNK`."""
     for start in range(0, n_resamples, CHUNK):
         yield range(start, min(n_resamples, start + CHUNK))
 
+
 def word_columns(spec: Resample, replicates: range) -> dict[str, int]:
     """The columns of a chunk's random words, with their counters."""
     return {f"__w{r}": _OFFSET[spec.method] + r for r in replicates}
+
 
 def with_replicate_words(lf: pl.LazyFrame, spec: Resample, replicates: range) -> pl.LazyFrame:
     """`lf` (holding the row key) with a chunk's words (:func:`polars_calib._core.draws.word`)."""
     return with_words(lf, KEY_WORDS, word_columns(spec, replicates))
 
+
 def _word(spec: Resample, replicate: int) -> pl.Expr:
     return pl.col(f"__w{replicate}")
+
 
 def drawn_columns(
     spec: Resample, replicates: range, problem: Problem, terms: Sequence[str]
@@ -208,6 +220,7 @@ def drawn_columns(
         for name in terms:
             columns[f"__t{r}_{name}"] = drawn.terms[name]
     return columns
+
 
 def replicate_sums(
     spec: Resample, replicates: range, frame: pl.LazyFrame, row: Rows, binary: bool
@@ -265,6 +278,7 @@ def replicate_sums(
         )
     return frame, sums, varying
 
+
 def long_table(
     wide: pl.LazyFrame,
     spec: Resample,
@@ -281,7 +295,11 @@ def long_table(
     pairs them.
     """
     wide = wide.cache()
-    kept = [name for name in ("weight", "sum_p") if name not in varying and (weighted or name != "weight")]  # noqa: E501
+    kept = [
+        name
+        for name in ("weight", "sum_p")
+        if name not in varying and (weighted or name != "weight")
+    ]
     index = [*keys, "bin"]
     on = [*index, "replicate"]
     replicate = pl.col("__variable").str.extract(r"^__r(\d+)_", 1).cast(pl.Int32)
@@ -307,6 +325,7 @@ def long_table(
     return table.with_columns(pl.lit(spec.method, pl.String).alias("resampling")).select(
         *keys, "resampling", "replicate", "bin", *summed
     )
+
 
 def replicate_keys(columns: Sequence[str]) -> list[str]:
     """``["resampling", "replicate"]`` for a table with replicates, else none."""

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 import polars as pl
 
+from polars_calib._core.options import TopLabelAverage
 from polars_calib._table.columns import grouped
 from polars_calib._table.finish import finish_metrics
 from polars_calib._table.replicates import TESTED_METRIC
-from polars_calib._core.options import TopLabelAverage
-
 
 _TIE = 1e-9  # relative: a consistency draw this close to the observed metric ties with it
+
 
 def finish_resampled(
     stats: pl.LazyFrame,
@@ -58,8 +59,16 @@ def finish_resampled(
             value = pl.col(name).quantile(q, "linear")
             return pl.when(pl.col(name).null_count() == 0).then(value).alias(f"{name}_{side}")
 
-        intervals = per_replicate.filter(pl.col("resampling") == "bootstrap").group_by(group).agg(
-            *(bound(name, q, side) for name in interval for q, side in ((low, "lower"), (high, "upper")))  # noqa: E501
+        intervals = (
+            per_replicate.filter(pl.col("resampling") == "bootstrap")
+            .group_by(group)
+            .agg(
+                *(
+                    bound(name, q, side)
+                    for name in interval
+                    for q, side in ((low, "lower"), (high, "upper"))
+                )
+            )
         )
         result = result.join(intervals, on=group, how="left", nulls_equal=True)
     if tests:
@@ -68,6 +77,7 @@ def finish_resampled(
         draws = per_replicate.filter(pl.col("resampling") == "consistency").join(
             observed_values, on=group, how="left", nulls_equal=True
         )
+
         # A draw equal to the observation counts as at least as large; the two are
         # summed in different orders (and Brier and log-loss through their affine
         # form), so "equal" is within a relative 1e-9 (far above the rounding of
