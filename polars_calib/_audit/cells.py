@@ -1,6 +1,6 @@
 """The statistics table of an audit's finest cells: every attribute fixed, per bin.
 
-The audit reads the data once, into this table (:mod:`polars_calib.statistics`, keyed
+The audit reads the data once, into this table (:mod:`polars_calib._table`, keyed
 by every attribute); every coarser slice is a sum of its rows
 (:mod:`polars_calib._audit.rollup`). The table's size is set by cells × bins (×
 replicates), never by rows, but Polars' streaming group-by holds the rows of keys
@@ -8,7 +8,7 @@ outside its hot table until the end, so with many keys (from about 100,000 (cell
 keys) its memory grows with the rows: 5 attributes of 10 values (1.5M keys) took about
 90 bytes per row. The table is therefore aggregated over batches of rows (slices of the
 data, each aggregated by the streaming engine) and the batches' tables summed
-(:func:`polars_calib.statistics.merge_partials`: the sums are exact whatever the
+(:func:`polars_calib._table.merge.merge_partials`: the sums are exact whatever the
 batches). String attributes are read as categoricals, a third of the bytes per held row.
 Figures: docs/performance.md, "Audit memory".
 """

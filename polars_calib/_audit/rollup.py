@@ -1,9 +1,9 @@
 """Each slice's numbers, rolled up from the finest cells: their sums merged, then finished.
 
 A slice's statistics table is the sum of its finest cells' rows
-(:func:`polars_calib.statistics.merge_statistics` with the slice's attributes as keys),
+(:func:`polars_calib._table.merge.merge_statistics` with the slice's attributes as keys),
 exact because uniform-bin statistics are sums; the summary's finisher
-(:func:`polars_calib.frame.finish_summary`) turns it into the slice's metrics, its
+(:func:`polars_calib._frames.frame.finish_summary`) turns it into the slice's metrics, its
 intervals and its test, as :func:`polars_calib.summary` does for one frame.
 """
 
