@@ -1,6 +1,6 @@
 """The fairness audit: calibration of every segment and intersection, from one pass.
 
-:func:`audit` computes the statistics table (:mod:`polars_calib.statistics`) once, at
+:func:`audit` computes the statistics table (:mod:`polars_calib._table`) once, at
 the finest grain (every ``by`` attribute, and the bins: :mod:`.cells`), then rolls it up
 to every coarser slice by summing (:mod:`.rollup`): the overall population, each
 attribute alone, and each intersection of up to ``max_order`` attributes
