@@ -353,3 +353,23 @@ def test_validate_statistics_gives_a_lazy_table_the_dataframe_policy() -> None:
     table = pc.bin_statistics(ragged.lazy(), "probs", "cls", reduction="classwise").collect()
     with pytest.raises(pc.CalibrationDataError, match="vectors of different lengths"):
         pc.validate_statistics(table, ragged.lazy(), "probs", "cls", reduction="classwise")
+
+
+@pytest.mark.parametrize("reduction", [None, "confidence", "top_label", "classwise"])
+def test_the_sparse_table_has_one_row_per_bin_and_keeps_every_group(reduction: Any) -> None:
+    """Only non-empty bins are rows, each (keys, class, bin) once; an all-null group is one
+    row of count 0 with a null bin (and class), whatever its rows' classes would be."""
+    probs = [[0.2, 0.8], [0.7, 0.3], [0.6, 0.4], [0.1, 0.9], [0.45, 0.55], [0.9, 0.1]]
+    df = pl.DataFrame({"g": [1, 1, 2, 2, 3, 3], "probs": probs, "y": [1, 0, None, None, 1, 1]})
+    if reduction is None:
+        df = df.with_columns(pl.col("probs").list.get(1).alias("probs"))
+    table = pc.bin_statistics(df, "probs", "y", by="g", n_bins=4, reduction=reduction)
+    keys = ["g", *(["class"] if "class" in table.columns else []), "bin"]
+    assert table.select(keys).is_duplicated().sum() == 0
+    assert table.filter(pl.col("bin").is_not_null())["count"].min() > 0
+    empty = table.filter(pl.col("g") == 2)
+    assert empty.height == 1
+    assert empty["count"].to_list() == [0]
+    assert empty["bin"].to_list() == [None]
+    summary = pc.summary(df, "probs", "y", by="g", n_bins=4, reduction=reduction)
+    assert summary["g"].to_list() == [1, 2, 3]

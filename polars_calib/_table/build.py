@@ -397,7 +397,12 @@ def _completed(
     seen = ((bin_ >= -1) & observed).any().over(base) if base else ((bin_ >= -1) & observed).any()
     lone = (bin_ == -2) & observed & ~seen
     kept = table.filter(((bin_ >= 0) & (pl.col("count") > 0)) | (bin_ == -1) | lone)
-    kept = kept.unique(subset=[*keys, "bin"], keep="any") if whole else kept
+    if "class" in keys:
+        # An ignored row has no class: a group's one empty row has a null class.
+        kept = kept.with_columns(pl.when(bin_ != -2).then(pl.col("class")).alias("class"))
+    if whole or "class" in keys:
+        # One empty row a group (the data's and the whole frame's own; every class's).
+        kept = kept.unique(subset=[*keys, "bin"], keep="any")
     if edges is None:
         assert grid is not None
         kept = kept.join(grid, on="bin", how="left")
@@ -412,7 +417,6 @@ def _completed(
     return (
         kept.with_columns(
             pl.when(is_lone).then(pl.lit(0, pl.Int64)).otherwise(pl.col("count")).alias("count"),
-            *([pl.when(~is_lone).then(pl.col("class")).alias("class")] if "class" in keys else []),
             *(pl.when(binned).then(pl.col(c)).alias(c) for c in ("lower", "upper", *sums)),
             pl.when(binned).then(bin_).alias("bin"),
             pl.lit(closed, pl.String).alias("closed"),
