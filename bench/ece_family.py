@@ -51,10 +51,12 @@ def make_vectors(rows: int, seed: int = 0) -> pl.DataFrame:
     probs /= probs.sum(axis=1, keepdims=True)
     sharp = probs**1.3 / (probs**1.3).sum(axis=1, keepdims=True)
     labels = (sharp.cumsum(axis=1) < rng.random((rows, 1))).sum(axis=1).clip(0, CLASSES - 1)
-    return pl.DataFrame({
-        "probs": pl.Series(probs, dtype=pl.Array(pl.Float64, CLASSES)),
-        "y": labels,
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "probs": pl.Series(probs, dtype=pl.Array(pl.Float64, CLASSES)),
+            "y": labels,
+        }
+    )
 
 
 def best(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:

@@ -90,13 +90,19 @@ def main() -> None:
 
 
 def write_doc(lines: list[str]) -> None:
-    table = "\n".join([
-        BEGIN, "",
-        f"{ROWS:,} rows, {N_BINS} bins, in memory (`python bench/floor.py`, one run):", "",
-        "| grouping | contender | seconds | vs floor | vs expression |",
-        "|---|---|---:|---:|---:|",
-        *lines, "", END,
-    ])  # fmt: skip
+    table = "\n".join(
+        [
+            BEGIN,
+            "",
+            f"{ROWS:,} rows, {N_BINS} bins, in memory (`python bench/floor.py`, one run):",
+            "",
+            "| grouping | contender | seconds | vs floor | vs expression |",
+            "|---|---|---:|---:|---:|",
+            *lines,
+            "",
+            END,
+        ]
+    )
     text = DOC.read_text()
     if BEGIN in text:
         text = re.sub(f"{BEGIN}.*?{END}", lambda _: table, text, flags=re.S)

@@ -102,9 +102,11 @@ def worker(contender: str, rows: int, groups: int, check: bool) -> dict[str, flo
     data = make_frame(rows, groups)
     df = pl.DataFrame(data)
     ks = {
-        "ks": pc.ks_calibration("p", "y"), "ks_p": pc.ks_calibration_p("p", "y"),
-        "kuiper": pc.kuiper_calibration("p", "y"), "kuiper_p": pc.kuiper_calibration_p("p", "y"),
-    }  # fmt: skip
+        "ks": pc.ks_calibration("p", "y"),
+        "ks_p": pc.ks_calibration_p("p", "y"),
+        "kuiper": pc.kuiper_calibration("p", "y"),
+        "kuiper_p": pc.kuiper_calibration_p("p", "y"),
+    }
 
     def query(**exprs: pl.Expr) -> object:
         return df.group_by("g").agg(**exprs) if groups > 1 else df.select(**exprs)
@@ -154,10 +156,21 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for contender in ["ece", *(c for c in args.only if c != "ece")]:
         out = subprocess.run(
-            [sys.executable, __file__, "--worker", contender, "--rows", str(args.rows),
-             "--groups", str(args.groups), *(["--check"] if args.check else [])],
-            check=True, capture_output=True, text=True,
-        ).stdout  # fmt: skip
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                contender,
+                "--rows",
+                str(args.rows),
+                "--groups",
+                str(args.groups),
+                *(["--check"] if args.check else []),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         seconds = json.loads(out)["seconds"]
         reference = reference or seconds
         print(

@@ -58,9 +58,10 @@ class GroupKeys:
     def computed(self) -> list[pl.Expr]:
         """The keys that are expressions rather than plain columns (to add to a frame)."""
         return [
-            expr for expr, name in zip(self.exprs, self.names)
+            expr
+            for expr, name in zip(self.exprs, self.names)
             if not expr.meta.is_column() or expr.meta.output_name() != name
-        ]  # fmt: skip
+        ]
 
     def columns(self) -> list[str]:
         """The names of existing columns the keys read (for the schema check)."""

@@ -252,10 +252,24 @@ def _frame_to_json(frame: pl.DataFrame) -> dict[str, Any]:
 _SIMPLE = {
     name: getattr(pl, name)
     for name in (
-        "Boolean", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
-        "Float32", "Float64", "String", "Date", "Time", "Categorical", "Null",
+        "Boolean",
+        "Int8",
+        "Int16",
+        "Int32",
+        "Int64",
+        "UInt8",
+        "UInt16",
+        "UInt32",
+        "UInt64",
+        "Float32",
+        "Float64",
+        "String",
+        "Date",
+        "Time",
+        "Categorical",
+        "Null",
     )
-}  # fmt: skip
+}
 
 
 def _parse_dtype(text: str) -> pl.DataType:
