@@ -128,7 +128,7 @@ def speed_cases(rows: int, big_rows: int) -> list[tuple[str, dict[str, Callable[
     df = frame(rows, 10_000)
     con = duckdb.connect()
     con.register("log", df.to_arrow())
-    g, p, y = (df[c].to_numpy() for c in ("g", "p", "y"))
+    p, y = (df[c].to_numpy() for c in ("p", "y"))
     y = y.astype(np.float64)
     for label, keys in (
         (f"{rows:,} rows in memory, 1 group", []),

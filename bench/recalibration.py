@@ -25,10 +25,10 @@ apply  a per-group Platt calibrator applied to a parquet scan of ``--apply-rows`
        Targets: at most 1.5x the time, peak memory at most 1 GB.
 
 Each timing is the fastest of a few runs (the fit: 3, the scikit-learn loop: 1, each
-apply query: 2). Run ``python bench/recalibration.py`` on an idle machine (a few minutes; about 4 GB of
-disk for the two 100M-row inputs); ``--rows 20000 --apply-rows 100000 --groups 10`` is a
-seconds-long smoke run. Prints a markdown table for ``docs/performance.md``. Nothing
-here is a test: timings vary by machine.
+apply query: 2). Run ``python bench/recalibration.py`` on an idle machine (a few minutes;
+about 4 GB of disk for the two 100M-row inputs); ``--rows 20000 --apply-rows 100000
+--groups 10`` is a seconds-long smoke run. Prints a markdown table for
+``docs/performance.md``. Nothing here is a test: timings vary by machine.
 """
 
 from __future__ import annotations
@@ -310,8 +310,10 @@ def main() -> None:
         ("", f"a minimal parquet scan (g Int32, p Float64; {args.groups} groups)", "g"),
         (
             "log_",
-            "a prediction log (ts, request_id, model, segment, p, y, sex, age_band, "
-            "region: the schema of examples/data/predictions.parquet; 2 models)",
+            (
+                "a prediction log (ts, request_id, model, segment, p, y, sex, age_band, "
+                "region: the schema of examples/data/predictions.parquet; 2 models)"
+            ),
             "model",
         ),
     ):
@@ -330,7 +332,8 @@ def main() -> None:
             ('`scan.with_columns(p_cal=cal.expr("p")).sink_parquet(out)`', applied),
         ):
             print(
-                f"| {label} | {result['seconds']:.2f} | {result['seconds'] / plain['seconds']:.2f} | "
+                f"| {label} | {result['seconds']:.2f} | "
+                f"{result['seconds'] / plain['seconds']:.2f} | "
                 f"{result.get('written_mb', math.nan):.0f} | {result['peak_mb']:.0f} |"
             )
         print(

@@ -13,7 +13,8 @@ relplot       ``relplot.smECE(p, y)`` per group (relplot is numpy)
 Run ``python bench/sorted_statistics.py`` (10M rows, one group; ``--groups 100`` for
 groups). Each line gives the best of three runs, each after waiting (up to 30 s) for
 idle CPUs, and the ratio to ``ece``. ``--rows 20000 --check`` runs each contender once
-without waiting: a check that the script runs, not a measurement. Nothing here is a test: timings vary by machine.
+without waiting: a check that the script runs, not a measurement. Nothing here is a
+test: timings vary by machine.
 """
 
 from __future__ import annotations

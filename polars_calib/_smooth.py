@@ -3,7 +3,10 @@ r"""Smooth ECE (Błasiok & Nakkiran, 2023) per group, as relplot's ``smECE`` com
 relplot smooths the residuals ``f - y`` and the row density with a reflected
 Gaussian kernel of bandwidth :math:`\sigma`, each on a fine grid, and reports
 
-.. math:: \mathrm{smECE}_\sigma = \frac{\sum_t |\hat r_\sigma(t)|}{\sum_t (\hat\delta_\sigma(t) + 10^{-4})},
+.. math::
+
+    \mathrm{smECE}_\sigma
+    = \frac{\sum_t |\hat r_\sigma(t)|}{\sum_t (\hat\delta_\sigma(t) + 10^{-4})},
 
 with :math:`\hat r` and :math:`\hat\delta` the smoothed residual and density read at
 ``max(round(10 / sigma), 200)`` evenly spaced points ``t``; the bandwidth is the

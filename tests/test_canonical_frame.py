@@ -351,7 +351,7 @@ def test_refused_ignored_and_empty_groups() -> None:
 
 def test_list_vectors_need_an_array() -> None:
     df = make_log(1, 20, classes=3).with_columns(pl.col("probs").cast(pl.List(pl.Float64)))
-    with pytest.raises(pc.CalibrationDataError, match="list.to_array"):
+    with pytest.raises(pc.CalibrationDataError, match=r"list\.to_array"):
         pc.summary(df, "probs", "cls", reduction="canonical")
     with pytest.raises(pc.CalibrationDataError, match="Array"):
         pc.bin_statistics(df.lazy(), "probs", "cls", reduction="canonical")

@@ -19,7 +19,7 @@ from polars.testing import assert_frame_equal
 
 import polars_calib as pc
 import reference
-from test_multiclass import _vectors, tempered_log, tutorial  # noqa: F401 (a fixture)
+from test_multiclass import _vectors, tempered_log, tutorial_frame
 
 EXPRESSIONS = {
     "confidence": pc.confidence_ece,
@@ -27,6 +27,11 @@ EXPRESSIONS = {
     "classwise": pc.classwise_ece,
 }
 NORM_OF = {"ece": "l1", "rmsce": "l2", "mce": "max"}
+
+
+@pytest.fixture(scope="module")
+def tutorial() -> pl.DataFrame:
+    return tutorial_frame()
 
 
 def expected_summary(
@@ -128,7 +133,7 @@ def test_vectors_default_to_the_confidence_reduction(tutorial: pl.DataFrame) -> 
 
 
 def test_lazy_streaming_and_time_windows() -> None:
-    P, y, w, g = tempered_log(7, 300, 4, temperature=0.4, resolution=1000, tie_rate=0.1)
+    P, y, _, _ = tempered_log(7, 300, 4, temperature=0.4, resolution=1000, tie_rate=0.1)
     start = datetime(2024, 5, 1)
     df = pl.DataFrame(
         {

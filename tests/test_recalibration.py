@@ -1006,7 +1006,7 @@ def test_refused_rows_of_a_scan_or_of_vectors_raise_too(tmp_path: Path) -> None:
         pc.fit_calibrator(pl.scan_parquet(path), "p", "y", method="platt")
     vectors = pl.DataFrame({"probs": [[0.5, 0.6], [0.2, 0.8]] * 10, "cls": [0, 1] * 10})
     for method in ("temperature", "isotonic"):
-        with pytest.raises(pc.CalibrationDataError, match="vector sum off 1 .* in 10 of 20 rows"):
+        with pytest.raises(pc.CalibrationDataError, match=r"vector sum off 1 .* in 10 of 20 rows"):
             pc.fit_calibrator(vectors, "probs", "cls", method=method)
 
 

@@ -177,7 +177,7 @@ def test_statistics_frame_errors() -> None:
     stats = pc.bin_statistics(pl.DataFrame({"p": [0.3], "y": [1]}), "p", "y")
     with pytest.raises(pc.CalibrationDataError, match="no sum_log_loss"):
         pc.metrics_from_statistics(stats.drop("sum_log_loss"))
-    with pytest.raises(pc.CalibrationDataError, match="missing column.*'model'"):
+    with pytest.raises(pc.CalibrationDataError, match=r"missing column.*'model'"):
         pc.reliability_from_statistics(stats, by="model")
     empty = pc.metrics_from_statistics(stats.head(0), by=None)
     assert empty.height == 0  # an empty table has no groups

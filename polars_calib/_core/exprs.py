@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Union
 
 import polars as pl
 
 __all__ = ["GroupKeys", "IntoExpr", "Keys", "output_name", "to_expr"]
 
-IntoExpr = Union[str, pl.Expr]
+IntoExpr = str | pl.Expr
 """A column name or a Polars expression."""
 
-Keys = Union[IntoExpr, Sequence[IntoExpr], None]
+Keys = IntoExpr | Sequence[IntoExpr] | None
 """Group keys: a column name, an expression, a sequence of them, or None for one group."""
 
 

@@ -207,7 +207,7 @@ def binary_problem(
 
 
 def _test_terms(p: pl.Expr, y: pl.Expr) -> dict[str, pl.Expr]:
-    """Row terms of the calibration tests and decompositions (``polars_calib._metrics.diagnostics``).
+    """Row terms of the calibration tests and decompositions (``_metrics.diagnostics``).
 
     Spiegelhalter's numerator ``(y - p)(1 - 2p)`` and its variance under calibration
     ``(1 - 2p)**2 p (1 - p)``; ``p**2`` and ``p y`` (the within-bin variance and

@@ -260,9 +260,9 @@ def bin_statistics(
         components' bins ``b_k``; with more classes than one exact word packs, also
         ``cell_1``, ``cell_2``, ... for the next classes, see
         :meth:`polars_calib._core.binning.Binning.cell_words`), ``n_bins`` (Int32),
-        ``closed`` (String), ``count``, ``weight``, ``sum_p_0`` .. ``sum_p_{K-1}`` (the weighted sums of
-        each component), ``sum_y_0`` .. ``sum_y_{K-1}`` (the weight of each true
-        class) and ``sum_squared_error``, ``sum_log_loss`` when `metrics` ask for
+        ``closed`` (String), ``count``, ``weight``, ``sum_p_0`` .. ``sum_p_{K-1}`` (the
+        weighted sums of each component), ``sum_y_0`` .. ``sum_y_{K-1}`` (the weight of
+        each true class) and ``sum_squared_error``, ``sum_log_loss`` when `metrics` ask for
         them; a group's refused rows (or, when it has no used row, nothing) in one
         row of null cell and sums. Tables of partitions merge by summing rows of
         the same keys, cell, ``n_bins`` and ``closed``.
@@ -747,7 +747,8 @@ def validate_statistics(
     >>> pc.validate_statistics(stats, log, "p", "y")
     Traceback (most recent call last):
     ...
-    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 3 rows (e.g. 1.5)
+    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p':
+    probability outside [0, 1] in 1 of 3 rows (e.g. 1.5)
     """
     prepared = prepare(
         data,

@@ -344,7 +344,9 @@ def load_calibrator(path: str | Path) -> Calibrator:
     >>> import tempfile, pathlib
     >>> import polars as pl
     >>> import polars_calib as pc
-    >>> train = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8] * 3, "y": [0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1]})
+    >>> train = pl.DataFrame(
+    ...     {"p": [0.2, 0.4, 0.6, 0.8] * 3, "y": [0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1]}
+    ... )
     >>> cal = pc.fit_calibrator(train, "p", "y", method="beta")
     >>> path = cal.save(pathlib.Path(tempfile.mkdtemp()) / "beta.json")
     >>> pc.load_calibrator(path).params.equals(cal.params)
