@@ -84,14 +84,16 @@ def data(rows: int, seed: int = 0) -> pl.DataFrame:
     age = rng.integers(0, 4, rows)
     rate = p + 0.15 * np.sin(2 * math.pi * p) + np.where((sex == 0) & (age == 3), 0.15, 0.0)
     y = (rng.random(rows) < np.clip(rate, 0.0, 1.0)).astype(np.int8)
-    return pl.DataFrame({
-        "model": pl.Series(rng.choice(["baseline", "candidate"], rows)),
-        "sex": pl.Series(np.array(["F", "M"])[sex]),
-        "age_band": pl.Series(np.array(["18-29", "30-49", "50-64", "65+"])[age]),
-        "region": pl.Series(np.array(["north", "south", "west"])[rng.integers(0, 3, rows)]),
-        "p": p,
-        "y": y,
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "model": pl.Series(rng.choice(["baseline", "candidate"], rows)),
+            "sex": pl.Series(np.array(["F", "M"])[sex]),
+            "age_band": pl.Series(np.array(["18-29", "30-49", "50-64", "65+"])[age]),
+            "region": pl.Series(np.array(["north", "south", "west"])[rng.integers(0, 3, rows)]),
+            "p": p,
+            "y": y,
+        }
+    )
 
 
 def ece(y_true: np.ndarray, y_prob: np.ndarray) -> float:
@@ -146,11 +148,13 @@ def timing(rows: int, resamples: int, repeats: int) -> None:
     def fairlearn() -> object:
         return [
             MetricFrame(
-                metrics={"ece": ece, "brier": brier}, y_true=pandas["y"], y_pred=pandas["p"],
+                metrics={"ece": ece, "brier": brier},
+                y_true=pandas["y"],
+                y_pred=pandas["p"],
                 sensitive_features=pandas[attributes],
             ).by_group
             for attributes in sets
-        ]  # fmt: skip
+        ]
 
     times = {
         "audit": best(audit, repeats),
@@ -211,9 +215,11 @@ def hand_written(lf: pl.LazyFrame, together: bool) -> list[pl.DataFrame]:
     queries = []
     for subset in sets:
         bins = binned.group_by(*subset, "bin").agg(
-            pl.len().alias("n"), pl.col("p").sum().alias("sum_p"), pl.col("y").sum().alias("sum_y"),
+            pl.len().alias("n"),
+            pl.col("p").sum().alias("sum_p"),
+            pl.col("y").sum().alias("sum_y"),
             ((pl.col("p") - pl.col("y")) ** 2).sum().alias("sum_sq"),
-        )  # fmt: skip
+        )
         totals = [
             (pl.col("sum_y") - pl.col("sum_p")).abs().sum().truediv(pl.col("n").sum()).alias("ece"),
             (pl.col("sum_sq").sum() / pl.col("n").sum()).alias("brier"),

@@ -37,6 +37,7 @@ import resource
 import subprocess
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -115,7 +116,7 @@ def run_sklearn(p: np.ndarray, y: np.ndarray, g: np.ndarray | None, groups: int)
         return one(p, y)
     order = np.argsort(g, kind="stable")
     bounds = np.searchsorted(g[order], np.arange(groups + 1))
-    return [one(p[order[a:b]], y[order[a:b]]) for a, b in zip(bounds[:-1], bounds[1:])]
+    return [one(p[order[a:b]], y[order[a:b]]) for a, b in pairwise(bounds)]
 
 
 def polars_query(contender: str, source: object, grouped: bool, by_day: bool) -> object:

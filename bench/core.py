@@ -62,8 +62,10 @@ def parquet(rows: int, groups: int) -> Path:
     if not path.exists():
         DATA.mkdir(exist_ok=True)
         step = 10_000_000
-        parts = [frame(min(step, rows - start), groups, seed=start).drop("s")
-                 for start in range(0, rows, step)]  # fmt: skip
+        parts = [
+            frame(min(step, rows - start), groups, seed=start).drop("s")
+            for start in range(0, rows, step)
+        ]
         pl.concat(parts).write_parquet(path, row_group_size=1_000_000)
     return path
 
@@ -126,10 +128,12 @@ def speed_cases(rows: int, big_rows: int) -> list[tuple[str, dict[str, Callable[
     df = frame(rows, 10_000)
     con = duckdb.connect()
     con.register("log", df.to_arrow())
-    g, p, y = (df[c].to_numpy() for c in ("g", "p", "y"))
+    p, y = (df[c].to_numpy() for c in ("p", "y"))
     y = y.astype(np.float64)
-    for label, keys in ((f"{rows:,} rows in memory, 1 group", []),
-                        (f"{rows:,} rows in memory, 10k string groups", ["s"])):  # fmt: skip
+    for label, keys in (
+        (f"{rows:,} rows in memory, 1 group", []),
+        (f"{rows:,} rows in memory, 10k string groups", ["s"]),
+    ):
         hand = hand_written(keys)
         by = keys or None
         runs: dict[str, Callable[[], object]] = {
@@ -156,12 +160,23 @@ def speed_cases(rows: int, big_rows: int) -> list[tuple[str, dict[str, Callable[
     scan = pl.scan_parquet(path)
     hand = hand_written(["g"])
     streaming = {"engine": "streaming"}
-    cases.append((f"{big_rows:,}-row parquet, 100 groups, streaming", {
-        "hand-written Polars": lambda: hand(scan).collect(**streaming),
-        "frame form": lambda: pc.summary(scan, "p", "y", by="g", metrics=["ece"]).collect(**streaming),
-        "expression form": lambda: scan.group_by("g").agg(pc.ece("p", "y")).collect(**streaming),
-        "DuckDB SQL": lambda: con.sql(duckdb_sql(["g"], f"read_parquet('{path}')")).fetchall(),
-    }))  # fmt: skip
+    cases.append(
+        (
+            f"{big_rows:,}-row parquet, 100 groups, streaming",
+            {
+                "hand-written Polars": lambda: hand(scan).collect(**streaming),
+                "frame form": lambda: pc.summary(scan, "p", "y", by="g", metrics=["ece"]).collect(
+                    **streaming
+                ),
+                "expression form": lambda: (
+                    scan.group_by("g").agg(pc.ece("p", "y")).collect(**streaming)
+                ),
+                "DuckDB SQL": lambda: con.sql(
+                    duckdb_sql(["g"], f"read_parquet('{path}')")
+                ).fetchall(),
+            },
+        )
+    )
     return cases
 
 
@@ -204,7 +219,7 @@ def bootstrap(args: argparse.Namespace) -> None:
                 metrics=["ece"],
                 confidence=0.9,
                 n_resamples=args.replicates,
-            ),  # fmt: skip
+            ),
         }
         best = interleaved(runs, args.repeats)
         print(f"\n{rows:,} rows, 100 groups, {args.replicates} replicates")
@@ -216,9 +231,14 @@ def _peak_child(path: str, replicates: int) -> None:
     """One bootstrap from a parquet scan in the streaming engine; print its peak."""
     start = time.perf_counter()
     pc.summary(
-        pl.scan_parquet(path), "p", "y", by="g", metrics=["ece"], confidence=0.9,
+        pl.scan_parquet(path),
+        "p",
+        "y",
+        by="g",
+        metrics=["ece"],
+        confidence=0.9,
         n_resamples=replicates,
-    ).collect(engine="streaming")  # fmt: skip
+    ).collect(engine="streaming")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": time.perf_counter() - start, "peak_mb": peak}))
 
@@ -229,8 +249,10 @@ def memory(args: argparse.Namespace) -> None:
         path = parquet(rows, 100)
         out = subprocess.run(
             [sys.executable, __file__, "_peak", str(path), str(args.replicates)],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         result = json.loads(out.stdout.strip().splitlines()[-1])
         print(f"  {rows:>12,} rows  {result['seconds']:8.1f} s  peak {result['peak_mb']:7.0f} MB")
 
@@ -244,8 +266,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--big-rows", type=int, default=100_000_000)
     parser.add_argument("--bootstrap-rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--memory-rows", type=int, nargs="+",
-                        default=[1_000_000, 4_000_000, 10_000_000])  # fmt: skip
+    parser.add_argument(
+        "--memory-rows", type=int, nargs="+", default=[1_000_000, 4_000_000, 10_000_000]
+    )
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()

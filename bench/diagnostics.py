@@ -35,10 +35,18 @@ import polars_calib as pc
 
 N_BINS = 15
 ALL = [
-    "ece", "spiegelhalter_z", "spiegelhalter_p", "hosmer_lemeshow", "hosmer_lemeshow_p",
-    "debiased_ece", "brier_decomposition", "brier_calibration_loss", "brier_refinement_loss",
-    "log_loss_calibration_loss", "log_loss_refinement_loss",
-]  # fmt: skip
+    "ece",
+    "spiegelhalter_z",
+    "spiegelhalter_p",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
+    "debiased_ece",
+    "brier_decomposition",
+    "brier_calibration_loss",
+    "brier_refinement_loss",
+    "log_loss_calibration_loss",
+    "log_loss_refinement_loss",
+]
 
 
 def data(rows: int, groups: int) -> pl.DataFrame:
@@ -87,10 +95,15 @@ def _tails() -> tuple[Tail, Tail]:
                 m, odd = int(kv) // 2, int(kv) % 2
                 base = math.erfc(math.sqrt(xv / 2)) if odd else 0.0
                 half = xv / 2
-                out.append(base + sum(
-                    math.exp(-half + (i + odd / 2) * math.log(half) - math.lgamma(i + odd / 2 + 1))
-                    for i in range(m)
-                ))  # fmt: skip
+                out.append(
+                    base
+                    + sum(
+                        math.exp(
+                            -half + (i + odd / 2) * math.log(half) - math.lgamma(i + odd / 2 + 1)
+                        )
+                        for i in range(m)
+                    )
+                )
             return np.array(out)
 
         return normal_sf, chi2_sf
@@ -128,10 +141,14 @@ def run_numpy(p: np.ndarray, y: np.ndarray, g: np.ndarray, groups: int, everythi
         df = filled.sum(axis=1) - 2
         hl_p = CHI2_SF(hl, df)
         correction = np.where(n > 1, mean_y * (1 - mean_y) / (n - 1), 0.0)
-        debiased = np.sqrt(np.clip(
-            np.where(filled, n * ((mean_y - mean_p) ** 2 - correction), 0.0).sum(axis=1) / total,
-            0.0, None,
-        ))  # fmt: skip
+        debiased = np.sqrt(
+            np.clip(
+                np.where(filled, n * ((mean_y - mean_p) ** 2 - correction), 0.0).sum(axis=1)
+                / total,
+                0.0,
+                None,
+            )
+        )
         rate = sum_y.sum(axis=1) / total
         reliability = np.where(filled, n * (mean_p - mean_y) ** 2, 0.0).sum(axis=1) / total
         resolution = np.where(filled, n * (mean_y - rate[:, None]) ** 2, 0.0).sum(axis=1) / total
@@ -140,13 +157,30 @@ def run_numpy(p: np.ndarray, y: np.ndarray, g: np.ndarray, groups: int, everythi
         brier = (squared_p - 2 * p_y + sum_y).sum(axis=1) / total
         refinement = np.where(filled, n * mean_y * (1 - mean_y), 0.0).sum(axis=1) / total
         q = np.clip(mean_p, 2.220446049250313e-16, 1 - 2.220446049250313e-16)
-        entropy = -(np.where(mean_y > 0, mean_y * np.log(mean_y), 0.0)
-                    + np.where(mean_y < 1, (1 - mean_y) * np.log(1 - mean_y), 0.0))  # fmt: skip
+        entropy = -(
+            np.where(mean_y > 0, mean_y * np.log(mean_y), 0.0)
+            + np.where(mean_y < 1, (1 - mean_y) * np.log(1 - mean_y), 0.0)
+        )
         cross = -(mean_y * np.log(q) + (1 - mean_y) * np.log(1 - q))
         ll_cl = np.where(filled, n * (cross - entropy), 0.0).sum(axis=1) / total
         ll_rl = np.where(filled, n * entropy, 0.0).sum(axis=1) / total
-    return (ece, z, z_p, hl, hl_p, debiased, reliability, resolution, rate * (1 - rate), wbv,
-            wbc, brier, refinement, ll_cl, ll_rl)  # fmt: skip
+    return (
+        ece,
+        z,
+        z_p,
+        hl,
+        hl_p,
+        debiased,
+        reliability,
+        resolution,
+        rate * (1 - rate),
+        wbv,
+        wbc,
+        brier,
+        refinement,
+        ll_cl,
+        ll_rl,
+    )
 
 
 def best(run: Callable[[], object], repeats: int, wait: bool) -> float:

@@ -51,10 +51,12 @@ def make_vectors(rows: int, seed: int = 0) -> pl.DataFrame:
     probs /= probs.sum(axis=1, keepdims=True)
     sharp = probs**1.3 / (probs**1.3).sum(axis=1, keepdims=True)
     labels = (sharp.cumsum(axis=1) < rng.random((rows, 1))).sum(axis=1).clip(0, CLASSES - 1)
-    return pl.DataFrame({
-        "probs": pl.Series(probs, dtype=pl.Array(pl.Float64, CLASSES)),
-        "y": labels,
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "probs": pl.Series(probs, dtype=pl.Array(pl.Float64, CLASSES)),
+            "y": labels,
+        }
+    )
 
 
 def best(run: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -101,25 +103,23 @@ def same_partition(a: np.ndarray, b: np.ndarray) -> bool:
     return pairs.n_unique() == pairs["a"].n_unique() == pairs["b"].n_unique()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--mv-rows", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    results: dict[str, float | bool] = {}
+def time_vectors(rows: int, repeat: int) -> dict[str, float | bool]:
+    """Time the canonical ECE and the SKCE against the ECE frame forms on ``rows`` vectors.
 
-    df = make_vectors(args.rows)
+    The frame is local, so it is freed on return, before the median-variance timings.
+    """
+    results: dict[str, float | bool] = {}
+    df = make_vectors(rows)
     results["canonical_expr_s"], canonical = best(
-        lambda: df.select(pc.canonical_ece("probs", "y", n_bins=5)).item(), args.repeat
+        lambda: df.select(pc.canonical_ece("probs", "y", n_bins=5)).item(), repeat
     )
     results["classwise_frame_s"], _ = best(
         lambda: pc.summary(df, "probs", "y", reduction="classwise", n_bins=5, metrics=["ece"]),
-        args.repeat,
+        repeat,
     )
     results["canonical_frame_s"], frame = best(
         lambda: pc.summary(df, "probs", "y", reduction="canonical", n_bins=5, metrics=["ece"]),
-        args.repeat,
+        repeat,
     )
     results["canonical_over_classwise"] = results["canonical_expr_s"] / results["classwise_frame_s"]
     results["canonical_frame_over_classwise"] = (
@@ -130,10 +130,10 @@ def main() -> None:
     )
     results["skce_block_s"], _ = best(
         lambda: df.select(pc.skce("probs", "y", estimator="block", block_size=2)).item(),
-        args.repeat,
+        repeat,
     )
     results["confidence_ece_s"], _ = best(
-        lambda: df.select(pc.confidence_ece("probs", "y", n_bins=15)).item(), args.repeat
+        lambda: df.select(pc.confidence_ece("probs", "y", n_bins=15)).item(), repeat
     )
     results["skce_block_lazy_s"], _ = best(
         lambda: (
@@ -142,11 +142,11 @@ def main() -> None:
             .collect()
             .item()
         ),
-        args.repeat,
+        repeat,
     )
     results["confidence_frame_s"], _ = best(
         lambda: pc.summary(df, "probs", "y", reduction="confidence", metrics=["ece"]),
-        args.repeat,
+        repeat,
     )
     results["skce_lazy_over_confidence_frame"] = (
         results["skce_block_lazy_s"] / results["confidence_frame_s"]
@@ -155,7 +155,16 @@ def main() -> None:
     results["skce_over_confidence_ece"] = results["skce_block_s"] / results["confidence_ece_s"]
     results["skce_over_canonical_ece"] = results["skce_block_s"] / results["canonical_expr_s"]
     results["canonical_value"] = canonical
-    del df
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--mv-rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    results = time_vectors(args.rows, args.repeat)
 
     small = make_vectors(args.mv_rows, seed=1)
     points = small["probs"].to_numpy()

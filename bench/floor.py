@@ -9,9 +9,9 @@ frame       ``pc.summary(df, "p", "y", by=keys, metrics=["ece"])`` (bins, screen
 expression  ``df.group_by(keys).agg(pc.ece("p", "y"))``
 
 for one group, 10,000 integer groups and 10,000 string groups. Each time is the best
-of three runs, each started when the CPUs are idle (or after 10 s of waiting). Run ``python bench/floor.py``
-(about a minute on 2 cores); it prints the table and rewrites its section of
-``docs/performance.md``. Nothing here is a test: timings vary by machine.
+of three runs, each started when the CPUs are idle (or after 10 s of waiting). Run
+``python bench/floor.py`` (about a minute on 2 cores); it prints the table and rewrites
+its section of ``docs/performance.md``. Nothing here is a test: timings vary by machine.
 """
 
 from __future__ import annotations
@@ -90,13 +90,19 @@ def main() -> None:
 
 
 def write_doc(lines: list[str]) -> None:
-    table = "\n".join([
-        BEGIN, "",
-        f"{ROWS:,} rows, {N_BINS} bins, in memory (`python bench/floor.py`, one run):", "",
-        "| grouping | contender | seconds | vs floor | vs expression |",
-        "|---|---|---:|---:|---:|",
-        *lines, "", END,
-    ])  # fmt: skip
+    table = "\n".join(
+        [
+            BEGIN,
+            "",
+            f"{ROWS:,} rows, {N_BINS} bins, in memory (`python bench/floor.py`, one run):",
+            "",
+            "| grouping | contender | seconds | vs floor | vs expression |",
+            "|---|---|---:|---:|---:|",
+            *lines,
+            "",
+            END,
+        ]
+    )
     text = DOC.read_text()
     if BEGIN in text:
         text = re.sub(f"{BEGIN}.*?{END}", lambda _: table, text, flags=re.S)

@@ -43,10 +43,12 @@ def write_data(rows: int) -> None:
         # Labels from tempered probabilities: the gap changes sign across [0, 1].
         sharp = probs**1.3 / (probs**1.3).sum(axis=1, keepdims=True)
         labels = (sharp.cumsum(axis=1) < rng.random((rows, 1))).sum(axis=1)
-        frame = pl.DataFrame({
-            "p": pl.Series(probs, dtype=pl.Array(pl.Float64, CLASSES)),
-            "y": labels.clip(0, CLASSES - 1),
-        })  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "p": pl.Series(probs, dtype=pl.Array(pl.Float64, CLASSES)),
+                "y": labels.clip(0, CLASSES - 1),
+            }
+        )
         frame.write_parquet(DATA / f"part-{part:02d}-{rows}.parquet", row_group_size=20_000)
 
 
@@ -95,8 +97,10 @@ def main() -> None:
     for contender in ("floor", "frame", "numpy"):
         out = subprocess.run(
             [sys.executable, __file__, "--worker", contender, "--rows", str(args.rows)],
-            check=True, capture_output=True, text=True,
-        ).stdout  # fmt: skip
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         r = json.loads(out)
         floor = floor or r["seconds"]
         print(

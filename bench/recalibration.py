@@ -25,10 +25,10 @@ apply  a per-group Platt calibrator applied to a parquet scan of ``--apply-rows`
        Targets: at most 1.5x the time, peak memory at most 1 GB.
 
 Each timing is the fastest of a few runs (the fit: 3, the scikit-learn loop: 1, each
-apply query: 2). Run ``python bench/recalibration.py`` on an idle machine (a few minutes; about 4 GB of
-disk for the two 100M-row inputs); ``--rows 20000 --apply-rows 100000 --groups 10`` is a
-seconds-long smoke run. Prints a markdown table for ``docs/performance.md``. Nothing
-here is a test: timings vary by machine.
+apply query: 2). Run ``python bench/recalibration.py`` on an idle machine (a few minutes;
+about 4 GB of disk for the two 100M-row inputs); ``--rows 20000 --apply-rows 100000
+--groups 10`` is a seconds-long smoke run. Prints a markdown table for
+``docs/performance.md``. Nothing here is a test: timings vary by machine.
 """
 
 from __future__ import annotations
@@ -85,9 +85,10 @@ def _write_once(target: Path, rows: int, make: Callable[[int, int, int], pl.Data
 def write_scan(directory: Path, rows: int, groups: int) -> Path:
     """The minimal apply input: parquet files of up to 10M rows (g, p) each, written once."""
     return _write_once(
-        directory / f"apply_{rows}_{groups}", rows,
+        directory / f"apply_{rows}_{groups}",
+        rows,
         lambda size, i, _: make_frame(size, groups, seed=100 + i).drop("y"),
-    )  # fmt: skip
+    )
 
 
 MODELS = ("baseline", "candidate")
@@ -125,9 +126,10 @@ def make_log(rows: int, seed: int, first_id: int = 0) -> pl.DataFrame:
 def write_log(directory: Path, rows: int) -> Path:
     """The realistic apply input: a prediction log of `rows` rows, written once."""
     return _write_once(
-        directory / f"log_{rows}", rows,
+        directory / f"log_{rows}",
+        rows,
         lambda size, i, start: make_log(size, seed=200 + i, first_id=start),
-    )  # fmt: skip
+    )
 
 
 def fitted(directory: Path, realistic: bool, groups: int) -> Path:
@@ -166,9 +168,12 @@ def worker(case: str, rows: int, groups: int, directory: Path) -> dict[str, floa
     if case in ("polars_isotonic", "sklearn_isotonic"):
         df = make_frame(rows, groups, seed=0)
         if case == "polars_isotonic":
-            return {"seconds": _timed(
-                lambda: pc.fit_calibrator(df, "p", "y", method="isotonic", by="g"), repeats=2
-            ), "peak_mb": _peak_mb()}  # fmt: skip
+            return {
+                "seconds": _timed(
+                    lambda: pc.fit_calibrator(df, "p", "y", method="isotonic", by="g"), repeats=2
+                ),
+                "peak_mb": _peak_mb(),
+            }
         from sklearn.isotonic import IsotonicRegression
 
         def isotonic_loop() -> None:
@@ -214,8 +219,11 @@ def worker(case: str, rows: int, groups: int, directory: Path) -> dict[str, floa
     cal = pc.load_calibrator(fitted(directory, realistic, groups))
     out = directory / f"out_{case}.parquet"
     scan = pl.scan_parquet(source / "*.parquet")
-    added = {"plain": [], "extra": [(1.0 - pl.col("p")).alias("p_cal")],
-             "apply": [cal.expr("p").alias("p_cal")]}[kind]  # fmt: skip
+    added = {
+        "plain": [],
+        "extra": [(1.0 - pl.col("p")).alias("p_cal")],
+        "apply": [cal.expr("p").alias("p_cal")],
+    }[kind]
     query = scan.with_columns(added) if added else scan
     _timed(lambda: scan.select(pl.len()).collect())  # page cache warm
     seconds = _timed(lambda: query.sink_parquet(out, engine="streaming"), repeats=2)
@@ -225,8 +233,18 @@ def worker(case: str, rows: int, groups: int, directory: Path) -> dict[str, floa
 
 
 def measure(case: str, rows: int, groups: int, directory: Path) -> dict[str, float]:
-    command = [sys.executable, __file__, "--worker", case, "--rows", str(rows),
-               "--groups", str(groups), "--dir", str(directory)]  # fmt: skip
+    command = [
+        sys.executable,
+        __file__,
+        "--worker",
+        case,
+        "--rows",
+        str(rows),
+        "--groups",
+        str(groups),
+        "--dir",
+        str(directory),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=7200)
     if done.returncode != 0:
         print(done.stderr[-2000:], file=sys.stderr)
@@ -237,8 +255,12 @@ def measure(case: str, rows: int, groups: int, directory: Path) -> dict[str, flo
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000, help="fit: rows (default 10M)")
-    parser.add_argument("--apply-rows", type=int, default=100_000_000,
-                        help="apply: rows of the scanned file (default 100M)")  # fmt: skip
+    parser.add_argument(
+        "--apply-rows",
+        type=int,
+        default=100_000_000,
+        help="apply: rows of the scanned file (default 100M)",
+    )
     parser.add_argument("--groups", type=int, default=100, help="groups (default 100)")
     parser.add_argument(
         "--dir",
@@ -258,44 +280,68 @@ def main() -> None:
     isotonic = measure("polars_isotonic", args.rows, args.groups, args.dir)
     isotonic_loop = measure("sklearn_isotonic", args.rows, args.groups, args.dir)
     apply: dict[str, dict[str, float]] = {}
-    for prefix, write in (("", lambda: write_scan(args.dir, args.apply_rows, args.groups)),
-                          ("log_", lambda: write_log(args.dir, args.apply_rows))):  # fmt: skip
+    for prefix, write in (
+        ("", lambda: write_scan(args.dir, args.apply_rows, args.groups)),
+        ("log_", lambda: write_log(args.dir, args.apply_rows)),
+    ):
         write()
         fitted(args.dir, prefix == "log_", args.groups)
         for kind in ("plain", "extra", "apply"):
             apply[prefix + kind] = measure(prefix + kind, args.apply_rows, args.groups, args.dir)
     print(f"Platt per group, {args.rows:,} rows x {args.groups} groups, in memory:\n")
     print("| contender | seconds | full-data passes | peak MB |\n|---|---:|---:|---:|")
-    print(f"| `pc.fit_calibrator(method=\"platt\", by=\"g\")` | {fit['seconds']:.2f} | "
-          f"{fit.get('passes', math.nan):.0f} | {fit['peak_mb']:.0f} |")  # fmt: skip
-    print(f"| `partition_by` + `LogisticRegression` per group | {loop['seconds']:.2f} | | "
-          f"{loop['peak_mb']:.0f} |")  # fmt: skip
+    print(
+        f'| `pc.fit_calibrator(method="platt", by="g")` | {fit["seconds"]:.2f} | '
+        f"{fit.get('passes', math.nan):.0f} | {fit['peak_mb']:.0f} |"
+    )
+    print(
+        f"| `partition_by` + `LogisticRegression` per group | {loop['seconds']:.2f} | | "
+        f"{loop['peak_mb']:.0f} |"
+    )
     print(f"\nspeed-up: {loop['seconds'] / fit['seconds']:.1f}x (target >= 8x)\n")
-    print(f"Isotonic per group, the same data (no target): "
-          f"`pc.fit_calibrator(method=\"isotonic\", by=\"g\")` {isotonic['seconds']:.2f} s, "
-          f"{isotonic['peak_mb']:.0f} MB; `partition_by` + `IsotonicRegression` per group "
-          f"{isotonic_loop['seconds']:.2f} s, {isotonic_loop['peak_mb']:.0f} MB: "
-          f"{isotonic['seconds'] / isotonic_loop['seconds']:.2f}x\n")  # fmt: skip
+    print(
+        f"Isotonic per group, the same data (no target): "
+        f'`pc.fit_calibrator(method="isotonic", by="g")` {isotonic["seconds"]:.2f} s, '
+        f"{isotonic['peak_mb']:.0f} MB; `partition_by` + `IsotonicRegression` per group "
+        f"{isotonic_loop['seconds']:.2f} s, {isotonic_loop['peak_mb']:.0f} MB: "
+        f"{isotonic['seconds'] / isotonic_loop['seconds']:.2f}x\n"
+    )
     for prefix, title, column in (
         ("", f"a minimal parquet scan (g Int32, p Float64; {args.groups} groups)", "g"),
-        ("log_", "a prediction log (ts, request_id, model, segment, p, y, sex, age_band, "
-                 "region: the schema of examples/data/predictions.parquet; 2 models)", "model"),
-    ):  # fmt: skip
+        (
+            "log_",
+            (
+                "a prediction log (ts, request_id, model, segment, p, y, sex, age_band, "
+                "region: the schema of examples/data/predictions.parquet; 2 models)"
+            ),
+            "model",
+        ),
+    ):
         plain, extra, applied = (apply[prefix + k] for k in ("plain", "extra", "apply"))
-        print(f"Applying a per-{column} Platt calibrator to {title}, {args.apply_rows:,} rows, "
-              "streamed to parquet:\n")  # fmt: skip
+        print(
+            f"Applying a per-{column} Platt calibrator to {title}, {args.apply_rows:,} rows, "
+            "streamed to parquet:\n"
+        )
         print("| query | seconds | x plain | written MB | peak MB |\n|---|---:|---:|---:|---:|")
         for label, result in (
             ("`scan.sink_parquet(out)`", plain),
-            ("`scan.with_columns(p_cal=1 - pl.col(\"p\")).sink_parquet(out)` (any new column)", extra),
-            ("`scan.with_columns(p_cal=cal.expr(\"p\")).sink_parquet(out)`", applied),
-        ):  # fmt: skip
-            print(f"| {label} | {result['seconds']:.2f} | {result['seconds'] / plain['seconds']:.2f} | "
-                  f"{result.get('written_mb', math.nan):.0f} | {result['peak_mb']:.0f} |")  # fmt: skip
-        print(f"\nratio: {applied['seconds'] / plain['seconds']:.2f}x (target <= 1.5x; peak "
-              f"memory target <= 1024 MB); of a new column alone: "
-              f"{extra['seconds'] / plain['seconds']:.2f}x; ours over that: "
-              f"{applied['seconds'] / extra['seconds']:.2f}x\n")  # fmt: skip
+            (
+                '`scan.with_columns(p_cal=1 - pl.col("p")).sink_parquet(out)` (any new column)',
+                extra,
+            ),
+            ('`scan.with_columns(p_cal=cal.expr("p")).sink_parquet(out)`', applied),
+        ):
+            print(
+                f"| {label} | {result['seconds']:.2f} | "
+                f"{result['seconds'] / plain['seconds']:.2f} | "
+                f"{result.get('written_mb', math.nan):.0f} | {result['peak_mb']:.0f} |"
+            )
+        print(
+            f"\nratio: {applied['seconds'] / plain['seconds']:.2f}x (target <= 1.5x; peak "
+            f"memory target <= 1024 MB); of a new column alone: "
+            f"{extra['seconds'] / plain['seconds']:.2f}x; ours over that: "
+            f"{applied['seconds'] / extra['seconds']:.2f}x\n"
+        )
 
 
 if __name__ == "__main__":

@@ -90,8 +90,12 @@ def numpy_consistency(df: pl.DataFrame, replicates: int) -> np.ndarray:
     sum_p = np.bincount(cell, weights=p, minlength=size)
     base_se = np.bincount(cell, weights=p * p, minlength=size)  # (p - y)**2 at y = 0
     change = 1.0 - 2.0 * p  # its change at y = 1
-    observed = _ece_brier(count, sum_p, np.bincount(cell, weights=y, minlength=size),
-                          np.bincount(cell, weights=(p - y) ** 2, minlength=size))  # fmt: skip
+    observed = _ece_brier(
+        count,
+        sum_p,
+        np.bincount(cell, weights=y, minlength=size),
+        np.bincount(cell, weights=(p - y) ** 2, minlength=size),
+    )
     above = [np.zeros(GROUPS), np.zeros(GROUPS)]
     for _ in range(replicates):
         drawn = rng.binomial(1, p).astype(np.float64)
@@ -103,13 +107,28 @@ def numpy_consistency(df: pl.DataFrame, replicates: int) -> np.ndarray:
 
 
 def polars_bootstrap(df: pl.DataFrame, replicates: int) -> pl.DataFrame:
-    return pc.summary(df, "p", "y", by="g", n_bins=N_BINS, metrics=["ece", "brier"],
-                      confidence=0.95, n_resamples=replicates)  # fmt: skip
+    return pc.summary(
+        df,
+        "p",
+        "y",
+        by="g",
+        n_bins=N_BINS,
+        metrics=["ece", "brier"],
+        confidence=0.95,
+        n_resamples=replicates,
+    )
 
 
 def polars_consistency(df: pl.DataFrame, replicates: int) -> pl.DataFrame:
-    return pc.summary(df, "p", "y", by="g", n_bins=N_BINS, n_resamples=replicates,
-                      metrics=["consistency_p", "consistency_p_brier"])  # fmt: skip
+    return pc.summary(
+        df,
+        "p",
+        "y",
+        by="g",
+        n_bins=N_BINS,
+        n_resamples=replicates,
+        metrics=["consistency_p", "consistency_p_brier"],
+    )
 
 
 def best(run: Callable[[], object], repeats: int) -> float:

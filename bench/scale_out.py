@@ -57,13 +57,15 @@ def write_data(rows: int, files: int) -> Path:
         p = rng.random(rows)
         # Miscalibration that changes sign across [0, 1].
         rate = np.clip(p + 0.25 * np.sin(2 * np.pi * p), 0.0, 1.0)
-        frame = pl.DataFrame({
-            "model": rng.choice([f"model-{i}" for i in range(10)], rows),
-            "day": rng.integers(0, 30, rows, dtype=np.int32),
-            "p": p,
-            "y": (rng.random(rows) < rate).astype(np.int8),
-            "w": rng.random(rows) * 2.0,
-        })  # fmt: skip
+        frame = pl.DataFrame(
+            {
+                "model": rng.choice([f"model-{i}" for i in range(10)], rows),
+                "day": rng.integers(0, 30, rows, dtype=np.int32),
+                "p": p,
+                "y": (rng.random(rows) < rate).astype(np.int8),
+                "w": rng.random(rows) * 2.0,
+            }
+        )
         frame.write_parquet(target / f"part-{part:03d}.parquet")
     return target
 
@@ -134,9 +136,12 @@ def worker(contender: str, path: Path) -> dict[str, Any]:
         spark.stop()
     print(pc.metrics_from_statistics(stats, metrics=["ece"]).head(3), file=sys.stderr)
     return {
-        "seconds": seconds, "driver_mb": driver_mb, "tree_mb": tree_mb,
-        "rows": stats.height, "bytes": stats.estimated_size(),
-    }  # fmt: skip
+        "seconds": seconds,
+        "driver_mb": driver_mb,
+        "tree_mb": tree_mb,
+        "rows": stats.height,
+        "bytes": stats.estimated_size(),
+    }
 
 
 def main() -> None:
@@ -158,9 +163,15 @@ def main() -> None:
     print("|---:|---|---:|---:|---:|---:|---:|")
     for contender in args.contenders.split(","):
         command = [
-            sys.executable, __file__, "--worker", contender,
-            "--rows-per-file", str(args.rows_per_file), "--files", str(args.files),
-        ]  # fmt: skip
+            sys.executable,
+            __file__,
+            "--worker",
+            contender,
+            "--rows-per-file",
+            str(args.rows_per_file),
+            "--files",
+            str(args.files),
+        ]
         # Output to a file, not a pipe: a child the engine starts may keep a pipe open.
         with tempfile.TemporaryFile("w+") as out:
             subprocess.run(command, check=True, stdout=out, stderr=subprocess.DEVNULL)

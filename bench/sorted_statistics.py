@@ -13,7 +13,8 @@ relplot       ``relplot.smECE(p, y)`` per group (relplot is numpy)
 Run ``python bench/sorted_statistics.py`` (10M rows, one group; ``--groups 100`` for
 groups). Each line gives the best of three runs, each after waiting (up to 30 s) for
 idle CPUs, and the ratio to ``ece``. ``--rows 20000 --check`` runs each contender once
-without waiting: a check that the script runs, not a measurement. Nothing here is a test: timings vary by machine.
+without waiting: a check that the script runs, not a measurement. Nothing here is a
+test: timings vary by machine.
 """
 
 from __future__ import annotations
@@ -102,9 +103,11 @@ def worker(contender: str, rows: int, groups: int, check: bool) -> dict[str, flo
     data = make_frame(rows, groups)
     df = pl.DataFrame(data)
     ks = {
-        "ks": pc.ks_calibration("p", "y"), "ks_p": pc.ks_calibration_p("p", "y"),
-        "kuiper": pc.kuiper_calibration("p", "y"), "kuiper_p": pc.kuiper_calibration_p("p", "y"),
-    }  # fmt: skip
+        "ks": pc.ks_calibration("p", "y"),
+        "ks_p": pc.ks_calibration_p("p", "y"),
+        "kuiper": pc.kuiper_calibration("p", "y"),
+        "kuiper_p": pc.kuiper_calibration_p("p", "y"),
+    }
 
     def query(**exprs: pl.Expr) -> object:
         return df.group_by("g").agg(**exprs) if groups > 1 else df.select(**exprs)
@@ -154,10 +157,21 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for contender in ["ece", *(c for c in args.only if c != "ece")]:
         out = subprocess.run(
-            [sys.executable, __file__, "--worker", contender, "--rows", str(args.rows),
-             "--groups", str(args.groups), *(["--check"] if args.check else [])],
-            check=True, capture_output=True, text=True,
-        ).stdout  # fmt: skip
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                contender,
+                "--rows",
+                str(args.rows),
+                "--groups",
+                str(args.groups),
+                *(["--check"] if args.check else []),
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         seconds = json.loads(out)["seconds"]
         reference = reference or seconds
         print(

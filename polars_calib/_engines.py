@@ -159,19 +159,30 @@ class EngineSpec:
     def prepared(self, frame: pl.DataFrame | pl.LazyFrame) -> Prepared:
         """The problem and keys of `frame` (its schema is checked, no data read)."""
         return prepare(
-            frame, self.prob, self.label, by=list(self.by), weight=self.weight,
-            reduction=self.reduction, sum_tol=self.sum_tol, pos_label=self.pos_label,
-            time=self.time, every=self.every,
+            frame,
+            self.prob,
+            self.label,
+            by=list(self.by),
+            weight=self.weight,
+            reduction=self.reduction,
+            sum_tol=self.sum_tol,
+            pos_label=self.pos_label,
+            time=self.time,
+            every=self.every,
             reserved=RESAMPLING_KEYS if self.resamples else frozenset(),
-        )  # fmt: skip
+        )
 
     def partial(self, frame: pl.DataFrame) -> Partial:
         """The partial aggregation of `frame`'s rows (a plan)."""
         prepared = self.prepared(frame)
         return partial_statistics(
-            prepared.lf, prepared.problem, prepared.keys, self.binning, self.terms,
+            prepared.lf,
+            prepared.problem,
+            prepared.keys,
+            self.binning,
+            self.terms,
             resamples=self.resamples,
-        )  # fmt: skip
+        )
 
     def partial_table(self, frame: pl.DataFrame) -> pl.DataFrame:
         """The partial table of `frame`'s rows, collected (runs on a worker)."""

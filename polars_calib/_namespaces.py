@@ -49,7 +49,10 @@ class _FrameCalibNamespace(Generic[FrameT]):
         return smooth_ece_statistics(self._data, prob, label, **options)
 
     def median_variance_bins(self, prob: str, label: str, **options: Any) -> FrameT:
-        """The rows with their median-variance bin; see :func:`polars_calib.median_variance_bins`."""
+        """The rows with their median-variance bin.
+
+        See :func:`polars_calib.median_variance_bins`.
+        """
         return median_variance_bins(self._data, prob, label, **options)
 
     def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:

@@ -3,7 +3,10 @@ r"""Smooth ECE (Błasiok & Nakkiran, 2023) per group, as relplot's ``smECE`` com
 relplot smooths the residuals ``f - y`` and the row density with a reflected
 Gaussian kernel of bandwidth :math:`\sigma`, each on a fine grid, and reports
 
-.. math:: \mathrm{smECE}_\sigma = \frac{\sum_t |\hat r_\sigma(t)|}{\sum_t (\hat\delta_\sigma(t) + 10^{-4})},
+.. math::
+
+    \mathrm{smECE}_\sigma
+    = \frac{\sum_t |\hat r_\sigma(t)|}{\sum_t (\hat\delta_\sigma(t) + 10^{-4})},
 
 with :math:`\hat r` and :math:`\hat\delta` the smoothed residual and density read at
 ``max(round(10 / sigma), 200)`` evenly spaced points ``t``; the bandwidth is the
@@ -80,9 +83,14 @@ def _grid_intervals(sigma: float) -> int:
 
 
 GRIDS: tuple[int, ...] = tuple(
-    sorted({_grid_intervals(k / 2**_REFINE) for k in range(1, 2**_REFINE + 1)
-            if k / 2**_REFINE >= _BANDWIDTH_FLOOR})
-)  # fmt: skip
+    sorted(
+        {
+            _grid_intervals(k / 2**_REFINE)
+            for k in range(1, 2**_REFINE + 1)
+            if k / 2**_REFINE >= _BANDWIDTH_FLOOR
+        }
+    )
+)
 """Intervals of every grid the bandwidth search can smooth on: 1000 (``sigma >= 0.01``)
 and one per bandwidth ``k / 1024`` below 0.01."""
 
@@ -93,9 +101,13 @@ and one per bandwidth ``k / 1024`` below 0.01."""
 
 
 def _statistics_plan(
-    lf: pl.LazyFrame, prob: str, label: str, keys: list[str], weight: str | None,
+    lf: pl.LazyFrame,
+    prob: str,
+    label: str,
+    keys: list[str],
+    weight: str | None,
     pos_label: Any,
-) -> pl.LazyFrame:  # fmt: skip
+) -> pl.LazyFrame:
     """The table (see :func:`smooth_ece_statistics`) of `lf` grouped by `keys` (non-empty)."""
     problem = binary_problem(prob, label, weight, pos_label)
     refused = problem.refused.fill_null(False)
@@ -106,37 +118,49 @@ def _statistics_plan(
     # data are read once (one aggregation per grid is several times faster than one
     # over exploded or cross-joined (row, grid) pairs).
     base = lf.select(
-        *keys, p.alias("p"), pl.when(used).then(mass).alias("mass"),
+        *keys,
+        p.alias("p"),
+        pl.when(used).then(mass).alias("mass"),
         problem.weighted(p - problem.label).alias("gap"),  # relplot smooths f - y
-        used.alias("used"), refused.alias("refused"),
-    ).cache()  # fmt: skip
+        used.alias("used"),
+        refused.alias("refused"),
+    ).cache()
     prob_, mass_, gap_ = pl.col("p"), pl.col("mass"), pl.col("gap")
     totals = base.group_by(*keys).agg(
-        pl.lit(None, pl.Int32).alias("grid"), pl.lit(None, pl.Int32).alias("cell"),
+        pl.lit(None, pl.Int32).alias("grid"),
+        pl.lit(None, pl.Int32).alias("cell"),
         pl.col("used").sum().cast(pl.Int64).alias("count"),
         pl.col("refused").sum().cast(pl.Int64).alias("refused"),
-        mass_.sum().alias("weight"), gap_.sum().alias("gap"),
-        pl.lit(0.0).alias("weight_above"), pl.lit(0.0).alias("gap_above"),
-    )  # fmt: skip
+        mass_.sum().alias("weight"),
+        gap_.sum().alias("gap"),
+        pl.lit(0.0).alias("weight_above"),
+        pl.lit(0.0).alias("gap_above"),
+    )
     parts = [totals.select(*keys, *_COLUMNS)]
     for intervals in GRIDS:
         cell, fraction = linear_grid(prob_, intervals)
         part = base.filter(prob_.is_not_null()).group_by(*keys, cell.cast(pl.Int32).alias("cell"))
         part_sums = part.agg(
             pl.lit(intervals, pl.Int32).alias("grid"),
-            pl.len().cast(pl.Int64).alias("count"), pl.lit(0, pl.Int64).alias("refused"),
-            mass_.sum().alias("weight"), gap_.sum().alias("gap"),
+            pl.len().cast(pl.Int64).alias("count"),
+            pl.lit(0, pl.Int64).alias("refused"),
+            mass_.sum().alias("weight"),
+            gap_.sum().alias("gap"),
             (mass_ * fraction).sum().alias("weight_above"),
             (gap_ * fraction).sum().alias("gap_above"),
-        )  # fmt: skip
+        )
         parts.append(part_sums.select(*keys, *_COLUMNS))
     return pl.concat(parts)
 
 
 def _prepared(
-    data: pl.DataFrame | pl.LazyFrame, prob: str, label: str, by: Keys, weight: str | None,
+    data: pl.DataFrame | pl.LazyFrame,
+    prob: str,
+    label: str,
+    by: Keys,
+    weight: str | None,
     pos_label: Any,
-) -> tuple[pl.LazyFrame, list[str], bool]:  # fmt: skip
+) -> tuple[pl.LazyFrame, list[str], bool]:
     if isinstance(prob, pl.Expr) or not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
         msg = (
             "`data` must be a polars DataFrame or LazyFrame: smooth ECE is a frame "
@@ -242,9 +266,13 @@ def smooth_ece_statistics(
 
 
 def _raise_for_refused(
-    table: pl.DataFrame, lf: pl.LazyFrame, prob: str, label: str, weight: str | None,
+    table: pl.DataFrame,
+    lf: pl.LazyFrame,
+    prob: str,
+    label: str,
+    weight: str | None,
     pos_label: Any,
-) -> None:  # fmt: skip
+) -> None:
     if table["refused"].sum():
         checks = binary_problem(prob, label, weight, pos_label).checks
         raise_for_problems(problem_counts(lf, checks).collect(), checks)
@@ -378,8 +406,9 @@ def _finished(stats: pl.LazyFrame, keys: list[str], whole: bool) -> pl.LazyFrame
     if whole:
         stats, keys = stats.with_columns(pl.lit(True).alias(_ALL)), [_ALL]
     columns: dict[str, pl.DataType] = {k: v for k, v in stats.collect_schema().items() if k in keys}
-    columns.update(count=pl.Int64(), refused=pl.Int64(), smooth_ece=pl.Float64(),
-                   sigma=pl.Float64())  # fmt: skip
+    columns.update(
+        count=pl.Int64(), refused=pl.Int64(), smooth_ece=pl.Float64(), sigma=pl.Float64()
+    )
     schema = pl.Schema(columns)
     merged = _merged(stats, keys)
     # numpy per group on the small merged table (see `_finish`); a plan until collected.

@@ -230,7 +230,7 @@ def _row_sum(items, dtype):
     size = items.shape[0]
     size_ilp = size // ilp
     lanes = items.shape[1:]
-    blocks = items[: size_ilp * ilp].reshape((size_ilp, ilp) + lanes)
+    blocks = items[: size_ilp * ilp].reshape((size_ilp, ilp, *lanes))
     partial = _multi_row_sum(blocks, dtype)  # shape (ilp, *lanes)
     p0 = partial[0]
     for i in range(size_ilp * ilp, size):

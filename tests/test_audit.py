@@ -69,14 +69,22 @@ def test_every_slice_equals_a_summary_of_its_rows(weight: str | None) -> None:
     by = ["sex", "age", "region", "member"]
     metrics = ["ece", "mce", "rmsce", "brier", "log_loss"]
     result = audit(
-        df, "p", "y", by=by, max_order=3, metrics=metrics, n_bins=N_BINS, weight=weight,
-    )  # fmt: skip
+        df,
+        "p",
+        "y",
+        by=by,
+        max_order=3,
+        metrics=metrics,
+        n_bins=N_BINS,
+        weight=weight,
+    )
     slices = result.slices
     # overall, 2 + 5 + 3 + 3 single values, and the intersections that occur
     expected_count = sum(
         df.select(subset).n_unique() if subset else 1
-        for order in range(4) for subset in itertools.combinations(by, order)
-    )  # fmt: skip
+        for order in range(4)
+        for subset in itertools.combinations(by, order)
+    )
     assert slices.height == expected_count
     assert slices.select(pl.struct("attributes", *by).is_unique().all()).item()
     for row in slices.iter_rows(named=True):
@@ -116,9 +124,16 @@ def test_rolled_up_slices_equal_direct_summaries_on_generated_frames(
     )
     metrics = ["ece", "mce", "brier"]
     result = audit(
-        df, "p", "y", by=["a", "b", "c"], max_order=max_order, metrics=metrics, n_bins=7,
-        weight="w", min_count=0,
-    )  # fmt: skip
+        df,
+        "p",
+        "y",
+        by=["a", "b", "c"],
+        max_order=max_order,
+        metrics=metrics,
+        n_bins=7,
+        weight="w",
+        min_count=0,
+    )
     for row in result.slices.iter_rows(named=True):
         rows = df.filter(_in_slice(row, row["attributes"]))
         assert rows.height > 0
@@ -133,18 +148,31 @@ def test_rolled_up_slices_equal_direct_summaries_on_generated_frames(
 
 
 def test_slices_say_which_attributes_they_fix_and_null_is_a_value() -> None:
-    df = pl.DataFrame({
-        "a": ["x", "x", None, None, "y", "y"],
-        "b": [1, 2, 1, 2, 1, None],
-        "p": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
-        "y": [0, 1, 0, 1, 0, 1],
-    })  # fmt: skip
+    df = pl.DataFrame(
+        {
+            "a": ["x", "x", None, None, "y", "y"],
+            "b": [1, 2, 1, 2, 1, None],
+            "p": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6],
+            "y": [0, 1, 0, 1, 0, 1],
+        }
+    )
     slices = audit(df, "p", "y", by=["a", "b"], min_count=0).slices
     labels = slices["slice"].to_list()
     assert labels == [
-        "overall", "a=x", "a=y", "a=null", "b=1", "b=2", "b=null",
-        "a=x, b=1", "a=x, b=2", "a=y, b=1", "a=y, b=null", "a=null, b=1", "a=null, b=2",
-    ]  # fmt: skip
+        "overall",
+        "a=x",
+        "a=y",
+        "a=null",
+        "b=1",
+        "b=2",
+        "b=null",
+        "a=x, b=1",
+        "a=x, b=2",
+        "a=y, b=1",
+        "a=y, b=null",
+        "a=null, b=1",
+        "a=null, b=2",
+    ]
     a_null = slices.filter(pl.col("slice") == "a=null").row(0, named=True)
     assert a_null["attributes"] == ["a"] and a_null["a"] is None and a_null["b"] is None
     assert a_null["count"] == 2
@@ -157,9 +185,15 @@ def test_probability_vectors_with_a_reduction() -> None:
     df = attributes_log(1, 2_000, classes=3)
     for reduction in ("confidence", "classwise", "top_label"):
         result = audit(
-            df, "probs", "cls", by=["sex", "region"], reduction=reduction, n_bins=N_BINS,
-            metrics=["ece", "brier"], test=None,
-        )  # fmt: skip
+            df,
+            "probs",
+            "cls",
+            by=["sex", "region"],
+            reduction=reduction,
+            n_bins=N_BINS,
+            metrics=["ece", "brier"],
+            test=None,
+        )
         name = f"{reduction}_ece"
         assert result.metrics == (name, "brier")
         for row in result.slices.iter_rows(named=True):
@@ -198,16 +232,26 @@ def test_a_scan_is_read_once(engine: str) -> None:
     source = CountingSource(attributes_log(3, 2_000))
     with pl.Config(engine_affinity=engine):  # type: ignore[arg-type]
         result = audit(
-            source.frame(), "p", "y", by=["sex", "age", "region"], max_order=3,
+            source.frame(),
+            "p",
+            "y",
+            by=["sex", "age", "region"],
+            max_order=3,
             metrics=["ece", "brier", "log_loss"],
-        )  # fmt: skip
+        )
     assert source.reads == 1
     assert result.slices.height > 20
     assert_frame_equal(
         result.slices,
-        audit(source.data, "p", "y", by=["sex", "age", "region"], max_order=3,
-              metrics=["ece", "brier", "log_loss"]).slices,
-    )  # fmt: skip
+        audit(
+            source.data,
+            "p",
+            "y",
+            by=["sex", "age", "region"],
+            max_order=3,
+            metrics=["ece", "brier", "log_loss"],
+        ).slices,
+    )
 
 
 def test_with_intervals_a_scan_is_read_as_often_as_by_one_summary() -> None:
@@ -232,10 +276,16 @@ def test_batches_of_rows_give_the_numbers_of_one_pass(lazy: bool, tmp_path: Path
     # (the draws hash each row's position in the data, not in its batch).
     df = attributes_log(13, 2_500)
     options: dict[str, Any] = {
-        "by": ["sex", "age", "region", "member"], "max_order": 3, "n_bins": N_BINS,
-        "metrics": ["ece", "brier", "log_loss"], "weight": "w", "min_count": 0,
-        "n_resamples": 30, "seed": 5, "confidence": 0.9,
-    }  # fmt: skip
+        "by": ["sex", "age", "region", "member"],
+        "max_order": 3,
+        "n_bins": N_BINS,
+        "metrics": ["ece", "brier", "log_loss"],
+        "weight": "w",
+        "min_count": 0,
+        "n_resamples": 30,
+        "seed": 5,
+        "confidence": 0.9,
+    }
     one_pass = pc.audit(df, "p", "y", **options)
     path = tmp_path / "log.parquet"
     df.write_parquet(path, row_group_size=300)
@@ -250,8 +300,11 @@ def test_batches_of_probability_vectors_give_the_numbers_of_one_pass() -> None:
     df = attributes_log(14, 900, classes=3)
     for reduction in ("confidence", "classwise"):
         options: dict[str, Any] = {
-            "by": ["sex", "age"], "reduction": reduction, "n_resamples": 20, "min_count": 0,
-        }  # fmt: skip
+            "by": ["sex", "age"],
+            "reduction": reduction,
+            "n_resamples": 20,
+            "min_count": 0,
+        }
         one_pass = pc.audit(df, "probs", "cls", **options)
         batched = pc.audit(df.lazy(), "probs", "cls", batch_rows=250, **options)
         _assert_same_numbers(batched.slices, one_pass.slices)
@@ -303,9 +356,11 @@ def test_agrees_with_fairlearn_metric_frame() -> None:
 
     # Continuous probabilities: no row on a bin edge, where a numpy ECE could bin differently.
     df = attributes_log(4, 4_000).with_columns(
-        pl.col("p").fill_null(0.5) * 0.99 + 0.004, pl.col("y").fill_null(0),
-        pl.col("age").fill_null("unknown"), pl.col("member").fill_null(False),
-    )  # fmt: skip
+        pl.col("p").fill_null(0.5) * 0.99 + 0.004,
+        pl.col("y").fill_null(0),
+        pl.col("age").fill_null("unknown"),
+        pl.col("member").fill_null(False),
+    )
     by = ["sex", "age", "region", "member"]
     result = audit(df, "p", "y", by=by, max_order=2, n_bins=N_BINS, min_count=0)
     pandas = df.to_pandas()
@@ -317,9 +372,11 @@ def test_agrees_with_fairlearn_metric_frame() -> None:
     for order in (1, 2):
         for subset in itertools.combinations(by, order):
             frame = MetricFrame(
-                metrics=ece, y_true=pandas["y"], y_pred=pandas["p"],
+                metrics=ece,
+                y_true=pandas["y"],
+                y_pred=pandas["p"],
                 sensitive_features=pandas[list(subset)],
-            )  # fmt: skip
+            )
             ours = result.slices.filter(pl.col("attributes") == list(subset))
             by_group = frame.by_group.dropna()  # fairlearn lists combinations that never occur
             assert ours.height == len(by_group)
@@ -416,10 +473,17 @@ def hidden_intersection_log(seed: int) -> pl.DataFrame:
     for sex, age, n, offset in cells:
         p = rng.uniform(0.1, 0.7, n)
         y = rng.random(n) < p + offset
-        frames.append(pl.DataFrame({
-            "sex": sex, "age": age, "region": rng.choice(["north", "south", "west"], n),
-            "p": p, "y": y,
-        }))  # fmt: skip
+        frames.append(
+            pl.DataFrame(
+                {
+                    "sex": sex,
+                    "age": age,
+                    "region": rng.choice(["north", "south", "west"], n),
+                    "p": p,
+                    "y": y,
+                }
+            )
+        )
     return pl.concat(frames)
 
 
@@ -552,16 +616,39 @@ def test_cli_audit_writes_the_tables_and_the_forest_plot(tmp_path: Path) -> None
     df.write_parquet(log)
     out = tmp_path / "out"
     result = audit_cli(
-        log, "--prob", "p", "--label", "y", "--by", "sex,age,region",
-        "--max-order", "2", "--bins", "10", "--min-count", "500", "--resamples", "20",
-        "--seed", "4", "--out", out, cwd=tmp_path,
-    )  # fmt: skip
+        log,
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--by",
+        "sex,age,region",
+        "--max-order",
+        "2",
+        "--bins",
+        "10",
+        "--min-count",
+        "500",
+        "--resamples",
+        "20",
+        "--seed",
+        "4",
+        "--out",
+        out,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert "sex=F, age=65+" in result.stdout
     expected = audit(
-        df, "p", "y", by=["sex", "age", "region"], n_bins=10, min_count=500, n_resamples=20,
+        df,
+        "p",
+        "y",
+        by=["sex", "age", "region"],
+        n_bins=10,
+        min_count=500,
+        n_resamples=20,
         seed=4,
-    )  # fmt: skip
+    )
     assert_frame_equal(pl.read_parquet(out / "slices.parquet"), expected.slices)
     assert_frame_equal(pl.read_parquet(out / "disparities.parquet"), expected.disparities)
     csv = pl.read_csv(out / "slices.csv")
@@ -576,9 +663,17 @@ def test_cli_audit_errors_are_one_line(tmp_path: Path) -> None:
     log = tmp_path / "log.parquet"
     hidden_intersection_log(9).head(200).write_parquet(log)
     too_high = audit_cli(
-        log, "--prob", "p", "--label", "y", "--by", "sex", "--max-order", "2",
+        log,
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--by",
+        "sex",
+        "--max-order",
+        "2",
         cwd=tmp_path,
-    )  # fmt: skip
+    )
     assert "--max-order" in assert_one_line_error(too_high, 2)
     assert "'polars-calib audit --help'" in too_high.stderr
     missing = audit_cli(log, "--prob", "p", "--label", "y", "--by", "sex,nope", cwd=tmp_path)
@@ -596,9 +691,16 @@ def test_rolled_up_intervals_and_p_values_equal_each_slice_resampled_directly() 
     df = attributes_log(10, 1_500).with_columns(request=pl.int_range(pl.len(), dtype=pl.Int64))
     options = {"n_bins": N_BINS, "confidence": 0.9, "n_resamples": 25, "seed": 3, "id": "request"}
     result = audit(
-        df, "p", "y", by=["sex", "member"], metrics=["ece", "brier"], test="consistency",
-        min_count=0, correction=None, **options,
-    )  # fmt: skip
+        df,
+        "p",
+        "y",
+        by=["sex", "member"],
+        metrics=["ece", "brier"],
+        test="consistency",
+        min_count=0,
+        correction=None,
+        **options,
+    )
     columns = ["ece", "ece_lower", "ece_upper", "brier", "brier_lower", "brier_upper"]
     for row in result.slices.iter_rows(named=True):
         rows = df.filter(_in_slice(row, row["attributes"]))
@@ -617,9 +719,14 @@ def test_p_values_adjusted_across_all_slices_as_statsmodels_does() -> None:
     df = hidden_intersection_log(11)
     for correction, method in (("holm", "holm"), ("bh", "fdr_bh")):
         result = audit(
-            df, "p", "y", by=["sex", "age"], correction=correction,  # type: ignore[arg-type]
-            n_resamples=None, confidence=0.99,
-        )  # fmt: skip
+            df,
+            "p",
+            "y",
+            by=["sex", "age"],
+            correction=correction,  # type: ignore[arg-type]
+            n_resamples=None,
+            confidence=0.99,
+        )
         slices = result.slices
         expected = multipletests(slices["p_value"].to_numpy(), method=method, alpha=0.01)
         np.testing.assert_allclose(slices["p_adjusted"].to_numpy(), expected[1], rtol=1e-12)

@@ -265,18 +265,39 @@ def test_help_and_version(tmp_path: Path) -> None:
 
 
 def test_probability_vectors_with_a_reduction(tmp_path: Path) -> None:
-    log = pl.DataFrame({
-        "model": ["a", "a", "a", "a", "b", "b", "b"],
-        "probs": [[0.25, 0.20, 0.55], [0.55, 0.05, 0.40], [0.10, 0.30, 0.60],
-                  [0.90, 0.05, 0.05], [0.70, 0.20, 0.10], [0.20, 0.50, 0.30],
-                  [0.30, 0.30, 0.40]],
-        "y": [0, 1, 2, 0, 0, 1, 1],
-    })  # fmt: skip
+    log = pl.DataFrame(
+        {
+            "model": ["a", "a", "a", "a", "b", "b", "b"],
+            "probs": [
+                [0.25, 0.20, 0.55],
+                [0.55, 0.05, 0.40],
+                [0.10, 0.30, 0.60],
+                [0.90, 0.05, 0.05],
+                [0.70, 0.20, 0.10],
+                [0.20, 0.50, 0.30],
+                [0.30, 0.30, 0.40],
+            ],
+            "y": [0, 1, 2, 0, 0, 1, 1],
+        }
+    )
     log.write_parquet(tmp_path / "vectors.parquet")
     result = run(
-        "report", "vectors.parquet", "--prob", "probs", "--label", "y", "--by", "model",
-        "--bins", "3", "--reduction", "classwise", "--out", "out", cwd=tmp_path,
-    )  # fmt: skip
+        "report",
+        "vectors.parquet",
+        "--prob",
+        "probs",
+        "--label",
+        "y",
+        "--by",
+        "model",
+        "--bins",
+        "3",
+        "--reduction",
+        "classwise",
+        "--out",
+        "out",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     written = pl.read_parquet(tmp_path / "out" / "summary.parquet")
     expected = log.calib.summary("probs", "y", by="model", n_bins=3, reduction="classwise")

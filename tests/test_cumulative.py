@@ -79,9 +79,11 @@ def reference(p: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> dict
     sd = math.sqrt(np.sum(weights * p * (1 - p))) / weights.sum()
     ks, kuiper = np.abs(path).max(), path.max() - path.min()
     return {
-        "ks": ks, "kuiper": kuiper,
-        "ks_p": max_abs_sf(ks / sd), "kuiper_p": range_sf(kuiper / sd),
-    }  # fmt: skip
+        "ks": ks,
+        "kuiper": kuiper,
+        "ks_p": max_abs_sf(ks / sd),
+        "kuiper_p": range_sf(kuiper / sd),
+    }
 
 
 def expressions(weight: str | None = None) -> dict[str, pl.Expr]:
@@ -332,10 +334,11 @@ def _simulated(seed: int, groups: int, n: int, temperature: float) -> pl.DataFra
 def test_p_values_are_uniform_for_a_calibrated_model() -> None:
     df = _simulated(0, 300, 400, 1.0)
     got = df.group_by("g").agg(
-        ks_p=pc.ks_calibration_p("p", "y"), kuiper_p=pc.kuiper_calibration_p("p", "y"),
+        ks_p=pc.ks_calibration_p("p", "y"),
+        kuiper_p=pc.kuiper_calibration_p("p", "y"),
         ks=pc.ks_calibration("p", "y"),
         sd=((pl.col("p") * (1 - pl.col("p"))).sum().sqrt() / pl.len()),
-    )  # fmt: skip
+    )
     for name in ("ks_p", "kuiper_p"):
         assert stats.kstest(got[name].to_numpy(), "uniform").pvalue > 1e-3, name
     # Kolmogorov's Brownian-bridge law on the same statistic is far from uniform:
@@ -447,8 +450,10 @@ def test_a_refused_row_makes_its_group_null(p: float, y: int, w: float) -> None:
     # A bad weight refuses the row for the weighted statistics only.
     checked = [k for k in refused if k.endswith("_w") or (k != "g" and w >= 0)]
     assert checked and all(refused[k] is None for k in checked)
-    _assert_close(got.row(0, named=True), {**compute(good), **{
-        f"{k}_w": v for k, v in compute(good, "w").items()}})  # fmt: skip
+    _assert_close(
+        got.row(0, named=True),
+        {**compute(good), **{f"{k}_w": v for k, v in compute(good, "w").items()}},
+    )
 
 
 def test_wrong_argument_types_raise_when_built() -> None:
@@ -471,8 +476,12 @@ def test_pos_label() -> None:
 
 def test_output_is_named_after_the_probability_column() -> None:
     df = make_log(12, 50).rename({"p": "score"})
-    for function in (pc.ks_calibration, pc.ks_calibration_p, pc.kuiper_calibration,
-                     pc.kuiper_calibration_p):  # fmt: skip
+    for function in (
+        pc.ks_calibration,
+        pc.ks_calibration_p,
+        pc.kuiper_calibration,
+        pc.kuiper_calibration_p,
+    ):
         assert df.select(function("score", "y")).columns == ["score"]
 
 

@@ -30,15 +30,26 @@ import reference as ref
 scipy_stats = pytest.importorskip("scipy.stats")
 
 DIAGNOSTICS = [
-    "spiegelhalter_z", "spiegelhalter_p", "hosmer_lemeshow", "hosmer_lemeshow_p",
-    "debiased_ece_squared", "debiased_ece", "brier_decomposition",
-    "brier_calibration_loss", "brier_refinement_loss",
-    "log_loss_calibration_loss", "log_loss_refinement_loss",
-]  # fmt: skip
+    "spiegelhalter_z",
+    "spiegelhalter_p",
+    "hosmer_lemeshow",
+    "hosmer_lemeshow_p",
+    "debiased_ece_squared",
+    "debiased_ece",
+    "brier_decomposition",
+    "brier_calibration_loss",
+    "brier_refinement_loss",
+    "log_loss_calibration_loss",
+    "log_loss_refinement_loss",
+]
 PARTS = [
-    "brier", "reliability", "resolution", "uncertainty", "within_bin_variance",
+    "brier",
+    "reliability",
+    "resolution",
+    "uncertainty",
+    "within_bin_variance",
     "within_bin_covariance",
-]  # fmt: skip
+]
 
 
 # --------------------------------------------------------------------------
@@ -112,9 +123,14 @@ def np_losses(p, y, w, n_bins, strategy):
     else:
         bins = np_bins(p, y, w, n_bins, strategy)
     out = dict.fromkeys(
-        ["brier_calibration_loss", "brier_refinement_loss", "log_loss_calibration_loss",
-         "log_loss_refinement_loss"], 0.0,
-    )  # fmt: skip
+        [
+            "brier_calibration_loss",
+            "brier_refinement_loss",
+            "log_loss_calibration_loss",
+            "log_loss_refinement_loss",
+        ],
+        0.0,
+    )
     for bp, by, bw in bins:
         n = bw.sum()
         pbar = np.clip(np.sum(bw * bp) / n, 0.0, 1.0)
@@ -192,7 +208,7 @@ def test_expressions_match_numpy(
             for k, v in np_brier_parts(p, y, w, n_bins, strategy).items()
         },
         **np_losses(p, y, w, n_bins, strategy),
-    }  # fmt: skip
+    }
     for name, value in want.items():
         if value is None:
             assert got[name] is None, name
@@ -224,9 +240,13 @@ def test_unique_strategy_matches_numpy() -> None:
 MAPIE_CASES = [
     ([0.1, 0.9, 0.21, 0.9, 0.5], [0, 1, 0, 1, 0], -0.7566972027376642, 0.7753843544681776),
     ([0.8, 0.3, 0.5, 0.5, 0.7, 0.1], [1, 0, 1, 0, 1, 0], -1.0302443927398632, 0.8485523523317797),
-    ([0.05, 0.2, 0.35, 0.6, 0.75, 0.95, 0.99], [0, 0, 1, 1, 0, 1, 1], 0.5747531852098414,
-     0.28272911606398676),
-]  # fmt: skip
+    (
+        [0.05, 0.2, 0.35, 0.6, 0.75, 0.95, 0.99],
+        [0, 0, 1, 1, 0, 1, 1],
+        0.5747531852098414,
+        0.28272911606398676,
+    ),
+]
 
 
 @pytest.mark.parametrize(("p", "y", "z", "p_value"), MAPIE_CASES)
@@ -300,9 +320,12 @@ def test_brier_decomposition_identity(
         return
     parts = {k: got[f"parts.{k}"] for k in PARTS}
     total = (
-        parts["reliability"] - parts["resolution"] + parts["uncertainty"]
-        + parts["within_bin_variance"] - parts["within_bin_covariance"]
-    )  # fmt: skip
+        parts["reliability"]
+        - parts["resolution"]
+        + parts["uncertainty"]
+        + parts["within_bin_variance"]
+        - parts["within_bin_covariance"]
+    )
     assert total == pytest.approx(got["brier"], abs=1e-12)
     assert parts["brier"] == pytest.approx(got["brier"], abs=1e-12)
     # Bins: CL is the reliability, RL = UNC - RES.
@@ -351,18 +374,25 @@ def test_summary_equals_expressions_and_merged_partitions(weight: str | None) ->
         unnested(summary.select("g", *DIAGNOSTICS)), unnested(grouped), rel_tol=1e-9, abs_tol=1e-12
     )
     parts = df.with_columns(part=pl.int_range(pl.len()) % 4).partition_by("part")
-    stats = pl.concat([
-        pc.bin_statistics(part, "p", "y", by="g", n_bins=10, metrics=DIAGNOSTICS, weight=weight)
-        for part in parts
-    ])  # fmt: skip
+    stats = pl.concat(
+        [
+            pc.bin_statistics(part, "p", "y", by="g", n_bins=10, metrics=DIAGNOSTICS, weight=weight)
+            for part in parts
+        ]
+    )
     merged = pc.metrics_from_statistics(stats, by="g", metrics=DIAGNOSTICS)
-    assert_frame_equal(unnested(merged), unnested(summary.drop("ece", "mce", "rmsce", "brier",
-                       "log_loss", strict=False)), rel_tol=1e-9, abs_tol=1e-12)  # fmt: skip
+    assert_frame_equal(
+        unnested(merged),
+        unnested(summary.drop("ece", "mce", "rmsce", "brier", "log_loss", strict=False)),
+        rel_tol=1e-9,
+        abs_tol=1e-12,
+    )
     # Rolled up over the key: the whole log.
     whole = pc.metrics_from_statistics(stats, metrics=DIAGNOSTICS)
     one = df.select(expressions(10, "uniform", weight))
-    assert_frame_equal(unnested(whole.select(DIAGNOSTICS)), unnested(one), rel_tol=1e-9,
-                       abs_tol=1e-12)  # fmt: skip
+    assert_frame_equal(
+        unnested(whole.select(DIAGNOSTICS)), unnested(one), rel_tol=1e-9, abs_tol=1e-12
+    )
 
 
 def test_quantile_summary_equals_expressions() -> None:
@@ -387,14 +417,22 @@ def test_statistics_hold_exactly_the_sums_asked_for() -> None:
         return [c for c in table.columns if c.startswith("sum_")]
 
     assert sums(["ece", "hosmer_lemeshow_p", "debiased_ece", "brier_calibration_loss"]) == [
-        "sum_p", "sum_y",
-    ]  # fmt: skip
+        "sum_p",
+        "sum_y",
+    ]
     assert sums(["spiegelhalter_p"]) == [
-        "sum_p", "sum_y", "sum_spiegelhalter_numerator", "sum_spiegelhalter_variance",
-    ]  # fmt: skip
+        "sum_p",
+        "sum_y",
+        "sum_spiegelhalter_numerator",
+        "sum_spiegelhalter_variance",
+    ]
     assert sums(["brier", "brier_decomposition"]) == [
-        "sum_p", "sum_y", "sum_squared_error", "sum_squared_p", "sum_p_y",
-    ]  # fmt: skip
+        "sum_p",
+        "sum_y",
+        "sum_squared_error",
+        "sum_squared_p",
+        "sum_p_y",
+    ]
     table = pc.bin_statistics(df, "p", "y", metrics=["ece"])
     with pytest.raises(pc.CalibrationDataError, match="sum_spiegelhalter_numerator"):
         pc.metrics_from_statistics(table, metrics=["spiegelhalter_z"])
@@ -403,9 +441,16 @@ def test_statistics_hold_exactly_the_sums_asked_for() -> None:
 def test_summary_default_metrics_are_unchanged() -> None:
     df = make_log(8, 50)
     assert df.calib.summary("p", "y").columns == [
-        "count", "refused", "mean_predicted", "observed", "ece", "mce", "rmsce", "brier",
+        "count",
+        "refused",
+        "mean_predicted",
+        "observed",
+        "ece",
+        "mce",
+        "rmsce",
+        "brier",
         "log_loss",
-    ]  # fmt: skip
+    ]
 
 
 # --------------------------------------------------------------------------
@@ -439,21 +484,27 @@ def test_namespace_methods_delegate() -> None:
     df = make_log(12, 300)
     p = pc.col("p").calib
     got = df.select(
-        p.spiegelhalter_z("y"), p.spiegelhalter_p("y", alternative="less").alias("sp"),
-        p.hosmer_lemeshow("y").alias("h"), p.hosmer_lemeshow_p("y").alias("hp"),
-        p.debiased_ece_squared("y").alias("d2"), p.debiased_ece("y").alias("d"),
+        p.spiegelhalter_z("y"),
+        p.spiegelhalter_p("y", alternative="less").alias("sp"),
+        p.hosmer_lemeshow("y").alias("h"),
+        p.hosmer_lemeshow_p("y").alias("hp"),
+        p.debiased_ece_squared("y").alias("d2"),
+        p.debiased_ece("y").alias("d"),
         p.brier_decomposition("y").struct.field("brier"),
         p.calibration_loss("y", score="log_loss").alias("cl"),
         p.refinement_loss("y", strategy="unique").alias("rl"),
-    )  # fmt: skip
+    )
     want = df.select(
-        pc.spiegelhalter_z("p", "y"), pc.spiegelhalter_p("p", "y", alternative="less").alias("sp"),
-        pc.hosmer_lemeshow("p", "y").alias("h"), pc.hosmer_lemeshow_p("p", "y").alias("hp"),
-        pc.debiased_ece_squared("p", "y").alias("d2"), pc.debiased_ece("p", "y").alias("d"),
+        pc.spiegelhalter_z("p", "y"),
+        pc.spiegelhalter_p("p", "y", alternative="less").alias("sp"),
+        pc.hosmer_lemeshow("p", "y").alias("h"),
+        pc.hosmer_lemeshow_p("p", "y").alias("hp"),
+        pc.debiased_ece_squared("p", "y").alias("d2"),
+        pc.debiased_ece("p", "y").alias("d"),
         pc.brier_decomposition("p", "y").struct.field("brier"),
         pc.calibration_loss("p", "y", score="log_loss").alias("cl"),
         pc.refinement_loss("p", "y", strategy="unique").alias("rl"),
-    )  # fmt: skip
+    )
     assert_frame_equal(got, want)
 
 
@@ -543,11 +594,13 @@ def _simulated(seeds: int, n: int, sharpen: float) -> pl.DataFrame:
     rng = np.random.default_rng(2024)
     logit = rng.normal(0.0, 1.5, seeds * n)
     truth = 1 / (1 + np.exp(-logit))
-    return pl.DataFrame({
-        "seed": np.repeat(np.arange(seeds), n),
-        "p": 1 / (1 + np.exp(-sharpen * logit)),
-        "y": rng.random(seeds * n) < truth,
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "seed": np.repeat(np.arange(seeds), n),
+            "p": 1 / (1 + np.exp(-sharpen * logit)),
+            "y": rng.random(seeds * n) < truth,
+        }
+    )
 
 
 def test_spiegelhalter_p_values_are_uniform_when_calibrated() -> None:
@@ -587,10 +640,12 @@ def test_group_by_dynamic_windows_equal_each_window_alone() -> None:
 
 def test_quantile_statistics_of_partitions_do_not_merge() -> None:
     df = make_log(15, 400)
-    stats = pl.concat([
-        pc.bin_statistics(part, "p", "y", n_bins=10, strategy="quantile", metrics=["ece"])
-        for part in df.with_columns(k=pl.int_range(pl.len()) % 2).partition_by("k")
-    ])  # fmt: skip
+    stats = pl.concat(
+        [
+            pc.bin_statistics(part, "p", "y", n_bins=10, strategy="quantile", metrics=["ece"])
+            for part in df.with_columns(k=pl.int_range(pl.len()) % 2).partition_by("k")
+        ]
+    )
     with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
         pc.metrics_from_statistics(stats, metrics=["hosmer_lemeshow_p"])
     lazy = pc.metrics_from_statistics(stats.lazy(), metrics=["hosmer_lemeshow_p"]).collect()
@@ -615,14 +670,16 @@ def test_pos_label_equals_zero_one_labels() -> None:
         outcome=pl.when(pl.col("y") == 1).then(pl.lit("churned")).otherwise(pl.lit("stayed"))
     )
     want = unnested(df.select(expressions(5, "uniform", "w")))
-    got = unnested(df.select(
-        pc.spiegelhalter_z("p", "outcome", weight="w", pos_label="churned").alias("z"),
-        pc.spiegelhalter_p("p", "outcome", weight="w", pos_label="churned").alias("sp"),
-        pc.hosmer_lemeshow_p(
-            "p", "outcome", n_bins=5, strategy="uniform", weight="w", pos_label="churned"
-        ).alias("hl"),
-        pc.brier_decomposition("p", "outcome", n_bins=5, weight="w", pos_label="churned"),
-    ))  # fmt: skip
+    got = unnested(
+        df.select(
+            pc.spiegelhalter_z("p", "outcome", weight="w", pos_label="churned").alias("z"),
+            pc.spiegelhalter_p("p", "outcome", weight="w", pos_label="churned").alias("sp"),
+            pc.hosmer_lemeshow_p(
+                "p", "outcome", n_bins=5, strategy="uniform", weight="w", pos_label="churned"
+            ).alias("hl"),
+            pc.brier_decomposition("p", "outcome", n_bins=5, weight="w", pos_label="churned"),
+        )
+    )
     assert got.row(0) == pytest.approx(
         want.select(
             "spiegelhalter_z", "spiegelhalter_p", "hosmer_lemeshow_p", "^brier_decomposition.*$"
@@ -640,10 +697,14 @@ def test_expressions_are_named_after_the_probability() -> None:
     names = [
         df.select(expr).columns
         for expr in (
-            pc.spiegelhalter_z("p", "y"), pc.spiegelhalter_p("p", "y"),
-            pc.hosmer_lemeshow("p", "y"), pc.hosmer_lemeshow_p("p", "y", strategy="uniform"),
-            pc.debiased_ece("p", "y"), pc.brier_decomposition("p", "y"),
-            pc.calibration_loss("p", "y", strategy="unique"), pc.refinement_loss("p", "y"),
+            pc.spiegelhalter_z("p", "y"),
+            pc.spiegelhalter_p("p", "y"),
+            pc.hosmer_lemeshow("p", "y"),
+            pc.hosmer_lemeshow_p("p", "y", strategy="uniform"),
+            pc.debiased_ece("p", "y"),
+            pc.brier_decomposition("p", "y"),
+            pc.calibration_loss("p", "y", strategy="unique"),
+            pc.refinement_loss("p", "y"),
         )
-    ]  # fmt: skip
+    ]
     assert names == [["p"]] * 8

@@ -155,16 +155,29 @@ def skce_pairs(probs: np.ndarray, labels: np.ndarray, kernel: str, scale: float)
 
 
 def skce_reference(
-    probs: np.ndarray, labels: np.ndarray, estimator: str, kernel: str = "exponential",
-    scale: float = 1.0, block_size: int = 2,
-) -> float:  # fmt: skip
+    probs: np.ndarray,
+    labels: np.ndarray,
+    estimator: str,
+    kernel: str = "exponential",
+    scale: float = 1.0,
+    block_size: int = 2,
+) -> float:
     if estimator == "block":
         n_blocks = len(labels) // block_size
-        return float(np.mean([
-            skce_reference(probs[b * block_size:(b + 1) * block_size],
-                           labels[b * block_size:(b + 1) * block_size], "unbiased", kernel, scale)
-            for b in range(n_blocks)
-        ]))  # fmt: skip
+        return float(
+            np.mean(
+                [
+                    skce_reference(
+                        probs[b * block_size : (b + 1) * block_size],
+                        labels[b * block_size : (b + 1) * block_size],
+                        "unbiased",
+                        kernel,
+                        scale,
+                    )
+                    for b in range(n_blocks)
+                ]
+            )
+        )
     h = skce_pairs(probs, labels, kernel, scale)
     n = len(labels)
     if estimator == "biased":
@@ -193,9 +206,15 @@ def test_canonical_matches_reference(
     probs, labels = vectors_of(LOG), LOG["cls"].to_numpy()
     weights = LOG["w"].to_numpy() if weighted else None
     got = LOG.select(
-        pc.canonical_ece("probs", "cls", n_bins=n_bins, distance=distance,  # type: ignore[arg-type]
-                         average=average, weight="w" if weighted else None)  # type: ignore[arg-type]
-    ).item()  # fmt: skip
+        pc.canonical_ece(
+            "probs",
+            "cls",
+            n_bins=n_bins,
+            distance=distance,  # type: ignore[arg-type]
+            average=average,
+            weight="w" if weighted else None,
+        )  # type: ignore[arg-type]
+    ).item()
     cells = exact_bin(probs, n_bins)
     want = canonical_reference(probs, labels, cells, distance, weights, average)
     assert got == pytest.approx(want, rel=1e-12, abs=1e-15)
@@ -280,11 +299,13 @@ def test_array_and_list_agree() -> None:
 
 
 def test_data_policy() -> None:
-    df = pl.DataFrame({
-        "probs": [[0.2, 0.8], [0.6, 0.4], None, [0.5, 0.5]],
-        "y": [1, 0, 1, None],
-        "g": [0, 0, 0, 1],
-    })  # fmt: skip
+    df = pl.DataFrame(
+        {
+            "probs": [[0.2, 0.8], [0.6, 0.4], None, [0.5, 0.5]],
+            "y": [1, 0, 1, None],
+            "g": [0, 0, 0, 1],
+        }
+    )
     got = df.group_by("g", maintain_order=True).agg(pc.canonical_ece("probs", "y", n_bins=2))
     # Group 0: two used rows in two cells; group 1: no used row.
     assert got["probs"].to_list() == [pytest.approx(0.3), None]
@@ -389,9 +410,10 @@ def test_split_below_median_goes_left() -> None:
 def test_median_variance_bins_per_group(frame_context: FrameContext) -> None:
     df = LOG.with_columns(pl.col("probs").cast(pl.List(pl.Float64)))
     result = frame_context.collect(
-        pc.median_variance_bins(frame_context.frame(df), "probs", "cls", by="g", min_size=8,
-                                max_bins=12)
-    )  # fmt: skip
+        pc.median_variance_bins(
+            frame_context.frame(df), "probs", "cls", by="g", min_size=8, max_bins=12
+        )
+    )
     assert result.columns == [*df.columns, "bin"]
     assert result.drop("bin").equals(df)
     for (g,), part in result.group_by("g"):
@@ -429,9 +451,11 @@ def test_metrics_over_median_variance_bins() -> None:
     classic = binary.select(pc.ece("p", "y", bins="bin", weight="w")).item()
     p = binary["p"].to_numpy()
     want = canonical_reference(
-        np.column_stack([1 - p, p]), binary["y"].to_numpy(), binary["bin"].to_numpy(),
+        np.column_stack([1 - p, p]),
+        binary["y"].to_numpy(),
+        binary["bin"].to_numpy(),
         weights=binary["w"].to_numpy(),
-    )  # fmt: skip
+    )
     assert classic == pytest.approx(want, rel=1e-12)
 
 
@@ -470,12 +494,13 @@ def test_skce_matches_reference(kernel: str, estimator: str, block_size: int) ->
             length_scale=0.6,
             estimator=estimator,  # type: ignore[arg-type]
             block_size=block_size,
-        )  # fmt: skip
+        )
     )
     for g, value in got.iter_rows():
         part = LOG.filter(pl.col("g") == g)
-        want = skce_reference(vectors_of(part), part["cls"].to_numpy(), estimator, kernel, 0.6,
-                              block_size)  # fmt: skip
+        want = skce_reference(
+            vectors_of(part), part["cls"].to_numpy(), estimator, kernel, 0.6, block_size
+        )
         assert value == pytest.approx(want, rel=1e-10, abs=1e-14)
 
 
@@ -579,8 +604,13 @@ def test_contexts(frame_context: FrameContext, query: str) -> None:
 
 def test_frame_functions_with_median_variance(frame_context: FrameContext) -> None:
     df = LOG.drop("probs")
-    options = {"by": "g", "strategy": "median_variance", "min_size": 25, "max_bins": 6,
-               "weight": "w"}  # fmt: skip
+    options = {
+        "by": "g",
+        "strategy": "median_variance",
+        "min_size": 25,
+        "max_bins": 6,
+        "weight": "w",
+    }
     summary = frame_context.collect(pc.summary(frame_context.frame(df), "p", "y", **options))
     table = frame_context.collect(pc.reliability(frame_context.frame(df), "p", "y", **options))
     binned = pc.median_variance_bins(df, "p", "y", by="g", min_size=25, max_bins=6, weight="w")
@@ -604,9 +634,9 @@ def test_frame_functions_with_median_variance(frame_context: FrameContext) -> No
 
 def test_median_variance_tables_do_not_merge() -> None:
     halves = [LOG[:200], LOG[200:]]
-    stats = pl.concat([
-        pc.bin_statistics(h, "p", "y", strategy="median_variance", min_size=20) for h in halves
-    ])  # fmt: skip
+    stats = pl.concat(
+        [pc.bin_statistics(h, "p", "y", strategy="median_variance", min_size=20) for h in halves]
+    )
     with pytest.raises(pc.CalibrationDataError, match="cannot be merged"):
         pc.metrics_from_statistics(stats)
     assert pc.metrics_from_statistics(stats.lazy()).collect()["ece"].to_list() == [None]
@@ -671,16 +701,24 @@ def test_windows(frame_context: FrameContext) -> None:
 
 
 def test_median_variance_groups_without_used_rows() -> None:
-    df = pl.DataFrame({
-        "g": [0, 0, 0, 1, 1],
-        "probs": [[0.2, 0.8], [0.6, 0.4], [0.5, 0.5], None, [0.3, 0.7]],
-        "y": [1, 0, 1, 0, None],
-    })  # fmt: skip
+    df = pl.DataFrame(
+        {
+            "g": [0, 0, 0, 1, 1],
+            "probs": [[0.2, 0.8], [0.6, 0.4], [0.5, 0.5], None, [0.3, 0.7]],
+            "y": [1, 0, 1, 0, None],
+        }
+    )
     out = pc.median_variance_bins(df, "probs", "y", by="g", min_size=1)
     assert out["bin"].to_list()[3:] == [None, None]
     assert sorted(out["bin"].to_list()[:3]) == [0, 1, 2]
-    table = pc.summary(df.with_columns(p=pl.col("probs").list.get(1, null_on_oob=True)), "p", "y",
-                       by="g", strategy="median_variance", min_size=1)  # fmt: skip
+    table = pc.summary(
+        df.with_columns(p=pl.col("probs").list.get(1, null_on_oob=True)),
+        "p",
+        "y",
+        by="g",
+        strategy="median_variance",
+        min_size=1,
+    )
     assert table["count"].to_list() == [3, 0]
     assert table["ece"][1] is None
 

@@ -526,8 +526,21 @@ def test_cli_engine_vectors_and_windows(
         day=pl.lit(date(2024, 3, 1)) + pl.duration(days=pl.int_range(pl.len()) % 9),
     )
     df.write_parquet(tmp_path / "log.parquet")
-    common = ["report", str(tmp_path / "log.parquet"), "--prob", "probs", "--label", "cls",
-              "--by", "g", "--time", "day", "--every", "1w", "-q"]  # fmt: skip
+    common = [
+        "report",
+        str(tmp_path / "log.parquet"),
+        "--prob",
+        "probs",
+        "--label",
+        "cls",
+        "--by",
+        "g",
+        "--time",
+        "day",
+        "--every",
+        "1w",
+        "-q",
+    ]
     for name in (engine, "polars"):
         extra = ["--engine", engine] if name == engine else []
         html = ["--html", str(tmp_path / name / "page.html")]

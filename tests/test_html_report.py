@@ -107,29 +107,44 @@ def small_log(n: int = 1_200) -> pl.DataFrame:
     return pl.select(
         ts=pl.lit(datetime(2024, 3, 1)) + pl.duration(minutes=i * 5),
         model=pl.when(i % 2 == 0).then(pl.lit("baseline")).otherwise(pl.lit("candidate")),
-        segment=pl.when(i % 40 == 1).then(pl.lit("tiny")).when(i % 3 == 0).then(pl.lit("A"))
+        segment=pl.when(i % 40 == 1)
+        .then(pl.lit("tiny"))
+        .when(i % 3 == 0)
+        .then(pl.lit("A"))
         .otherwise(pl.lit("B")),
         p=p,
         y=((i * 53 % 97) / 97 < p + 0.15 * (0.5 - p)).cast(pl.Int8),
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
 def example_report() -> pc.HtmlReport:
     log = pl.scan_parquet(EXAMPLE)
     return pc.html_report(
-        log, "p", "y", by=["model", "segment"], time="ts", every="1w",
+        log,
+        "p",
+        "y",
+        by=["model", "segment"],
+        time="ts",
+        every="1w",
         source="examples/data/predictions.parquet",
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
 def full_report() -> pc.HtmlReport:
     """The example log's page with every section: intervals (a band) and the audit."""
     return pc.html_report(
-        pl.scan_parquet(EXAMPLE), "p", "y", by=["model", "segment"], time="ts", every="1w",
-        n_resamples=20, audit=["sex", "age_band"], source="examples/data/predictions.parquet",
-    )  # fmt: skip
+        pl.scan_parquet(EXAMPLE),
+        "p",
+        "y",
+        by=["model", "segment"],
+        time="ts",
+        every="1w",
+        n_resamples=20,
+        audit=["sex", "age_band"],
+        source="examples/data/predictions.parquet",
+    )
 
 
 @needs_plot
@@ -137,9 +152,14 @@ def test_sections_header_and_numbers_equal_summary(example_report: pc.HtmlReport
     page = Page(example_report.html)
     assert {"summary", "reliability", "over-time", "notes", "summary-table"} <= page.ids()
     text = page.all_text()
-    for fact in ("examples/data/predictions.parquet", "20,000 used, 0 refused",
-                 "windows of 1w by ts", "15 equal-width bins", f"polars_calib {pc.__version__}",
-                 "UTC"):  # fmt: skip
+    for fact in (
+        "examples/data/predictions.parquet",
+        "20,000 used, 0 refused",
+        "windows of 1w by ts",
+        "15 equal-width bins",
+        f"polars_calib {pc.__version__}",
+        "UTC",
+    ):
         assert fact in text
     log = pl.read_parquet(EXAMPLE)
     summary = pc.summary(log, "p", "y", by=["model", "segment"])
@@ -180,12 +200,19 @@ def test_one_diagram_per_model_faceted_by_segment_with_counts(
 @needs_plot
 def test_self_contained_no_external_url(example_report: pc.HtmlReport) -> None:
     page = Page(example_report.html)
-    links = [value for _, attrs in page.tags for name, value in attrs.items()
-             if name in ("src", "href", "action", "poster", "data")]  # fmt: skip
+    links = [
+        value
+        for _, attrs in page.tags
+        for name, value in attrs.items()
+        if name in ("src", "href", "action", "poster", "data")
+    ]
     assert links and all(str(value).startswith("#") for value in links)
     assert not any(tag in ("link", "iframe", "img", "object", "embed") for tag, _ in page.tags)
-    policy = [attrs["content"] for tag, attrs in page.tags
-              if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"]  # fmt: skip
+    policy = [
+        attrs["content"]
+        for tag, attrs in page.tags
+        if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"
+    ]
     assert policy and "default-src 'none'" in str(policy[0])
     # The Vega libraries are inlined, and the page stays a few MB at most.
     assert "vegaEmbed" in example_report.html
@@ -288,9 +315,17 @@ def test_intervals_and_audit_sections_equal_summary_and_audit() -> None:
     log = small_log()
     keys = ["model", "segment"]
     report = pc.html_report(
-        log, "p", "y", by=keys, time="ts", every="1d", n_resamples=20, seed=3,
-        audit=keys, min_count=50,
-    )  # fmt: skip
+        log,
+        "p",
+        "y",
+        by=keys,
+        time="ts",
+        every="1d",
+        n_resamples=20,
+        seed=3,
+        audit=keys,
+        min_count=50,
+    )
     # The whole log's intervals sum the windows' replicates: those of a summary without windows.
     expected = pc.summary(log, "p", "y", by=keys, confidence=0.95, n_resamples=20, seed=3)
     assert_frame_equal(report.summary, expected, check_exact=False, rel_tol=1e-12)
@@ -307,8 +342,16 @@ def test_intervals_and_audit_sections_equal_summary_and_audit() -> None:
     assert "95% bootstrap intervals, 20 replicates, seed 3" in text
     assert "Fairness audit" in text and 'href="#audit"' in report.html
     # The audit section: pc.audit's worst slices, with the page's settings, and its forest plot.
-    audited = pc.audit(log, "p", "y", by=keys, metrics=["ece", "mce", "rmsce", "brier", "log_loss"], min_count=50,
-                       n_resamples=20, seed=3)  # fmt: skip
+    audited = pc.audit(
+        log,
+        "p",
+        "y",
+        by=keys,
+        metrics=["ece", "mce", "rmsce", "brier", "log_loss"],
+        min_count=50,
+        n_resamples=20,
+        seed=3,
+    )
     worst = (
         audited.worst(10).drop("attributes", *keys).with_columns(pl.col(pl.Boolean).cast(pl.String))
     )
@@ -357,10 +400,14 @@ def test_metric_over_time_panels_tooltips_and_gaps() -> None:
     log = small_log()
     windows = pc.summary(log, "p", "y", by=["model", "segment"], time="ts", every="1d")
     windows = windows.with_columns(  # a NaN and an infinity: gaps, not points
-        ece=pl.when(pl.int_range(pl.len()) == 1).then(float("nan"))
-        .when(pl.int_range(pl.len()) == 2).then(float("inf")).otherwise(pl.col("ece")),
-        ece_lower=pl.col("ece") * 0.5, ece_upper=pl.col("ece") * 1.5,
-    )  # fmt: skip
+        ece=pl.when(pl.int_range(pl.len()) == 1)
+        .then(float("nan"))
+        .when(pl.int_range(pl.len()) == 2)
+        .then(float("inf"))
+        .otherwise(pl.col("ece")),
+        ece_lower=pl.col("ece") * 0.5,
+        ece_upper=pl.col("ece") * 1.5,
+    )
     chart = pc.plot_metric_over_time(windows, "ece", "ts")
     assert isinstance(chart, alt.FacetChart)  # the last key has 3 values: one panel each
     spec = chart.to_dict()
@@ -388,8 +435,9 @@ def test_the_audit_section_without_time_or_intervals() -> None:
     assert "over-time" not in page.ids()
     # One diagram per model, then the forest plot; its table is the audit's worst slices.
     assert sum(1 for _, attrs in page.tags if attrs.get("data-spec")) == 3
-    audited = pc.audit(log, "p", "y", by="segment", metrics=list(METRICS), min_count=50,
-                       n_resamples=None)  # fmt: skip
+    audited = pc.audit(
+        log, "p", "y", by="segment", metrics=list(METRICS), min_count=50, n_resamples=None
+    )
     worst = audited.worst(10).drop("attributes", "segment")
     worst = worst.with_columns(pl.col(pl.Boolean).cast(pl.String))
     assert_shows(page, "audit-table", worst, exact=False)
@@ -419,17 +467,32 @@ def run_cli(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     }
     return subprocess.run(
         [sys.executable, "-m", "polars_calib", *map(str, args)],
-        capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
 
 
 def test_cli_html_writes_the_page_of_the_printed_summary(tmp_path: Path) -> None:
     log = small_log()
     log.write_parquet(tmp_path / "log.parquet")
     result = run_cli(
-        "report", "log.parquet", "--prob", "p", "--label", "y", "--by", "model,segment",
-        "--html", "out/report.html", "-q", cwd=tmp_path,
-    )  # fmt: skip
+        "report",
+        "log.parquet",
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--by",
+        "model,segment",
+        "--html",
+        "out/report.html",
+        "-q",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     page = Page((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
     # The same numbers as the Python API (summed in the order the scan gives).
@@ -438,9 +501,17 @@ def test_cli_html_writes_the_page_of_the_printed_summary(tmp_path: Path) -> None
     assert "log.parquet" in page.all_text()
     # Bad input: the same one-line error as without --html, and no page.
     bad = run_cli(
-        "report", "log.parquet", "--prob", "score", "--label", "y", "--html", "bad.html",
-        "-q", cwd=tmp_path,
-    )  # fmt: skip
+        "report",
+        "log.parquet",
+        "--prob",
+        "score",
+        "--label",
+        "y",
+        "--html",
+        "bad.html",
+        "-q",
+        cwd=tmp_path,
+    )
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert bad.stderr.strip() == (
         "polars-calib: error: invalid calibration data: column 'score' is missing "
@@ -455,23 +526,41 @@ def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
     log.write_parquet(tmp_path / "log.parquet")
     common = ("report", "log.parquet", "--prob", "p", "--label", "y", "--by", "model", "-q")
     result = run_cli(
-        *common, "--time", "ts", "--every", "1d", "--metrics", "ece,brier", "--resamples", "20",
-        "--seed", "5", "--audit", "segment,model", "--html", "report.html", cwd=tmp_path,
-    )  # fmt: skip
+        *common,
+        "--time",
+        "ts",
+        "--every",
+        "1d",
+        "--metrics",
+        "ece,brier",
+        "--resamples",
+        "20",
+        "--seed",
+        "5",
+        "--audit",
+        "segment,model",
+        "--html",
+        "report.html",
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     page = Page((tmp_path / "report.html").read_text(encoding="utf-8"))
-    summary = pc.summary(log, "p", "y", by="model", metrics=["ece", "brier"], confidence=0.95,
-                         n_resamples=20, seed=5)  # fmt: skip
+    summary = pc.summary(
+        log, "p", "y", by="model", metrics=["ece", "brier"], confidence=0.95, n_resamples=20, seed=5
+    )
     assert_shows(page, "summary-table", summary, exact=False)
-    audited = pc.audit(log, "p", "y", by=["segment", "model"], metrics=["ece", "brier"],
-                       n_resamples=20, seed=5)  # fmt: skip
+    audited = pc.audit(
+        log, "p", "y", by=["segment", "model"], metrics=["ece", "brier"], n_resamples=20, seed=5
+    )
     worst = audited.worst(10).drop("attributes", "segment", "model")
-    assert_shows(page, "audit-table", worst.with_columns(pl.col(pl.Boolean).cast(pl.String)),
-                 exact=False)  # fmt: skip
+    assert_shows(
+        page, "audit-table", worst.with_columns(pl.col(pl.Boolean).cast(pl.String)), exact=False
+    )
     assert "area" in marks(specs(page)[2])  # the band over time (after one diagram per model)
     # The audit's own error (one line, exit 1), before the summary is printed.
-    bad = run_cli(*common, "--strategy", "quantile", "--audit", "segment", "--html", "b.html",
-                  cwd=tmp_path)  # fmt: skip
+    bad = run_cli(
+        *common, "--strategy", "quantile", "--audit", "segment", "--html", "b.html", cwd=tmp_path
+    )
     assert bad.returncode == 1 and bad.stdout == ""
     assert "'uniform' for an audit" in bad.stderr and "Traceback" not in bad.stderr
     alone = run_cli(*common, "--audit", "segment", cwd=tmp_path)
@@ -483,25 +572,40 @@ def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------
 
 CHROMIUM = next(
-    (found for name in ("chromium", "chromium-browser", "google-chrome")
-     if (found := shutil.which(name))), None,
-)  # fmt: skip
+    (
+        found
+        for name in ("chromium", "chromium-browser", "google-chrome")
+        if (found := shutil.which(name))
+    ),
+    None,
+)
 # Headless, offline, nothing in the background: any network request the page makes is
 # refused by the page's policy, and the policy violation would show on the console.
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--proxy-server=127.0.0.1:9", "--enable-logging=stderr", "--v=0",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--proxy-server=127.0.0.1:9",
+    "--enable-logging=stderr",
+    "--v=0",
     "--virtual-time-budget=15000",
-)  # fmt: skip
+)
 
 
 def chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM is not None
     return subprocess.run(
         [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", *args, page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 @needs_plot

@@ -42,13 +42,18 @@ def _value(df: pl.DataFrame, expr: pl.Expr) -> float | None:
 # -- the calibration tutorial's 30 items, 3 classes, 5 right-closed bins -------------------
 
 
-@pytest.fixture(scope="module")
-def tutorial() -> pl.DataFrame:
+def tutorial_frame() -> pl.DataFrame:
+    """Return the tutorial's vectors (``probs``, ``Array(Float64, 3)``) and labels ``y``."""
     # float(Fraction) per entry, so rows 7-8 are the doubles nearest 1/3.
     rows = [[float(v) for v in row] for row in reference.TUTORIAL_P]
     return pl.DataFrame(
         {"probs": pl.Series(rows, dtype=pl.Array(pl.Float64, 3)), "y": reference.TUTORIAL_Y}
     )
+
+
+@pytest.fixture(scope="module")
+def tutorial() -> pl.DataFrame:
+    return tutorial_frame()
 
 
 @pytest.mark.parametrize(

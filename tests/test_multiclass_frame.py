@@ -19,7 +19,7 @@ from polars.testing import assert_frame_equal
 
 import polars_calib as pc
 import reference
-from test_multiclass import _vectors, tempered_log, tutorial  # noqa: F401 (a fixture)
+from test_multiclass import _vectors, tempered_log, tutorial_frame
 
 EXPRESSIONS = {
     "confidence": pc.confidence_ece,
@@ -27,6 +27,11 @@ EXPRESSIONS = {
     "classwise": pc.classwise_ece,
 }
 NORM_OF = {"ece": "l1", "rmsce": "l2", "mce": "max"}
+
+
+@pytest.fixture(scope="module")
+def tutorial() -> pl.DataFrame:
+    return tutorial_frame()
 
 
 def expected_summary(
@@ -128,12 +133,15 @@ def test_vectors_default_to_the_confidence_reduction(tutorial: pl.DataFrame) -> 
 
 
 def test_lazy_streaming_and_time_windows() -> None:
-    P, y, w, g = tempered_log(7, 300, 4, temperature=0.4, resolution=1000, tie_rate=0.1)
+    P, y, _, _ = tempered_log(7, 300, 4, temperature=0.4, resolution=1000, tie_rate=0.1)
     start = datetime(2024, 5, 1)
-    df = pl.DataFrame({
-        "probs": _vectors(P), "y": y,
-        "ts": [start + timedelta(hours=7 * i) for i in range(len(y))],
-    })  # fmt: skip
+    df = pl.DataFrame(
+        {
+            "probs": _vectors(P),
+            "y": y,
+            "ts": [start + timedelta(hours=7 * i) for i in range(len(y))],
+        }
+    )
     lazy = df.lazy().calib.summary(
         "probs", "y", time="ts", every="1w", reduction="classwise", metrics=["ece", "brier"]
     )
@@ -153,11 +161,13 @@ def test_lazy_streaming_and_time_windows() -> None:
 
 
 def test_rows_with_nulls_are_ignored() -> None:
-    df = pl.DataFrame({
-        "probs": [[0.7, 0.3], None, [0.2, 0.8], [0.6, 0.4], [0.1, 0.9]],
-        "y": [0, 1, None, 1, 1],
-        "w": [1.0, 1.0, 1.0, None, 2.0],
-    })  # fmt: skip
+    df = pl.DataFrame(
+        {
+            "probs": [[0.7, 0.3], None, [0.2, 0.8], [0.6, 0.4], [0.1, 0.9]],
+            "y": [0, 1, None, 1, 1],
+            "w": [1.0, 1.0, 1.0, None, 2.0],
+        }
+    )
     kept = df.filter(pl.all_horizontal(pl.all().is_not_null()))
     for reduction in EXPRESSIONS:
         got = df.calib.summary("probs", "y", weight="w", n_bins=4, reduction=reduction)

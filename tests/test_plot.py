@@ -276,7 +276,7 @@ def test_matplotlib_figure_has_the_same_content(table: pl.DataFrame) -> None:
     assert sum(isinstance(c, ErrorbarContainer) for c in diagram.containers) == 2
     bars = [patch for c in histogram.containers if isinstance(c, BarContainer) for patch in c]
     assert sorted(bar.get_height() for bar in bars) == [3, 5, 7, 11, 13]  # the empty bin has none
-    assert [line.get_linestyle() for line in diagram.lines][0] == "--"  # the diagonal
+    assert diagram.lines[0].get_linestyle() == "--"  # the diagonal
     legend_texts = [text.get_text() for text in figure.legends[0].get_texts()]
     assert legend_texts == ["perfectly calibrated", "a", "b"]
 

@@ -121,10 +121,13 @@ def isotonic_log(means: list[float], weights: list[float]) -> pl.DataFrame:
     n = len(means)
     x = (np.arange(n) + 1.0) / (n + 1.0)
     mean, w = np.array(means), np.array(weights)
-    frame = pl.DataFrame({
-        "p": np.r_[x, x], "y": np.r_[np.ones(n), np.zeros(n)].astype(np.int64),
-        "w": np.r_[w * mean, w * (1.0 - mean)],
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "p": np.r_[x, x],
+            "y": np.r_[np.ones(n), np.zeros(n)].astype(np.int64),
+            "w": np.r_[w * mean, w * (1.0 - mean)],
+        }
+    )
     return frame.filter(pl.col("w") > 0.0)
 
 
@@ -255,8 +258,7 @@ def temperature_mle(probs: np.ndarray, label: np.ndarray) -> float:
         lse = top[:, 0] + np.log(np.exp(s - top).sum(axis=1))
         return float(np.sum(lse - s[np.arange(len(label)), label]))
 
-    result = minimize_scalar(nll, bounds=(1e-3, 100), method="bounded",
-                             options={"xatol": 1e-12})  # fmt: skip
+    result = minimize_scalar(nll, bounds=(1e-3, 100), method="bounded", options={"xatol": 1e-12})
     return 1.0 / float(result.x)
 
 
@@ -321,9 +323,10 @@ def test_top_label_isotonic_equals_mapie() -> None:
     np.testing.assert_allclose(applied(cal, test, "probs"), want, atol=1e-12, rtol=0)
     for row in cal.params.iter_rows(named=True):
         reference = peer.calibrators[row["class"]]
-        got, expected = breakpoints(row["x"], row["y"]), breakpoints(
-            reference.X_thresholds_, reference.y_thresholds_
-        )  # fmt: skip
+        got, expected = (
+            breakpoints(row["x"], row["y"]),
+            breakpoints(reference.X_thresholds_, reference.y_thresholds_),
+        )
         np.testing.assert_allclose(got[0], expected[0], rtol=1e-12)
         np.testing.assert_allclose(got[1], expected[1], atol=1e-12)
 
@@ -360,10 +363,15 @@ def test_each_method_lowers_held_out_ece_of_a_sign_changing_model(method: str) -
         assert (after < 0.4 * before).all(), metrics
 
 
-@pytest.mark.parametrize(("method", "reduction"), [
-    ("temperature", None), ("isotonic", "top_label"), ("platt", "classwise"),
-    ("histogram", "confidence"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "reduction"),
+    [
+        ("temperature", None),
+        ("isotonic", "top_label"),
+        ("platt", "classwise"),
+        ("histogram", "confidence"),
+    ],
+)
 def test_vector_methods_lower_held_out_confidence_ece(method: str, reduction: str | None) -> None:
     train = make_log(13, 6_000, classes=3, decimals=None)
     test = make_log(14, 6_000, classes=3, decimals=None)
@@ -380,8 +388,12 @@ def test_per_group_fit_equals_each_group_alone(method: str) -> None:
     )
     cal = pc.fit_calibrator(df, "p", "y", method=method, by=["seg", "day"], weight="w")
     assert cal.params.height == 3
-    names = {"platt": ["a", "b"], "beta": ["a", "b", "c"], "isotonic": ["x", "y"],
-             "histogram": ["edges", "values"]}[method]  # fmt: skip
+    names = {
+        "platt": ["a", "b"],
+        "beta": ["a", "b", "c"],
+        "isotonic": ["x", "y"],
+        "histogram": ["edges", "values"],
+    }[method]
     for row in cal.params.iter_rows(named=True):
         part = df.filter(pl.col("seg") == row["seg"])
         alone = pc.fit_calibrator(part, "p", "y", method=method, weight="w")
@@ -491,8 +503,9 @@ def test_a_group_needing_many_steps_converges_or_raises_as_before() -> None:
     cal = pc.fit_calibrator(df, "p", "y", method="platt", by="g", sample_rows=1_000)
     part = df.filter(pl.col("g") == 1)
     expected = exact_logistic(logit(part["p"].to_numpy())[:, None], part["y"].to_numpy())
-    np.testing.assert_allclose(cal.params.filter(pl.col("g") == 1).select("a", "b").row(0),
-                               expected, rtol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        cal.params.filter(pl.col("g") == 1).select("a", "b").row(0), expected, rtol=1e-6
+    )
     with pytest.raises(pc.CalibrationDataError, match=r"g=1: did not converge in 1 Newton steps"):
         pc.fit_calibrator(df, "p", "y", method="platt", by="g", max_iter=1, sample_rows=1_000)
 
@@ -536,8 +549,10 @@ def test_the_subsample_is_spread_over_rows_of_a_period() -> None:
         cal = pc.fit_calibrator(
             df, "p", "y", method="platt", by="g", tol=0.5, sample_rows=sample_rows
         )
-        return [float(np.max(np.abs(np.array(row[1:]) - exact[row[0]])))
-                for row in cal.params.select("g", "a", "b").rows()]  # fmt: skip
+        return [
+            float(np.max(np.abs(np.array(row[1:]) - exact[row[0]])))
+            for row in cal.params.select("g", "a", "b").rows()
+        ]
 
     assert max(errors(10_000)) < 1e-2  # every group started from about 1,400 rows
     assert max(errors(None)) > 0.1  # from the identity, one step is far
@@ -600,10 +615,12 @@ def test_public_api_uses_no_unstable_polars_feature(tmp_path: Path) -> None:
             cal = pc.fit_calibrator(df, "p", "y", method=method, by="g", fallback="global")
             df.with_columns(cal.expr("p"))
             cal.evaluate(df, "p", "y")
-        for method, reduction in (("temperature", None), ("isotonic", "top_label"),
-                                  ("platt", "classwise")):  # fmt: skip
-            cal = pc.fit_calibrator(df, "probs", "cls", method=method, by="g",
-                                    reduction=reduction)  # fmt: skip
+        for method, reduction in (
+            ("temperature", None),
+            ("isotonic", "top_label"),
+            ("platt", "classwise"),
+        ):
+            cal = pc.fit_calibrator(df, "probs", "cls", method=method, by="g", reduction=reduction)
             df.with_columns(cal.expr("probs"))
         pc.load_calibrator(cal.save(tmp_path / "c.json"))
 
@@ -679,11 +696,18 @@ def test_top_label_fallback_is_per_class() -> None:
 # ---------------------------------------------------------------- save / load
 
 
-@pytest.mark.parametrize(("method", "reduction", "prob"), [
-    ("platt", None, "p"), ("beta", None, "p"), ("isotonic", None, "p"),
-    ("histogram", None, "p"), ("temperature", None, "probs"), ("isotonic", "top_label", "probs"),
-    ("platt", "classwise", "probs"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "reduction", "prob"),
+    [
+        ("platt", None, "p"),
+        ("beta", None, "p"),
+        ("isotonic", None, "p"),
+        ("histogram", None, "p"),
+        ("temperature", None, "probs"),
+        ("isotonic", "top_label", "probs"),
+        ("platt", "classwise", "probs"),
+    ],
+)
 def test_save_load_round_trip_is_exact(
     tmp_path: Path, method: str, reduction: str | None, prob: str
 ) -> None:
@@ -692,8 +716,16 @@ def test_save_load_round_trip_is_exact(
     )
     label = "y" if prob == "p" else "cls"
     options = {"strategy": "quantile"} if method == "histogram" else {}
-    cal = pc.fit_calibrator(df, prob, label, method=method, reduction=reduction,
-                            by=["day", "g"], fallback="global", **options)  # fmt: skip
+    cal = pc.fit_calibrator(
+        df,
+        prob,
+        label,
+        method=method,
+        reduction=reduction,
+        by=["day", "g"],
+        fallback="global",
+        **options,
+    )
     path = cal.save(tmp_path / "cal.json")
     content = json.loads(path.read_text())
     assert content["format"] == "polars_calib.calibrator" and content["format_version"] == 1
@@ -743,15 +775,24 @@ def test_refused_rows_name_column_problem_and_count() -> None:
         assert "column 'y': label not 0 or 1 in 5 of 20 rows" in message, message
 
 
-@pytest.mark.parametrize(("frame", "reason"), [
-    (pl.DataFrame({"p": [0.1 * k for k in range(1, 10)] * 2, "y": [1] * 18}),
-     r"one class only \(every outcome is 1\)"),
-    (pl.DataFrame({"p": [0.1 * k for k in range(1, 10)] * 2, "y": ([0] * 5 + [1] * 4) * 2}),
-     "separated classes"),
-    (pl.DataFrame({"p": [0.9, 0.8, 0.7, 0.3, 0.2, 0.1] * 2, "y": [0, 0, 0, 1, 1, 1] * 2}),
-     "separated classes"),
-    (pl.DataFrame({"p": [0.4] * 12, "y": [0, 1, 1] * 4}), "not identifiable"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("frame", "reason"),
+    [
+        (
+            pl.DataFrame({"p": [0.1 * k for k in range(1, 10)] * 2, "y": [1] * 18}),
+            r"one class only \(every outcome is 1\)",
+        ),
+        (
+            pl.DataFrame({"p": [0.1 * k for k in range(1, 10)] * 2, "y": ([0] * 5 + [1] * 4) * 2}),
+            "separated classes",
+        ),
+        (
+            pl.DataFrame({"p": [0.9, 0.8, 0.7, 0.3, 0.2, 0.1] * 2, "y": [0, 0, 0, 1, 1, 1] * 2}),
+            "separated classes",
+        ),
+        (pl.DataFrame({"p": [0.4] * 12, "y": [0, 1, 1] * 4}), "not identifiable"),
+    ],
+)
 def test_unidentifiable_groups_raise_naming_the_group(frame: pl.DataFrame, reason: str) -> None:
     framed = frame.with_columns(model=pl.lit("m1"))
     with pytest.raises(pc.CalibrationDataError, match=f"model='m1': {reason}"):
@@ -834,8 +875,9 @@ def test_evaluate_is_summary_and_reliability_of_both_stages() -> None:
         got = result.metrics.filter(pl.col("stage") == stage).drop("stage")
         assert_frame_equal(got, want, rel_tol=1e-12)
         table = pc.reliability(frame, "p", "y", by="g", n_bins=8)
-        assert_frame_equal(result.reliability.filter(pl.col("stage") == stage).drop("stage"), table,
-                           rel_tol=1e-12)  # fmt: skip
+        assert_frame_equal(
+            result.reliability.filter(pl.col("stage") == stage).drop("stage"), table, rel_tol=1e-12
+        )
 
 
 def test_evaluate_plot_draws_both_stages() -> None:
@@ -853,24 +895,56 @@ def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
     return subprocess.run(
         [sys.executable, "-m", "polars_calib", *map(str, args)],
-        capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
 
 
 def test_cli_fit_then_apply(tmp_path: Path) -> None:
     train, live = sign_changing_log(34, 2_000, groups=2), sign_changing_log(35, 1_000, groups=2)
     train.write_parquet(tmp_path / "train.parquet")
     live.write_csv(tmp_path / "live.csv")
-    fitted = run("fit", tmp_path / "train.parquet", "--prob", "p", "--label", "y", "--by", "g",
-                 "--method", "isotonic", "--out", tmp_path / "cal.json", "-q", cwd=tmp_path)  # fmt: skip
+    fitted = run(
+        "fit",
+        tmp_path / "train.parquet",
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--by",
+        "g",
+        "--method",
+        "isotonic",
+        "--out",
+        tmp_path / "cal.json",
+        "-q",
+        cwd=tmp_path,
+    )
     assert fitted.returncode == 0, fitted.stderr
     assert "count" in fitted.stdout and fitted.stderr == ""
     cal = pc.load_calibrator(tmp_path / "cal.json")
-    assert_frame_equal(cal.params, pc.fit_calibrator(train, "p", "y", method="isotonic",
-                                                     by="g").params)  # fmt: skip
+    assert_frame_equal(
+        cal.params, pc.fit_calibrator(train, "p", "y", method="isotonic", by="g").params
+    )
     out = tmp_path / "scored.parquet"
-    done = run("apply", tmp_path / "live.csv", "--calibrator", tmp_path / "cal.json",
-               "--prob", "p", "--out", out, "--column", "p_cal", "-q", cwd=tmp_path)  # fmt: skip
+    done = run(
+        "apply",
+        tmp_path / "live.csv",
+        "--calibrator",
+        tmp_path / "cal.json",
+        "--prob",
+        "p",
+        "--out",
+        out,
+        "--column",
+        "p_cal",
+        "-q",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     expected = pl.read_csv(tmp_path / "live.csv").with_columns(p_cal=cal.expr("p"))
     assert_frame_equal(pl.read_parquet(out), expected)
@@ -879,16 +953,45 @@ def test_cli_fit_then_apply(tmp_path: Path) -> None:
 def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     bad = pl.DataFrame({"p": [0.5] * 20, "y": [1] * 20})
     bad.write_parquet(tmp_path / "bad.parquet")
-    result = run("fit", tmp_path / "bad.parquet", "--prob", "p", "--label", "y",
-                 "--out", tmp_path / "c.json", cwd=tmp_path)  # fmt: skip
+    result = run(
+        "fit",
+        tmp_path / "bad.parquet",
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--out",
+        tmp_path / "c.json",
+        cwd=tmp_path,
+    )
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("polars-calib: error: cannot fit 1")
     assert "Traceback" not in result.stderr
-    result = run("apply", tmp_path / "bad.parquet", "--calibrator", tmp_path / "none.json",
-                 "--prob", "p", "--out", tmp_path / "o.parquet", cwd=tmp_path)  # fmt: skip
+    result = run(
+        "apply",
+        tmp_path / "bad.parquet",
+        "--calibrator",
+        tmp_path / "none.json",
+        "--prob",
+        "p",
+        "--out",
+        tmp_path / "o.parquet",
+        cwd=tmp_path,
+    )
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    result = run("fit", tmp_path / "bad.parquet", "--prob", "p", "--label", "y",
-                 "--method", "magic", "--out", tmp_path / "c.json", cwd=tmp_path)  # fmt: skip
+    result = run(
+        "fit",
+        tmp_path / "bad.parquet",
+        "--prob",
+        "p",
+        "--label",
+        "y",
+        "--method",
+        "magic",
+        "--out",
+        tmp_path / "c.json",
+        cwd=tmp_path,
+    )
     assert result.returncode == 2 and "invalid choice" in result.stderr
 
 
@@ -903,7 +1006,7 @@ def test_refused_rows_of_a_scan_or_of_vectors_raise_too(tmp_path: Path) -> None:
         pc.fit_calibrator(pl.scan_parquet(path), "p", "y", method="platt")
     vectors = pl.DataFrame({"probs": [[0.5, 0.6], [0.2, 0.8]] * 10, "cls": [0, 1] * 10})
     for method in ("temperature", "isotonic"):
-        with pytest.raises(pc.CalibrationDataError, match="vector sum off 1 .* in 10 of 20 rows"):
+        with pytest.raises(pc.CalibrationDataError, match=r"vector sum off 1 .* in 10 of 20 rows"):
             pc.fit_calibrator(vectors, "probs", "cls", method=method)
 
 
@@ -930,7 +1033,7 @@ def test_keys_of_other_dtypes_look_up_and_round_trip(tmp_path: Path, dtype: pl.D
         st.sampled_from([0.0, 0.05, 0.1, 0.3, 0.31, 0.5, 0.7, 0.9, 1.0]) | st.floats(0, 1),
         min_size=10,
         max_size=60,
-    ),  # fmt: skip
+    ),
     data=st.data(),
 )
 def test_isotonic_agrees_with_sklearn_on_generated_logs(
@@ -956,8 +1059,9 @@ def test_isotonic_agrees_with_sklearn_on_generated_logs(
 
 def test_labels_other_than_0_1_with_pos_label() -> None:
     df = sign_changing_log(38, 1_000)
-    named = df.with_columns(outcome=pl.when(pl.col("y") == 1).then(pl.lit("churn"))
-                            .otherwise(pl.lit("stay")))  # fmt: skip
+    named = df.with_columns(
+        outcome=pl.when(pl.col("y") == 1).then(pl.lit("churn")).otherwise(pl.lit("stay"))
+    )
     cal = pc.fit_calibrator(named, "p", "outcome", method="beta", pos_label="churn")
     plain = pc.fit_calibrator(df, "p", "y", method="beta")
     assert_frame_equal(cal.params, plain.params, rel_tol=1e-9)
@@ -982,9 +1086,14 @@ def test_edge_bins_follow_the_bin_rule_per_group(closed: str) -> None:
     assert got.to_list() == want
 
 
-@pytest.mark.parametrize(("method", "by"), [
-    ("platt", "g"), ("beta", ["g", "s"]), ("histogram", "s"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("method", "by"),
+    [
+        ("platt", "g"),
+        ("beta", ["g", "s"]),
+        ("histogram", "s"),
+    ],
+)
 def test_parametric_maps_stream_without_an_in_memory_fallback(
     tmp_path: Path, method: str, by: str | list[str]
 ) -> None:

@@ -129,9 +129,17 @@ def test_table_agrees_with_numpy_using_the_same_draws() -> None:
     df = make_log(3, 1500, groups=3, decimals=None).with_columns(pl.col("g").cast(pl.Int64))
     n_bins, seed = 8, 42
     stats = pc.bin_statistics(
-        df, "p", "y", by="g", weight="w", n_bins=n_bins, metrics=["ece", "brier"],
-        resampling=["bootstrap", "consistency"], n_resamples=70, seed=seed,
-    )  # fmt: skip
+        df,
+        "p",
+        "y",
+        by="g",
+        weight="w",
+        n_bins=n_bins,
+        metrics=["ece", "brier"],
+        resampling=["bootstrap", "consistency"],
+        n_resamples=70,
+        seed=seed,
+    )
     p, y, w = (df[c].to_numpy().astype(np.float64) for c in ("p", "y", "w"))
     g, ids = df["g"].to_numpy(), np.arange(df.height)
     for method, offset in (("bootstrap", 0), ("consistency", 2**30)):
@@ -158,9 +166,16 @@ def test_intervals_and_p_values_agree_with_numpy() -> None:
     df = make_log(5, 400, decimals=None)
     n, seed, confidence = 90, 3, 0.8
     result = pc.summary(
-        df, "p", "y", weight="w", n_bins=10, confidence=confidence, n_resamples=n, seed=seed,
+        df,
+        "p",
+        "y",
+        weight="w",
+        n_bins=10,
+        confidence=confidence,
+        n_resamples=n,
+        seed=seed,
         metrics=["ece", "brier", "consistency_p", "consistency_p_log_loss"],
-    )  # fmt: skip
+    )
     p, y, w = (df[c].to_numpy().astype(np.float64) for c in ("p", "y", "w"))
     ids = np.arange(df.height)
     eces, briers, consistency_ece, consistency_ll = [], [], [], []
@@ -198,9 +213,15 @@ def test_vector_consistency_draws_classes(reduction: str, reference: Any) -> Non
     df = make_log(8, 300, classes=3, decimals=None)
     n, seed = 20, 9
     result = pc.summary(
-        df, "probs", "cls", n_bins=5, metrics=["ece", "consistency_p"], n_resamples=n,
-        seed=seed, reduction=reduction,  # type: ignore[arg-type]
-    )  # fmt: skip
+        df,
+        "probs",
+        "cls",
+        n_bins=5,
+        metrics=["ece", "consistency_p"],
+        n_resamples=n,
+        seed=seed,
+        reduction=reduction,  # type: ignore[arg-type]
+    )
     probs, cls = np.stack(df["probs"].to_numpy()), df["cls"].to_numpy()
     ids = np.arange(df.height)
     draws = []
@@ -218,9 +239,13 @@ def test_vector_consistency_draws_classes(reduction: str, reference: Any) -> Non
 # --------------------------------------------------------------------------
 
 _OPTIONS = {
-    "by": "g", "n_bins": 6, "confidence": 0.9, "n_resamples": 40, "seed": 5,
+    "by": "g",
+    "n_bins": 6,
+    "confidence": 0.9,
+    "n_resamples": 40,
+    "seed": 5,
     "metrics": ["ece", "brier", "consistency_p"],
-}  # fmt: skip
+}
 
 
 def _close(left: pl.DataFrame, right: pl.DataFrame) -> None:
@@ -250,8 +275,12 @@ def test_same_numbers_with_one_thread(tmp_path: Path) -> None:
     env = {**os.environ, "POLARS_MAX_THREADS": "1"}
     run = subprocess.run(
         [sys.executable, "-c", script, json.dumps(_OPTIONS)],
-        env=env, capture_output=True, text=True, check=True, cwd=Path(__file__).parents[1],
-    )  # fmt: skip
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parents[1],
+    )
     threads, payload = run.stdout.split("\n", 1)
     assert threads == "1"
     got = pl.read_json(payload.encode(), schema=expected.schema)
@@ -285,10 +314,13 @@ def _simulated(groups: int, n: int, seed: int, sharpen: float = 1.0) -> pl.DataF
     rng = np.random.default_rng(seed)
     truth = rng.uniform(0.05, 0.95, groups * n)
     predicted = np.clip(0.5 + sharpen * (truth - 0.5), 0.0, 1.0)
-    return pl.DataFrame({
-        "g": np.repeat(np.arange(groups), n), "p": predicted,
-        "y": (rng.random(groups * n) < truth).astype(np.int64),
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "g": np.repeat(np.arange(groups), n),
+            "p": predicted,
+            "y": (rng.random(groups * n) < truth).astype(np.int64),
+        }
+    )
 
 
 def test_bootstrap_coverage() -> None:
@@ -302,13 +334,27 @@ def test_bootstrap_coverage() -> None:
 
 def test_consistency_p_values_uniform_when_calibrated_and_small_when_not() -> None:
     calibrated = _simulated(200, 150, seed=2)
-    out = pc.summary(calibrated, "p", "y", by="g", n_bins=5, n_resamples=99,
-                     metrics=["consistency_p", "consistency_p_brier"])  # fmt: skip
+    out = pc.summary(
+        calibrated,
+        "p",
+        "y",
+        by="g",
+        n_bins=5,
+        n_resamples=99,
+        metrics=["consistency_p", "consistency_p_brier"],
+    )
     for name in ("consistency_p", "consistency_p_brier"):
         assert scipy_stats.kstest(out[name].to_numpy(), "uniform").pvalue > 1e-3
     overconfident = _simulated(20, 500, seed=3, sharpen=1.8)
-    out = pc.summary(overconfident, "p", "y", by="g", n_bins=5, n_resamples=99,
-                     metrics=["consistency_p", "consistency_p_log_loss"])  # fmt: skip
+    out = pc.summary(
+        overconfident,
+        "p",
+        "y",
+        by="g",
+        n_bins=5,
+        n_resamples=99,
+        metrics=["consistency_p", "consistency_p_log_loss"],
+    )
     assert (out["consistency_p"] <= 0.05).mean() >= 0.9
     assert (out["consistency_p_log_loss"] <= 0.05).mean() >= 0.9
 
@@ -350,15 +396,22 @@ def test_bin_statistics_bad_resampling_and_missing_replicates() -> None:
 
 
 def test_small_group_gets_a_null_interval_and_refused_rows_null() -> None:
-    df = pl.DataFrame({
-        "g": ["one", "many", "many", "many", "bad", "bad"] + ["many"] * 40,
-        "p": [0.3, 0.2, 0.6, 0.9, 0.5, 1.5] + [0.1 * (i % 10) for i in range(40)],
-        "y": [1, 0, 1, 1, 0, 1] + [i % 2 for i in range(40)],
-    })  # fmt: skip
+    df = pl.DataFrame(
+        {
+            "g": ["one", "many", "many", "many", "bad", "bad"] + ["many"] * 40,
+            "p": [0.3, 0.2, 0.6, 0.9, 0.5, 1.5] + [0.1 * (i % 10) for i in range(40)],
+            "y": [1, 0, 1, 1, 0, 1] + [i % 2 for i in range(40)],
+        }
+    )
     out = pc.summary(
-        df.lazy(), "p", "y", by="g", confidence=0.9, n_resamples=50,
+        df.lazy(),
+        "p",
+        "y",
+        by="g",
+        confidence=0.9,
+        n_resamples=50,
         metrics=["ece", "consistency_p"],
-    ).collect()  # fmt: skip
+    ).collect()
     rows = {row["g"]: row for row in out.iter_rows(named=True)}
     # One row: most resamples hold it, but some draw it 0 times: no interval.
     assert rows["one"]["ece"] is not None and rows["one"]["ece_lower"] is None
@@ -391,9 +444,17 @@ def test_lazy_summary_reads_nothing_until_collected() -> None:
 
 def _weekly(example_log: pl.DataFrame) -> pl.DataFrame:
     return pc.summary(
-        example_log, "p", "y", by="model", time="ts", every="1w", metrics=["ece", "brier"],
-        confidence=0.9, n_resamples=30, id="request_id",
-    )  # fmt: skip
+        example_log,
+        "p",
+        "y",
+        by="model",
+        time="ts",
+        every="1w",
+        metrics=["ece", "brier"],
+        confidence=0.9,
+        n_resamples=30,
+        id="request_id",
+    )
 
 
 def test_metric_over_time_chart_draws_the_band(example_log: pl.DataFrame) -> None:
@@ -418,17 +479,45 @@ def test_cli_report_with_intervals_and_a_time_chart(tmp_path: Path) -> None:
 
     log = Path(__file__).parents[1] / "examples" / "data" / "predictions.parquet"
     out = tmp_path / "out"
-    code = main([
-        "report", str(log), "--prob", "p", "--label", "y", "--by", "model", "--time", "ts",
-        "--every", "1w", "--metrics", "ece,consistency_p", "--resamples", "30",
-        "--id", "request_id", "--out", str(out), "-q",
-    ])  # fmt: skip
+    code = main(
+        [
+            "report",
+            str(log),
+            "--prob",
+            "p",
+            "--label",
+            "y",
+            "--by",
+            "model",
+            "--time",
+            "ts",
+            "--every",
+            "1w",
+            "--metrics",
+            "ece,consistency_p",
+            "--resamples",
+            "30",
+            "--id",
+            "request_id",
+            "--out",
+            str(out),
+            "-q",
+        ]
+    )
     assert code == 0
     table = pl.read_parquet(out / "summary.parquet")
     expected = pc.summary(
-        pl.read_parquet(log), "p", "y", by="model", time="ts", every="1w",
-        metrics=["ece", "consistency_p"], confidence=0.95, n_resamples=30, id="request_id",
-    )  # fmt: skip
+        pl.read_parquet(log),
+        "p",
+        "y",
+        by="model",
+        time="ts",
+        every="1w",
+        metrics=["ece", "consistency_p"],
+        confidence=0.95,
+        n_resamples=30,
+        id="request_id",
+    )
     _close(table, expected)
     assert (out / "reliability.csv").exists()
     if importlib.util.find_spec("matplotlib") or importlib.util.find_spec("vl_convert"):
@@ -442,11 +531,18 @@ def test_resampling_uses_no_unstable_polars_feature() -> None:
         warnings.simplefilter("error")
         for data in (df, df.lazy()):
             for result in (
-                data.calib.summary("p", "y", by="g", confidence=0.9, n_resamples=3,
-                                   metrics=["ece", "consistency_p_log_loss"]),
-                data.calib.summary("probs", "cls", reduction="classwise", n_resamples=3,
-                                   metrics=["consistency_p"]),
-            ):  # fmt: skip
+                data.calib.summary(
+                    "p",
+                    "y",
+                    by="g",
+                    confidence=0.9,
+                    n_resamples=3,
+                    metrics=["ece", "consistency_p_log_loss"],
+                ),
+                data.calib.summary(
+                    "probs", "cls", reduction="classwise", n_resamples=3, metrics=["consistency_p"]
+                ),
+            ):
                 if isinstance(result, pl.LazyFrame):
                     result.collect()
 
@@ -465,8 +561,17 @@ def test_quantile_bins_keep_the_observed_edges() -> None:
     # The consistency test draws labels only: the quantile edges are the observed ones.
     df = make_log(5, 400, decimals=None, groups=2)
     n, seed = 30, 3
-    out = pc.summary(df, "p", "y", by="g", n_bins=5, strategy="quantile", n_resamples=n,
-                     seed=seed, metrics=["ece", "consistency_p"])  # fmt: skip
+    out = pc.summary(
+        df,
+        "p",
+        "y",
+        by="g",
+        n_bins=5,
+        strategy="quantile",
+        n_resamples=n,
+        seed=seed,
+        metrics=["ece", "consistency_p"],
+    )
     rows = df.with_row_index("i")
     for group in (0, 1):
         part = rows.filter(pl.col("g") == group)
@@ -474,10 +579,11 @@ def test_quantile_bins_keep_the_observed_edges() -> None:
         ids = part["i"].to_numpy().astype(np.int64)
         observed = ref.calibration_error(p, y, 5, strategy="quantile")
         draws = [
-            ref.calibration_error(p, rr.bernoulli(rr.words(ids, 2**30 + r, seed), p), 5,
-                                  strategy="quantile")
+            ref.calibration_error(
+                p, rr.bernoulli(rr.words(ids, 2**30 + r, seed), p), 5, strategy="quantile"
+            )
             for r in range(n)
-        ]  # fmt: skip
+        ]
         assert out["ece"][group] == pytest.approx(observed, rel=1e-12)
         assert out["consistency_p"][group] == (1 + sum(d >= observed for d in draws)) / (1 + n)
 
@@ -486,9 +592,15 @@ def test_every_number_the_table_finishes_gets_an_interval() -> None:
     # The tests and decompositions finished from the same sums need no code of their own.
     df = make_log(6, 600, groups=2, decimals=None)
     out = pc.summary(
-        df, "p", "y", by="g", n_bins=8, confidence=0.9, n_resamples=40,
+        df,
+        "p",
+        "y",
+        by="g",
+        n_bins=8,
+        confidence=0.9,
+        n_resamples=40,
         metrics=["spiegelhalter_z", "debiased_ece", "brier_decomposition"],
-    )  # fmt: skip
+    )
     for name in ("spiegelhalter_z", "debiased_ece"):
         assert (out[f"{name}_lower"] <= out[f"{name}_upper"]).all()
     assert "brier_decomposition_lower" not in out.columns  # a struct: no interval of its own

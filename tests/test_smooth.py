@@ -156,9 +156,13 @@ def test_statistics_of_partitions_merge_exactly() -> None:
 @needs_relplot
 def test_degenerate_groups_give_null() -> None:
     df = pl.DataFrame(
-        {"g": ["nulls", "nulls", "zero_weight", "one"], "p": [None, 0.4, 0.3, 0.3],
-         "y": [1, None, 1, 1], "w": [1.0, 1.0, 0.0, 1.0]},
-    )  # fmt: skip
+        {
+            "g": ["nulls", "nulls", "zero_weight", "one"],
+            "p": [None, 0.4, 0.3, 0.3],
+            "y": [1, None, 1, 1],
+            "w": [1.0, 1.0, 0.0, 1.0],
+        },
+    )
     got = {r["g"]: r for r in pc.smooth_ece(df, "p", "y", by="g", weight="w").iter_rows(named=True)}
     assert got["nulls"]["count"] == 0 and got["nulls"]["smooth_ece"] is None
     assert got["zero_weight"]["smooth_ece"] is None and got["zero_weight"]["sigma"] is None

@@ -123,12 +123,19 @@ def test_statistics_columns_and_sums_match_the_oracle() -> None:
     stats = df.calib.bin_statistics("p", "y", n_bins=7, closed="left", weight="w")
     assert stats.schema == pl.Schema(
         {
-            "bin": pl.Int32, "lower": pl.Float64, "upper": pl.Float64, "closed": pl.String,
-                "n_bins": pl.Int32,
-            "count": pl.Int64, "weight": pl.Float64, "sum_p": pl.Float64, "sum_y": pl.Float64,
-            "sum_squared_error": pl.Float64, "sum_log_loss": pl.Float64,
+            "bin": pl.Int32,
+            "lower": pl.Float64,
+            "upper": pl.Float64,
+            "closed": pl.String,
+            "n_bins": pl.Int32,
+            "count": pl.Int64,
+            "weight": pl.Float64,
+            "sum_p": pl.Float64,
+            "sum_y": pl.Float64,
+            "sum_squared_error": pl.Float64,
+            "sum_log_loss": pl.Float64,
         }
-    )  # fmt: skip
+    )
     # Every bin, with its exact edges and closure: the table describes itself.
     assert stats["bin"].to_list() == list(range(7))
     assert stats["closed"].to_list() == ["left"] * 7
@@ -170,7 +177,7 @@ def test_statistics_frame_errors() -> None:
     stats = pc.bin_statistics(pl.DataFrame({"p": [0.3], "y": [1]}), "p", "y")
     with pytest.raises(pc.CalibrationDataError, match="no sum_log_loss"):
         pc.metrics_from_statistics(stats.drop("sum_log_loss"))
-    with pytest.raises(pc.CalibrationDataError, match="missing column.*'model'"):
+    with pytest.raises(pc.CalibrationDataError, match=r"missing column.*'model'"):
         pc.reliability_from_statistics(stats, by="model")
     empty = pc.metrics_from_statistics(stats.head(0), by=None)
     assert empty.height == 0  # an empty table has no groups
@@ -323,9 +330,14 @@ def test_reliability_from_statistics_reads_the_observed_rows_of_a_resampled_tabl
     log = windowed_log()
     plain = pc.bin_statistics(log, "p", "y", by="model", weight="w")
     resampled = pc.bin_statistics(
-        log, "p", "y", by="model", weight="w", resampling=["bootstrap", "consistency"],
+        log,
+        "p",
+        "y",
+        by="model",
+        weight="w",
+        resampling=["bootstrap", "consistency"],
         n_resamples=4,
-    )  # fmt: skip
+    )
     want = pc.reliability_from_statistics(plain, by="model")
     assert_frame_equal(pc.reliability_from_statistics(resampled, by="model"), want)
     lazy = pc.reliability_from_statistics(resampled.lazy(), by="model")

@@ -276,9 +276,16 @@ def audit(
     check_min_count(min_count)
     check_min_size("batch_rows", batch_rows)
     prepared = prepare(
-        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label, reserved=_RESERVED,
-    )  # fmt: skip
+        data,
+        prob,
+        label,
+        by=by,
+        weight=weight,
+        reduction=reduction,
+        sum_tol=sum_tol,
+        pos_label=pos_label,
+        reserved=_RESERVED,
+    )
     tested = chosen_test(test, prepared.reduction is not None, n_resamples)
     resamples = slice_resamples(tested, n_resamples, seed, id)
     p_value = None if tested is None else P_VALUE[tested]
@@ -293,9 +300,13 @@ def audit(
     cells = cell_statistics(prepared, binning, terms_for(finished), resamples, batch_rows)
     check_slice_count(count_slices(cells, sets), order)
     slices = rolled_up(
-        cells, prepared, sets, finished,
-        confidence=None if n_resamples is None else confidence, resampled=bool(resamples),
-    )  # fmt: skip
+        cells,
+        prepared,
+        sets,
+        finished,
+        confidence=None if n_resamples is None else confidence,
+        resampled=bool(resamples),
+    )
     slices = with_p_values(slices, p_value)
     metrics_found = metric_columns(slices)
     slices = compared(slices, metrics_found, min_count, correction, 1.0 - confidence)

@@ -110,8 +110,9 @@ def compared(
         ratio = pl.when(value == reference).then(1.0).otherwise(value / reference)
         bounds = [
             pl.col(f"{metric}_{side}")
-            for side in ("lower", "upper") if f"{metric}_{side}" in slices.columns
-        ]  # fmt: skip
+            for side in ("lower", "upper")
+            if f"{metric}_{side}" in slices.columns
+        ]
         compared += [
             value,
             *bounds,
@@ -173,6 +174,9 @@ def _disparity_exprs(value: pl.Expr, overall: float | None) -> list[pl.Expr]:
         (value.max() - value.min()).alias("difference"),
         (value - reference).abs().max().alias("difference_to_overall"),
         (value.min() / value.max()).alias("ratio"),
-        pl.when(to_overall > 1.0).then(1.0 / to_overall).otherwise(to_overall)
-        .min().alias("ratio_to_overall"),
-    ]  # fmt: skip
+        pl.when(to_overall > 1.0)
+        .then(1.0 / to_overall)
+        .otherwise(to_overall)
+        .min()
+        .alias("ratio_to_overall"),
+    ]

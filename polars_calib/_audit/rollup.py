@@ -40,9 +40,12 @@ def rolled_up(
     for subset in sets:
         keyed = dataclasses.replace(prepared, keys=list(subset))
         table = finish_summary(
-            merge_statistics(cells.lazy(), list(subset)), keyed, metrics,
-            confidence=confidence, resampled=resampled,
-        )  # fmt: skip
+            merge_statistics(cells.lazy(), list(subset)),
+            keyed,
+            metrics,
+            confidence=confidence,
+            resampled=resampled,
+        )
         finished.append(
             table.select(
                 slice_label(subset).alias("slice"),

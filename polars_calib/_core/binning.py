@@ -52,6 +52,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from itertools import pairwise
 
 import numpy as np
 import polars as pl
@@ -193,14 +194,14 @@ class Binning:
             beyond = [self._beyond(prob, edge) for edge in self.inner]
             if not beyond:
                 return [prob.is_not_null()]
-            middle = [b & ~c for b, c in zip(beyond[:-1], beyond[1:])]
+            middle = [b & ~c for b, c in pairwise(beyond)]
             return [~beyond[0], *middle, beyond[-1]]
         edges = uniform_edges(self.n_bins)
         if self.n_bins == 1:
             return [prob.is_not_null()]
         right = self.closed == "right"
         masks = [prob <= edges[1] if right else prob < edges[1]]
-        for lower, upper in zip(edges[1:-2], edges[2:-1]):
+        for lower, upper in pairwise(edges[1:-1]):
             masks.append(
                 (prob > lower) & (prob <= upper) if right else (prob >= lower) & (prob < upper)
             )
@@ -469,9 +470,10 @@ class GroupedEdges:
         self.lengths = pl.Series(lengths, dtype=pl.Int64)
 
     def position(self, group: pl.Expr, prob: pl.Expr, strict: bool) -> pl.Expr:
-        """Per row (Int64): the position past its group's values ``< prob`` (`strict`) or ``<= prob``.
+        """Per row (Int64): the position past its group's values below `prob`.
 
-        Null where the group or the probability is null.
+        Below is ``< prob`` when `strict`, else ``<= prob``. Null where the group or the
+        probability is null.
         """
         rank = pl.lit(self.distinct).search_sorted(prob, side="left" if strict else "right")
         key = group.cast(pl.Int64) * self.stride + rank.cast(pl.Int64)

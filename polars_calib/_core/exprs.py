@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Union
 
 import polars as pl
 
 __all__ = ["GroupKeys", "IntoExpr", "Keys", "output_name", "to_expr"]
 
-IntoExpr = Union[str, pl.Expr]
+IntoExpr = str | pl.Expr
 """A column name or a Polars expression."""
 
-Keys = Union[IntoExpr, Sequence[IntoExpr], None]
+Keys = IntoExpr | Sequence[IntoExpr] | None
 """Group keys: a column name, an expression, a sequence of them, or None for one group."""
 
 
@@ -58,9 +57,10 @@ class GroupKeys:
     def computed(self) -> list[pl.Expr]:
         """The keys that are expressions rather than plain columns (to add to a frame)."""
         return [
-            expr for expr, name in zip(self.exprs, self.names)
+            expr
+            for expr, name in zip(self.exprs, self.names)
             if not expr.meta.is_column() or expr.meta.output_name() != name
-        ]  # fmt: skip
+        ]
 
     def columns(self) -> list[str]:
         """The names of existing columns the keys read (for the schema check)."""

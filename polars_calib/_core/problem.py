@@ -171,8 +171,12 @@ def binary_problem(
     ]
     if pos_label is None:
         # Compared uncast: a string or categorical label is refused when planned.
-        checks.insert(2, Check(y_name, "label not 0 or 1", ~((raw_y == 0) | (raw_y == 1)),
-                               raw_y.cast(pl.Float64)))  # fmt: skip
+        checks.insert(
+            2,
+            Check(
+                y_name, "label not 0 or 1", ~((raw_y == 0) | (raw_y == 1)), raw_y.cast(pl.Float64)
+            ),
+        )
         y = raw_y.cast(pl.Float64)
     else:
         y = (raw_y == pos_label).cast(pl.Float64)
@@ -189,15 +193,21 @@ def binary_problem(
         **_test_terms(p, y),
     }
     return Problem(
-        p, y, w, _present(p, y, w), refused, tuple(checks), terms,
+        p,
+        y,
+        w,
+        _present(p, y, w),
+        refused,
+        tuple(checks),
+        terms,
         draw=lambda word: bernoulli(word, p),
         relabel=lambda drawn: binary_problem(prob, drawn, weight),
         binary=True,
-    )  # fmt: skip
+    )
 
 
 def _test_terms(p: pl.Expr, y: pl.Expr) -> dict[str, pl.Expr]:
-    """Row terms of the calibration tests and decompositions (``polars_calib._metrics.diagnostics``).
+    """Row terms of the calibration tests and decompositions (``_metrics.diagnostics``).
 
     Spiegelhalter's numerator ``(y - p)(1 - 2p)`` and its variance under calibration
     ``(1 - 2p)**2 p (1 - p)``; ``p**2`` and ``p y`` (the within-bin variance and
@@ -237,12 +247,16 @@ def vector_checks(
     is_class = (raw_y >= 0) & (y == y.floor()) & (y < n_classes).fill_null(True)
     checks = [
         Check(p_name, "vector holding a null, NaN or value outside [0, 1]", ~entries_ok),
-        Check(p_name, f"vector sum off 1 by more than {sum_tol:g}",
-              entries_ok & ((total - 1.0).abs() > sum_tol), total),
+        Check(
+            p_name,
+            f"vector sum off 1 by more than {sum_tol:g}",
+            entries_ok & ((total - 1.0).abs() > sum_tol),
+            total,
+        ),
         # Compared uncast first: a string or categorical label is refused when planned.
         Check(y_name, "label not a class 0 .. K - 1", ~is_class, y),
         *weight_checks,
-    ]  # fmt: skip
+    ]
     refused = ~entries_ok | ((total - 1.0).abs() > sum_tol) | ~is_class
     if w is not None:
         refused = refused | ~((w >= 0.0) & w.is_finite())
@@ -271,11 +285,15 @@ def vector_problem(
         hit = _one_hot(true_class.fill_null(-1), n_classes)
         on_predicted = _one_hot(predicted, n_classes)
         lengths = pl.when(present).then(n_classes)
-        checks.append(Check(
-            _name(prob, "prob"), "vectors of different lengths",
-            lengths.min() != lengths.max(),
-            pl.format("from {} to {} entries", lengths.min(), lengths.max()), whole=True,
-        ))  # fmt: skip
+        checks.append(
+            Check(
+                _name(prob, "prob"),
+                "vectors of different lengths",
+                lengths.min() != lengths.max(),
+                pl.format("from {} to {} entries", lengths.min(), lengths.max()),
+                whole=True,
+            )
+        )
         gap = vectors - hit
         terms = {
             "squared_error": gap * gap,
@@ -284,10 +302,18 @@ def vector_problem(
             "correct": hit * on_predicted,
         }
         return Problem(
-            vectors, hit, w, present, refused, tuple(checks), terms, classes, exploded=True,
+            vectors,
+            hit,
+            w,
+            present,
+            refused,
+            tuple(checks),
+            terms,
+            classes,
+            exploded=True,
             draw=lambda word: categorical(word, vectors),
             relabel=lambda drawn: vector_problem(prob, drawn, weight, sum_tol, reduction),
-        )  # fmt: skip
+        )
     confidence = vectors.list.max()
     correct = (predicted == true_class).cast(pl.Float64)
     true_prob = vectors.list.get(true_class, null_on_oob=True)
@@ -299,16 +325,29 @@ def vector_problem(
     }
     if reduction == "canonical":
         return Problem(
-            vectors, y, w, present, refused, tuple(checks), terms,
+            vectors,
+            y,
+            w,
+            present,
+            refused,
+            tuple(checks),
+            terms,
             draw=lambda word: categorical(word, vectors),
             relabel=lambda drawn: vector_problem(prob, drawn, weight, sum_tol, reduction),
-        )  # fmt: skip
+        )
     key = predicted if reduction == "top_label" else None
     return Problem(
-        confidence, correct, w, present, refused, tuple(checks), terms, key,
+        confidence,
+        correct,
+        w,
+        present,
+        refused,
+        tuple(checks),
+        terms,
+        key,
         draw=lambda word: categorical(word, vectors),
         relabel=lambda drawn: vector_problem(prob, drawn, weight, sum_tol, reduction),
-    )  # fmt: skip
+    )
 
 
 def _one_hot(index: pl.Expr, n_classes: pl.Expr) -> pl.Expr:

@@ -191,7 +191,9 @@ def validate(
     >>> pc.validate(df, "p", "y")
     Traceback (most recent call last):
     ...
-    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 4 rows (e.g. 1.5); column 'y': label not 0 or 1 in 1 of 4 rows (e.g. 3.0)
+    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p':
+    probability outside [0, 1] in 1 of 4 rows (e.g. 1.5); column 'y': label not 0 or 1 in 1 of
+    4 rows (e.g. 3.0)
     >>> pc.validate(df.filter(pl.col("p") < 1, pl.col("y") < 2), "p", "y")
     """
     lf = check_schema(data, prob, label, weight, columns, pos_label=pos_label)

@@ -193,9 +193,16 @@ def reliability(
         raise ValueError(msg)
     z = check_confidence(confidence)
     plan = table_plan(
-        data, prob, label, bins=Bins(n_bins, strategy, closed, compat, min_size, max_bins),
-        by=by, weight=weight, reduction=reduction, sum_tol=sum_tol, pos_label=pos_label,
-    )  # fmt: skip
+        data,
+        prob,
+        label,
+        bins=Bins(n_bins, strategy, closed, compat, min_size, max_bins),
+        by=by,
+        weight=weight,
+        reduction=reduction,
+        sum_tol=sum_tol,
+        pos_label=pos_label,
+    )
     # The table is sparse: the display completes a uniform grid (its exact edges).
     return same_kind(data, reliability_rows(plan.checked(), plan.keys, z, plan.grid))
 
@@ -407,8 +414,14 @@ def summary(
     """
     names = check_metrics(metrics, tests=True)
     bins = Bins(n_bins, strategy, closed, compat, min_size, max_bins)
-    frame = {"by": by, "weight": weight, "reduction": reduction, "sum_tol": sum_tol,
-             "time": time, "every": every}  # fmt: skip
+    frame = {
+        "by": by,
+        "weight": weight,
+        "reduction": reduction,
+        "sum_tol": sum_tol,
+        "time": time,
+        "every": every,
+    }
     if reduction == "canonical":
         distance, bin_average = check_distance(distance or "tv", average or "weighted")
         if confidence is not None:
@@ -428,9 +441,15 @@ def summary(
         methods.append("consistency")
     resamples = resamples_for(methods or None, n_resamples, seed, id)
     plan = table_plan(
-        data, prob, label, bins=bins, metrics=names, resamples=resamples,
-        pos_label=pos_label, **frame,
-    )  # fmt: skip
+        data,
+        prob,
+        label,
+        bins=bins,
+        metrics=names,
+        resamples=resamples,
+        pos_label=pos_label,
+        **frame,
+    )
     table = finish_summary(
         plan.checked(), plan.prepared, names, top_label_average, confidence, bool(resamples)
     )

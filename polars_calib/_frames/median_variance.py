@@ -1,4 +1,7 @@
-"""The median-variance bins of a frame's rows, as a column (see :mod:`polars_calib._table.median_variance`)."""
+"""The median-variance bins of a frame's rows, as a column.
+
+See :mod:`polars_calib._table.median_variance` for the splits.
+"""
 
 from __future__ import annotations
 

@@ -260,9 +260,9 @@ def bin_statistics(
         components' bins ``b_k``; with more classes than one exact word packs, also
         ``cell_1``, ``cell_2``, ... for the next classes, see
         :meth:`polars_calib._core.binning.Binning.cell_words`), ``n_bins`` (Int32),
-        ``closed`` (String), ``count``, ``weight``, ``sum_p_0`` .. ``sum_p_{K-1}`` (the weighted sums of
-        each component), ``sum_y_0`` .. ``sum_y_{K-1}`` (the weight of each true
-        class) and ``sum_squared_error``, ``sum_log_loss`` when `metrics` ask for
+        ``closed`` (String), ``count``, ``weight``, ``sum_p_0`` .. ``sum_p_{K-1}`` (the
+        weighted sums of each component), ``sum_y_0`` .. ``sum_y_{K-1}`` (the weight of
+        each true class) and ``sum_squared_error``, ``sum_log_loss`` when `metrics` ask for
         them; a group's refused rows (or, when it has no used row, nothing) in one
         row of null cell and sums. Tables of partitions merge by summing rows of
         the same keys, cell, ``n_bins`` and ``closed``.
@@ -335,17 +335,40 @@ def bin_statistics(
     resamples = resamples_for(resampling, n_resamples, seed, id)
     engine = engine_of(data)
     if engine is not None:
-        return _engine_statistics(data, engine, prob, label, bins, names, resamples,
-                                  by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-                                  pos_label=pos_label, time=time, every=every)  # fmt: skip
+        return _engine_statistics(
+            data,
+            engine,
+            prob,
+            label,
+            bins,
+            names,
+            resamples,
+            by=by,
+            weight=weight,
+            reduction=reduction,
+            sum_tol=sum_tol,
+            pos_label=pos_label,
+            time=time,
+            every=every,
+        )
     if reduction == "canonical" and resamples:
         msg = "reduction='canonical' tables are built from Polars frames, without resampling"
         raise ValueError(msg)
     plan = table_plan(
-        data, prob, label, bins=bins, metrics=names, resamples=resamples, by=by,
-        weight=weight, reduction=reduction, sum_tol=sum_tol, time=time, every=every,
+        data,
+        prob,
+        label,
+        bins=bins,
+        metrics=names,
+        resamples=resamples,
+        by=by,
+        weight=weight,
+        reduction=reduction,
+        sum_tol=sum_tol,
+        time=time,
+        every=every,
         **({} if reduction == "canonical" else {"pos_label": pos_label}),
-    )  # fmt: skip
+    )
     return plan.collected() if isinstance(data, pl.DataFrame) else plan.table
 
 
@@ -372,11 +395,21 @@ def _engine_statistics(
         )
         raise ValueError(msg)
     spec = EngineSpec(
-        prob, label, column_keys(frame["by"]), frame["weight"], frame["reduction"],
-        frame["sum_tol"], frame["pos_label"], bins.n_bins, bins.closed, bins.compat,
-        tuple(terms_for(names)), time=frame["time"], every=frame["every"],
+        prob,
+        label,
+        column_keys(frame["by"]),
+        frame["weight"],
+        frame["reduction"],
+        frame["sum_tol"],
+        frame["pos_label"],
+        bins.n_bins,
+        bins.closed,
+        bins.compat,
+        tuple(terms_for(names)),
+        time=frame["time"],
+        every=frame["every"],
         resamples=engine_resamples(resamples, engine),
-    )  # fmt: skip
+    )
 
     def check(prepared: Prepared) -> None:
         check_diagnostics(names, bins.n_bins, prepared.reduction is not None)
@@ -714,12 +747,22 @@ def validate_statistics(
     >>> pc.validate_statistics(stats, log, "p", "y")
     Traceback (most recent call last):
     ...
-    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p': probability outside [0, 1] in 1 of 3 rows (e.g. 1.5)
+    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p':
+    probability outside [0, 1] in 1 of 3 rows (e.g. 1.5)
     """
     prepared = prepare(
-        data, prob, label, by=by, weight=weight, reduction=reduction, sum_tol=sum_tol,
-        pos_label=pos_label, time=time, every=every, canonical=reduction == "canonical",
-    )  # fmt: skip
+        data,
+        prob,
+        label,
+        by=by,
+        weight=weight,
+        reduction=reduction,
+        sum_tol=sum_tol,
+        pos_label=pos_label,
+        time=time,
+        every=every,
+        canonical=reduction == "canonical",
+    )
     return check_statistics(
         prepared, stats, lambda checks: problem_counts(prepared.lf, checks).collect()
     )

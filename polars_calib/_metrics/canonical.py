@@ -1,4 +1,7 @@
-"""The canonical (full) multi-class calibration error as an expression (see :mod:`polars_calib._table.distance`)."""
+"""The canonical (full) multi-class calibration error as an expression.
+
+See :mod:`polars_calib._table.distance` for the distances.
+"""
 
 from __future__ import annotations
 

@@ -221,9 +221,15 @@ def spiegelhalter_p(
 
 
 def _hosmer_lemeshow(
-    prob: IntoExpr, label: IntoExpr, n_bins: int, strategy: Strategy, closed: Closed,
-    weight: Any, pos_label: Any, finisher: Callable[[_finish.BinSums], pl.Expr],
-) -> pl.Expr:  # fmt: skip
+    prob: IntoExpr,
+    label: IntoExpr,
+    n_bins: int,
+    strategy: Strategy,
+    closed: Closed,
+    weight: Any,
+    pos_label: Any,
+    finisher: Callable[[_finish.BinSums], pl.Expr],
+) -> pl.Expr:
     check_hosmer_lemeshow_bins(n_bins)
     binning = Binning(n_bins, strategy, closed)
     problem = binary_problem(prob, label, weight, pos_label)
@@ -309,9 +315,15 @@ def hosmer_lemeshow(
     └────────┴─────────┘
     """
     return _hosmer_lemeshow(
-        prob, label, n_bins, strategy, closed, weight, pos_label,
+        prob,
+        label,
+        n_bins,
+        strategy,
+        closed,
+        weight,
+        pos_label,
         lambda bins: _finish.hosmer_lemeshow(bins)[0],
-    )  # fmt: skip
+    )
 
 
 def hosmer_lemeshow_p(
@@ -360,9 +372,14 @@ def hosmer_lemeshow_p(
 
 
 def _binned(
-    prob: IntoExpr, label: IntoExpr, binning: Binning | None, weight: Any, pos_label: Any,
-    finisher: Callable[[_finish.BinSums], pl.Expr], terms: tuple[str, ...] = (),
-) -> pl.Expr:  # fmt: skip
+    prob: IntoExpr,
+    label: IntoExpr,
+    binning: Binning | None,
+    weight: Any,
+    pos_label: Any,
+    finisher: Callable[[_finish.BinSums], pl.Expr],
+    terms: tuple[str, ...] = (),
+) -> pl.Expr:
     """`finisher` on the per-bin sums of the problem, null for a group with a refused row."""
     problem = binary_problem(prob, label, weight, pos_label)
     return _valid(problem, _finish.finish_binned(problem, binning, finisher, terms))
@@ -583,17 +600,28 @@ def brier_decomposition(
 
 
 def _loss_split(
-    prob: IntoExpr, label: IntoExpr, score: Score, n_bins: int, strategy: LossStrategy,
-    closed: Closed, weight: Any, pos_label: Any, part: int,
-) -> pl.Expr:  # fmt: skip
+    prob: IntoExpr,
+    label: IntoExpr,
+    score: Score,
+    n_bins: int,
+    strategy: LossStrategy,
+    closed: Closed,
+    weight: Any,
+    pos_label: Any,
+    part: int,
+) -> pl.Expr:
     """Calibration (`part` 0) or refinement (1) loss."""
     check_choice("score", score, SCORES)
     check_choice("strategy", strategy, LOSS_STRATEGIES)
     binning = None if strategy == "unique" else Binning(n_bins, strategy, closed)
     return _binned(
-        prob, label, binning, weight, pos_label,
+        prob,
+        label,
+        binning,
+        weight,
+        pos_label,
         lambda bins: _finish.calibration_refinement(bins, score)[part],
-    )  # fmt: skip
+    )
 
 
 def calibration_loss(

@@ -91,9 +91,13 @@ def _quadratic(
     i, j = i.filter(upper), j.filter(upper)
     first, second = row.gather(i), row.gather(j)
     pairs = _pair_term(
-        first.struct.field("p"), first.struct.field("g"),
-        second.struct.field("p"), second.struct.field("g"), kernel, length_scale,
-    )  # fmt: skip
+        first.struct.field("p"),
+        first.struct.field("g"),
+        second.struct.field("p"),
+        second.struct.field("g"),
+        kernel,
+        length_scale,
+    )
     if unbiased:
         body = pl.when(n >= 2).then(pairs.sum() / (n * (n - 1) / 2))
     else:

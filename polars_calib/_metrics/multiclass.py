@@ -385,7 +385,9 @@ def multiclass_brier(
     weight: IntoExpr | None = None,
     sum_tol: float = SUM_TOLERANCE,
 ) -> pl.Expr:
-    r"""Brier score of probability vectors: the mean over rows of the squared distance to the one-hot label.
+    r"""Brier score of probability vectors.
+
+    The mean over rows of the squared distance to the one-hot label.
 
     Parameters
     ----------

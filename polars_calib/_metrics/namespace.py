@@ -1,7 +1,8 @@
 """The ``.calib`` namespace on ``pl.Expr``: one-line delegations to the free functions.
 
 The expression the namespace is called on is the probability; see the free
-functions in :mod:`polars_calib._metrics.binary`, :mod:`polars_calib._metrics.diagnostics` and :mod:`polars_calib._metrics.multiclass` for parameters, formulas and examples.
+functions in :mod:`polars_calib._metrics.binary`, :mod:`polars_calib._metrics.diagnostics`
+and :mod:`polars_calib._metrics.multiclass` for parameters, formulas and examples.
 """
 
 from __future__ import annotations
@@ -349,7 +350,10 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         sum_tol: float = SUM_TOLERANCE,
     ) -> pl.Expr:
-        """Confidence calibration error of probability vectors; see :func:`polars_calib.confidence_ece`."""
+        """Confidence calibration error of probability vectors.
+
+        See :func:`polars_calib.confidence_ece`.
+        """
         return multiclass.confidence_ece(
             self._prob,
             label,
@@ -372,7 +376,10 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         sum_tol: float = SUM_TOLERANCE,
     ) -> pl.Expr:
-        """Classwise calibration error of probability vectors; see :func:`polars_calib.classwise_ece`."""
+        """Classwise calibration error of probability vectors.
+
+        See :func:`polars_calib.classwise_ece`.
+        """
         return multiclass.classwise_ece(
             self._prob,
             label,
@@ -396,7 +403,10 @@ class ExprCalibNamespace:
         sum_tol: float = SUM_TOLERANCE,
         average: TopLabelAverage = "macro",
     ) -> pl.Expr:
-        """Top-label calibration error of probability vectors; see :func:`polars_calib.top_label_ece`."""
+        """Top-label calibration error of probability vectors.
+
+        See :func:`polars_calib.top_label_ece`.
+        """
         return multiclass.top_label_ece(
             self._prob,
             label,
@@ -422,7 +432,10 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         sum_tol: float = SUM_TOLERANCE,
     ) -> pl.Expr:
-        """Canonical calibration error of probability vectors; see :func:`polars_calib.canonical_ece`."""
+        """Canonical calibration error of probability vectors.
+
+        See :func:`polars_calib.canonical_ece`.
+        """
         return canonical.canonical_ece(
             self._prob,
             label,

@@ -102,8 +102,11 @@ def _lookup_table(cal: FittedMaps) -> tuple[pl.DataFrame, Callable[[pl.Expr], pl
     keys = cal.keys
     names = list(PARAMETERS[cal.method])
     fallback = cal.options.get("fallback")
-    binning = Binning(cal.options.get("n_bins", 15), cal.options.get("strategy", "uniform"),
-                      cal.options.get("closed", "right"))  # fmt: skip
+    binning = Binning(
+        cal.options.get("n_bins", 15),
+        cal.options.get("strategy", "uniform"),
+        cal.options.get("closed", "right"),
+    )
     rows = params.select(names)
     extra: pl.DataFrame | None = None
     if fallback == "identity":

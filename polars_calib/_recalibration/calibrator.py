@@ -252,10 +252,24 @@ def _frame_to_json(frame: pl.DataFrame) -> dict[str, Any]:
 _SIMPLE = {
     name: getattr(pl, name)
     for name in (
-        "Boolean", "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
-        "Float32", "Float64", "String", "Date", "Time", "Categorical", "Null",
+        "Boolean",
+        "Int8",
+        "Int16",
+        "Int32",
+        "Int64",
+        "UInt8",
+        "UInt16",
+        "UInt32",
+        "UInt64",
+        "Float32",
+        "Float64",
+        "String",
+        "Date",
+        "Time",
+        "Categorical",
+        "Null",
     )
-}  # fmt: skip
+}
 
 
 def _parse_dtype(text: str) -> pl.DataType:
@@ -330,7 +344,9 @@ def load_calibrator(path: str | Path) -> Calibrator:
     >>> import tempfile, pathlib
     >>> import polars as pl
     >>> import polars_calib as pc
-    >>> train = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8] * 3, "y": [0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1]})
+    >>> train = pl.DataFrame(
+    ...     {"p": [0.2, 0.4, 0.6, 0.8] * 3, "y": [0, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1]}
+    ... )
     >>> cal = pc.fit_calibrator(train, "p", "y", method="beta")
     >>> path = cal.save(pathlib.Path(tempfile.mkdtemp()) / "beta.json")
     >>> pc.load_calibrator(path).params.equals(cal.params)

@@ -28,8 +28,9 @@ class Evaluation:
     reliability: pl.DataFrame
     keys: tuple[str, ...] = ()
 
-    def plot(self, *, backend: Literal["altair", "matplotlib"] = "altair",
-             title: str | None = None) -> Any:  # fmt: skip
+    def plot(
+        self, *, backend: Literal["altair", "matplotlib"] = "altair", title: str | None = None
+    ) -> Any:
         """Draw the reliability diagram of both stages (``stage`` colours, a panel per key).
 
         Draws :attr:`reliability` with :func:`polars_calib.plot_reliability`
@@ -41,8 +42,11 @@ class Evaluation:
             colour, facet = list(self.keys), "stage"
         return plot_reliability(
             self.reliability.with_columns(pl.col("stage").cast(pl.String)),
-            backend=backend, by=colour, facet=facet, title=title,
-        )  # fmt: skip
+            backend=backend,
+            by=colour,
+            facet=facet,
+            title=title,
+        )
 
 
 def before_after(
@@ -83,17 +87,35 @@ def before_after(
     else:
         before_p, after_p, y = pl.col(prob), after, pl.col(label)
         pos_label = cal.options.get("pos_label")
-    stacked = pl.concat([
-        lf.select(*keys, before_p.alias(prob), y.alias(label), *extra,
-                  pl.lit("before", stage).alias("stage")),
-        lf.select(*keys, after_p.alias(prob), y.alias(label), *extra,
-                  pl.lit("after", stage).alias("stage")),
-    ], how="vertical_relaxed")  # fmt: skip
+    stacked = pl.concat(
+        [
+            lf.select(
+                *keys,
+                before_p.alias(prob),
+                y.alias(label),
+                *extra,
+                pl.lit("before", stage).alias("stage"),
+            ),
+            lf.select(
+                *keys,
+                after_p.alias(prob),
+                y.alias(label),
+                *extra,
+                pl.lit("after", stage).alias("stage"),
+            ),
+        ],
+        how="vertical_relaxed",
+    )
     group = [*keys, "stage"]
     options: dict[str, Any] = {
-        "by": group, "n_bins": n_bins, "strategy": strategy, "closed": closed,
-        "weight": weight, "pos_label": pos_label, "metrics": ["ece", "brier", "log_loss"],
-    }  # fmt: skip
+        "by": group,
+        "n_bins": n_bins,
+        "strategy": strategy,
+        "closed": closed,
+        "weight": weight,
+        "pos_label": pos_label,
+        "metrics": ["ece", "brier", "log_loss"],
+    }
     if isinstance(data, pl.DataFrame):
         # Eager: refused rows raise, naming them.
         table = bin_statistics(stacked.collect(), prob, label, **options)

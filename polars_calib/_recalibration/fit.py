@@ -245,9 +245,18 @@ def fit_calibrator(
     └───────┴─────┴─────┴──────────┘
     """
     keys = _check_arguments(
-        method, by, fallback, n_bins, strategy, closed, smoothed, min_rows, max_iter, tol,
+        method,
+        by,
+        fallback,
+        n_bins,
+        strategy,
+        closed,
+        smoothed,
+        min_rows,
+        max_iter,
+        tol,
         sample_rows,
-    )  # fmt: skip
+    )
     check_sum_tol(sum_tol)
     if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
@@ -256,15 +265,27 @@ def fit_calibrator(
     vectors = isinstance(prob, str) and prob in schema and is_vector(schema[prob])
     used = _problem_reduction(method, reduction, vectors)
     prepared = prepare(
-        data, prob, label, by=keys, weight=weight, reduction=used, sum_tol=sum_tol,
-        pos_label=pos_label, reserved=frozenset({*_RESERVED, *PARAMETERS[method]}),
-    )  # fmt: skip
+        data,
+        prob,
+        label,
+        by=keys,
+        weight=weight,
+        reduction=used,
+        sum_tol=sum_tol,
+        pos_label=pos_label,
+        reserved=frozenset({*_RESERVED, *PARAMETERS[method]}),
+    )
     kept_reduction = None if method == "temperature" else used
     spec = FitSpec(
-        method=method, reduction=kept_reduction, smoothed=smoothed,
-        binning=Binning(n_bins, strategy, closed), min_rows=min_rows, max_iter=max_iter,
-        tol=float(tol), sample_rows=sample_rows,
-    )  # fmt: skip
+        method=method,
+        reduction=kept_reduction,
+        smoothed=smoothed,
+        binning=Binning(n_bins, strategy, closed),
+        min_rows=min_rows,
+        max_iter=max_iter,
+        tol=float(tol),
+        sample_rows=sample_rows,
+    )
 
     def rows(lf: pl.LazyFrame) -> pl.LazyFrame:  # the problem's rows of `lf` (checked data)
         return problem_rows(replace(prepared, lf=lf), spec, prob, label, weight, sum_tol)
@@ -275,10 +296,17 @@ def fit_calibrator(
     if kept_reduction == "classwise" and params.height:
         n_classes = int(cast(int, params["class"].max())) + 1
     options = {
-        "smoothed": smoothed, "n_bins": n_bins, "strategy": strategy, "closed": closed,
-        "fallback": fallback, "min_rows": min_rows, "sum_tol": float(sum_tol),
-        "pos_label": pos_label, "n_classes": n_classes, "eps": EPS,
-    }  # fmt: skip
+        "smoothed": smoothed,
+        "n_bins": n_bins,
+        "strategy": strategy,
+        "closed": closed,
+        "fallback": fallback,
+        "min_rows": min_rows,
+        "sum_tol": float(sum_tol),
+        "pos_label": pos_label,
+        "n_classes": n_classes,
+        "eps": EPS,
+    }
     kinds = {name: str(schema[name]) for name in [prob, *keys]}
     return Calibrator(method, kept_reduction, tuple(keys), params, global_params, options, kinds)
 
@@ -424,10 +452,12 @@ def _with_fallback(
     if fallback == "identity":
         identity = identity_params(spec.method, spec.binning)
         replaced = params.with_columns(
-            pl.when(failed).then(pl.lit(pl.Series([identity[n]], dtype=params.schema[n])).first())
-            .otherwise(pl.col(n)).alias(n)
+            pl.when(failed)
+            .then(pl.lit(pl.Series([identity[n]], dtype=params.schema[n])).first())
+            .otherwise(pl.col(n))
+            .alias(n)
             for n in names
-        )  # fmt: skip
+        )
     else:
         assert global_params is not None
         on = [k for k in keys if k == "class"]

@@ -51,9 +51,11 @@ def fit_isotonic(
         for name in ("x", "weight", "positives")
     }  # (an empty list explodes to one null; the values are not null)
     for g, count in enumerate(per_group["count"].to_list()):
-        reason = None if count >= spec.min_rows else (
-            f"{count} rows, fewer than min_rows={spec.min_rows}"
-        )  # fmt: skip
+        reason = (
+            None
+            if count >= spec.min_rows
+            else (f"{count} rows, fewer than min_rows={spec.min_rows}")
+        )
         part = slice(0 if g == 0 else int(ends[g - 1]), int(ends[g]))
         x, weight = flat["x"][part], flat["weight"][part]
         if reason is None and not x.size:
@@ -117,9 +119,14 @@ def _points(rows: pl.LazyFrame, prepared: Prepared, keys: list[str]) -> pl.DataF
         # The one group exists in empty data too.
         per_group = pl.DataFrame(
             {GROUP: [0], "count": [0], "x": [[]], "weight": [[]], "positives": [[]]},
-            schema={GROUP: pl.Int64, "count": pl.Int64, "x": pl.List(pl.Float64),
-                    "weight": pl.List(pl.Float64), "positives": pl.List(pl.Float64)},
-        )  # fmt: skip
+            schema={
+                GROUP: pl.Int64,
+                "count": pl.Int64,
+                "x": pl.List(pl.Float64),
+                "weight": pl.List(pl.Float64),
+                "positives": pl.List(pl.Float64),
+            },
+        )
     return per_group
 
 

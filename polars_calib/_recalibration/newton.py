@@ -45,8 +45,10 @@ __all__ = ["SAMPLE_ROWS", "fit_newton", "subsample"]
 
 # The identity map starts a fit, unless a subsample's fit does.
 _START: dict[str, tuple[float, ...]] = {
-    "platt": (1.0, 0.0), "beta": (1.0, 1.0, 0.0), "temperature": (1.0,),
-}  # fmt: skip
+    "platt": (1.0, 0.0),
+    "beta": (1.0, 1.0, 0.0),
+    "temperature": (1.0,),
+}
 SAMPLE_ROWS = 200_000
 """The default size of the subsample whose fit starts the Newton steps."""
 _SAMPLE_FROM = 4  # data of at least this many times the subsample's size fit one first
@@ -178,15 +180,20 @@ def _newton_rows(rows: pl.LazyFrame, group: list[str], method: str, weighted: bo
     if method == "temperature":
         logs = pl.col(VECTOR).list.eval(pl.element().clip(EPS, 1.0).log())
         return rows.filter(keep).select(
-            *group, logs.alias("__logs"),
+            *group,
+            logs.alias("__logs"),
             logs.list.get(pl.col(TRUE_CLASS), null_on_oob=True).alias("__true"),
-            *weight, pl.col(REFUSED),
-        )  # fmt: skip
+            *weight,
+            pl.col(REFUSED),
+        )
     regressors = features(method, pl.col(PROB))[:-1]  # the intercept's regressor is 1
     return rows.filter(keep).select(
-        *group, *(f.alias(f"__f{i}") for i, f in enumerate(regressors)), pl.col(LABEL),
-        *weight, pl.col(REFUSED),
-    )  # fmt: skip
+        *group,
+        *(f.alias(f"__f{i}") for i, f in enumerate(regressors)),
+        pl.col(LABEL),
+        *weight,
+        pl.col(REFUSED),
+    )
 
 
 def _newton_fit(
@@ -221,9 +228,12 @@ def _newton_fit(
     theta_columns = [f"__start{j}" for j in range(len(identity))]
     if start is not None and start.height:
         thetas = per_group(
-            key_exprs, start.select(group), start.select(theta_columns).to_numpy(),
-            list(identity), covering,
-        )  # fmt: skip
+            key_exprs,
+            start.select(group),
+            start.select(theta_columns).to_numpy(),
+            list(identity),
+            covering,
+        )
     groups = _first_pass(source, group, spec.method, weighted, thetas)
     if check is not None:
         check(groups)
@@ -233,9 +243,12 @@ def _newton_fit(
         starts = groups.select(group).join(
             start, on=group, how="left", nulls_equal=True, maintain_order="left"
         )
-        theta = np.column_stack([
-            starts[name].fill_null(value).to_numpy() for name, value in zip(theta_columns, identity)
-        ])  # fmt: skip
+        theta = np.column_stack(
+            [
+                starts[name].fill_null(value).to_numpy()
+                for name, value in zip(theta_columns, identity)
+            ]
+        )
     step = _Pass.of(source, groups, group, spec, weighted)
     todo = np.array([reason is None for reason in reasons], dtype=bool)
     constrain = beta_constraint if spec.method == "beta" and constrained else None
@@ -262,9 +275,7 @@ def _first_pass(
     counts = [pl.len().alias("__rows"), pl.col(REFUSED).sum().cast(pl.Int64).alias("refused")]
     if method != "temperature":
         k = len(_START[method])
-        by_class = rows.group_by(*group, LABEL).agg(
-            *counts, *_logistic_checks(k, weighted), *sums
-        )  # fmt: skip
+        by_class = rows.group_by(*group, LABEL).agg(*counts, *_logistic_checks(k, weighted), *sums)
         names = [s.meta.output_name() for s in sums]
         first = _identified(by_class.collect(), group, method, names)
     else:
@@ -275,10 +286,11 @@ def _first_pass(
             first, on=group[0], how="left"
         )
     return first.sort(group, nulls_last=True).with_columns(
-        (pl.col("__rows").fill_null(0) - pl.col("refused").fill_null(0)).cast(pl.Int64)
+        (pl.col("__rows").fill_null(0) - pl.col("refused").fill_null(0))
+        .cast(pl.Int64)
         .alias("count"),
         pl.col("refused").fill_null(0),
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -338,9 +350,13 @@ class _Pass:
         step_rows, step_sums = pass_sums(lf, self.method, thetas, self.weighted, third=far)
         sums = step_rows.group_by(self.group).agg(step_sums).collect()  # one step's sums
         # In the order of `index`; a group without rows gets NaN sums.
-        aligned = active.with_row_index(INDEX).join(
-            sums, on=self.group, how="left", nulls_equal=True
-        ).sort(INDEX).drop(INDEX, *self.group).fill_null(math.nan)  # fmt: skip
+        aligned = (
+            active.with_row_index(INDEX)
+            .join(sums, on=self.group, how="left", nulls_equal=True)
+            .sort(INDEX)
+            .drop(INDEX, *self.group)
+            .fill_null(math.nan)
+        )
         return self.terms(aligned, index, at)
 
 
@@ -392,9 +408,11 @@ def _identified(
     return groups.with_columns(
         pl.col(f"f{k - 1}").alias("weight"),
         pl.col(f"y{k - 1}").alias("positives"),
-        lowest.alias("__low"), highest.alias("__high"),
-        to_p(lowest).alias("min_p"), to_p(highest).alias("max_p"),
-    )  # fmt: skip
+        lowest.alias("__low"),
+        highest.alias("__high"),
+        to_p(lowest).alias("min_p"),
+        to_p(highest).alias("max_p"),
+    )
 
 
 def _precheck(row: dict[str, Any], spec: FitSpec) -> str | None:

@@ -90,9 +90,11 @@ def newton(
         index = np.flatnonzero(state.active)
         if first is not None:
             terms: Terms = (
-                first[0][index], first[1][index], first[2][index],
+                first[0][index],
+                first[1][index],
+                first[2][index],
                 None if first[3] is None else first[3][index],
-            )  # fmt: skip
+            )
             first = None
         else:
             terms = evaluate(index, state.theta[index], state.far(index))
@@ -105,8 +107,11 @@ def newton(
             elif state.raised(g, float(loss[local])):
                 state.halve(g)
             elif not usable[local]:
-                state.fail(g, "not identifiable (the probabilities take too few distinct "
-                              "values, or the classes are separated)")  # fmt: skip
+                state.fail(
+                    g,
+                    "not identifiable (the probabilities take too few distinct "
+                    "values, or the classes are separated)",
+                )
             else:
                 predicted = state.take(g, float(loss[local]), moves[local], bool(chebyshev[local]))
                 state.stop_or_go_on(g, predicted, tol, max_iter, constrain)
@@ -136,12 +141,20 @@ class _State:
         """Return the state before the first pass."""
         n, k = theta.shape
         return cls(
-            theta=theta, active=todo.copy(), free=np.ones((n, k), dtype=bool),
-            failures=[None] * n, passes=np.zeros(n, dtype=np.int64),
-            last_loss=np.full(n, np.inf), last_theta=theta.copy(), step=np.zeros_like(theta),
-            halvings=np.zeros(n, dtype=np.int64), reached=np.full(n, np.nan),
-            cubic=np.zeros(n, dtype=bool), ratio=np.zeros(n), orders=np.zeros(n, dtype=np.int64),
-        )  # fmt: skip
+            theta=theta,
+            active=todo.copy(),
+            free=np.ones((n, k), dtype=bool),
+            failures=[None] * n,
+            passes=np.zeros(n, dtype=np.int64),
+            last_loss=np.full(n, np.inf),
+            last_theta=theta.copy(),
+            step=np.zeros_like(theta),
+            halvings=np.zeros(n, dtype=np.int64),
+            reached=np.full(n, np.nan),
+            cubic=np.zeros(n, dtype=bool),
+            ratio=np.zeros(n),
+            orders=np.zeros(n, dtype=np.int64),
+        )
 
     def far(self, index: NDArray[np.int64]) -> bool:
         """Tell whether a group's error may be above :data:`_CHEBYSHEV_FROM`.

@@ -102,9 +102,11 @@ def logistic_step(
     positive, negative = targets[:, :1], targets[:, 1:]
     # sum w t F with t = T+ y + T- (1 - y)
     target_f = np.column_stack(
-        [positive[:, 0] * fixed[f"y{i}"] + negative[:, 0] * (fixed[f"f{i}"] - fixed[f"y{i}"])
-         for i in range(k)]
-    )  # fmt: skip
+        [
+            positive[:, 0] * fixed[f"y{i}"] + negative[:, 0] * (fixed[f"f{i}"] - fixed[f"y{i}"])
+            for i in range(k)
+        ]
+    )
     loss = col["softplus"] - np.sum(theta * target_f, axis=1)
     grad = np.column_stack([col[f"mu{i}"] for i in range(k)]) - target_f
     hess = np.empty((len(theta), k, k))
@@ -144,10 +146,11 @@ def _temperature_sums(
     mean, true_log = pl.col("__mean"), pl.col("__true")
     return terms, [
         (w * (pl.col("__top") + pl.col("__total").log() - pl.col("__beta") * true_log))
-        .sum().alias("loss"),
+        .sum()
+        .alias("loss"),
         (w * (mean - true_log)).sum().alias("grad"),
         (w * (pl.col("__second") / pl.col("__total") - mean * mean)).sum().alias("hess"),
-    ]  # fmt: skip
+    ]
 
 
 def temperature_step(sums: pl.DataFrame) -> Terms:

@@ -8,17 +8,21 @@ STYLE = """
 body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
        color: var(--ink); margin: 0 auto; padding: 1.5rem 2rem 3rem; max-width: 1280px; }
 h1 { font-size: 1.7rem; margin: 0 0 .5rem; }
-h2 { font-size: 1.3rem; margin: 2.2rem 0 .6rem; border-bottom: 1px solid var(--rule); padding-bottom: .2rem; }
+h2 { font-size: 1.3rem; margin: 2.2rem 0 .6rem; border-bottom: 1px solid var(--rule);
+     padding-bottom: .2rem; }
 h3 { font-size: 1.05rem; margin: 1.4rem 0 .4rem; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1.2rem; margin: .6rem 0; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1.2rem;
+           margin: .6rem 0; }
 dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; }
-nav ul { display: flex; flex-wrap: wrap; gap: .3rem 1.2rem; list-style: none; padding: 0; margin: .8rem 0; }
+nav ul { display: flex; flex-wrap: wrap; gap: .3rem 1.2rem; list-style: none; padding: 0;
+         margin: .8rem 0; }
 a { color: #0b57d0; }
 .scroll { overflow-x: auto; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin: .4rem 0 1rem; }
 caption { text-align: left; color: var(--muted); padding: .3rem 0; caption-side: top; }
-th, td { padding: .25rem .7rem; border-bottom: 1px solid var(--rule); text-align: left; white-space: nowrap; }
+th, td { padding: .25rem .7rem; border-bottom: 1px solid var(--rule); text-align: left;
+         white-space: nowrap; }
 th { background: var(--band); font-weight: 600; }
 td.num, th.num { text-align: right; }
 th button { all: inherit; cursor: pointer; padding: 0; }
@@ -60,7 +64,8 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
       var column = th.cellIndex, numeric = th.classList.contains("num");
       var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
       rows.sort(function (a, b) {
-        var x = a.cells[column].getAttribute("data-value"), y = b.cells[column].getAttribute("data-value");
+        var x = a.cells[column].getAttribute("data-value");
+        var y = b.cells[column].getAttribute("data-value");
         if (x === "" || y === "") return (x === "") - (y === "");  // empty cells last
         var order = numeric ? parseFloat(x) - parseFloat(y) : x.localeCompare(y);
         return ascending ? order : -order;

@@ -133,7 +133,9 @@ def html_report(
     ----------
     data
         DataFrame or LazyFrame of predictions (``pl.scan_parquet(...)`` for a file).
-    prob, label, by, time, every, n_bins, strategy, closed, metrics, weight, reduction, sum_tol, pos_label, average
+    prob, label, by, time, every, n_bins, strategy, closed
+        As :func:`polars_calib.summary`.
+    metrics, weight, reduction, sum_tol, pos_label, average
         As :func:`polars_calib.summary`.
     confidence
         Level of every interval on the page: the Wilson interval of the reliability

@@ -468,10 +468,12 @@ def hosmer_lemeshow(bins: BinSums) -> tuple[pl.Expr, pl.Expr]:
     no_event, no_non_event = _degenerate(expected, n), _degenerate(n - expected, n)
     matched = gap.abs() <= n * 1e-12
     term = (
-        pl.when(~filled | matched).then(0.0)
-        .when(no_event | no_non_event).then(float("inf"))
+        pl.when(~filled | matched)
+        .then(0.0)
+        .when(no_event | no_non_event)
+        .then(float("inf"))
         .otherwise(square / expected + square / (n - expected))
-    )  # fmt: skip
+    )
     statistic = pl.when(n.sum() > 0.0).then(term.sum())
     df = filled.cast(pl.Int64).sum() - 2
     return statistic, df

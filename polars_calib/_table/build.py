@@ -174,9 +174,12 @@ def partial_statistics(
         edges = _quantile_grid(frame, row.p, used, keys, binning)
     weighted = row.w is not None
     if resamples:
-        tables = [table.with_columns(
-            pl.lit(None, pl.String).alias("resampling"), pl.lit(None, pl.Int32).alias("replicate")
-        )]  # fmt: skip
+        tables = [
+            table.with_columns(
+                pl.lit(None, pl.String).alias("resampling"),
+                pl.lit(None, pl.Int32).alias("replicate"),
+            )
+        ]
         tables += query.replicate_tables(lf, resamples, weighted)
         table = pl.concat(tables, how="diagonal_relaxed")
         base = [key for key in keys if key != "class"]
@@ -218,8 +221,15 @@ class _Query:
                 frame = frame.with_columns(e.alias(n) for n, e in extra.items())
             return frame, Rows(p, y, w, refused, present, term_exprs)
         # Columns of their own: exploded, or needed by the quantile window.
-        columns = {_P: p, _Y: y, "class": problem.key, _REFUSED: refused, _PRESENT: present,
-                   **{f"__{name}": term for name, term in term_exprs.items()}, **extra}  # fmt: skip
+        columns = {
+            _P: p,
+            _Y: y,
+            "class": problem.key,
+            _REFUSED: refused,
+            _PRESENT: present,
+            **{f"__{name}": term for name, term in term_exprs.items()},
+            **extra,
+        }
         if w is not None:
             columns[_W] = w
         base = [name for name in self.keys if name != "class"]
@@ -243,14 +253,20 @@ class _Query:
                 bins = binning.index(pl.when(row.present & ~row.refused).then(row.p))
                 bins = bins.over(keys) if keys else bins
             bin_key = (
-                pl.when(row.refused).then(pl.lit(-1, pl.Int32)).when(row.present).then(bins)
+                pl.when(row.refused)
+                .then(pl.lit(-1, pl.Int32))
+                .when(row.present)
+                .then(bins)
                 .otherwise(pl.lit(-2, pl.Int32))
-            )  # fmt: skip
+            )
             return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
         bin_value = (
-            pl.when(row.refused).then(REFUSED_BIN).when(row.present).then(binning.value(row.p))
+            pl.when(row.refused)
+            .then(REFUSED_BIN)
+            .when(row.present)
+            .then(binning.value(row.p))
             .otherwise(IGNORED_BIN)
-        )  # fmt: skip
+        )
         return _uniform_table(frame, keys, bin_value, sums, binning)
 
     def replicate_tables(
@@ -283,9 +299,15 @@ def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
     # The uniform grid's size, which display completes from; none for per-group bins.
     uniform = not partial.given and binning.strategy == "uniform" and binning.inner is None
     result = _completed(
-        table, grid, partial.edges, keys, partial.names, partial.whole, binning.closed,
+        table,
+        grid,
+        partial.edges,
+        keys,
+        partial.names,
+        partial.whole,
+        binning.closed,
         binning.n_bins if uniform else None,
-    )  # fmt: skip
+    )
     return result.drop(ALL_KEY) if partial.whole else result
 
 
@@ -439,9 +461,12 @@ def _with_quantile_grid(
     kept = kept.cache()  # read twice below: one evaluation
     have = kept.filter((pl.col("bin") >= 0) & observed).select(*on, "bin")
     empty = edges.join(have, on=[*on, "bin"], how="anti", nulls_equal=True).with_columns(
-        *(pl.lit(None, pl.Int32 if k in ("class", "replicate") else pl.String).alias(k)
-          for k in keys if k not in on),
+        *(
+            pl.lit(None, pl.Int32 if k in ("class", "replicate") else pl.String).alias(k)
+            for k in keys
+            if k not in on
+        ),
         pl.lit(0, pl.Int64).alias("count"),
         *(pl.lit(0.0, pl.Float64).alias(name) for name in sums),
-    )  # fmt: skip
+    )
     return pl.concat([kept, empty.select(kept.collect_schema().names())], how="vertical_relaxed")

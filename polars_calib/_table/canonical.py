@@ -101,9 +101,12 @@ def canonical_statistics(
     words = binning.cell_words(components)
     names = cell_names(len(words))
     first = (
-        pl.when(problem.refused).then(REFUSED_BIN).when(problem.present).then(words[0])
+        pl.when(problem.refused)
+        .then(REFUSED_BIN)
+        .when(problem.present)
+        .then(words[0])
         .otherwise(IGNORED_BIN)
-    )  # fmt: skip
+    )
     rest = [pl.when(problem.refused).then(None).when(problem.present).then(w) for w in words[1:]]
     sums = [pl.len().alias("count")]
     if weight is not None:
@@ -215,7 +218,7 @@ def finish_cells(
             pl.col("count").cast(pl.Int64),
             pl.col("refused").cast(pl.Int64),
             *(pl.when(ok).then(values[name]).alias(name) for name in metrics),
-        )  # fmt: skip
+        )
         .sort(group, nulls_last=True)
         .select(*keys, "count", "refused", *metrics)
     )

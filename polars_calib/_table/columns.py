@@ -15,9 +15,16 @@ SUMS = ("count", "weight", "sum_p", "sum_y")
 """The summable columns every statistics table has, after the keys and the bin."""
 
 RELIABILITY = (
-    "bin", "lower", "upper", "count", "mean_predicted", "observed", "gap",
-    "observed_lower", "observed_upper",
-)  # fmt: skip
+    "bin",
+    "lower",
+    "upper",
+    "count",
+    "mean_predicted",
+    "observed",
+    "gap",
+    "observed_lower",
+    "observed_upper",
+)
 
 RESERVED = frozenset(
     (*SUMS, *METRICS, *DIAGNOSTICS, *RELIABILITY, "class", "refused", "mean_confidence", "accuracy")

@@ -64,9 +64,11 @@ def finish_metrics(
         total.alias("weight"),
         pl.col([*row_sums, *mean_sums]).filter(binned).sum(),
         pl.col("bin").filter(binned).is_duplicated().any().alias("clash"),
-        *(calibration_error(gap, weight, total, norm).alias(metric)
-          for metric, norm in _NORM_OF.items()),
-    )  # fmt: skip
+        *(
+            calibration_error(gap, weight, total, norm).alias(metric)
+            for metric, norm in _NORM_OF.items()
+        ),
+    )
 
     def rows(column: str) -> pl.Expr:
         # Classwise: every row is in every class, so a group's rows are one class's rows.
@@ -112,7 +114,7 @@ def finish_metrics(
             "count",
             "refused",
             *(pl.when(ok).then(values[name]).alias(name) for name in names),
-        )  # fmt: skip
+        )
         .sort(group, nulls_last=True)
         .select(*keys, "count", "refused", *names)
     )
@@ -272,6 +274,7 @@ def summary_names(table: pl.LazyFrame, reduction: str | None) -> pl.LazyFrame:
     for m in ("ece", "mce", "rmsce"):
         renamed |= {
             f"{m}{end}": f"{reduction}_{m}{end}"
-            for end in ("", "_lower", "_upper") if f"{m}{end}" in columns
-        }  # fmt: skip
+            for end in ("", "_lower", "_upper")
+            if f"{m}{end}" in columns
+        }
     return table.rename(renamed)

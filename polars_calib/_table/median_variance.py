@@ -107,10 +107,12 @@ def split_median_variance(
         bins[rows] = number
     # Renumber in the lexicographic order of the bins' mean vectors.
     sizes = np.bincount(bins, minlength=len(final))
-    means = np.column_stack([
-        np.bincount(bins, weights=points[:, k], minlength=len(final)) / sizes
-        for k in range(points.shape[1])
-    ])  # fmt: skip
+    means = np.column_stack(
+        [
+            np.bincount(bins, weights=points[:, k], minlength=len(final)) / sizes
+            for k in range(points.shape[1])
+        ]
+    )
     ranking = np.lexsort(means.T[::-1])
     renumbered = np.empty(len(final), dtype=np.int32)
     renumbered[ranking] = np.arange(len(final), dtype=np.int32)

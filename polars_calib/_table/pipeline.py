@@ -105,9 +105,13 @@ def table_plan(
         assert checked is not None  # uniform (check_canonical)
         prepared = prepare(data, prob, label, canonical=True, reserved=reserved, **frame)
         table = canonical_statistics(
-            prepared.lf, prepared.problem, prepared.keys, checked,
-            canonical_classes(prepared, prob), terms_for(metrics),
-        )  # fmt: skip
+            prepared.lf,
+            prepared.problem,
+            prepared.keys,
+            checked,
+            canonical_classes(prepared, prob),
+            terms_for(metrics),
+        )
         return Plan(prepared, table, None)
     if resamples:
         reserved = reserved | RESAMPLING_KEYS

@@ -84,9 +84,15 @@ def prepare(
         msg = "`by` cannot hold 'class': the reduction keys its statistics by class"
         raise ValueError(msg)
     lf = check_schema(
-        data, prob, label, weight, keys.columns(), vectors=vectors, time=time,
+        data,
+        prob,
+        label,
+        weight,
+        keys.columns(),
+        vectors=vectors,
+        time=time,
         pos_label=pos_label,
-    )  # fmt: skip
+    )
     names = list(keys.names)
     added = keys.computed()
     if time is not None and every is not None:

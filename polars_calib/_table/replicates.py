@@ -306,10 +306,16 @@ def long_table(
     commons = [common for common in varying.values() if common]
     table = wide.select(*index, "__count", *kept, *commons)
     for position, name in enumerate(varying):
-        long = wide.unpivot(
-            on=[f"__r{r}_{name}" for r in replicates], index=index,
-            variable_name="__variable", value_name=name,
-        ).with_columns(replicate.alias("replicate")).drop("__variable")  # fmt: skip
+        long = (
+            wide.unpivot(
+                on=[f"__r{r}_{name}" for r in replicates],
+                index=index,
+                variable_name="__variable",
+                value_name=name,
+            )
+            .with_columns(replicate.alias("replicate"))
+            .drop("__variable")
+        )
         if position == 0:
             table = long.join(table, on=index, how="left", nulls_equal=True)
         else:
