@@ -31,8 +31,9 @@ fresh process on a scan of the file, and reports its peak RSS (data included) an
 
 audit        ``pc.audit(pl.scan_parquet(path), "p", "y", by=<the five>,
              n_resamples=None)`` (``max_order=2``: 1,051 slices, ECE and Brier)
-audit, R     the same with ``n_resamples=R`` (``--resamples``, only when asked:
-             ``--memory-resamples``)
+audit, R     the same with ``n_resamples=R`` (only when asked: ``--memory-resamples R``;
+             its table has a row per (cell, bin, replicate), up to 1.5M x (R + 1):
+             mind the machine's memory past 100,000 rows)
 hand         what a user writes instead: per attribute set (the overall population,
              each attribute, each pair: 16 sets), a Polars ``group_by`` over (the set,
              the ``ceil(p * 15)`` bin) with ``len``, ``sum(p)``, ``sum(y)`` and the
