@@ -414,7 +414,7 @@ def summary(
     """
     names = check_metrics(metrics, tests=True)
     bins = Bins(n_bins, strategy, closed, compat, min_size, max_bins)
-    frame = {
+    frame: dict[str, Any] = {
         "by": by,
         "weight": weight,
         "reduction": reduction,

@@ -29,15 +29,15 @@ def fit_histogram(prepared: Prepared, spec: FitSpec, keys: list[str]) -> pl.Data
     base = [k for k in keys if k != "class"]
     plan = statistics_query(prepared.lf, prepared.problem, base, spec.binning, ())
     checked = Prepared(prepared.data, prepared.lf, prepared.problem, base, prepared.reduction)
-    stats = collect_checked(checked, plan).lazy()
+    sparse = collect_checked(checked, plan).lazy()
     # The table is sparse: each group's uniform grid comes back whole (empty bins keep p).
-    grouping = [*base, *(["class"] if "class" in stats.collect_schema().names() else [])]
+    grouping = [*base, *(["class"] if "class" in sparse.collect_schema().names() else [])]
     grid = spec.binning.grid() if spec.binning.strategy == "uniform" else None
-    stats = with_empty_bins(stats, grouping, grid).filter(pl.col("bin").is_not_null()).collect()
+    stats = with_empty_bins(sparse, grouping, grid).filter(pl.col("bin").is_not_null())
     group = group_columns(keys)
     value = pl.when(pl.col("weight") > 0.0).then(pl.col("sum_y") / pl.col("weight"))
     table = (
-        grouped(stats.lazy(), keys)
+        grouped(stats, keys)
         .sort([*group, "bin"], nulls_last=True)
         .group_by(group, maintain_order=True)
         .agg(
