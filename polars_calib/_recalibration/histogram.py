@@ -1,18 +1,20 @@
 """Histogram binning per group: a bin's fitted value is its observed frequency.
 
 One aggregation: the package's statistics table
-(:func:`polars_calib._table.build.statistics_query`), with its exact bin rule, its
+(:func:`polars_calib._table.pipeline.prepared_plan`), with its exact bin rule, its
 empty bins added back (:func:`polars_calib._table.finish.with_empty_bins`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import polars as pl
 
 from polars_calib._recalibration.rows import FitSpec, group_columns, grouped
-from polars_calib._table.build import statistics_query
 from polars_calib._table.finish import with_empty_bins
-from polars_calib._table.plan import Prepared, collect_checked
+from polars_calib._table.pipeline import prepared_plan
+from polars_calib._table.plan import Prepared
 
 __all__ = ["fit_histogram"]
 
@@ -27,13 +29,11 @@ def fit_histogram(prepared: Prepared, spec: FitSpec, keys: list[str]) -> pl.Data
         empty bin), iterations, fallback, reason.
     """
     base = [k for k in keys if k != "class"]
-    plan = statistics_query(prepared.lf, prepared.problem, base, spec.binning, ())
-    checked = Prepared(prepared.data, prepared.lf, prepared.problem, base, prepared.reduction)
-    sparse = collect_checked(checked, plan).lazy()
+    plan = prepared_plan(dataclasses.replace(prepared, keys=base), spec.binning)
+    sparse = plan.collected().lazy()
     # The table is sparse: each group's uniform grid comes back whole (empty bins keep p).
     grouping = [*base, *(["class"] if "class" in sparse.collect_schema().names() else [])]
-    grid = spec.binning.grid() if spec.binning.strategy == "uniform" else None
-    stats = with_empty_bins(sparse, grouping, grid).filter(pl.col("bin").is_not_null())
+    stats = with_empty_bins(sparse, grouping, plan.grid).filter(pl.col("bin").is_not_null())
     group = group_columns(keys)
     value = pl.when(pl.col("weight") > 0.0).then(pl.col("sum_y") / pl.col("weight"))
     table = (

@@ -26,7 +26,7 @@ from polars_calib._table.median_variance import table_binning, table_input
 from polars_calib._table.plan import Prepared, collect_checked, prepare
 from polars_calib._table.replicates import RESAMPLING_KEYS, Resample
 
-__all__ = ["Bins", "Plan", "table_plan"]
+__all__ = ["Bins", "Plan", "prepared_plan", "table_plan"]
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,26 @@ def table_plan(
         metrics, None if checked is None else checked.n_bins, prepared.reduction is not None
     )
     lf, binning, column = table_input(prepared, prob, checked, bins.min_size, bins.max_bins)
+    return prepared_plan(prepared, binning, metrics, resamples, column, lf)
+
+
+def prepared_plan(
+    prepared: Prepared,
+    binning: Binning,
+    metrics: Sequence[str] = (),
+    resamples: Sequence[Resample] = (),
+    bin_column: str | None = None,
+    lf: pl.LazyFrame | None = None,
+) -> Plan:
+    """Plan the statistics table of a problem already prepared (the second step of
+    :func:`table_plan`; a fit that prepared its problem itself starts here).
+
+    `lf` holds the rows when they differ from ``prepared.lf`` (a column of given bins,
+    `bin_column`).
+    """
+    rows = prepared.lf if lf is None else lf
     table = statistics_query(
-        lf, prepared.problem, prepared.keys, binning, terms_for(metrics), column, resamples
+        rows, prepared.problem, prepared.keys, binning, terms_for(metrics), bin_column, resamples
     )
-    uniform = column is None and binning.strategy == "uniform"
+    uniform = bin_column is None and binning.strategy == "uniform"
     return Plan(prepared, table, binning.grid() if uniform else None)
