@@ -334,6 +334,11 @@ def bin_statistics(
     names = check_metrics(metrics, tests=True)
     resamples = resamples_for(resampling, n_resamples, seed, id)
     engine = engine_of(data)
+    if reduction == "canonical":
+        check_canonical(names, bins.binning(), compat)
+        if engine is not None or resamples:
+            msg = "reduction='canonical' tables are built from Polars frames, without resampling"
+            raise ValueError(msg)
     if engine is not None:
         return _engine_statistics(
             data,
@@ -351,9 +356,6 @@ def bin_statistics(
             time=time,
             every=every,
         )
-    if reduction == "canonical" and resamples:
-        msg = "reduction='canonical' tables are built from Polars frames, without resampling"
-        raise ValueError(msg)
     plan = table_plan(
         data,
         prob,
@@ -383,11 +385,7 @@ def _engine_statistics(
     **frame: Any,
 ) -> pl.DataFrame:
     """The statistics table of a Spark or Dask frame, computed where its data are."""
-    checked = bins.binning()
-    if frame["reduction"] == "canonical":
-        check_canonical(names, checked, bins.compat)
-        msg = "reduction='canonical' tables are built from Polars frames, without resampling"
-        raise ValueError(msg)
+    bins.binning()  # the options checked before the engine runs a job
     if bins.strategy != "uniform":
         msg = (
             f"{engine} statistics need uniform bins (mergeable across partitions); "
