@@ -74,13 +74,14 @@ def test_index_value_masks_and_searchsorted_agree(n_bins: int, closed: str, seed
 def test_the_statistics_table_puts_every_row_in_its_bin(
     n_bins: int, closed: str, seed: int
 ) -> None:
-    """The table's bins for one group, by a packed integer key and by a string key."""
+    """The table's bins for one group, by keys packed with the bin (a small integer, a
+    string's code) and by a key that is not (a 64-bit integer)."""
     p = _near_edges_and_random(n_bins, seed)
     want = np.bincount(bin_ids(p, n_bins, "uniform", closed), minlength=n_bins)
     df = pl.DataFrame({"p": p, "y": np.zeros(len(p), dtype=np.int64)}).with_columns(
-        small=pl.lit(7, pl.Int32), text=pl.lit("a")
+        small=pl.lit(7, pl.Int32), text=pl.lit("a"), big=pl.lit(7, pl.Int64)
     )
-    for by in (None, "small", "text"):
+    for by in (None, "small", "text", "big"):
         table = pc.bin_statistics(df, "p", "y", by=by, n_bins=n_bins, closed=closed)  # type: ignore[arg-type]
         held = table.filter(pl.col("count") > 0)
         assert held["bin"].to_list() == np.flatnonzero(want).tolist(), by

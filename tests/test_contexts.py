@@ -309,15 +309,31 @@ def _per_group_expressions(
     )
 
 
-@pytest.mark.parametrize("key_dtype", [pl.Int32, pl.UInt16, pl.Int8, pl.Int64, pl.String])
-def test_packed_integer_keys_with_nulls_match_per_group_expressions(
+@pytest.mark.parametrize(
+    "key_dtype",
+    [
+        pl.Int32,
+        pl.UInt16,
+        pl.Int8,
+        pl.Int64,
+        pl.String,
+        pl.Categorical,
+        pl.Enum(["4", "3", "1", "0", "2"]),
+    ],
+)
+def test_packed_keys_with_nulls_match_per_group_expressions(
     frame_context: FrameContext, key_dtype: pl.DataType
 ) -> None:
-    # Integer keys up to 32 bits are packed with the bin into one Float64 key; a null
-    # key is its own group, kept after the others.
-    df = make_log(8, 2000, groups=5, nulls=0.05, key_dtype=key_dtype)
+    # Integer keys up to 32 bits, and the codes of String, Categorical and Enum keys,
+    # are packed with the bin into one Float64 key (Int64 keys are not); a null key is
+    # its own group, kept after the others.
+    df = make_log(8, 2000, groups=5, nulls=0.05, key_dtype=pl.String)
     df = df.with_columns(
         g=pl.when(pl.int_range(pl.len()) % 7 == 3).then(None).otherwise(pl.col("g"))
+    ).with_columns(
+        pl.col("g").cast(pl.Int64).cast(key_dtype)
+        if key_dtype.is_integer()
+        else pl.col("g").cast(key_dtype)
     )
     want = _per_group_expressions(df, "g", 20, "w")
     assert want["g"].null_count() == 1
