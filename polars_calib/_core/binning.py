@@ -202,9 +202,9 @@ class Binning:
         right = self.closed == "right"
         masks = [prob <= edges[1] if right else prob < edges[1]]
         for lower, upper in pairwise(edges[1:-1]):
-            masks.append(
-                (prob > lower) & (prob <= upper) if right else (prob >= lower) & (prob < upper)
-            )
+            # One kernel, not two comparisons and an `&` (aggregations have no
+            # common-subexpression elimination: each bin pays its mask).
+            masks.append(prob.is_between(lower, upper, closed="right" if right else "left"))
         masks.append(prob > edges[-2] if right else prob >= edges[-2])
         return masks
 
