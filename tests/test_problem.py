@@ -83,3 +83,50 @@ def test_vector_rule_equals_its_checks(reduction: str) -> None:
         }
     )
     _agree(frame, vector_problem("probs", "y", "w", 1e-6, reduction))  # type: ignore[arg-type]
+
+
+def _fate(p: float | None, y: object, w: float | None, pos_label: object) -> str:
+    """A row's fate by the documented rule, in plain Python."""
+    bad_p = p is not None and not (0.0 <= p <= 1.0)  # NaN compares false: refused
+    bad_y = pos_label is None and y is not None and y not in (0, 1)
+    bad_w = w is not None and not (w >= 0.0 and math.isfinite(w))
+    if bad_p or bad_y or bad_w:
+        return "refused"
+    return "ignored" if None in (p, y, w) else "used"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    p=st.lists(st.sampled_from(ODD), min_size=1, max_size=25),
+    y=st.lists(st.sampled_from([None, 0, 1, 2, -1]), min_size=1, max_size=25),
+    w=st.lists(st.sampled_from(ODD), min_size=1, max_size=25),
+    pos_label=st.sampled_from([None, 2]),
+)
+@example(p=[None, 0.5, 1.5, None], y=[2, None, None, 1], w=[1.0, 1.0, 1.0, -1.0], pos_label=None)
+def test_each_row_is_used_refused_or_ignored_in_the_table(
+    p: list[float | None], y: list[int | None], w: list[float | None], pos_label: object
+) -> None:
+    # The table's one key decides each row's fate in one expression (refused before
+    # null, a null before a bin); per row (one group each): a bin when used, the null
+    # bin counting it when refused, the null bin counting 0 when ignored.
+    n = min(len(p), len(y), len(w))
+    frame = pl.LazyFrame(
+        {"row": range(n), "p": p[:n], "y": y[:n], "w": w[:n]},
+        schema={"row": pl.Int64, "p": pl.Float64, "y": pl.Int64, "w": pl.Float64},
+    )
+    table = pc.bin_statistics(frame, "p", "y", by="row", weight="w", pos_label=pos_label)
+    fates = (
+        table.collect()
+        .group_by("row")
+        .agg(
+            used=pl.col("bin").is_not_null().any(),
+            refused=(pl.col("bin").is_null() & (pl.col("count") > 0)).any(),
+        )
+        .sort("row")
+    )
+    got = [
+        "used" if used else "refused" if refused else "ignored"
+        for used, refused in fates.select("used", "refused").iter_rows()
+    ]
+    assert fates["row"].to_list() == list(range(n))
+    assert got == [_fate(*row, pos_label) for row in zip(p[:n], y[:n], w[:n])]

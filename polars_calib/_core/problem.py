@@ -100,6 +100,10 @@ class Problem:
     draw: Callable[[pl.Expr], pl.Expr] | None = field(default=None, compare=False, repr=False)
     relabel: Callable[[pl.Expr], Problem] | None = field(default=None, compare=False, repr=False)
     binary: bool = False
+    ok: pl.Expr | None = None
+    """``refused`` and ``present`` in one expression, when a problem has one cheaper
+    than their combination: true on a used row, false on a refused one, null on an
+    ignored one (a null input, nothing refused)."""
 
     @property
     def invalid(self) -> pl.Expr:
@@ -187,6 +191,16 @@ def binary_problem(
         refused = refused | ~((raw_y == 0) | (raw_y == 1))
     if w is not None:
         refused = refused | ~((w >= 0.0) & w.is_finite())
+    # The same rule negated, each part null exactly when its input is, so that (Kleene
+    # logic) it is false on a refused row, true on a used one, and null when an input
+    # is null and nothing is refused: `refused` and `present` in half their passes.
+    ok = raw_p.is_between(0.0, 1.0)
+    if pos_label is None:
+        ok = ok & ((raw_y == 0) | (raw_y == 1))
+    else:
+        ok = ok & pl.when(raw_y.is_not_null()).then(True)
+    if w is not None:
+        ok = ok & ((w >= 0.0) & w.is_finite())
     terms = {
         "squared_error": (p - y) * (p - y),
         "log_loss": _log_loss_term(p, y),
@@ -203,6 +217,7 @@ def binary_problem(
         draw=lambda word: bernoulli(word, p),
         relabel=lambda drawn: binary_problem(prob, drawn, weight),
         binary=True,
+        ok=ok,
     )
 
 

@@ -220,7 +220,7 @@ class _Query:
                 frame = frame.with_columns(problem.key.cast(pl.Int32).alias("class"))
             if extra:
                 frame = frame.with_columns(e.alias(n) for n, e in extra.items())
-            return frame, Rows(p, y, w, refused, present, term_exprs)
+            return frame, Rows(p, y, w, refused, present, term_exprs, problem.ok)
         # Columns of their own: exploded, or needed by the quantile window.
         columns = {
             _P: p,
@@ -254,19 +254,19 @@ class _Query:
                 bins = binning.index(pl.when(row.present & ~row.refused).then(row.p))
                 bins = bins.over(keys) if keys else bins
             bin_key = (
-                pl.when(row.refused)
-                .then(pl.lit(-1, pl.Int32))
-                .when(row.present)
+                pl.when(row.verdict)
                 .then(bins)
-                .otherwise(pl.lit(-2, pl.Int32))
+                .when(row.verdict.is_null())
+                .then(pl.lit(-2, pl.Int32))
+                .otherwise(pl.lit(-1, pl.Int32))
             )
             return frame.group_by(*keys, bin_key.alias("bin")).agg(sums)
         bin_value = (
-            pl.when(row.refused)
-            .then(REFUSED_BIN)
-            .when(row.present)
+            pl.when(row.verdict)
             .then(binning.value(row.p))
-            .otherwise(IGNORED_BIN)
+            .when(row.verdict.is_null())
+            .then(IGNORED_BIN)
+            .otherwise(REFUSED_BIN)
         )
         return _uniform_table(frame, keys, bin_value, sums, binning)
 

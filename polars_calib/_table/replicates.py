@@ -132,6 +132,15 @@ class Rows:
     refused: pl.Expr
     present: pl.Expr
     terms: dict[str, pl.Expr]
+    ok: pl.Expr | None = None
+    """The problem's verdict when it has one (see :attr:`verdict`)."""
+
+    @property
+    def verdict(self) -> pl.Expr:
+        """True for a used row, false for a refused one, null for an ignored one."""
+        if self.ok is not None:
+            return self.ok
+        return pl.when(self.refused).then(False).when(self.present).then(True)
 
     def weighted(self, value: pl.Expr) -> pl.Expr:
         """`value` times the weight (unchanged when unweighted)."""
