@@ -290,46 +290,42 @@ def long_table(
 ) -> pl.LazyFrame:
     """A chunk's wide sums as rows: the keys, ``resampling``, ``replicate``, bin, sums.
 
-    One ``unpivot`` per varying sum (columnar; ``concat_list`` over 64 columns is ten
-    times slower), joined on the keys, bin and replicate: the join, not the row order,
-    pairs them.
+    One ``select`` per replicate (its sums renamed, plus their common parts), the
+    selects concatenated: each replicate's sums are read from their own row of the
+    wide table, so nothing is joined or parsed. (An ``unpivot`` per varying sum, joined
+    on the keys, bin and replicate, cost a hash join of every row per sum: 13 s for
+    730,000 keys x 4 replicates, against 0.01 s; ``concat_list`` over 64 columns is
+    slower still.)
     """
-    wide = wide.cache()
-    kept = [
-        name
-        for name in ("weight", "sum_p")
-        if name not in varying and (weighted or name != "weight")
-    ]
-    index = [*keys, "bin"]
-    on = [*index, "replicate"]
-    replicate = pl.col("__variable").str.extract(r"^__r(\d+)_", 1).cast(pl.Int32)
-    commons = [common for common in varying.values() if common]
-    table = wide.select(*index, "__count", *kept, *commons)
-    for position, name in enumerate(varying):
-        long = (
-            wide.unpivot(
-                on=[f"__r{r}_{name}" for r in replicates],
-                index=index,
-                variable_name="__variable",
-                value_name=name,
-            )
-            .with_columns(replicate.alias("replicate"))
-            .drop("__variable")
-        )
-        if position == 0:
-            table = long.join(table, on=index, how="left", nulls_equal=True)
-        else:
-            table = table.join(long, on=on, how="left", nulls_equal=True)
-    adjusted = [pl.col(name) + pl.col(common) for name, common in varying.items() if common]
-    # Refused rows are counted, not resampled: their row keeps the observed count.
-    count = pl.col("__count")
-    if "count" in varying:
-        count = pl.when(pl.col("bin") == -1).then(count).otherwise(pl.col("count"))
-    table = table.with_columns(*adjusted, count.alias("count"))
+    wide = wide.cache()  # read by every replicate's select: one aggregation
+
+    def column(replicate: int, name: str) -> pl.Expr:
+        if name not in varying:
+            # Not resampled: the observed sum (the count as ``__count``).
+            return pl.col("__count" if name == "count" else name)
+        value = pl.col(f"__r{replicate}_{name}")
+        common = varying[name]
+        if common is not None:
+            value = value + pl.col(common)
+        if name == "count":
+            # Refused rows are counted, not resampled: their row keeps the observed count.
+            value = pl.when(pl.col("bin") == -1).then(pl.col("__count")).otherwise(value)
+        return value
+
     # As the observed sums: ``weight`` only when weighted (completion adds the count).
     summed = [name for name in names if weighted or name != "weight"]
-    return table.with_columns(pl.lit(spec.method, pl.String).alias("resampling")).select(
-        *keys, "resampling", "replicate", "bin", *summed
+    return pl.concat(
+        [
+            wide.select(
+                *keys,
+                pl.lit(spec.method, pl.String).alias("resampling"),
+                pl.lit(replicate, pl.Int32).alias("replicate"),
+                "bin",
+                *(column(replicate, name).alias(name) for name in summed),
+            )
+            for replicate in replicates
+        ],
+        how="vertical",
     )
 
 
