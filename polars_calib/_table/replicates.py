@@ -107,19 +107,38 @@ class Resample:
     """A checked resampling request: method, replicates, seed and row identity.
 
     `id` is an integer column or expression identifying each row (``None``: the row's
-    position in the frame, from 0).
+    position in the frame, from 0). `first` is the number of the first replicate: the
+    request is replicates ``first .. first + n_resamples - 1``, a part of a larger
+    request whose other parts' tables merge with its own (a replicate's draws depend
+    on its number, not on the part: :func:`word_columns`).
     """
 
     method: Resampling
     n_resamples: int = 1000
     seed: int = 0
     id: IntoExpr | None = None
+    first: int = 0
 
     def __post_init__(self) -> None:
         check_n_resamples(self.n_resamples)
         check_seed(self.seed)
         if self.id is not None:
             to_expr(self.id, "id")
+        first = self.first
+        if isinstance(first, bool) or not isinstance(first, int):
+            msg = f"`first` must be an int, got {type(first).__name__} {first!r}"
+            raise TypeError(msg)
+        if first < 0:
+            msg = f"`first` must be a non-negative int, got {first!r}"
+            raise ValueError(msg)
+        if first + self.n_resamples > 2**30:
+            msg = f"replicates must be numbered below 2**30, got {first} + {self.n_resamples}"
+            raise ValueError(msg)
+
+    @property
+    def replicates(self) -> range:
+        """The numbers of the requested replicates."""
+        return range(self.first, self.first + self.n_resamples)
 
 
 @dataclass(frozen=True)
@@ -171,10 +190,10 @@ def with_row_key(lf: pl.LazyFrame, resamples: Sequence[Resample]) -> pl.LazyFram
     return _with_row_key(lf, pl.col(_ID), first.seed, KEY_WORDS).drop(_ID)
 
 
-def chunks(n_resamples: int) -> Iterator[range]:
-    """The replicates 0 .. n - 1 in chunks of :data:`CHUNK`."""
-    for start in range(0, n_resamples, CHUNK):
-        yield range(start, min(n_resamples, start + CHUNK))
+def chunks(replicates: range, size: int = CHUNK) -> Iterator[range]:
+    """The `replicates` (a range of step 1) in chunks of `size` (:data:`CHUNK`)."""
+    for start in range(replicates.start, replicates.stop, size):
+        yield range(start, min(replicates.stop, start + size))
 
 
 def word_columns(spec: Resample, replicates: range) -> dict[str, int]:
