@@ -273,7 +273,9 @@ def _assert_same_numbers(left: pl.DataFrame, right: pl.DataFrame) -> None:
 def test_batches_of_rows_give_the_numbers_of_one_pass(lazy: bool, tmp_path: Path) -> None:
     # Data larger than `batch_rows` are aggregated a slice at a time and summed: memory is
     # set by the batch, not the data. The same numbers, intervals and tests included
-    # (the draws hash each row's position in the data, not in its batch).
+    # (the draws hash each row's position in the data, not in its batch). Both sizes
+    # are below the (cell, bin) keys times 64: the replicates are aggregated a few at a
+    # time (one; three) over batches of fewer rows, each summed at once per slice.
     df = attributes_log(13, 2_500)
     options: dict[str, Any] = {
         "by": ["sex", "age", "region", "member"],
@@ -333,6 +335,36 @@ def test_a_scan_larger_than_a_batch_is_read_once_per_batch_and_once_to_count() -
     batched = audit(source.frame(), "p", "y", by=["sex", "age"], batch_rows=400)
     assert source.reads == 1 + 1 + 2  # the first batch, the count, the two others
     _assert_same_numbers(batched.slices, audit(source.data, "p", "y", by=["sex", "age"]).slices)
+
+
+def test_replicates_of_many_cells_are_summed_per_slice_a_chunk_and_a_batch_at_a_time() -> None:
+    # More (cell, bin) keys than `batch_rows`: each pass aggregates one replicate over a
+    # batch of rows and sums its finest table at once per slice (the finest cells'
+    # replicates are never one table). The same slices, intervals and consistency
+    # p-values (the test's own replicates) as one pass over all rows and replicates.
+    df = attributes_log(17, 1_200)
+    options: dict[str, Any] = {
+        "by": ["sex", "age", "region", "member"],
+        "n_bins": N_BINS,
+        "metrics": ["ece", "brier"],
+        "test": "consistency",
+        "n_resamples": 8,
+        "seed": 7,
+        "confidence": 0.9,
+        "min_count": 0,
+    }
+    one_pass = pc.audit(df, "p", "y", **options)
+    source = SlicedSource(df)
+    batched = pc.audit(source.frame(), "p", "y", batch_rows=300, **options)
+    _assert_same_numbers(batched.slices, one_pass.slices)
+    _assert_same_numbers(batched.disparities, one_pass.disparities)
+    # The observed pass: the first batch, the count, three more; then each replicate
+    # (8 bootstrap, 8 consistency) over the four batches.
+    assert source.reads == 1 + 1 + 3 + (8 + 8) * 4
+    slices = one_pass.slices
+    assert slices.height > 40
+    assert slices["ece_lower"].null_count() == 0
+    assert slices["p_value"].n_unique() > 3
 
 
 def test_string_attributes_keep_their_dtype_and_values() -> None:

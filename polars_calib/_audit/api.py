@@ -7,7 +7,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._audit.cells import BATCH_ROWS, cell_statistics
+from polars_calib._audit.cells import BATCH_ROWS, cell_statistics, slice_replicates
 from polars_calib._audit.compare import TEST_COLUMNS, compared, disparities
 from polars_calib._audit.options import (
     P_VALUE,
@@ -116,7 +116,8 @@ def audit(
     n_resamples
         Poisson-bootstrap replicates of the intervals (the resampling of
         :func:`polars_calib.summary`); ``None``: no intervals (one pass over the
-        data; with replicates, one more pass per 64 of them, as a summary).
+        data; with replicates, one more pass per 64 of them, as a summary, or per
+        fewer when the (cell, bin) keys are many: see Notes).
     seed
         Seed of the draws, an int in ``[0, 2**32)``.
     id
@@ -196,7 +197,8 @@ def audit(
     (:func:`polars_calib.metrics_from_statistics` with fewer keys), which is exact
     because the uniform-bin statistics are sums. A slice is reported when the
     data hold at least one of its rows (a combination of values that never occurs
-    has no row).
+    has no row). Replicates are summed per slice, never kept per finest cell: each
+    pass of replicates sums its finest table at once into every slice's.
 
     **Memory.** The table's size is set by the cells, the bins (and the
     replicates), not by the rows, but Polars' streaming group-by holds the rows of
@@ -204,9 +206,12 @@ def audit(
     would grow with the rows. Data of more than `batch_rows` rows are therefore
     aggregated in slices of `batch_rows` rows (each by the streaming engine), whose
     tables are summed: the numbers are those of one pass, up to the order of the
-    floating-point sums. A LazyFrame's slices are read from the source when Polars
-    can push them down (a scan of files; a DataFrame); otherwise each slice
-    computes the plan's rows up to its end again.
+    floating-point sums. With replicates, a pass aggregates as many of them (up to
+    64) as keep its finest table within `batch_rows` rows (keys × replicates); with
+    fewer than 64 a pass, it reads `batch_rows` / replicates rows at a time (each
+    row Polars holds carries a sum per replicate). A LazyFrame's slices are read
+    from the source when Polars can push them down (a scan of files; a DataFrame);
+    otherwise each slice computes the plan's rows up to its end again.
 
     **Small slices.** A slice with fewer than `min_count` used rows keeps its row
     in ``slices`` with ``too_small`` true; it is left out of ``disparities``
@@ -296,16 +301,21 @@ def audit(
     sets = attribute_sets(attributes, order)
     check_slice_count(len(sets), order)
 
-    # One pass over the data: the finest cells; then every slice from their sums.
-    cells = cell_statistics(prepared, binning, terms_for(finished), resamples, batch_rows)
-    check_slice_count(count_slices(cells, sets), order)
+    # One pass over the data: the finest cells; then every slice from their sums. The
+    # replicates' pass sums each set's replicates (never a table of the finest cells').
+    terms = terms_for(finished)
+    cells = cell_statistics(prepared, binning, terms, batch_rows)
+    check_slice_count(count_slices(cells.table, sets), order)
+    replicates = None
+    if resamples:
+        replicates = slice_replicates(cells, prepared, binning, terms, resamples, sets, batch_rows)
     slices = rolled_up(
-        cells,
+        cells.table,
         prepared,
         sets,
         finished,
         confidence=None if n_resamples is None else confidence,
-        resampled=bool(resamples),
+        replicates=replicates,
     )
     slices = with_p_values(slices, p_value)
     metrics_found = metric_columns(slices)

@@ -1,10 +1,12 @@
 """Each slice's numbers, rolled up from the finest cells: their sums merged, then finished.
 
-A slice's statistics table is the sum of its finest cells' rows
+A slice's observed statistics are the sum of its finest cells' rows
 (:func:`polars_calib._table.merge.merge_statistics` with the slice's attributes as keys),
-exact because uniform-bin statistics are sums; the summary's finisher
-(:func:`polars_calib._frames.frame.finish_summary`) turns it into the slice's metrics, its
-intervals and its test, as :func:`polars_calib.summary` does for one frame.
+exact because uniform-bin statistics are sums; its replicates' rows come summed per
+attribute set (:func:`polars_calib._audit.cells.slice_replicates`). The summary's
+finisher (:func:`polars_calib._frames.frame.finish_summary`) turns the slice's table into
+its metrics, its intervals and its test, as :func:`polars_calib.summary` does for one
+frame.
 """
 
 from __future__ import annotations
@@ -29,22 +31,23 @@ def rolled_up(
     metrics: Sequence[str],
     *,
     confidence: float | None,
-    resampled: bool,
+    replicates: Sequence[pl.LazyFrame] | None = None,
 ) -> pl.DataFrame:
     """Compute one row per slice of each attribute set in `sets`, in their order.
 
-    Each row names its slice (``slice``, ``order``, ``attributes``), holds every
-    attribute (null where the slice does not fix it), then the summary's columns.
+    `cells` is the observed table of the finest cells; `replicates`, if any, each set's
+    replicate rows (:func:`polars_calib._audit.cells.slice_replicates`). Each row names
+    its slice (``slice``, ``order``, ``attributes``), holds every attribute (null where
+    the slice does not fix it), then the summary's columns.
     """
     finished = []
-    for subset in sets:
+    for position, subset in enumerate(sets):
         keyed = dataclasses.replace(prepared, keys=list(subset))
+        stats = merge_statistics(cells.lazy(), list(subset))
+        if replicates is not None:
+            stats = pl.concat([stats, replicates[position]], how="diagonal_relaxed")
         table = finish_summary(
-            merge_statistics(cells.lazy(), list(subset)),
-            keyed,
-            metrics,
-            confidence=confidence,
-            resampled=resampled,
+            stats, keyed, metrics, confidence=confidence, resampled=replicates is not None
         )
         finished.append(
             table.select(

@@ -124,6 +124,8 @@ def partial_statistics(
     terms: Sequence[str] = ("squared_error", "log_loss"),
     bin_column: str | None = None,
     resamples: Sequence[Resample] = (),
+    *,
+    observed: bool = True,
 ) -> Partial:
     """The one aggregation of :func:`statistics_query`, before completion (see :class:`Partial`).
 
@@ -145,8 +147,14 @@ def partial_statistics(
 
     With `resamples`, the table gains the keys ``resampling`` and ``replicate`` (see
     :mod:`polars_calib._table.replicates`): the observed sums (both null), then each
-    replicate's, aggregated a chunk of replicates at a time.
+    replicate's, aggregated a chunk of replicates at a time. With `observed` false
+    (and `resamples`), the replicates' rows only: the part of a table that these
+    replicates contribute, to sum with its other parts (the observed rows', other
+    replicates' with :attr:`Resample.first`) by :func:`merge_partials`.
     """
+    if not (observed or resamples):
+        msg = "a table without its observed rows holds replicates: give `resamples`"
+        raise ValueError(msg)
     problem = problem.seen_by(binning.clip, binning.float32)
     whole = not keys
     if whole:
@@ -175,12 +183,14 @@ def partial_statistics(
         edges = _quantile_grid(frame, row.p, used, keys, binning)
     weighted = row.w is not None
     if resamples:
-        tables = [
-            table.with_columns(
-                pl.lit(None, pl.String).alias("resampling"),
-                pl.lit(None, pl.Int32).alias("replicate"),
+        tables = []
+        if observed:
+            tables.append(
+                table.with_columns(
+                    pl.lit(None, pl.String).alias("resampling"),
+                    pl.lit(None, pl.Int32).alias("replicate"),
+                )
             )
-        ]
         tables += query.replicate_tables(lf, resamples, weighted)
         table = pl.concat(tables, how="diagonal_relaxed")
         base = [key for key in keys if key != "class"]
@@ -276,7 +286,7 @@ class _Query:
         """The replicates' rows of the table: one aggregation per chunk of replicates."""
         tables = []
         for spec in resamples:
-            for replicates in chunks(spec.n_resamples):
+            for replicates in chunks(spec.replicates):
                 source = with_replicate_words(lf, spec, replicates)
                 extra = drawn_columns(spec, replicates, self.problem, self.terms)
                 carried = list(word_columns(spec, replicates)) if not extra else []

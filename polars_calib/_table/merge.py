@@ -13,11 +13,17 @@ from polars_calib._table.replicates import replicate_keys
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 
-def merge_partials(tables: Sequence[pl.DataFrame], keys: list[str]) -> pl.DataFrame:
-    """Sum partial aggregations (:class:`Partial` tables) of parts of the rows."""
+def merge_partials(tables: Sequence[FrameT], keys: list[str]) -> FrameT:
+    """Sum partial aggregations (:class:`Partial` tables) of parts of the rows.
+
+    Columns of `tables` that are neither `keys` nor ``bin`` are summed: a table keyed
+    by more columns than `keys` (dropped first) is summed over them. Eager tables give
+    an eager sum, lazy ones a plan.
+    """
     table = pl.concat(tables, how="vertical_relaxed")
-    sums = [name for name in table.columns if name not in (*keys, "bin")]
-    return table.group_by(*keys, "bin").agg(pl.col(sums).sum()).select(table.columns)
+    columns = table.collect_schema().names()
+    sums = [name for name in columns if name not in (*keys, "bin")]
+    return table.group_by(*keys, "bin").agg(pl.col(sums).sum()).select(columns)
 
 
 def merge_statistics(stats: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
