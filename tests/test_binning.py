@@ -163,3 +163,11 @@ def test_parameters_of_the_wrong_type_raise_type_error(
 def test_column_arguments_must_be_names_or_expressions() -> None:
     with pytest.raises(TypeError, match="`label` must be a column name or a Polars expression"):
         pc.ece("p", 3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("closed", ["right", "left"])
+def test_bin_index_is_named_after_the_probability(closed: str) -> None:
+    df = pl.DataFrame({"score": [0.0, 0.7, 1.0]})
+    got = df.select(pc.bin_index("score", n_bins=10, closed=closed))  # type: ignore[arg-type]
+    assert got.columns == ["score"]
+    assert got["score"].to_list() == ([0, 6, 9] if closed == "right" else [0, 7, 9])

@@ -405,7 +405,10 @@ def _uniform_bin_value(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
         k = (p * n_bins).ceil()
         below = p < k / k.clip(n_bins, n_bins)
         end, end_bin = 1.0, n_bins - 1.0
-    return pl.when(p == end).then(end_bin).when(below).then(k - 1.0).otherwise(k)
+    value = pl.when(p == end).then(end_bin).when(below).then(k - 1.0).otherwise(k)
+    # Named after the probability, as the other encodings (the first branch is a literal).
+    name = p.meta.output_name(raise_if_undetermined=False)
+    return value.alias(name) if name is not None else value.name.keep()
 
 
 def quantile_edges(prob: pl.Expr, n_bins: int) -> list[pl.Expr]:
