@@ -31,9 +31,9 @@ fresh process on a scan of the file, and reports its peak RSS (data included) an
 
 audit        ``pc.audit(pl.scan_parquet(path), "p", "y", by=<the five>,
              n_resamples=None)`` (``max_order=2``: 1,051 slices, ECE and Brier)
-audit, R     the same with ``n_resamples=R`` (only when asked: ``--memory-resamples R``;
-             its table has a row per (cell, bin, replicate), up to 1.5M x (R + 1):
-             mind the machine's memory past 100,000 rows)
+audit, R     the same with ``n_resamples=R`` (only when asked: ``--memory-resamples R``):
+             bootstrap intervals, the replicates summed per slice (1,051 slices x 15
+             bins x R rows), aggregated a few replicates over a batch of rows at a time
 hand         what a user writes instead: per attribute set (the overall population,
              each attribute, each pair: 16 sets), a Polars ``group_by`` over (the set,
              the ``ceil(p * 15)`` bin) with ``len``, ``sum(p)``, ``sum(y)`` and the
@@ -41,8 +41,15 @@ hand         what a user writes instead: per attribute set (the overall populati
              ``engine="streaming"`` (16 reads), or the 16 at once with
              ``pl.collect_all`` (one read, the scan cached)
 
+``--batch-rows N`` passes ``batch_rows=N`` to the audits (several batches at small
+sizes); ``--contenders`` runs only some of them; ``--max-mb M`` stops a contender whose
+RSS passes M MB (polled every 0.2 s; reported as "> M"), for a "before" that would
+exhaust the machine.
+
 ``python bench/audit.py --memory --rows 10000000 20000000 40000000`` reproduces the
-figures of docs/performance.md ("Audit memory").
+figures of docs/performance.md ("Audit memory"); ``python bench/audit.py --memory --rows
+2000000 4000000 8000000 --memory-resamples 64 --batch-rows 1000000 --contenders audit
+replicates`` those of its intervals.
 """
 
 from __future__ import annotations
@@ -231,7 +238,9 @@ def hand_written(lf: pl.LazyFrame, together: bool) -> list[pl.DataFrame]:
     return [query.collect(engine="streaming") for query in queries]
 
 
-def memory_worker(contender: str, path: str, resamples: int) -> dict[str, float]:
+def memory_worker(
+    contender: str, path: str, resamples: int, batch_rows: int | None
+) -> dict[str, float]:
     """One run of `contender` on a scan of `path`: seconds and peak RSS in MB."""
     lf = pl.scan_parquet(path)
     start = time.perf_counter()
@@ -239,7 +248,8 @@ def memory_worker(contender: str, path: str, resamples: int) -> dict[str, float]
         hand_written(lf, together=contender == "hand_all")
     else:
         n_resamples = None if contender == "audit" else resamples
-        pc.audit(lf, "p", "y", by=MEMORY_BY, n_bins=N_BINS, n_resamples=n_resamples)
+        batches = {} if batch_rows is None else {"batch_rows": batch_rows}
+        pc.audit(lf, "p", "y", by=MEMORY_BY, n_bins=N_BINS, n_resamples=n_resamples, **batches)
     seconds = time.perf_counter() - start
     return {
         "seconds": seconds,
@@ -247,12 +257,46 @@ def memory_worker(contender: str, path: str, resamples: int) -> dict[str, float]
     }
 
 
-def memory(rows: list[int], directory: Path, resamples: int | None) -> None:
+def run_worker(command: list[str], max_mb: float | None) -> str | None:
+    """Run a worker; return its output, or ``None`` if it failed or passed `max_mb` of RSS."""
+    import psutil
+
+    with subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as run:
+        watched = psutil.Process(run.pid)
+        while run.poll() is None:
+            try:
+                rss = watched.memory_info().rss / 2**20
+            except psutil.NoSuchProcess:
+                break
+            if max_mb is not None and rss > max_mb:
+                run.kill()
+                run.wait()
+                return None
+            time.sleep(0.2)
+        out, err = run.communicate()
+    if run.returncode != 0:
+        print(err[-2000:], file=sys.stderr)
+        return None
+    return out
+
+
+def memory(
+    rows: list[int],
+    directory: Path,
+    resamples: int | None,
+    batch_rows: int | None = None,
+    only: list[str] | None = None,
+    max_mb: float | None = None,
+) -> None:
     """Peak RSS of each contender per row count, each in a fresh process; print a table."""
     contenders = {"audit": "audit"}
     if resamples:
         contenders[f"audit, {resamples} replicates"] = "replicates"
     contenders |= {"hand-written, a query per set": "hand", "hand-written, collect_all": "hand_all"}
+    if only:
+        contenders = {label: name for label, name in contenders.items() if name in only}
     print("| rows | contender | seconds | peak RSS MB |")
     print("|---:|---|---:|---:|")
     for n in rows:
@@ -266,12 +310,13 @@ def memory(rows: list[int], directory: Path, resamples: int | None) -> None:
                 contender,
                 str(path),
                 str(resamples or 0),
+                str(batch_rows or 0),
             ]
-            done = subprocess.run(command, capture_output=True, text=True, check=False)
-            if done.returncode != 0:
-                print(done.stderr[-2000:], file=sys.stderr)
+            out = run_worker(command, max_mb)
+            if out is None:
+                print(f"| {n:,} | {label} | — | > {max_mb:,.0f} or failed |", flush=True)
                 continue
-            result = json.loads(done.stdout.strip().splitlines()[-1])
+            result = json.loads(out.strip().splitlines()[-1])
             print(
                 f"| {n:,} | {label} | {result['seconds']:.2f} | {result['peak_mb']:,.0f} |",
                 flush=True,
@@ -289,14 +334,30 @@ def main() -> None:
     parser.add_argument(
         "--memory-resamples", type=int, help="also the audit with this many replicates"
     )
+    parser.add_argument("--batch-rows", type=int, help="the audits' `batch_rows` (memory)")
+    parser.add_argument(
+        "--contenders",
+        nargs="+",
+        choices=["audit", "replicates", "hand", "hand_all"],
+        help="run only these (memory; default: all)",
+    )
+    parser.add_argument("--max-mb", type=float, help="stop a contender past this RSS (memory)")
     parser.add_argument("--dir", type=Path, default=Path("/tmp/audit_bench"), help="data files")
-    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        contender, path, resamples = args.worker
-        print(json.dumps(memory_worker(contender, path, int(resamples))))
+        contender, path, resamples, batch_rows = args.worker
+        result = memory_worker(contender, path, int(resamples), int(batch_rows) or None)
+        print(json.dumps(result))
     elif args.memory:
-        memory(args.rows or MEMORY_ROWS, args.dir, args.memory_resamples)
+        memory(
+            args.rows or MEMORY_ROWS,
+            args.dir,
+            args.memory_resamples,
+            args.batch_rows,
+            args.contenders,
+            args.max_mb,
+        )
     else:
         for rows in args.rows or [10_000_000]:
             timing(rows, args.resamples, args.repeats)
