@@ -408,7 +408,7 @@ def _uniform_bin_value(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
     value = pl.when(p == end).then(end_bin).when(below).then(k - 1.0).otherwise(k)
     # Named after the probability, as the other encodings (the first branch is a literal).
     name = p.meta.output_name(raise_if_undetermined=False)
-    return value.alias(name) if name is not None else value.name.keep()
+    return value if name is None else value.alias(name)
 
 
 def quantile_edges(prob: pl.Expr, n_bins: int) -> list[pl.Expr]:
