@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,7 +29,9 @@ from typing import Any, NoReturn, TextIO, TypeGuard, get_args
 import polars as pl
 
 from polars_calib._audit import Audit, audit
+from polars_calib._core.binning import Binning
 from polars_calib._core.options import (
+    MAX_BINS,
     AuditTest,
     CalibrationMethod,
     Closed,
@@ -41,6 +42,7 @@ from polars_calib._core.options import (
     Reduction,
     Resampling,
     Strategy,
+    check_every,
 )
 from polars_calib._engines import ENGINES, Engine, read_with
 from polars_calib._frames.statistics import (
@@ -73,9 +75,6 @@ PROG = "polars-calib"
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 CSV_SUFFIXES = (".csv", ".tsv")
-
-# One or more "<integer><unit>" terms, the units Polars' duration strings accept.
-DURATION = re.compile(r"^(\d+(ns|us|µs|ms|s|m|h|d|w|mo|q|y|i))+(_saturating)?$")
 
 METRICS: tuple[Metric, ...] = get_args(Metric)
 CONSISTENCY_METRICS: tuple[ConsistencyMetric, ...] = get_args(ConsistencyMetric)
@@ -165,6 +164,14 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _bins(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_BINS:
+        msg = f"must be at most {MAX_BINS} (see docs/binning.md), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def _confidence(text: str) -> float:
     try:
         value = float(text)
@@ -196,10 +203,11 @@ def _names(text: str) -> list[str]:
 
 
 def _duration(text: str) -> str:
-    if not DURATION.match(text):
-        msg = f"must be a Polars duration such as 1h, 1d, 1w or 1mo, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return text
+    try:
+        return check_every(text)
+    except ValueError:
+        msg = f"must be a positive Polars duration such as 1h, 1d, 1w or 1mo, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -266,7 +274,7 @@ def _add_report_options(report: argparse.ArgumentParser) -> None:
     """``report``'s bins, metrics, weight, intervals, resampling draws and reduction."""
     report.add_argument(
         "--bins",
-        type=_positive_int,
+        type=_bins,
         default=15,
         metavar="N",
         help="number of bins of the binned metrics and of the reliability table (default 15)",
@@ -396,7 +404,7 @@ def _add_fit_parser(commands: Any) -> None:
     fit.add_argument("--smoothed", action="store_true", help="Platt's smoothed targets")
     fit.add_argument(
         "--bins",
-        type=_positive_int,
+        type=_bins,
         default=15,
         metavar="N",
         help="histogram binning: number of bins (default 15)",
@@ -508,6 +516,10 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     if args.engine is not None and args.strategy != "uniform":
         msg = f"--engine {args.engine} needs uniform bins (mergeable across partitions)"
         raise UsageError(msg)
+    try:
+        Binning(args.bins, args.strategy, args.closed)  # the library's bounds, as usage
+    except ValueError as error:
+        raise UsageError(f"argument --bins: {error}") from error
     known = (*METRICS, *CONSISTENCY_METRICS)
     unknown = [name for name in args.metrics if name not in known]
     if unknown:
@@ -1026,7 +1038,7 @@ def _add_audit_parser(commands: Any) -> None:
     )
     audit.add_argument(
         "--bins",
-        type=_positive_int,
+        type=_bins,
         default=15,
         metavar="N",
         help="number of uniform bins of the binned metrics (default 15)",

@@ -1,6 +1,10 @@
-"""Regression tests for the defects a new user and the peers' test cases found (issue 10)."""
+"""Regression tests for the defects a new user and the peers' test cases found (issue 10),
+and the crashes and unclear errors of issue 23."""
 
 from __future__ import annotations
+
+from datetime import date
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -191,3 +195,70 @@ def test_10_pos_label(labels: list[object], pos_label: object) -> None:
         assert df.select(pc.ece("p", "y")).item() is None
         with pytest.raises(pc.CalibrationDataError, match="label not 0 or 1"):
             df.calib.summary("p", "y")
+
+
+# --------------------------------------------------------------------------
+# Issue 23: crashes and unclear errors
+# --------------------------------------------------------------------------
+
+FOUR_ROWS = pl.DataFrame({"p": [0.1, 0.4, 0.6, 0.9], "y": [0, 1, 0, 1], "g": ["a", "a", "b", "b"]})
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda n, s: FOUR_ROWS.select(pc.ece("p", "y", n_bins=n, strategy=s)),
+        lambda n, s: FOUR_ROWS.select(pc.bin_index("p", n_bins=n, strategy=s)),
+        lambda n, s: pc.summary(FOUR_ROWS.lazy(), "p", "y", n_bins=n, strategy=s),
+        lambda n, s: pc.reliability(FOUR_ROWS.lazy(), "p", "y", n_bins=n, strategy=s),
+        lambda n, s: pc.bin_statistics(FOUR_ROWS.lazy(), "p", "y", n_bins=n, strategy=s),
+        lambda n, s: pc.audit(FOUR_ROWS, "p", "y", by="g", n_bins=n, strategy=s),
+        lambda n, s: pc.fit_calibrator(
+            FOUR_ROWS, "p", "y", method="histogram", n_bins=n, strategy=s
+        ),
+    ],
+)
+def test_23_n_bins_is_bounded_before_anything_is_built(call: Any) -> None:
+    # 10**5 quantile bins allocated 2.4 GB and aborted the interpreter; 10**6 was killed.
+    for n_bins in (10**5, 10**6, 10_001):
+        with pytest.raises(ValueError, match="`n_bins` must be at most 10_000"):
+            call(n_bins, "uniform")
+    with pytest.raises(ValueError, match="at most 1_000 with strategy='quantile'"):
+        call(1_001, "quantile")
+
+
+def test_23_n_bins_bounds_are_inclusive() -> None:
+    assert FOUR_ROWS.select(pc.ece("p", "y", n_bins=10_000)).item() == pytest.approx(0.35)
+    assert pc.summary(FOUR_ROWS, "p", "y", n_bins=10_000)["ece"].item() == pytest.approx(0.35)
+    for compat in ("sklearn", "torchmetrics"):
+        with pytest.raises(ValueError, match="at most 1_000 with `compat`"):
+            pc.ece("p", "y", n_bins=1_001, compat=compat)  # type: ignore[arg-type]
+        pc.ece("p", "y", n_bins=1_000, compat=compat)  # type: ignore[arg-type]
+    pc.bin_index("p", n_bins=1_000, strategy="quantile")
+    with pytest.raises(ValueError, match="at most 10_000"):
+        pc.uniform_edges(10_001)
+
+
+@pytest.mark.parametrize("every", ["fortnight", "1 d", "1D", "0d", "0w0d", "-1d", "1d_saturating"])
+def test_23_every_is_checked_as_an_argument(every: str) -> None:
+    log = FOUR_ROWS.with_columns(t=pl.date_range(date(2024, 1, 1), date(2024, 1, 4), eager=True))
+    # Polars raised "expected leading integer in the duration string" when the data flowed.
+    with pytest.raises(ValueError, match="`every` must be a positive Polars duration"):
+        pc.summary(log.lazy(), "p", "y", time="t", every=every)
+    with pytest.raises(ValueError, match="`every` must be a positive Polars duration"):
+        pc.bin_statistics(log, "p", "y", time="t", every=every)
+    assert pc.summary(log, "p", "y", time="t", every="1d").height == 4
+
+
+def test_23_repeated_metrics_are_computed_once() -> None:
+    log = pl.concat([FOUR_ROWS] * 5)
+    twice = ["ece", "brier", "ece"]
+    once = pc.summary(log, "p", "y", by="g", metrics=["ece", "brier"])
+    assert_frame_equal(pc.summary(log, "p", "y", by="g", metrics=twice), once)
+    assert_frame_equal(log.calib.summary("p", "y", by="g", metrics=twice), once)
+    stats = pc.bin_statistics(log, "p", "y", by="g")
+    assert_frame_equal(pc.metrics_from_statistics(stats, by="g", metrics=twice), once)
+    audited = pc.audit(log, "p", "y", by="g", metrics=twice).slices  # type: ignore[arg-type]
+    assert audited.columns.count("ece") == 1
+    page = pc.html_report(log, "p", "y", by="g", metrics=twice)  # type: ignore[arg-type]
+    assert page.summary.columns.count("ece") == 1
