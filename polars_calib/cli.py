@@ -561,8 +561,8 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     )
 
 
-def scan(source: str) -> pl.LazyFrame:
-    """Scan a parquet or CSV file, a glob of them, or a directory of parquet files, lazily."""
+def _check_found(source: str) -> None:
+    """Raise :class:`DataError` when a local path, glob or directory names no log file."""
     path = Path(source)
     if glob.has_magic(source):
         if not glob.glob(source, recursive=True):
@@ -572,16 +572,28 @@ def scan(source: str) -> pl.LazyFrame:
         if not any(path.rglob("*.parquet")):
             msg = f"directory {source!r} holds no .parquet file"
             raise DataError(msg)
-        return pl.scan_parquet(path)
     elif not path.exists():
         msg = f"no such file: {source!r}"
         raise DataError(msg)
+
+
+def scan(source: str) -> pl.LazyFrame:
+    """Scan a parquet or CSV file, a glob of them, or a directory of parquet files, lazily."""
+    _check_found(source)
+    path = Path(source)
+    if not glob.has_magic(source) and path.is_dir():
+        return pl.scan_parquet(path)
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
         return pl.scan_parquet(source)
     if suffix in CSV_SUFFIXES:
         separator = "\t" if suffix == ".tsv" else ","
-        return pl.scan_csv(source, separator=separator, try_parse_dates=True)
+        lf = pl.scan_csv(source, separator=separator, try_parse_dates=True)
+        # A header alone reads every column as String: say what is wrong instead.
+        if lf.head(1).collect().is_empty():
+            msg = f"{source!r} holds no rows (a CSV header only): nothing to read"
+            raise DataError(msg)
+        return lf
     msg = f"cannot tell the format of {source!r}: expected a .parquet or .csv file"
     raise DataError(msg)
 
@@ -694,6 +706,8 @@ def _resampling(options: ReportOptions) -> list[Resampling] | None:
 
 def _read(engine: Engine, log: str) -> tuple[Any, pl.Schema]:
     """The log as the engine's frame, and its schema (the engine's extra is needed)."""
+    if "://" not in log:  # a local path (the engine may read others, Polars not)
+        _check_found(log)
     try:
         return read_with(engine, log)
     except ImportError as error:

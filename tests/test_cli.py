@@ -308,3 +308,19 @@ def test_probability_vectors_with_a_reduction(tmp_path: Path) -> None:
     assert written["classwise_ece"][0] == pytest.approx(0.191667, abs=1e-6)  # torchmetrics' example
     table = pl.read_csv(tmp_path / "out" / "reliability.csv")
     assert "class" not in table.columns  # the confidence reliability table
+
+
+def test_header_only_csv_is_a_clear_error(tmp_path: Path) -> None:
+    # It was read as String columns: "column 'p' holds String, but a probability must be numeric".
+    (tmp_path / "empty.csv").write_text("p,y\n")
+    result = run("report", tmp_path / "empty.csv", "--prob", "p", "--label", "y", cwd=tmp_path)
+    assert "holds no rows (a CSV header only)" in assert_one_line_error(result, 1)
+
+
+@pytest.mark.parametrize("engine", ["dask", "spark"])
+@pytest.mark.parametrize("source", ["nothing/*.parquet", "missing.parquet"])
+def test_engine_log_not_found(tmp_path: Path, engine: str, source: str) -> None:
+    # Dask said "column 'p' is missing" for a glob without files (checked before any engine).
+    result = run("report", source, "--prob", "p", "--label", "y", "--engine", engine, cwd=tmp_path)
+    message = assert_one_line_error(result, 1)
+    assert message.endswith(f"no file matches {source!r}" if "*" in source else f"{source!r}")
