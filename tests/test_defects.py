@@ -262,3 +262,18 @@ def test_23_repeated_metrics_are_computed_once() -> None:
     assert audited.columns.count("ece") == 1
     page = pc.html_report(log, "p", "y", by="g", metrics=twice)  # type: ignore[arg-type]
     assert page.summary.columns.count("ece") == 1
+
+
+@pytest.mark.parametrize("bad", [[], [None, None]])
+def test_23_an_empty_or_all_null_vector_is_refused_classwise(bad: list[float | None]) -> None:
+    # Polars raised ShapeError (the row's lists exploded to different lengths), and an empty
+    # vector beside a valid one vanished from the classwise table instead of being refused.
+    for rows in ([bad], [bad, [0.3, 0.7]]):
+        vectors = pl.DataFrame(
+            {"p": rows, "y": [0] * len(rows)}, schema={"p": pl.List(pl.Float64), "y": pl.Int64}
+        )
+        refused = "vector (sum off 1|holding a null)"
+        for frame_function in (pc.bin_statistics, pc.summary, pc.reliability):
+            with pytest.raises(pc.CalibrationDataError, match=refused):
+                frame_function(vectors, "p", "y", reduction="classwise")
+        assert vectors.select(pc.classwise_ece("p", "y")).item() is None

@@ -298,7 +298,9 @@ def vector_problem(
         # Never null beside a present vector (a null label gives zeros), so that every
         # list of the row explodes to the same length; `present` marks the rows used.
         hit = _one_hot(true_class.fill_null(-1), n_classes)
-        on_predicted = _one_hot(predicted, n_classes)
+        # An empty or all-null vector has no arg-max: zeros too (a null list would explode
+        # to another length than the vector's; the row is refused).
+        on_predicted = _one_hot(predicted.fill_null(-1), n_classes)
         lengths = pl.when(present).then(n_classes)
         checks.append(
             Check(
