@@ -94,15 +94,14 @@ def test_4_a_group_whose_rows_are_all_null_stays_with_count_zero() -> None:
 
 def test_5_non_numeric_probabilities_and_labels_are_refused() -> None:
     strings = pl.DataFrame({"p": ["0.1", "0.9"], "y": [0, 1]})
-    # Polars evaluates the refused rule's parts in parallel, so the first to fail on a string
-    # column is either the range comparison or the NaN check: both name the column.
-    refused = r"cannot compare string|`is_nan` operation not supported for dtype `str`"
+    # Refused when the query is planned, with a message naming the column (issue 23).
+    refused = "column 'p' must hold binary probabilities"
     for metric in (pc.ece, pc.brier, pc.log_loss, pc.refused_rows):
         with pytest.raises(pl.exceptions.PolarsError, match=refused):
             strings.select(metric("p", "y"))
     for label in (pl.Series(["0", "1"]), pl.Series(["a", "b"], dtype=pl.Categorical)):
         df = pl.DataFrame({"p": [0.1, 0.9], "y": label})
-        with pytest.raises(pl.exceptions.PolarsError, match="compare"):
+        with pytest.raises(pl.exceptions.PolarsError, match="give pos_label="):
             df.select(pc.ece("p", "y"))
         with pytest.raises(pc.CalibrationDataError, match="a label must be numeric"):
             df.calib.summary("p", "y")
@@ -277,3 +276,49 @@ def test_23_an_empty_or_all_null_vector_is_refused_classwise(bad: list[float | N
             with pytest.raises(pc.CalibrationDataError, match=refused):
                 frame_function(vectors, "p", "y", reduction="classwise")
         assert vectors.select(pc.classwise_ece("p", "y")).item() is None
+
+
+def test_23_a_string_label_in_a_binary_metric_points_to_pos_label() -> None:
+    log = pl.DataFrame({"p": [0.2, 0.7, 0.9], "y": ["no", "yes", "yes"], "g": [1, 1, 2]})
+    # Polars said "cannot compare string with numeric type (i32)".
+    message = "column 'y' must hold 0/1 or boolean labels; for other labels give pos_label="
+    for metric in (pc.ece, pc.brier, pc.log_loss, pc.mce, pc.spiegelhalter_z):
+        for query in (
+            log.lazy().select(metric("p", "y")),
+            log.lazy().group_by("g").agg(metric("p", "y")),
+            log.lazy().select(metric("p", "y").over("g")),
+        ):
+            with pytest.raises(pl.exceptions.PolarsError, match=message):
+                query.collect()
+        assert log.select(metric("p", "y", pos_label="yes")).item() is not None
+    assert log.select(pc.ece("p", "y", pos_label="yes")).item() == pytest.approx(
+        pl.DataFrame({"p": [0.2, 0.7, 0.9], "y": [0, 1, 1]}).select(pc.ece("p", "y")).item()
+    )
+
+
+def test_23_a_probability_vector_in_a_binary_metric_points_to_the_multiclass_ones() -> None:
+    vectors = pl.DataFrame({"probs": [[0.2, 0.8], [0.6, 0.4]], "y": [1, 0]})
+    arrays = vectors.with_columns(pl.col("probs").cast(pl.Array(pl.Float64, 2)))
+    # Polars said "could not evaluate '<' comparison between series 'probs' of dtype ...".
+    message = "column 'probs' must hold binary probabilities .* use pc.confidence_ece"
+    for data in (vectors, arrays):
+        for metric in (pc.ece, pc.brier, pc.log_loss, pc.rmsce):
+            with pytest.raises(pl.exceptions.PolarsError, match=message):
+                data.select(metric("probs", "y"))
+        assert data.select(pc.confidence_ece("probs", "y")).item() is not None
+
+
+def test_23_boolean_probabilities_are_hard_predictions_everywhere() -> None:
+    # Expressions took them as 0.0 / 1.0 and frames refused them: both take them now.
+    hard = pl.DataFrame({"p": [True, False, True, False, True], "y": [1, 0, 0, 0, 1]})
+    floats = hard.with_columns(pl.col("p").cast(pl.Float64))
+    want = pc.summary(floats, "p", "y")
+    assert_frame_equal(pc.summary(hard, "p", "y"), want)
+    assert_frame_equal(hard.calib.summary("p", "y"), want)
+    assert_frame_equal(
+        pc.reliability(hard.lazy(), "p", "y", n_bins=2).collect(),
+        pc.reliability(floats, "p", "y", n_bins=2),
+    )
+    expression = hard.select(ece=pc.ece("p", "y"), brier=pc.brier("p", "y"))
+    assert expression.row(0) == pytest.approx((want["ece"].item(), want["brier"].item()))
+    pc.validate(hard, "p", "y")
