@@ -324,3 +324,10 @@ def test_engine_log_not_found(tmp_path: Path, engine: str, source: str) -> None:
     result = run("report", source, "--prob", "p", "--label", "y", "--engine", engine, cwd=tmp_path)
     message = assert_one_line_error(result, 1)
     assert message.endswith(f"no file matches {source!r}" if "*" in source else f"{source!r}")
+
+
+@pytest.mark.parametrize("command", [["audit", "--by", "segment"], ["fit"]])
+def test_bins_bounded_in_every_command(tmp_path: Path, command: list[str]) -> None:
+    args = [command[0], "log.parquet", "--prob", "p", "--label", "y", *command[1:]]
+    result = run(*args, "--bins", "100000", cwd=tmp_path)
+    assert "argument --bins: must be at most 10000" in assert_one_line_error(result, 2)
