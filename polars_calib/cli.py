@@ -22,7 +22,8 @@ import argparse
 import glob
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeGuard, get_args
@@ -30,6 +31,12 @@ from typing import Any, NoReturn, TextIO, TypeGuard, get_args
 import polars as pl
 
 from polars_calib._audit import Audit, audit
+from polars_calib._core.files import (
+    atomic_path,
+    foreign_entries,
+    overwritten_input,
+    replaced_directory,
+)
 from polars_calib._core.options import (
     AuditTest,
     CalibrationMethod,
@@ -85,6 +92,24 @@ REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 
 PLOT_EXTRA = "pip install 'polars_calib[plot]'"
 """What the charts need, as the notes on stderr say it."""
+
+REPORT_FILES = (
+    "summary.csv",
+    "summary.parquet",
+    "reliability.csv",
+    "reliability.png",
+    "over_time.png",
+)
+"""The files of ``report --out DIR``: the directory may hold only these (it is replaced whole)."""
+
+AUDIT_FILES = (
+    "slices.csv",
+    "slices.parquet",
+    "disparities.csv",
+    "disparities.parquet",
+    "forest.png",
+)
+"""The files of ``audit --out DIR``: the directory may hold only these (it is replaced whole)."""
 
 SMALL_GROUP = 100
 """Slices of ``report --audit`` with fewer rows are flagged too small (the page's
@@ -451,12 +476,18 @@ def _add_apply_parser(commands: Any) -> None:
         metavar="NAME",
         help="the new column's name (default: PROB_calibrated)",
     )
+    apply.add_argument(
+        "--replace",
+        action="store_true",
+        help="overwrite the column if the log already has it (default: an error)",
+    )
     apply.add_argument("--out", type=Path, required=True, metavar="FILE", help="parquet output")
     apply.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib fit``: fit, print the parameters, save the calibrator."""
+    check_output_file("--out", args.out, [args.log])
     if not args.quiet:
         print(f"{PROG}: fitting {args.method} on {args.log}", file=stderr, flush=True)
     calibrator = fit_calibrator(
@@ -488,15 +519,77 @@ def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> Non
 
 
 def apply_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
-    """Run ``polars-calib apply``: the log with the calibrated column, streamed to parquet."""
+    """Run ``polars-calib apply``: the log with the calibrated column, streamed to parquet.
+
+    The parquet file is streamed to a temporary name beside ``--out`` and renamed
+    when complete; ``--out`` may not be the log or the calibrator (through links).
+    """
+    check_output_file("--out", args.out, [args.log, args.calibrator])
     if not args.calibrator.exists():
         msg = f"no such file: {str(args.calibrator)!r}"
         raise DataError(msg)
     calibrator = load_calibrator(args.calibrator)
-    query = calibrator.apply(scan(args.log), args.prob, alias=args.column)
+    log = scan(args.log)
+    column = args.column or f"{args.prob}_calibrated"
+    if column in log.collect_schema() and not args.replace:
+        msg = (
+            f"argument --column: the log already has a column {column!r}: give another "
+            "--column, or --replace to overwrite it"
+        )
+        raise UsageError(msg)
+    query = calibrator.apply(log, args.prob, alias=column, replace=args.replace)
     if not args.quiet:
         print(f"{PROG}: writing {args.out} (streaming)", file=stderr, flush=True)
-    query.sink_parquet(args.out, engine="streaming")
+    with atomic_path(args.out) as temporary:
+        query.sink_parquet(temporary, engine="streaming")
+
+
+def check_output_file(option: str, output: Path, inputs: Sequence[str | Path]) -> None:
+    """Refuse (a usage error) an output file that is an input, compared as files.
+
+    The same path, a symbolic or hard link to an input file, or a path inside an
+    input directory is refused, before anything is read.
+    """
+    source = overwritten_input(output, inputs)
+    if source is not None:
+        msg = (
+            f"argument {option}: {str(output)!r} would write over the input {source!r} "
+            "(the same file, a link to it, or inside its directory): give another path"
+        )
+        raise UsageError(msg)
+    if output.is_dir():
+        msg = f"argument {option}: {str(output)!r} is a directory: give a file name"
+        raise UsageError(msg)
+
+
+def check_output_directory(
+    option: str, out: Path, owned: Sequence[str], inputs: Sequence[str | Path]
+) -> None:
+    """Refuse (a usage error) an output directory that cannot be replaced whole.
+
+    It may not be, hold or lie inside an input (files compared through links), be a
+    file, or hold files other than `owned` (the command's outputs).
+    """
+    source = overwritten_input(out, inputs, directory=True)
+    if source is not None:
+        msg = (
+            f"argument {option}: {str(out)!r} would write over the input {source!r} "
+            "(it holds the input or a link to it, or lies inside it; the directory is "
+            "replaced whole): give another directory"
+        )
+        raise UsageError(msg)
+    if out.exists() and not out.is_dir():
+        msg = f"argument {option}: {str(out)!r} is a file: give a directory"
+        raise UsageError(msg)
+    foreign = foreign_entries(out, owned)
+    if foreign:
+        shown = ", ".join(repr(name) for name in foreign[:3])
+        msg = (
+            f"argument {option}: {str(out)!r} holds files this command does not write "
+            f"({shown}{', ...' if len(foreign) > 3 else ''}): it is replaced whole, so "
+            "give a new or empty directory"
+        )
+        raise UsageError(msg)
 
 
 def parse_report(argv: Sequence[str]) -> ReportOptions:
@@ -582,6 +675,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     table and the HTML page; a second pass reads the log only where the summary's
     statistics cannot give the reliability table (see :func:`_reliability`).
     """
+    _check_report_outputs(options)
     progress = _progress(options.quiet, stderr)
     resampling = _resampling(options)
     if options.engine is not None:
@@ -622,6 +716,29 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             # The engine's statistics give every table: the page reads no log.
             reliability = _reliability(log, stats, progress)
         write_html(options, log, stats, reliability, audited, progress, stderr)
+
+
+def _report_files(options: ReportOptions) -> list[str]:
+    """What ``--out DIR`` may hold: the report's files, and the ``--html`` page's entry."""
+    owned = list(REPORT_FILES)
+    if options.out is not None and options.html is not None:
+        out, page = Path(options.out).resolve(), Path(options.html).resolve()
+        if page.is_relative_to(out):
+            owned.append(page.relative_to(out).parts[0])
+    return owned
+
+
+def _check_report_outputs(options: ReportOptions) -> None:
+    """Refuse outputs that would write over the log, or over each other."""
+    if options.out is not None:
+        check_output_directory("--out", options.out, _report_files(options), [options.log])
+    if options.html is not None:
+        check_output_file("--html", options.html, [options.log])
+        page = Path(options.html).resolve()
+        inside = options.out is not None and page.parent == Path(options.out).resolve()
+        if inside and page.name in REPORT_FILES:
+            msg = f"argument --html: {str(options.html)!r} is one of the --out files"
+            raise UsageError(msg)
 
 
 @dataclass(frozen=True)
@@ -765,30 +882,41 @@ def _write_outputs(
     progress: Callable[[str], None],
     stderr: TextIO,
 ) -> None:
-    """Write ``--out``'s files: the summary, the reliability table and the charts."""
+    """Write ``--out``'s files: the summary, the reliability table and the charts.
+
+    They are written to a new directory beside `out`, which replaces `out` whole
+    once every file is written: a failed or killed run leaves the previous outputs.
+    """
+    with _replaced(out, _report_files(options)) as staging:
+        progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
+        table.write_csv(staging / "summary.csv")
+        table.write_parquet(staging / "summary.parquet")
+        reliability.write_csv(staging / "reliability.csv")
+        progress(f"drawing {out / 'reliability.png'}")
+        title = f"Reliability diagram of {options.prob} ({Path(options.log).name})"
+        if draw_png(reliability, staging / "reliability.png", title) is None:
+            print(
+                f"{PROG}: note: skipped reliability.png (the plot extra is not installed: "
+                f"{PLOT_EXTRA})",
+                file=stderr,
+            )
+        if options.time is not None and options.interval is not None:
+            bounded = next(name for name in table.columns if name.endswith("_lower"))
+            metric = bounded.removesuffix("_lower")
+            progress(f"drawing {out / 'over_time.png'}")
+            if _draw_over_time(table, metric, options, staging / "over_time.png") is None:
+                print(f"{PROG}: note: skipped over_time.png ({PLOT_EXTRA})", file=stderr)
+
+
+@contextmanager
+def _replaced(out: Path, owned: Sequence[str]) -> Iterator[Path]:
+    """:func:`replaced_directory`, its errors as the command line's data errors."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        with replaced_directory(out, owned) as staging:
+            yield staging
     except OSError as error:
-        msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
+        msg = f"cannot write the output directory {str(out)!r}: {error.strerror or error}"
         raise DataError(msg) from error
-    progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
-    table.write_csv(out / "summary.csv")
-    table.write_parquet(out / "summary.parquet")
-    reliability.write_csv(out / "reliability.csv")
-    progress(f"drawing {out / 'reliability.png'}")
-    title = f"Reliability diagram of {options.prob} ({Path(options.log).name})"
-    if draw_png(reliability, out / "reliability.png", title) is None:
-        print(
-            f"{PROG}: note: skipped reliability.png (the plot extra is not installed: "
-            f"{PLOT_EXTRA})",
-            file=stderr,
-        )
-    if options.time is not None and options.interval is not None:
-        bounded = next(name for name in table.columns if name.endswith("_lower"))
-        metric = bounded.removesuffix("_lower")
-        progress(f"drawing {out / 'over_time.png'}")
-        if _draw_over_time(table, metric, options, out / "over_time.png") is None:
-            print(f"{PROG}: note: skipped over_time.png ({PLOT_EXTRA})", file=stderr)
 
 
 def draw_png(table: pl.DataFrame, path: Path, title: str) -> str | None:
@@ -1122,6 +1250,8 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
 
 def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib audit``: print the slices and write the tables and the forest plot."""
+    if options.out is not None:
+        check_output_directory("--out", options.out, AUDIT_FILES, [options.log])
     progress = _progress(options.quiet, stderr)
     progress(f"scanning {options.log}")
     lf = scan(options.log)
@@ -1157,28 +1287,35 @@ def _write_audit(
     progress: Callable[[str], None],
     stderr: TextIO,
 ) -> None:
-    """Write ``audit --out``'s files: the slices, the disparities and the forest plot."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
-        raise DataError(msg) from error
-    progress(f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet")
-    for name, table in (("slices", result.slices), ("disparities", result.disparities)):
-        table.write_parquet(out / f"{name}.parquet")
-        # CSV holds no lists: the attributes a slice fixes, comma-separated.
-        joined = table.with_columns(pl.col("attributes").list.join(","))
-        joined.write_csv(out / f"{name}.csv")
-    progress(f"drawing {out / 'forest.png'}")
+    """Write ``audit --out``'s files: the slices, the disparities and the forest plot.
+
+    They are written to a new directory beside `out`, which replaces `out` whole
+    once every file is written (as ``report --out``).
+    """
+    with _replaced(out, AUDIT_FILES) as staging:
+        progress(
+            f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet"
+        )
+        for name, table in (("slices", result.slices), ("disparities", result.disparities)):
+            table.write_parquet(staging / f"{name}.parquet")
+            # CSV holds no lists: the attributes a slice fixes, comma-separated.
+            joined = table.with_columns(pl.col("attributes").list.join(","))
+            joined.write_csv(staging / f"{name}.csv")
+        progress(f"drawing {out / 'forest.png'}")
+        _draw_forest(options, result, staging / "forest.png", stderr)
+
+
+def _draw_forest(options: AuditOptions, result: Audit, path: Path, stderr: TextIO) -> None:
+    """Draw the audit's forest plot to `path`, Altair else matplotlib, else a note."""
     title = f"Calibration by slice: {options.prob} ({Path(options.log).name})"
     try:
-        save_png(plot_audit(result, title=title), out / "forest.png")
+        save_png(plot_audit(result, title=title), path)
         return
     except ImportError:
         pass
     try:
         figure = plot_audit(result, backend="matplotlib", title=title)
-        save_png(figure, out / "forest.png", scale=1.5)
+        save_png(figure, path, scale=1.5)
     except ImportError:
         print(
             f"{PROG}: note: skipped forest.png (the plot extra is not installed: {PLOT_EXTRA})",
