@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import time
+import warnings
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +160,7 @@ class ReportOptions:
     id: str | None = None
     audit: list[str] | None = None
     audit_max_order: int | None = None
+    progress: bool = False
 
     @property
     def keys(self) -> list[str]:
@@ -384,6 +388,11 @@ def _add_report_outputs(report: argparse.ArgumentParser) -> None:
         "(the spark or dask extra; uniform bins); default: Polars",
     )
     report.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    report.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
 
 
 def _add_fit_parser(commands: Any) -> None:
@@ -452,6 +461,11 @@ def _add_fit_parser(commands: Any) -> None:
         help="the calibrator's JSON file",
     )
     fit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    fit.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
 
 
 def _add_apply_parser(commands: Any) -> None:
@@ -483,13 +497,18 @@ def _add_apply_parser(commands: Any) -> None:
     )
     apply.add_argument("--out", type=Path, required=True, metavar="FILE", help="parquet output")
     apply.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    apply.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
 
 
 def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib fit``: fit, print the parameters, save the calibrator."""
     check_output_file("--out", args.out, [args.log])
-    if not args.quiet:
-        print(f"{PROG}: fitting {args.method} on {args.log}", file=stderr, flush=True)
+    progress = Progress(stderr, quiet=args.quiet, detailed=args.progress)
+    progress(f"fitting {args.method} on {args.log}")
     calibrator = fit_calibrator(
         scan(args.log),
         args.prob,
@@ -514,8 +533,8 @@ def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> Non
     ):
         print(calibrator.params, file=stdout, flush=True)
     path = calibrator.save(args.out)
-    if not args.quiet:
-        print(f"{PROG}: wrote {path}", file=stderr, flush=True)
+    progress(f"wrote {path}")
+    progress.done()
 
 
 def apply_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
@@ -538,10 +557,11 @@ def apply_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> N
         )
         raise UsageError(msg)
     query = calibrator.apply(log, args.prob, alias=column, replace=args.replace)
-    if not args.quiet:
-        print(f"{PROG}: writing {args.out} (streaming)", file=stderr, flush=True)
+    progress = Progress(stderr, quiet=args.quiet, detailed=args.progress)
+    progress(f"writing {args.out} (streaming)", passes=1)
     with atomic_path(args.out) as temporary:
         query.sink_parquet(temporary, engine="streaming")
+    progress.done()
 
 
 def check_output_file(option: str, output: Path, inputs: Sequence[str | Path]) -> None:
@@ -639,6 +659,7 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         id=args.id,
         audit=args.audit,
         audit_max_order=args.audit_max_order,
+        progress=bool(args.progress),
     )
 
 
@@ -676,8 +697,11 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     statistics cannot give the reliability table (see :func:`_reliability`).
     """
     _check_report_outputs(options)
-    progress = _progress(options.quiet, stderr)
+    progress = Progress(stderr, quiet=options.quiet, detailed=options.progress)
     resampling = _resampling(options)
+    # One pass, and one per 64 replicates of each resampling (an estimate with an engine).
+    chunks = (_passes(options.resamples or 1000) - 1) * len(resampling or [])
+    reads = "one pass over the log" + (f" and {chunks} of replicates" if chunks else "")
     if options.engine is not None:
         if resampling and options.id is None:
             msg = (
@@ -687,14 +711,15 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             )
             raise UsageError(msg)
         # The engine reads the log (a path Polars may not reach).
-        progress(f"computing the statistics with {options.engine} (one pass over the log)...")
-        data, schema = _read(options.engine, options.log)
+        progress(f"computing the statistics with {options.engine} ({reads})...", passes=1 + chunks)
+        with _silenced(options.quiet):
+            data, schema = _read(options.engine, options.log)
         audited = None
     else:
         progress(f"scanning {options.log}")
         data = scan(options.log)
         audited = _audit(data, options, progress)  # its errors before any output
-        progress("computing the statistics (one pass over the log)...")
+        progress(f"computing the statistics ({reads})...", passes=1 + chunks)
         schema = None
     stats = _statistics(data, options, windows=True, resampling=resampling)
     log = _Log(data, data.collect_schema() if schema is None else schema, options)
@@ -716,6 +741,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             # The engine's statistics give every table: the page reads no log.
             reliability = _reliability(log, stats, progress)
         write_html(options, log, stats, reliability, audited, progress, stderr)
+    progress.done()
 
 
 def _report_files(options: ReportOptions) -> list[str]:
@@ -764,14 +790,63 @@ class _Log:
         return pl.LazyFrame(schema=self.schema)
 
 
-def _progress(quiet: bool, stderr: TextIO) -> Callable[[str], None]:
-    """A function printing a progress message on stderr (nothing with ``--quiet``)."""
+class Progress:
+    """Progress lines on stderr: one per stage, as it starts; nothing with ``--quiet``.
 
-    def progress(message: str) -> None:
-        if not quiet:
-            print(f"{PROG}: {message}", file=stderr, flush=True)
+    On a terminal, or with ``--progress``, each line starts with the time elapsed
+    (``[m:ss]``) and, for a stage reading the log, says how many passes it makes
+    and how long they should take at the rate the earlier passes ran (the passes
+    over the log are the long part of every command); a last line says when the
+    command is done. Otherwise (a pipe, a file) the lines are the stages alone.
+    """
 
-    return progress
+    def __init__(self, stderr: TextIO, *, quiet: bool, detailed: bool | None = None) -> None:
+        self.stderr, self.quiet = stderr, quiet
+        self.detailed = _is_terminal(stderr) if not detailed else True
+        self.start = self.stage_start = time.monotonic()
+        self.stage_passes = 0
+        self.pass_seconds, self.passes_done = 0.0, 0
+
+    def __call__(self, message: str, *, passes: int = 0) -> None:
+        """Say that a stage starts; `passes`: how many times it reads the log."""
+        now = time.monotonic()
+        if self.stage_passes:
+            self.pass_seconds += now - self.stage_start
+            self.passes_done += self.stage_passes
+        self.stage_start, self.stage_passes = now, passes
+        if self.quiet:
+            return
+        if self.detailed:
+            message = f"[{_clock(now - self.start)}] {message}"
+            if passes and self.passes_done:
+                left = self.pass_seconds / self.passes_done * passes
+                message += f" (about {_clock(left)} for {passes} pass{'es' * (passes > 1)})"
+        print(f"{PROG}: {message}", file=self.stderr, flush=True)
+
+    def done(self) -> None:
+        """Say that the command is done, and in how long (only in the detailed form)."""
+        if self.detailed and not self.quiet:
+            elapsed = _clock(time.monotonic() - self.start)
+            print(f"{PROG}: [{elapsed}] done", file=self.stderr, flush=True)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _clock(seconds: float) -> str:
+    """A duration as ``m:ss`` (or ``h:mm:ss``)."""
+    minutes, second = divmod(round(seconds), 60)
+    hours, minute = divmod(minutes, 60)
+    return f"{hours}:{minute:02d}:{second:02d}" if hours else f"{minute}:{second:02d}"
+
+
+def _passes(resamples: int | None) -> int:
+    """The passes over the log of a statistics table: one, and one per 64 replicates."""
+    return 1 + (-(-resamples // 64) if resamples else 0)
 
 
 def _table_config() -> pl.Config:
@@ -795,6 +870,32 @@ def _resampling(options: ReportOptions) -> list[Resampling] | None:
     if set(options.metrics) & set(CONSISTENCY_METRICS):
         methods.append("consistency")
     return methods or None
+
+
+@contextmanager
+def _silenced(quiet: bool) -> Iterator[None]:
+    """With `quiet`, silence what an engine prints itself: Spark's JVM log, Python warnings.
+
+    This process's standard error (file descriptor 2) points to the null device
+    while the block runs, and the processes started meanwhile (Spark's JVM and its
+    Python workers, Dask's) keep it; warnings are ignored. An error still reaches
+    the command line's one-line message, printed after the block.
+    """
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
 def _read(engine: Engine, log: str) -> tuple[Any, pl.Schema]:
@@ -823,24 +924,25 @@ def _statistics(
     time, every = (options.time, options.every) if windows else (None, None)
     if windows:
         reduction, metrics = options.reduction, options.metrics
-    stats = bin_statistics(
-        data,
-        options.prob,
-        options.label,
-        by=options.by,
-        time=time,
-        every=every,
-        n_bins=options.n_bins,
-        strategy=options.strategy,
-        closed=options.closed,
-        weight=options.weight,
-        reduction=reduction,
-        metrics=metrics,
-        resampling=resampling,
-        n_resamples=options.resamples or 1000,
-        seed=options.seed,
-        id=options.id,
-    )
+    with _silenced(options.quiet and options.engine is not None):
+        stats = bin_statistics(
+            data,
+            options.prob,
+            options.label,
+            by=options.by,
+            time=time,
+            every=every,
+            n_bins=options.n_bins,
+            strategy=options.strategy,
+            closed=options.closed,
+            weight=options.weight,
+            reduction=reduction,
+            metrics=metrics,
+            resampling=resampling,
+            n_resamples=options.resamples or 1000,
+            seed=options.seed,
+            id=options.id,
+        )
     if isinstance(stats, pl.DataFrame):  # the engine's
         return stats
     plan: pl.LazyFrame = stats
@@ -857,7 +959,7 @@ def _statistics(
     )
 
 
-def _reliability(log: _Log, stats: pl.DataFrame, progress: Callable[[str], None]) -> pl.DataFrame:
+def _reliability(log: _Log, stats: pl.DataFrame, progress: Progress) -> pl.DataFrame:
     """The reliability table per `--by` key over the whole log, by the HTML report's rule.
 
     From the summary's statistics when they hold the diagrams' problem (binary or
@@ -868,7 +970,7 @@ def _reliability(log: _Log, stats: pl.DataFrame, progress: Callable[[str], None]
     shared = options.time is None or options.strategy == "uniform"
     source = stats
     if options.reduction not in (None, "confidence") or not shared:
-        progress("computing the reliability table (a second pass)...")
+        progress("computing the reliability table (a second pass)...", passes=1)
         reduction: Reduction | None = None if log.reduction is None else "confidence"
         source = _statistics(log.data, options, windows=False, reduction=reduction)
     return reliability_from_statistics(source, by=options.by, confidence=options.confidence)
@@ -879,7 +981,7 @@ def _write_outputs(
     out: Path,
     table: pl.DataFrame,
     reliability: pl.DataFrame,
-    progress: Callable[[str], None],
+    progress: Progress,
     stderr: TextIO,
 ) -> None:
     """Write ``--out``'s files: the summary, the reliability table and the charts.
@@ -962,14 +1064,15 @@ def _draw_over_time(
         return None
 
 
-def _audit(
-    lf: pl.LazyFrame, options: ReportOptions, progress: Callable[[str], None]
-) -> Audit | None:
+def _audit(lf: pl.LazyFrame, options: ReportOptions, progress: Progress) -> Audit | None:
     """The audit of ``--audit`` for the page (:func:`polars_calib.audit`), else none."""
     if options.audit is None:
         return None
     passes = "" if options.resamples is None else " and one per 64 bootstrap replicates"
-    progress(f"auditing {','.join(options.audit)} (one pass over the log{passes})...")
+    progress(
+        f"auditing {','.join(options.audit)} (one pass over the log{passes})...",
+        passes=_passes(options.resamples),
+    )
     return audit(
         lf,
         options.prob,
@@ -996,7 +1099,7 @@ def write_html(
     stats: pl.DataFrame,
     reliability: pl.DataFrame | None,
     audited: Audit | None,
-    progress: Callable[[str], None],
+    progress: Progress,
     stderr: TextIO,
 ) -> None:
     """Write the HTML report of ``--html`` (:func:`polars_calib.html_report`) from the
@@ -1006,9 +1109,9 @@ def write_html(
     progress("laying out the HTML report...")
     # The page's own passes (see html_report's Notes), said as they come.
     if options.time is not None and options.strategy != "uniform":
-        progress("computing the whole-log tables (a second pass)...")
+        progress("computing the whole-log tables (a second pass)...", passes=1)
     if reliability is None and options.reduction not in (None, "confidence"):
-        progress("computing the reliability table (a second pass)...")
+        progress("computing the reliability table (a second pass)...", passes=1)
     page = html_report(
         log.polars,
         options.prob,
@@ -1113,6 +1216,7 @@ class AuditOptions:
     reduction: Reduction | None
     out: Path | None
     quiet: bool
+    progress: bool = False
 
 
 def _count(text: str) -> int:
@@ -1214,6 +1318,11 @@ def _add_audit_tests(audit: argparse.ArgumentParser) -> None:
     )
     audit.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
     audit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    audit.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
 
 
 def parse_audit(argv: Sequence[str]) -> AuditOptions:
@@ -1245,6 +1354,7 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
         reduction=args.reduction,
         out=args.out,
         quiet=bool(args.quiet),
+        progress=bool(args.progress),
     )
 
 
@@ -1252,11 +1362,14 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib audit``: print the slices and write the tables and the forest plot."""
     if options.out is not None:
         check_output_directory("--out", options.out, AUDIT_FILES, [options.log])
-    progress = _progress(options.quiet, stderr)
+    progress = Progress(stderr, quiet=options.quiet, detailed=options.progress)
     progress(f"scanning {options.log}")
     lf = scan(options.log)
     passes = "" if options.n_resamples is None else " and one per 64 bootstrap replicates"
-    progress(f"auditing every slice (one pass over the log{passes})...")
+    progress(
+        f"auditing every slice (one pass over the log{passes})...",
+        passes=_passes(options.n_resamples),
+    )
     result = audit(
         lf,
         options.prob,
@@ -1278,13 +1391,14 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
         print(result.slices.drop("attributes", *result.by), file=stdout, flush=True)
     if options.out is not None:
         _write_audit(options, options.out, result, progress, stderr)
+    progress.done()
 
 
 def _write_audit(
     options: AuditOptions,
     out: Path,
     result: Audit,
-    progress: Callable[[str], None],
+    progress: Progress,
     stderr: TextIO,
 ) -> None:
     """Write ``audit --out``'s files: the slices, the disparities and the forest plot.

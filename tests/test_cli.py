@@ -531,3 +531,60 @@ def test_apply_refuses_to_replace_a_column_unless_asked(
         p=pc.load_calibrator(calibrator_file).expr("p")
     )
     assert_frame_equal(pl.read_parquet(out), expected)
+
+
+def test_progress_on_request_has_elapsed_times(
+    capsys: pytest.CaptureFixture[str], parquet_log: Path
+) -> None:
+    common = ["report", parquet_log, "--prob", "p", "--label", "y", "--metrics", "ece"]
+    code, err = run_main(capsys, *common)
+    assert code == 0
+    # Not a terminal: the stages alone, as a log file reads them.
+    assert err.splitlines()[0] == f"polars-calib: scanning {parquet_log}"
+    assert "done" not in err
+    code, err = run_main(capsys, *common, "--progress")
+    assert code == 0
+    lines = err.splitlines()
+    assert lines[0].startswith("polars-calib: [0:0") and lines[0].endswith(
+        " scanning " + str(parquet_log)
+    )
+    assert lines[-1].startswith("polars-calib: [0:") and lines[-1].endswith("] done")
+    assert run_main(capsys, *common, "--progress", "-q") == (0, "")
+
+
+def test_progress_estimates_a_pass_from_the_passes_before(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    parquet_log: Path,
+) -> None:
+    for module in ("altair", "matplotlib"):  # no chart (quicker)
+        monkeypatch.setitem(sys.modules, module, None)
+    # Quantile bins per day: the whole-log reliability table needs a second pass.
+    code, err = run_main(
+        capsys,
+        *["report", parquet_log, "--prob", "p", "--label", "y", "--metrics", "ece"],
+        *["--time", "ts", "--every", "1d", "--strategy", "quantile", "--progress"],
+        *["--out", tmp_path / "out"],
+    )
+    assert code == 0, err
+    (line,) = [line for line in err.splitlines() if "second pass" in line]
+    assert line.endswith(" for 1 pass)") and "(about 0:0" in line
+
+
+@pytest.mark.slow
+def test_quiet_spark_prints_nothing_on_stderr(tmp_path: Path, parquet_log: Path) -> None:
+    # A fresh process: Spark's JVM starts under --quiet (its log, pandas' warnings).
+    pytest.importorskip("pyspark", reason="the spark extra (pyspark) is not installed")
+    argv = ["report", parquet_log, "--prob", "p", "--label", "y", "--by", "model"]
+    result = subprocess.run(
+        [sys.executable, "-m", "polars_calib", *map(str, argv), "--engine", "spark", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=600,  # a JVM starting on a busy machine
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert "baseline" in result.stdout
