@@ -155,13 +155,20 @@ def _swap(staging: Path, final: Path) -> None:
         return
     # Two renames (POSIX has no exchange of two directories): between them `final`
     # is absent, and the old outputs are still whole under the aside name.
-    aside = _reserve(final, lambda path: os.rename(final, path), suffix="old")
+    aside = _reserve(final, lambda path: _rename_to_new(final, path), suffix="old")
     try:
         os.rename(staging, final)
     except BaseException:
         os.rename(aside, final)
         raise
     shutil.rmtree(aside, ignore_errors=True)
+
+
+def _rename_to_new(source: Path, path: Path) -> None:
+    """Rename `source` to `path`, which must not exist (a rename would replace an empty one)."""
+    if os.path.lexists(path):
+        raise FileExistsError(path)
+    os.rename(source, path)
 
 
 def input_files(source: str | Path) -> list[Path]:
