@@ -8,12 +8,12 @@ least one row.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Sequence
 
 import polars as pl
 
 from polars_calib._core.exprs import IntoExpr, Keys, output_name
+from polars_calib._core.labels import key_label
 from polars_calib._core.validation import CalibrationDataError
 
 __all__ = [
@@ -36,11 +36,6 @@ SLICE_COLUMNS = ("slice", "order", "attributes")
 
 # Key dtypes an attribute may have: values that name a group.
 _GROUPABLE = (pl.String, pl.Categorical, pl.Enum, pl.Boolean, pl.Date)
-
-# A label's value or name is quoted when it could be misread: empty, the word null, or
-# holding a separator (`,` `=`), a quote, a backslash, a control character, or whitespace
-# at either end. Inside quotes, `\` and `"` are escaped with a backslash.
-_NEEDS_QUOTES = r'[,="\\\x00-\x1f]|^\s|\s$|^$|^null$'
 
 
 def key_values(by: Keys, within: Keys) -> tuple[list[IntoExpr], int]:
@@ -125,34 +120,8 @@ def slice_label(subset: tuple[str, ...]) -> pl.Expr:
 
     A value (or name) that could be misread is quoted, so that a label names one slice
     only: the string ``"null"`` is ``a="null"`` where a null is ``a=null``, and a value
-    holding ``", b=y"`` stays inside its quotes (see ``_NEEDS_QUOTES``).
+    holding ``", b=y"`` stays inside its quotes (:func:`polars_calib._core.labels.key_label`).
     """
     if not subset:
         return pl.lit("overall")
-    parts = [
-        pl.concat_str(pl.lit(f"{quoted_name(name)}="), _quoted(pl.col(name).cast(pl.String)))
-        for name in subset
-    ]
-    return pl.concat_str(parts, separator=", ")
-
-
-def quoted_name(name: str) -> str:
-    """Return a column's name as a label writes it (quoted when it could be misread)."""
-    if re.search(_NEEDS_QUOTES, name) is None:
-        return name
-    escaped = name.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
-def _quoted(value: pl.Expr) -> pl.Expr:
-    """Return a String value as a label writes it: ``null``, bare, or quoted and escaped."""
-    escaped = value.str.replace_all("\\", "\\\\", literal=True).str.replace_all(
-        '"', '\\"', literal=True
-    )
-    return (
-        pl.when(value.is_null())
-        .then(pl.lit("null"))
-        .when(value.str.contains(_NEEDS_QUOTES))
-        .then(pl.concat_str(pl.lit('"'), escaped, pl.lit('"')))
-        .otherwise(value)
-    )
+    return key_label(subset)
