@@ -933,3 +933,45 @@ def test_small_slices_are_those_below_min_count_exactly() -> None:
     assert not everything["too_small"].any()
     with pytest.raises(ValueError, match="`min_count`"):
         audit(df, "p", "y", by="sex", min_count=-1)
+
+
+def test_cli_audit_within_the_model_and_never_pooled(tmp_path: Path) -> None:
+    log = two_models_log().gather_every(8)
+    log.write_parquet(tmp_path / "log.parquet")
+    common = ("log.parquet", "--prob", "p", "--label", "y", "--by", "sex,age", "--resamples", "0")
+    out = tmp_path / "out"
+    result = audit_cli(
+        *common, "--within", "model", "--min-count", "50", "--out", out, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    expected = audit(log, "p", "y", by=["sex", "age"], within="model", min_count=50)
+    assert_frame_equal(pl.read_parquet(out / "slices.parquet"), expected.slices)
+    assert_frame_equal(pl.read_parquet(out / "disparities.parquet"), expected.disparities)
+    pooled = audit_cli(*common, cwd=tmp_path)
+    message = assert_one_line_error(pooled, 1)
+    assert "2 models in column 'model' (a, b)" in message and "(--within model)" in message
+    sliced = audit_cli(*common[:-4], "--by", "model,sex", "--resamples", "0", cwd=tmp_path)
+    assert sliced.returncode == 0, sliced.stderr  # the models as slices: asked for, not pooled
+
+
+@pytest.mark.skipif(not HAS_PLOT, reason="needs the plot extra")
+def test_the_forest_plot_of_an_audit_within_models_draws_each_model_against_its_own_row() -> None:
+    log = two_models_log().gather_every(8)
+    result = audit(log, "p", "y", by="sex", within="model", min_count=0)
+    figure = pc.plot_audit(result, backend="matplotlib")
+    axes = figure.axes[0]
+    labels = [label.get_text() for label in axes.get_yticklabels()]
+    assert labels == [
+        "model=a | overall",
+        "model=a | sex=F",
+        "model=a | sex=M",
+        "model=b | overall",
+        "model=b | sex=F",
+        "model=b | sex=M",
+    ]
+    legend = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert "overall" in legend and "overall ece" not in legend  # no line of a pooled value
+    spec = pc.plot_audit(result).to_dict()
+    assert "strokeDash" not in str(spec)
+    one = pc.plot_audit(result.slices.filter(pl.col("model") == "a"), backend="matplotlib")
+    assert [t.get_text() for t in one.axes[0].get_yticklabels()] == ["sex=F", "sex=M"]
