@@ -694,3 +694,19 @@ def test_the_audit_runs_within_the_model_and_never_pools_models() -> None:
     one = log.filter(pl.col("model") == "baseline")
     alone = pc.html_report(one, "p", "y", audit=["sex"], min_count=0, metrics="ece")
     assert Page(alone.html).headers["audit-table"][0] == "slice"  # one model: no key needed
+
+
+def test_small_groups_are_those_with_rows_below_min_count_exactly() -> None:
+    # a: 5 rows (enough), b: 4 (small), c: 1 (small), d: rows without a probability (no row
+    # used: noted as empty elsewhere, not as small); miscalibration changing sign.
+    log = pl.DataFrame(
+        {
+            "segment": ["a"] * 5 + ["b"] * 4 + ["c"] + ["d"] * 2,
+            "p": [0.8, 0.8, 0.2, 0.2, 0.2, 0.2, 0.2, 0.8, 0.8, 0.6, None, None],
+            "y": [0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1],
+        }
+    )
+    report = pc.html_report(log, "p", "y", by="segment", min_count=5, metrics="ece", n_bins=5)
+    small = [note for note in report.notes if note.startswith("Groups with fewer than 5 rows")]
+    assert len(small) == 1
+    assert small[0].endswith(": segment = b (4 rows); segment = c (1 rows).")
