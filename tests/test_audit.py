@@ -975,3 +975,6 @@ def test_the_forest_plot_of_an_audit_within_models_draws_each_model_against_its_
     assert "strokeDash" not in str(spec)
     one = pc.plot_audit(result.slices.filter(pl.col("model") == "a"), backend="matplotlib")
     assert [t.get_text() for t in one.axes[0].get_yticklabels()] == ["sex=F", "sex=M"]
+    worst = pc.plot_audit(result.worst(1), backend="matplotlib")  # no overall row: still apart
+    labels = [t.get_text() for t in worst.axes[0].get_yticklabels()]
+    assert [label.split(" | ")[0] for label in labels] == ["model=a", "model=b"]

@@ -176,11 +176,11 @@ def _drawing_frame(
         raise ValueError(msg)
     bounds = [f"{column}_lower", f"{column}_upper"]
     has_interval = all(name in table.columns for name in bounds)
-    # An audit `within` keys (its columns before `slice`): each group's rows, its
-    # overall row first, labelled by the group; no line (each group has its overall).
+    # Rows of several groups of an audit `within` keys (its columns before `slice`): each
+    # group's rows, its overall row first, labelled by the group; no line (no one overall).
     within = table.columns[: table.columns.index("slice")]
     overall_rows = table.filter(pl.col("order") == 0)
-    grouped = bool(within) and overall_rows.height > 1
+    grouped = bool(within) and table.select(within).n_unique() > 1
     overall = overall_rows.item(0, column) if overall_rows.height and not grouped else None
     rows = table if grouped else table.filter(pl.col("order") > 0)
     if not include_small:
