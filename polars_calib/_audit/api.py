@@ -103,7 +103,9 @@ def audit(
         sequence of them, of the dtypes of `by`. Each group of `within` values is
         audited on its own: its overall row, slices, intervals, tests (adjusted
         within the group), comparisons, disparities and worst slices, as an audit of
-        that group's rows would give; the tables carry the `within` columns first.
+        that group's rows would give (the intervals too with `id`: without it, a
+        row's draws hash its position in `data`); the tables carry the `within`
+        columns first.
         ``None`` (default): one audit of every row. **A log of several models needs
         it** (or one model's rows): pooled, the slices describe no model.
     max_order
