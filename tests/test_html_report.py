@@ -710,3 +710,15 @@ def test_small_groups_are_those_with_rows_below_min_count_exactly() -> None:
     small = [note for note in report.notes if note.startswith("Groups with fewer than 5 rows")]
     assert len(small) == 1
     assert small[0].endswith(": segment = b (4 rows); segment = c (1 rows).")
+
+
+def test_quoted_slice_labels_reach_the_page_whole() -> None:
+    # A value with quotes and a separator: its label is quoted in the audit and stays one
+    # attribute value in the page's HTML (quotes escaped inside attributes).
+    odd = 'say "hi", x=1'
+    log = small_log(200).with_columns(
+        sex=pl.when(pl.int_range(pl.len()) % 2 == 0).then(pl.lit(odd)).otherwise(pl.lit("F"))
+    )
+    report = pc.html_report(log, "p", "y", by="model", audit=["sex"], min_count=0, metrics="ece")
+    shown = Page(report.html).frame("audit-table")
+    assert set(shown["slice"].to_list()) == {"sex=F", 'sex="say \\"hi\\", x=1"'}
