@@ -33,7 +33,7 @@ from typing import Any, NoReturn, TextIO, TypeGuard, get_args
 
 import polars as pl
 
-from polars_calib._audit import Audit, audit
+from polars_calib._audit import Audit, audit, check_one_model
 from polars_calib._core.files import (
     atomic_path,
     foreign_entries,
@@ -373,7 +373,8 @@ def _add_report_outputs(report: argparse.ArgumentParser) -> None:
         type=_names,
         metavar="COLS",
         help="with --html: a fairness-audit section auditing these attribute columns, e.g. "
-        "sex,age_band (as `polars-calib audit --by`; one more pass over the log)",
+        "sex,age_band, within each value of the first --by key (the model), as "
+        "`polars-calib audit --by sex,age_band --within model` (one more pass over the log)",
     )
     report.add_argument(
         "--audit-max-order",
@@ -635,6 +636,12 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         raise UsageError(msg)
     if args.audit_max_order is not None and args.audit is None:
         msg = "--audit-max-order goes with --audit"
+        raise UsageError(msg)
+    if args.audit is not None and args.by[:1] and args.by[0] in args.audit:
+        msg = (
+            f"--audit cannot slice {args.by[0]!r}: the audit runs within each value of the "
+            "first --by key (the model)"
+        )
         raise UsageError(msg)
     return ReportOptions(
         log=str(args.log),
@@ -1065,12 +1072,20 @@ def _draw_over_time(
 
 
 def _audit(lf: pl.LazyFrame, options: ReportOptions, progress: Progress) -> Audit | None:
-    """The audit of ``--audit`` for the page (:func:`polars_calib.audit`), else none."""
+    """The audit of ``--audit`` for the page (:func:`polars_calib.audit`), else none.
+
+    It runs within the first ``--by`` key (the model, as the page's diagrams are per
+    value of it); without ``--by``, a log whose ``model`` column holds several values is
+    refused rather than pooled (:func:`polars_calib._audit.check_one_model`).
+    """
     if options.audit is None:
         return None
+    if not options.by:
+        check_one_model(lf, options.audit, "--by {}")
     passes = "" if options.resamples is None else " and one per 64 bootstrap replicates"
+    within = f" within each {options.by[0]}" if options.by else ""
     progress(
-        f"auditing {','.join(options.audit)} (one pass over the log{passes})...",
+        f"auditing {','.join(options.audit)}{within} (one pass over the log{passes})...",
         passes=_passes(options.resamples),
     )
     return audit(
@@ -1078,6 +1093,7 @@ def _audit(lf: pl.LazyFrame, options: ReportOptions, progress: Progress) -> Audi
         options.prob,
         options.label,
         by=options.audit,
+        within=options.by[:1],
         max_order=options.audit_max_order,
         metrics=options.page_metrics,
         min_count=SMALL_GROUP,
@@ -1203,6 +1219,7 @@ class AuditOptions:
     prob: str
     label: str
     by: list[str]
+    within: list[str]
     max_order: int | None
     n_bins: int
     metrics: list[Metric]
@@ -1236,7 +1253,8 @@ def _add_audit_parser(commands: Any) -> None:
         "audit",
         help="calibration of every segment and intersection of segments (a fairness audit)",
         description="Audit the calibration of every value of each --by attribute and of "
-        "their intersections, from one pass over the log; print the slices; with --out, "
+        "their intersections, from one pass over the log (per value of the --within keys, "
+        "such as the model: a log of several models needs it); print the slices; with --out, "
         "write slices.csv, slices.parquet, disparities.csv, disparities.parquet and "
         "forest.png.",
     )
@@ -1249,6 +1267,14 @@ def _add_audit_parser(commands: Any) -> None:
         required=True,
         metavar="COLS",
         help="comma-separated attribute columns, e.g. sex,age_band,region",
+    )
+    audit.add_argument(
+        "--within",
+        type=_names,
+        default=[],
+        metavar="COLS",
+        help="comma-separated columns kept whole, e.g. model: one audit per value (required "
+        "when a column named model holds several values)",
     )
     audit.add_argument(
         "--max-order",
@@ -1341,6 +1367,7 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
         prob=str(args.prob),
         label=str(args.label),
         by=list(args.by),
+        within=list(args.within),
         max_order=args.max_order,
         n_bins=int(args.bins),
         metrics=list(args.metrics),
@@ -1365,9 +1392,12 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     progress = Progress(stderr, quiet=options.quiet, detailed=options.progress)
     progress(f"scanning {options.log}")
     lf = scan(options.log)
+    if not options.within:
+        check_one_model(lf, options.by, "--within {}")
     passes = "" if options.n_resamples is None else " and one per 64 bootstrap replicates"
+    within = f" within each {','.join(options.within)}" if options.within else ""
     progress(
-        f"auditing every slice (one pass over the log{passes})...",
+        f"auditing every slice{within} (one pass over the log{passes})...",
         passes=_passes(options.n_resamples),
     )
     result = audit(
@@ -1375,6 +1405,7 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
         options.prob,
         options.label,
         by=options.by,
+        within=options.within,
         max_order=options.max_order,
         metrics=options.metrics,
         min_count=options.min_count,

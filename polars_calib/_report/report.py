@@ -161,6 +161,11 @@ def html_report(
     audit
         Attributes to audit (:func:`polars_calib.audit`'s `by`), such as
         ``["sex", "age_band"]``; ``None`` (default): no audit section. The audit
+        runs within the first `by` key (the model, whose values the diagrams are
+        drawn for: :func:`polars_calib.audit`'s `within`), so that each model's
+        slices are its own; without `by`, a log with a column named like a model
+        (``model``, ``model_name``, ``model_id``, ``model_version``) holding several
+        values raises ``ValueError`` rather than pooling the models. The audit
         takes the page's metrics, bins, weight, reduction, `min_count`,
         `confidence`, `n_resamples`, `seed` and `id`, and its own defaults
         otherwise (Holm correction, the automatic test). Or an
@@ -198,7 +203,8 @@ def html_report(
     TypeError, ValueError
         A bad argument, as :func:`polars_calib.summary`; a bad audit argument, as
         :func:`polars_calib.audit` (such as quantile bins, or an attribute that is
-        not a column).
+        not a column); an `audit` attribute that is the first `by` key; several
+        models and no `by` (see `audit`).
 
     Notes
     -----
