@@ -62,8 +62,8 @@ def page_steps(text: str) -> list[Step]:
     lines = text.splitlines()
     blocks = []
     for match in FENCE.finditer(text):
-        if match["lang"] != "python" or match["code"].lstrip().startswith(">>>"):
-            continue  # a doctest in a fence: the doctest run checks it
+        if match["lang"] not in ("python", "py") or match["code"].lstrip().startswith(">>>"):
+            continue  # another language, or doctest examples (the doctest run checks them)
         line = text.count("\n", 0, match.start()) + 1
         marker = MARKER.fullmatch(lines[line - 2].strip()) if line > 1 else None
         reason = marker.group(1).strip() if marker else None
@@ -103,7 +103,13 @@ def _name(page: Path) -> str:
 
 
 STEPS = {_name(page): page_steps(page.read_text()) for page in PAGES}
-RUN = [name for name, steps in STEPS.items() if any(not step.not_run for step in steps)]
+SLOW_PAGES = {"docs/html-report.md", "docs/plots.md"}
+"""Pages whose code takes over 5 s of CPU (a page with bootstrap replicates and PNGs)."""
+RUN = [
+    pytest.param(name, marks=[pytest.mark.slow] if name in SLOW_PAGES else [])
+    for name, steps in STEPS.items()
+    if any(not step.not_run for step in steps)
+]
 NOT_RUN = [
     pytest.param(f"{name}:{step.line}", step, id=f"{name}:{step.line}")
     for name, steps in STEPS.items()
