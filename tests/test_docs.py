@@ -290,3 +290,31 @@ def test_documented_signatures_and_calls_match_the_code() -> None:
         for problem in mention_problems(function, args)
     ]
     assert not problems, "\n".join(problems)
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+"""The target of a markdown link."""
+
+
+def anchors(text: str) -> set[str]:
+    """The anchors of a page's headings, as GitHub makes them."""
+    headings = re.findall(r"^#+ (.+)$", FENCE.sub("", text), re.M)
+    return {
+        re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings
+    }
+
+
+def test_relative_links_resolve() -> None:
+    broken = []
+    for name in STEPS:
+        page = ROOT / name
+        for target in LINK.findall(page.read_text()):
+            if re.match(r"[a-z]+:", target):
+                continue  # https:, mailto:
+            path, _, anchor = target.partition("#")
+            linked = page.parent / path if path else page
+            if not linked.exists():
+                broken.append(f"{name}: {target} (no such file)")
+            elif anchor and linked.suffix == ".md" and anchor not in anchors(linked.read_text()):
+                broken.append(f"{name}: {target} (no such heading)")
+    assert not broken, "\n".join(broken)
