@@ -19,6 +19,7 @@ import ast
 import doctest
 import inspect
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -318,3 +319,57 @@ def test_relative_links_resolve() -> None:
             elif anchor and linked.suffix == ".md" and anchor not in anchors(linked.read_text()):
                 broken.append(f"{name}: {target} (no such heading)")
     assert not broken, "\n".join(broken)
+
+
+HEAVY = ("--html", "audit")
+"""Commands left out of the console check: a page with replicates, an audit (each over
+10 s of CPU; tests/test_cli.py and tests/test_html_report.py run them). Their output in
+the docs is a file size or nothing."""
+
+
+def console_sessions(text: str) -> list[tuple[int, list[str], list[str]]]:
+    """The ``$ polars-calib ...`` commands of a page's console blocks, with the lines shown
+    after each: (line in the page, the command's words, the output lines)."""
+    sessions: list[tuple[int, list[str], list[str]]] = []
+    for match in FENCE.finditer(text):
+        if match["lang"] not in ("console", "") or not match["code"].startswith("$ "):
+            continue
+        first = text.count("\n", 0, match.start()) + 2
+        for offset, line in enumerate(match["code"].splitlines()):
+            if line.startswith("$ "):
+                sessions.append((first + offset, shlex.split(line[2:]), []))
+            else:
+                sessions[-1][2].append(line)
+    return sessions
+
+
+@pytest.mark.slow
+def test_console_examples_print_what_the_docs_show(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command line's output in the docs, line for line (stdout and stderr together:
+    the order in which a terminal shows them is not checked), and its exit codes."""
+    from polars_calib.cli import main
+
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    checked, code = 0, None
+    for name in STEPS:
+        for line, words, shown in console_sessions((ROOT / name).read_text()):
+            where = f"{name}:{line}"
+            if words[0] == "polars-calib" and not set(HEAVY) & set(words):
+                assert ">" not in words, where  # every line it prints is shown
+                code = main(words[1:])
+                printed = capsys.readouterr()
+                got = (printed.out + printed.err).splitlines()
+                assert sorted(got) == sorted(shown), where
+                checked += 1
+                continue
+            if words == ["echo", "$?"]:
+                assert code is not None, f"{where}: the exit code of which command?"
+                assert shown == [str(code)], where
+            elif words[0] == "ls" and HAS_PLOT:
+                listed = sorted(path.name for path in Path(words[1]).iterdir())
+                assert listed == sorted(" ".join(shown).split()), where
+            code = None  # `echo $?` tells of the command right above it
+    assert checked >= 5
