@@ -373,3 +373,15 @@ def test_console_examples_print_what_the_docs_show(
                 assert listed == sorted(" ".join(shown).split()), where
             code = None  # `echo $?` tells of the command right above it
     assert checked >= 5
+
+
+def test_every_pc_name_in_the_docs_exists() -> None:
+    import polars_calib as pc
+
+    missing = [
+        f"{name}: pc.{attribute}"
+        for name in STEPS
+        for attribute in sorted(set(re.findall(r"\bpc\.(\w+)", (ROOT / name).read_text())))
+        if not hasattr(pc, attribute)
+    ]
+    assert not missing, "\n".join(missing)
