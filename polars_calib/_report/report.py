@@ -30,6 +30,7 @@ import polars as pl
 from polars_calib._audit import Audit
 from polars_calib._core.binning import Binning
 from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.files import write_text
 from polars_calib._core.options import (
     SUM_TOLERANCE,
     Closed,
@@ -80,10 +81,12 @@ class HtmlReport:
     notes: tuple[str, ...]
 
     def save(self, path: str | Path) -> Path:
-        """Write the page to `path` (UTF-8) and return the path; parent folders must exist."""
-        path = Path(path)
-        path.write_text(self.html, encoding="utf-8")
-        return path
+        """Write the page to `path` (UTF-8) and return the path; parent folders must exist.
+
+        The page is written under a temporary name beside `path`, then renamed: a
+        failed write leaves no partial page (and `path`, if it existed, as it was).
+        """
+        return write_text(path, self.html)
 
 
 def html_report(
