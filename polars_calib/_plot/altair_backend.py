@@ -228,8 +228,9 @@ def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) 
     )
     # A layer only where it has rows: an empty one has no extent (a Vega warning).
     small = frame.get_column("too_small")
+    bounded = frame.get_column(FOREST_LOWER).is_not_null().any()
     layers: list[Any] = [
-        intervals,
+        *([intervals] if bounded else []),
         *([points] if (~small).any() else []),
         *([hollow] if small.any() else []),
     ]
