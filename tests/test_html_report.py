@@ -784,3 +784,49 @@ def test_chromium_draws_every_chart_with_hostile_names_and_runs_no_injected_scri
         chart = chart.split("</figure>")[0]
         assert 'data-rendered="true"' in chart and 'class="marks"' in chart
         assert chart.count('role="graphics-symbol"') >= 8
+
+
+def test_time_zone_aware_window_starts_keep_their_time_and_offset() -> None:
+    # Windows of a time-zone-aware log start at local midnight: the page shows the
+    # offset (a date alone would hide which midnight); a naive midnight is a date.
+    log = small_log(600)
+    aware = log.with_columns(pl.col("ts").dt.replace_time_zone("Europe/Paris"))
+    page = pc.html_report(aware, "p", "y", by="model", time="ts", every="1d", metrics=["ece"])
+    assert '<td data-value="2024-03-01T00:00:00+01:00">2024-03-01 00:00:00+01:00</td>' in page.html
+    assert "from 2024-03-01 00:00:00+01:00 to 2024-03-03 00:00:00+01:00" in page.html
+    naive = pc.html_report(log, "p", "y", by="model", time="ts", every="1d", metrics=["ece"])
+    assert '<td data-value="2024-03-01T00:00:00">2024-03-01</td>' in naive.html
+
+
+@needs_plot
+def test_nan_and_infinite_chart_values_are_drawn_missing_with_a_note() -> None:
+    log = small_log()
+    table = pc.reliability(log, "p", "y", by="model")
+    row = pl.int_range(pl.len())
+    broken = table.with_columns(  # values no reliability table should hold, given by hand
+        observed=pl.when(row == 3).then(float("nan")).otherwise("observed"),
+        mean_predicted=pl.when(row == 5).then(float("inf")).otherwise("mean_predicted"),
+    )
+    report = pc.html_report(log, "p", "y", by="model", reliability=broken)
+    assert "2 values of the charts' data are NaN or infinite" in " ".join(report.notes)
+    page = Page(report.html)
+    assert "NaN or infinite" in page.all_text()
+    values = [
+        row
+        for spec in specs(page)
+        for data in spec["datasets"].values()  # type: ignore[attr-defined]
+        for row in data
+        if "observed" in row
+    ]
+    assert sum(row["observed"] is None for row in values) == 1
+    assert sum(row["mean_predicted"] is None for row in values) == 1
+    # A page without them has no such note.
+    assert "NaN or infinite" not in " ".join(pc.html_report(log, "p", "y", by="model").notes)
+
+
+def test_without_jinja2_the_page_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"jinja2.*pip install 'polars_calib\[plot\]'"):
+        pc.html_report(small_log(), "p", "y", by="model")
