@@ -767,7 +767,29 @@ def test_the_policy_allows_only_the_page_own_scripts_and_style(
 def test_chromium_draws_every_chart_with_hostile_names_and_runs_no_injected_script(
     hostile_report: pc.HtmlReport, tmp_path: Path
 ) -> None:
-    path = hostile_report.save(tmp_path / "hostile.html")
+    # The page, and a hover on the forest plot's first point once every chart is drawn
+    # (a test's script, allowed by its hash): its tooltip names a hostile slice.
+    hover = """
+    function hover() {
+      if (document.querySelectorAll("[data-rendered]").length < 6) {
+        setTimeout(hover, 50);
+        return;
+      }
+      var figures = document.querySelectorAll("figure");
+      var point = figures[figures.length - 1].querySelector(".mark-symbol path");
+      var box = point.getBoundingClientRect();
+      var at = { bubbles: true, clientX: box.x + box.width / 2, clientY: box.y + box.height / 2 };
+      ["pointerover", "pointermove"].forEach(function (name) {
+        point.dispatchEvent(new PointerEvent(name, at));
+      });
+    }
+    hover();
+    """
+    page, end = hostile_report.html.rsplit("</body>", 1)
+    path = tmp_path / "hostile.html"
+    path.write_text(
+        allow_script(page, hover) + f"<script>{hover}</script></body>{end}", encoding="utf-8"
+    )
     result = chromium(path, tmp_path, "--dump-dom")
     assert result.returncode == 0, result.stderr[-2_000:]
     # No console message: no blocked inline script or style, no Vega warning.
@@ -784,6 +806,10 @@ def test_chromium_draws_every_chart_with_hostile_names_and_runs_no_injected_scri
         chart = chart.split("</figure>")[0]
         assert 'data-rendered="true"' in chart and 'class="marks"' in chart
         assert chart.count('role="graphics-symbol"') >= 8
+    # Vega's tooltip works under the policy, and shows the slice's name as text.
+    (tooltip,) = re.findall(r'<div id="vg-tooltip-element"[^>]*>(.*?)</div>', dom)
+    assert 'class="vg-tooltip visible' in dom and "<img" not in tooltip
+    assert html.escape(HOSTILE_COLUMNS["segment"], quote=False) in tooltip
 
 
 def test_time_zone_aware_window_starts_keep_their_time_and_offset() -> None:
