@@ -9,13 +9,18 @@ as its weight, ``params`` holds ``T``.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -31,6 +36,7 @@ from sklearn.linear_model import LogisticRegression
 import polars_calib as pc
 from conftest import FrameContext, make_log, sign_changing_log
 from polars_calib._core.problem import EPS
+from polars_calib.cli import main
 
 BINARY_METHODS = ("platt", "beta", "isotonic", "histogram")
 
@@ -748,18 +754,245 @@ def test_load_refuses_other_files(tmp_path: Path) -> None:
     content = cal.to_dict()
     content["format_version"] = 99
     bad.write_text(json.dumps(content))
-    with pytest.raises(pc.CalibrationDataError, match="format version 99"):
+    with pytest.raises(pc.CalibrationDataError, match=r"format_version: is 99; .* up to format"):
         pc.load_calibrator(bad)
     content = cal.to_dict()
     content["reduction"] = "pairwise"
     bad.write_text(json.dumps(content))
-    with pytest.raises(pc.CalibrationDataError, match="unknown reduction 'pairwise'"):
+    with pytest.raises(pc.CalibrationDataError, match=r"reduction: must be one of .*'pairwise'"):
         pc.load_calibrator(bad)
     content = cal.to_dict()
     content["params"]["columns"].pop("b")
     bad.write_text(json.dumps(content))
-    with pytest.raises(pc.CalibrationDataError, match=r"lack the column\(s\) \['b'\]"):
+    with pytest.raises(pc.CalibrationDataError, match=r"params.columns.b: is missing"):
         pc.load_calibrator(bad)
+
+
+@functools.cache
+def saved_calibrators() -> dict[str, dict[str, Any]]:
+    """Small fitted calibrators as saved (to_dict), one per kind of parameter table."""
+    binary = sign_changing_log(60, 300, groups=2)
+    vectors = make_log(61, 300, classes=3, groups=2)
+    fits = {
+        "isotonic": pc.fit_calibrator(binary, "p", "y", method="isotonic", by="g"),
+        "platt": pc.fit_calibrator(binary, "p", "y", method="platt", by="g"),
+        "histogram": pc.fit_calibrator(
+            binary,
+            "p",
+            "y",
+            method="histogram",
+            by="g",
+            n_bins=4,
+            strategy="quantile",
+            fallback="global",
+        ),
+        "classwise": pc.fit_calibrator(
+            vectors, "probs", "cls", method="beta", reduction="classwise", by="g"
+        ),
+        "temperature": pc.fit_calibrator(vectors, "probs", "cls", method="temperature"),
+    }
+    return {name: cal.to_dict() for name, cal in fits.items()}
+
+
+def edited(kind: str, edit: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+    """Return a copy of a saved calibrator of `kind` changed in place by `edit`."""
+    content = copy.deepcopy(saved_calibrators()[kind])
+    edit(content)
+    return content
+
+
+def set_row(frame: str, row: int, column: str, value: object) -> Callable[[dict[str, Any]], None]:
+    """Return an edit setting one value of a saved parameter table."""
+
+    def edit(content: dict[str, Any]) -> None:
+        content[frame]["rows"][row][column] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("kind", "edit", "match"),
+    [
+        # The issue's cases: "probabilities" -3 and 7, NaN, unsorted, any version, no keys.
+        (
+            "isotonic",
+            set_row("params", 0, "y", [-3.0, 7.0]),
+            r"params.rows\[0\].y\[0\]: must be in",
+        ),
+        (
+            "isotonic",
+            set_row("params", 1, "x", [0.9, 0.1]),
+            r"params.rows\[1\].x: must be non-decr",
+        ),
+        ("platt", set_row("params", 1, "a", float("nan")), r"params.rows\[1\].a: must be a finite"),
+        ("platt", set_row("params", 0, "b", None), r"params.rows\[0\].b: must be a number"),
+        ("platt", lambda c: c.update(format_version=0), r"format_version: must be an integer in"),
+        ("platt", lambda c: c.update(format_version="1"), r"format_version: must be an integer"),
+        ("platt", lambda c: c.update(by=[]), r"params.columns.g: is neither a key"),
+        (
+            "platt",
+            lambda c: (c.update(by=[]), c["params"]["columns"].pop("g")),
+            r"params.rows\[0\]: must hold the declared columns",
+        ),
+        (
+            "platt",
+            lambda c: c["params"]["rows"].append(dict(c["params"]["rows"][0])),
+            r"params.rows\[2\]: repeats the keys of another row \(g\)",
+        ),
+        # One group's emptied arrays shifted another group's map.
+        (
+            "isotonic",
+            lambda c: c["params"]["rows"][0].update(x=[], y=[]),
+            r"params.rows\[0\].x: must hold at least 1",
+        ),
+        ("isotonic", set_row("params", 0, "y", [0.5]), r"params.rows\[0\].y: must hold as many"),
+        (
+            "histogram",
+            set_row("params", 1, "values", [0.5]),
+            r"params.rows\[1\].values: must hold 4",
+        ),
+        ("histogram", set_row("global_params", 0, "edges", [0.0, 0.5, 0.2, 0.7, 1.0]), "non-decr"),
+        ("histogram", lambda c: c.update(global_params=None), r"global_params: must be given"),
+        ("histogram", lambda c: c["options"].pop("n_bins"), r"options.n_bins: is missing"),
+        ("temperature", set_row("params", 0, "temperature", 0.0), r"temperature: must be in \(0"),
+        ("temperature", lambda c: c.update(reduction="top_label"), r"reduction: must be null"),
+        ("classwise", set_row("params", 0, "class", 3), r"params.rows\[0\].class: must be an int"),
+        ("classwise", lambda c: c["options"].update(n_classes=5), r"options.n_classes: must be"),
+        ("platt", lambda c: c["options"].update(fallback="nearest"), r"options.fallback: must be"),
+        ("platt", lambda c: c["options"].update(colour=1), r"options.colour: is not a field"),
+        (
+            "platt",
+            lambda c: c["params"]["columns"].update(g="Int64(x"),
+            r"params.columns.g: is not",
+        ),
+        ("platt", lambda c: c["params"]["columns"].update(g="Enum(categories=1)"), "columns.g"),
+        ("platt", set_row("params", 1, "g", "one"), r"params.rows\[1\].g: cannot be read as Int64"),
+        ("platt", lambda c: c["params"].update(rows={}), r"params.rows: must be a list"),
+        ("platt", lambda c: c.pop("method"), r"method: is missing"),
+    ],
+)
+def test_load_checks_every_field_and_names_it(
+    tmp_path: Path, kind: str, edit: Callable[[dict[str, Any]], object], match: str
+) -> None:
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(saved_calibrators()[kind]))
+    pc.load_calibrator(path)  # the unedited file loads
+    path.write_text(json.dumps(edited(kind, edit)))
+    with pytest.raises(pc.CalibrationDataError, match=match):
+        pc.load_calibrator(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (b'{"format": "polars_calib.calibrator", "by": [\xff]}', "not UTF-8 text"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"format": "polars_calib.calibrator", "form', "not a calibrator file"),
+        (b"1" * 5_000, "not a calibrator file"),
+        (b"[1, 2]", "format: must be 'polars_calib.calibrator'"),
+    ],
+)
+def test_load_refuses_bytes_that_are_not_a_calibrator(
+    tmp_path: Path, text: bytes, match: str
+) -> None:
+    path = tmp_path / "cal.json"
+    path.write_bytes(text)
+    with pytest.raises(pc.CalibrationDataError, match=match):
+        pc.load_calibrator(path)
+
+
+def _paths(value: object, prefix: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Return the path of every value nested in a JSON value (dict keys, list positions)."""
+    found: list[tuple[object, ...]] = [prefix]
+    items: list[tuple[object, object]] = []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    for key, entry in items:
+        found += _paths(entry, (*prefix, key))
+    return found
+
+
+ODD_VALUES = [None, True, -3, 7, 0, 0.5, -1e-300, 1e308, 2**70, float("nan"), "", "x", [], {}, [[]]]
+
+
+@st.composite
+def damaged_files(draw: st.DrawFn) -> tuple[str, bytes]:
+    """Draw a saved calibrator with one field dropped, replaced or reordered, or its bytes cut."""
+    kind = draw(st.sampled_from(sorted(saved_calibrators())))
+    content = copy.deepcopy(saved_calibrators()[kind])
+    path = draw(st.sampled_from(_paths(content)[1:]))
+    *parents, last = path
+    holder: Any = content
+    for key in parents:
+        holder = holder[key]
+    action = draw(st.sampled_from(["drop", "replace", "reverse", "truncate", "bytes"]))
+    if action == "drop":
+        del holder[last]
+    elif action == "replace":
+        holder[last] = draw(st.sampled_from(ODD_VALUES))
+    elif isinstance(holder[last], list):
+        value = holder[last]
+        holder[last] = value[::-1] if action == "reverse" else value[: len(value) // 2]
+    text = json.dumps(content).encode()
+    if action == "bytes":
+        cut = draw(st.integers(0, len(text)))
+        text = text[:cut] + draw(st.sampled_from([b"", b"\xff\xfe", b"[" * 50_000, b"}"]))
+    return kind, text
+
+
+@given(damaged=damaged_files())
+@settings(max_examples=30, deadline=None)
+@example(damaged=("platt", b"\x00"))
+def test_a_damaged_file_loads_and_round_trips_or_raises_calibration_data_error(
+    damaged: tuple[str, bytes],
+) -> None:
+    kind, text = damaged
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "cal.json"
+        path.write_bytes(text)
+        try:
+            cal = pc.load_calibrator(path)
+        except pc.CalibrationDataError:
+            return
+        again = pc.load_calibrator(cal.save(Path(directory) / "again.json"))
+    assert_frame_equal(again.params, cal.params)
+    assert again.to_dict() == cal.to_dict()
+    frame = (
+        sign_changing_log(62, 20, groups=2)
+        if kind in ("isotonic", "platt", "histogram")
+        else (make_log(63, 20, classes=3, groups=2))
+    )
+    prob = "p" if kind in ("isotonic", "platt", "histogram") else "probs"
+    frame.select(cal.expr(prob))  # applies: no error
+
+
+def test_cli_apply_prints_one_line_for_a_damaged_calibrator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In process (main catches only the package's errors: any other would raise here).
+    sign_changing_log(64, 50, groups=2).write_parquet(tmp_path / "live.parquet")
+    damaged = {
+        "values.json": (
+            json.dumps(edited("isotonic", set_row("params", 0, "y", [-3.0, 7.0]))),
+            "params.rows[0].y[0]: must be in [0.0, 1.0], got -3.0",
+        ),
+        "nested.json": ("[" * 100_000, "JSON nested too deeply"),
+        "binary.json": ("\udcff", "not UTF-8 text"),
+        "version.json": (json.dumps(edited("platt", lambda c: c.pop("format_version"))), "format"),
+        "keys.json": (json.dumps(edited("platt", lambda c: c.update(by=[]))), "params.columns.g"),
+    }
+    for name, (text, message) in damaged.items():
+        (tmp_path / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+        arguments = ["apply", tmp_path / "live.parquet", "--calibrator", tmp_path / name]
+        arguments += ["--prob", "p", "--out", tmp_path / "out.parquet"]
+        assert main([str(a) for a in arguments]) == 1
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("polars-calib: error: "), lines
+        assert message in lines[0], lines
+        assert captured.out == "" and not (tmp_path / "out.parquet").exists()
 
 
 # ---------------------------------------------------------------- bad inputs
