@@ -1088,6 +1088,19 @@ def test_apply_checks_the_key_dtypes_and_columns() -> None:
     assert applied_frame.collect_schema().names() == ["g", "p", "p_calibrated"]
 
 
+@pytest.mark.parametrize("fitted", [pl.String, pl.Categorical])
+def test_apply_takes_string_categorical_and_enum_keys_as_expr_does(fitted: pl.DataType) -> None:
+    log = sign_changing_log(65, 600, groups=3).with_columns(pl.format("m{}", "g").alias("model"))
+    cal = pc.fit_calibrator(log.with_columns(pl.col("model").cast(fitted)), "p", "y", by="model")
+    for dtype in (pl.String, pl.Categorical, pl.Enum(["m0", "m1", "m2"])):
+        live = log.with_columns(pl.col("model").cast(dtype))
+        expected = live.with_columns(cal.expr("p").alias("p_calibrated"))
+        assert_frame_equal(cal.apply(live, "p"), expected)
+        assert expected["p_calibrated"].null_count() == 0
+    with pytest.raises(pc.CalibrationDataError, match="column 'g' holds String, fitted on Int64"):
+        pc.fit_calibrator(log, "p", "y", by="g").apply(log.with_columns(pl.col("g").cast(str)), "p")
+
+
 def test_refused_values_at_apply_time_give_null() -> None:
     cal = pc.fit_calibrator(sign_changing_log(29, 600), "p", "y", method="isotonic")
     out = pl.DataFrame({"p": [0.5, 1.5, float("nan"), None]}).select(cal.expr("p"))

@@ -143,7 +143,8 @@ class Calibrator:
         """Return `data` with the calibrated column added (``with_columns(cal.expr(prob))``).
 
         The key columns and the probability column are checked against the fit's
-        dtypes from the schema (no data read); a LazyFrame stays a plan. The new
+        dtypes from the schema (no data read; String, Categorical and Enum keys
+        look each other up by their strings); a LazyFrame stays a plan. The new
         column is named `alias` (default ``f"{prob}_calibrated"``).
         """
         if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
@@ -155,7 +156,7 @@ class Calibrator:
             if name not in schema:
                 problems.append(f"column {name!r} is missing")
         for name in self.by:
-            if name in schema and str(schema[name]) != self.schema.get(name, str(schema[name])):
+            if name in schema and not _same_key_kind(schema[name], self.schema.get(name)):
                 problems.append(
                     f"column {name!r} holds {schema[name]}, fitted on {self.schema[name]}"
                 )
@@ -222,6 +223,18 @@ class Calibrator:
         path = Path(path)
         path.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
         return path
+
+
+def _same_key_kind(dtype: pl.DataType, fitted: str | None) -> bool:
+    """Return whether a key of `dtype` looks up groups fitted on a key of dtype `fitted`.
+
+    The same dtype, or two of String, Categorical and Enum: :meth:`Calibrator.expr`
+    reads such a key through its strings.
+    """
+    if fitted is None or str(dtype) == fitted:
+        return True
+    textual = ("String", "Categorical", "Enum")
+    return dtype in (pl.String, pl.Categorical, pl.Enum) and fitted.startswith(textual)
 
 
 def _json_value(value: Any) -> Any:
