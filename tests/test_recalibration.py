@@ -1101,6 +1101,23 @@ def test_apply_takes_string_categorical_and_enum_keys_as_expr_does(fitted: pl.Da
         pc.fit_calibrator(log, "p", "y", by="g").apply(log.with_columns(pl.col("g").cast(str)), "p")
 
 
+def test_isotonic_map_with_equal_or_adjacent_thresholds_is_np_interp(tmp_path: Path) -> None:
+    # Equal thresholds (a step: 0.5, 0.5) and thresholds a subnormal apart (0, 5e-324),
+    # whose slope overflows to inf: at the threshold itself only the guard "p equals
+    # the piece's left end" gives its value (without it, inf * 0 = NaN), as np.interp.
+    x, y = [0.0, 5e-324, 0.5, 0.5, 0.8], [0.1, 0.3, 0.5, 0.7, 0.9]
+    content = edited("isotonic", lambda c: None)
+    for row in content["params"]["rows"]:
+        row.update(x=x, y=y)
+    path = tmp_path / "step.json"
+    path.write_text(json.dumps(content))
+    cal = pc.load_calibrator(path)
+    p = [0.0, 5e-324, 0.2, 0.5, 0.65, 0.8, 1.0]
+    frame = pl.DataFrame({"g": [0, 1] * len(p), "p": [v for v in p for _ in (0, 1)]})
+    got = frame.select(cal.expr("p")).to_series().to_numpy()
+    np.testing.assert_array_equal(got, np.interp(frame["p"].to_numpy(), x, y))
+
+
 def test_refused_values_at_apply_time_give_null() -> None:
     cal = pc.fit_calibrator(sign_changing_log(29, 600), "p", "y", method="isotonic")
     out = pl.DataFrame({"p": [0.5, 1.5, float("nan"), None]}).select(cal.expr("p"))
