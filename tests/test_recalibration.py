@@ -1143,6 +1143,39 @@ def test_evaluate_is_summary_and_reliability_of_both_stages() -> None:
         )
 
 
+@pytest.mark.parametrize(
+    ("method", "reduction", "names"),
+    [
+        ("temperature", None, ["confidence_ece", "multiclass_brier", "multiclass_log_loss"]),
+        ("platt", "classwise", ["confidence_ece", "multiclass_brier", "multiclass_log_loss"]),
+        ("isotonic", "top_label", ["confidence_ece", "confidence_brier", "confidence_log_loss"]),
+        ("platt", "confidence", ["confidence_ece", "confidence_brier", "confidence_log_loss"]),
+    ],
+)
+def test_evaluate_names_multiclass_and_confidence_scores_apart(
+    method: str, reduction: str | None, names: list[str]
+) -> None:
+    vectors = make_log(66, 1_500, classes=3)
+    cal = pc.fit_calibrator(vectors, "probs", "cls", method=method, reduction=reduction)
+    metrics = cal.evaluate(vectors, "probs", "cls").metrics
+    assert metrics.columns[-3:] == names
+    before = metrics.filter(pl.col("stage") == "before")
+    expected = vectors.select(
+        pc.confidence_ece("probs", "cls", n_bins=15).alias("ece"),
+        pc.multiclass_brier("probs", "cls").alias("brier"),
+        pc.multiclass_log_loss("probs", "cls").alias("log_loss"),
+    )
+    assert before["confidence_ece"].item() == pytest.approx(expected[0, 0], rel=1e-12)
+    if names[1] == "multiclass_brier":
+        assert before["multiclass_brier"].item() == pytest.approx(expected[0, 1], rel=1e-12)
+        assert before["multiclass_log_loss"].item() == pytest.approx(expected[0, 2], rel=1e-12)
+    else:
+        confidence = pl.col("probs").arr.max()
+        right = (pl.col("probs").arr.arg_max() == pl.col("cls")).cast(pl.Float64)
+        brier = vectors.select(((confidence - right) ** 2).mean()).item()
+        assert before["confidence_brier"].item() == pytest.approx(brier, rel=1e-12)
+
+
 def test_evaluate_plot_draws_both_stages() -> None:
     pytest.importorskip("matplotlib")
     cal = pc.fit_calibrator(sign_changing_log(32, 1_000, groups=2), "p", "y", by="g")

@@ -195,8 +195,12 @@ class Calibrator:
         -------
         Evaluation
             ``metrics`` (keys, ``stage``, ``count``, ``refused``,
-            ``mean_predicted``, ``observed``, ``ece``, ``brier``, ``log_loss``) and
-            ``reliability`` (keys, ``stage``, then the reliability columns);
+            ``mean_predicted``, ``observed``, then three scores named for what
+            they measure: binary data ``ece``, ``brier``, ``log_loss``; top-label
+            and confidence calibrators ``confidence_ece``, ``confidence_brier``,
+            ``confidence_log_loss``; vector outputs ``confidence_ece``,
+            ``multiclass_brier``, ``multiclass_log_loss``) and ``reliability``
+            (keys, ``stage``, then the reliability columns);
             ``Evaluation.plot()`` draws both stages.
         """
         return before_after(self, data, prob, label, weight, n_bins, strategy, closed, confidence)
