@@ -393,7 +393,9 @@ def _add_fit_parser(commands: Any) -> None:
         help="vectors with a binary method: top_label (default), confidence, "
         "classwise (one-vs-rest)",
     )
-    fit.add_argument("--smoothed", action="store_true", help="Platt's smoothed targets")
+    fit.add_argument(
+        "--smoothed", action="store_true", help="Platt's smoothed targets (platt, sigmoid)"
+    )
     fit.add_argument(
         "--bins",
         type=_positive_int,

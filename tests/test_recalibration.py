@@ -101,6 +101,74 @@ def test_platt_smoothed_targets_equal_sklearn_sigmoid_calibration(binary) -> Non
     np.testing.assert_allclose(applied(cal, test), want, atol=1e-6, rtol=0)
 
 
+@pytest.mark.parametrize("smoothed", [False, True])
+def test_sigmoid_on_the_score_equals_sklearn_sigmoid_calibration(binary, smoothed: bool) -> None:
+    train, test = binary
+    cal = pc.fit_calibrator(train, "p", "y", method="sigmoid", smoothed=smoothed, weight="w")
+    score, label, w = (train[name].to_numpy() for name in ("p", "y", "w"))
+    if smoothed:
+        # Platt's targets; scikit-learn's map is 1 / (1 + exp(A s + B)): a = -A, b = -B.
+        slope, intercept = _sigmoid_calibration(score, label, w)
+        expected = np.array([-slope, -intercept])
+    else:
+        expected = exact_logistic(score[:, None], label, w)
+    np.testing.assert_allclose(cal.params.select("a", "b").row(0), expected, rtol=1e-6)
+    want = sigmoid(expected[0] * test["p"].to_numpy() + expected[1])
+    np.testing.assert_allclose(applied(cal, test), want, atol=1e-7, rtol=0)
+
+
+def test_sigmoid_is_calibrated_classifier_cv_on_a_forest_where_platt_warns() -> None:
+    # A random forest's scores: 6% are exactly 0 or 1 (every tree agrees).
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.frozen import FrozenEstimator
+
+    X, y = make_classification(3_000, n_informative=5, flip_y=0.05, random_state=0)
+    forest = RandomForestClassifier(n_estimators=25, random_state=0).fit(X[:1000], y[:1000])
+    held, test = slice(1000, 2000), slice(2000, 3000)
+    frames = {
+        "held": pl.DataFrame({"p": forest.predict_proba(X[held])[:, 1], "y": y[held]}),
+        "test": pl.DataFrame({"p": forest.predict_proba(X[test])[:, 1], "y": y[test]}),
+    }
+    assert frames["held"].select(pl.col("p").is_in([0.0, 1.0]).mean()).item() == 0.06
+    peer = CalibratedClassifierCV(FrozenEstimator(forest), method="sigmoid").fit(X[held], y[held])
+    cal = pc.fit_calibrator(frames["held"], "p", "y", method="sigmoid", smoothed=True)
+    # scikit-learn stops L-BFGS at its gradient tolerance: 1e-9 apart.
+    np.testing.assert_allclose(
+        applied(cal, frames["test"]), peer.predict_proba(X[test])[:, 1], atol=1e-8, rtol=0
+    )
+    with pytest.warns(pc.ClippedScoresWarning, match=r"the one group: 60 of 1000 rows \(6.0%\)"):
+        platt = pc.fit_calibrator(frames["held"], "p", "y", method="platt", smoothed=True)
+    ece = {
+        name: fitted.evaluate(frames["test"], "p", "y").metrics["ece"].to_list()
+        for name, fitted in (("sigmoid", cal), ("platt", platt))
+    }
+    assert ece["sigmoid"][1] < ece["platt"][1] < ece["platt"][0], ece
+
+
+@pytest.mark.parametrize("method", ["platt", "beta"])
+def test_clipped_scores_warn_above_5_percent_of_a_group(method: str) -> None:
+    # Group "a": 10 of 200 rows at 0 or 1 (5%, no warning); "b": 11 of 200 (5.5%).
+    rng = np.random.default_rng(67)
+    parts = []
+    for name, clipped in (("a", 10), ("b", 11)):
+        p = np.concatenate([rng.uniform(0.05, 0.95, 200 - clipped), ([0.0, 1.0] * 6)[:clipped]])
+        label = (rng.random(200) < np.clip(p, 0.1, 0.9)).astype(np.int64)
+        parts.append(pl.DataFrame({"m": name, "p": p, "y": label}))
+    log = pl.concat(parts)
+    with pytest.warns(pc.ClippedScoresWarning) as record:
+        pc.fit_calibrator(log, "p", "y", method=method, by="m")
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "m='b': 11 of 200 rows (5.5%)" in message and "m='a'" not in message, message
+    assert record[0].filename == __file__  # the warning points at the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pc.fit_calibrator(log.filter(pl.col("m") == "a"), "p", "y", method=method)
+        pc.fit_calibrator(log, "p", "y", method="sigmoid", by="m")  # reads the score as it is
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 def test_isotonic_equals_sklearn(weighted: bool) -> None:
     # Rounded probabilities: ties pooled; 0.0 and 1.0 present.
@@ -383,7 +451,7 @@ def test_vector_methods_lower_held_out_confidence_ece(method: str, reduction: st
     test = make_log(14, 6_000, classes=3, decimals=None)
     cal = pc.fit_calibrator(train, "probs", "cls", method=method, reduction=reduction)
     metrics = cal.evaluate(test, "probs", "cls", n_bins=10).metrics
-    before, after = metrics["ece"].to_list()
+    before, after = metrics["confidence_ece"].to_list()
     assert after < before, metrics
 
 
@@ -614,7 +682,7 @@ def test_apply_streams_over_a_parquet_scan_and_a_serialized_plan(tmp_path: Path)
 
 
 def test_public_api_uses_no_unstable_polars_feature(tmp_path: Path) -> None:
-    df = make_log(20, 800, classes=3, groups=2)
+    df = make_log(20, 800, classes=3, groups=2, decimals=None)
     with pl.Config(warn_unstable=True), warnings.catch_warnings():
         warnings.simplefilter("error")
         for method in BINARY_METHODS:
@@ -706,6 +774,7 @@ def test_top_label_fallback_is_per_class() -> None:
     ("method", "reduction", "prob"),
     [
         ("platt", None, "p"),
+        ("sigmoid", None, "p"),
         ("beta", None, "p"),
         ("isotonic", None, "p"),
         ("histogram", None, "p"),
@@ -717,7 +786,7 @@ def test_top_label_fallback_is_per_class() -> None:
 def test_save_load_round_trip_is_exact(
     tmp_path: Path, method: str, reduction: str | None, prob: str
 ) -> None:
-    df = make_log(24, 2_000, classes=3, groups=2).with_columns(
+    df = make_log(24, 2_000, classes=3, groups=2, decimals=None).with_columns(
         day=pl.lit(datetime(2024, 3, 1)) + pl.duration(days=pl.col("g")),
     )
     label = "y" if prob == "p" else "cls"
@@ -772,7 +841,7 @@ def test_load_refuses_other_files(tmp_path: Path) -> None:
 def saved_calibrators() -> dict[str, dict[str, Any]]:
     """Small fitted calibrators as saved (to_dict), one per kind of parameter table."""
     binary = sign_changing_log(60, 300, groups=2)
-    vectors = make_log(61, 300, classes=3, groups=2)
+    vectors = make_log(61, 300, classes=3, groups=2, decimals=None)
     fits = {
         "isotonic": pc.fit_calibrator(binary, "p", "y", method="isotonic", by="g"),
         "platt": pc.fit_calibrator(binary, "p", "y", method="platt", by="g"),
@@ -859,6 +928,11 @@ def set_row(frame: str, row: int, column: str, value: object) -> Callable[[dict[
         ("classwise", set_row("params", 0, "class", 3), r"params.rows\[0\].class: must be an int"),
         ("classwise", lambda c: c["options"].update(n_classes=5), r"options.n_classes: must be"),
         ("platt", lambda c: c["options"].update(fallback="nearest"), r"options.fallback: must be"),
+        (
+            "platt",
+            lambda c: (c.update(method="sigmoid"), c["options"].update(fallback="identity")),
+            r"options.fallback: cannot be 'identity' for method 'sigmoid'",
+        ),
         ("platt", lambda c: c["options"].update(colour=1), r"options.colour: is not a field"),
         (
             "platt",
@@ -1050,7 +1124,8 @@ def test_temperature_without_positive_solution_raises() -> None:
 def test_argument_errors() -> None:
     df = sign_changing_log(26, 200)
     cases: list[tuple[dict[str, object], type[Exception], str]] = [
-        ({"method": "sigmoid"}, ValueError, "`method` must be one of"),
+        ({"method": "logistic"}, ValueError, "`method` must be one of"),
+        ({"method": "sigmoid", "fallback": "identity"}, ValueError, "no identity map"),
         ({"method": 1}, TypeError, "`method` must be one of"),
         ({"fallback": "nearest"}, ValueError, "`fallback` must be one of"),
         ({"smoothed": "yes"}, TypeError, "`smoothed` must be a bool"),
@@ -1155,7 +1230,7 @@ def test_evaluate_is_summary_and_reliability_of_both_stages() -> None:
 def test_evaluate_names_multiclass_and_confidence_scores_apart(
     method: str, reduction: str | None, names: list[str]
 ) -> None:
-    vectors = make_log(66, 1_500, classes=3)
+    vectors = make_log(66, 1_500, classes=3, decimals=None)
     cal = pc.fit_calibrator(vectors, "probs", "cls", method=method, reduction=reduction)
     metrics = cal.evaluate(vectors, "probs", "cls").metrics
     assert metrics.columns[-3:] == names
@@ -1386,6 +1461,7 @@ def test_edge_bins_follow_the_bin_rule_per_group(closed: str) -> None:
     ("method", "by"),
     [
         ("platt", "g"),
+        ("sigmoid", "s"),
         ("beta", ["g", "s"]),
         ("histogram", "s"),
     ],

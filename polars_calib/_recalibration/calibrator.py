@@ -46,7 +46,8 @@ class Calibrator:
     Attributes
     ----------
     method
-        ``"platt"``, ``"beta"``, ``"isotonic"``, ``"histogram"`` or ``"temperature"``.
+        ``"platt"``, ``"sigmoid"``, ``"beta"``, ``"isotonic"``, ``"histogram"`` or
+        ``"temperature"``.
     reduction
         For probability vectors: ``"top_label"``, ``"confidence"`` or ``"classwise"``
         (one-vs-rest); None for binary data and temperature scaling.

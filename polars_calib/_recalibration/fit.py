@@ -82,7 +82,11 @@ def fit_calibrator(
         The 0/1 (or boolean) outcome, or the true class of a vector.
     method
         ``"platt"``: ``q = sigmoid(a logit(p) + b)``, maximum likelihood (with
-        `smoothed`, Platt's targets). ``"beta"``: ``q = sigmoid(a ln p - b ln(1 - p)
+        `smoothed`, Platt's targets), ``p`` clipped to ``[eps, 1 - eps]`` (see
+        Notes). ``"sigmoid"``: ``q = sigmoid(a p + b)``, the same fit on the score
+        ``p`` itself, unclipped (scikit-learn's ``method="sigmoid"`` on a
+        classifier's probabilities, with `smoothed`); no identity map, so no
+        ``fallback="identity"``. ``"beta"``: ``q = sigmoid(a ln p - b ln(1 - p)
         + c)`` (Kull et al.'s "abm"). ``"isotonic"``: the non-decreasing
         least-squares fit (pool-adjacent-violators), applied by linear
         interpolation between its points, constant beyond them. ``"histogram"``:
@@ -100,8 +104,8 @@ def fit_calibrator(
         one map for all classes) or ``"classwise"`` (one-vs-rest: per class ``j``,
         ``p_j`` against ``label == j``; applied vectors are renormalised to sum 1).
     smoothed
-        Platt only: fit Platt's targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``
-        instead of 1 and 0 (scikit-learn's ``method="sigmoid"``).
+        Platt and sigmoid only: fit Platt's targets ``(N+ + 1) / (N+ + 2)`` and
+        ``1 / (N- + 2)`` instead of 1 and 0 (as scikit-learn's ``method="sigmoid"``).
     n_bins, strategy, closed
         Histogram binning: the bins (:func:`polars_calib.bin_index`).
     fallback
@@ -335,8 +339,11 @@ def _check_arguments(
     if not isinstance(smoothed, bool):
         msg = f"`smoothed` must be a bool, got {type(smoothed).__name__}"
         raise TypeError(msg)
-    if smoothed and method != "platt":
-        msg = f"`smoothed` is an option of method='platt', got method={method!r}"
+    if smoothed and method not in ("platt", "sigmoid"):
+        msg = f"`smoothed` is an option of method='platt' or 'sigmoid', got method={method!r}"
+        raise ValueError(msg)
+    if method == "sigmoid" and fallback == "identity":
+        msg = "method='sigmoid' has no identity map: use fallback='global' (or method='platt')"
         raise ValueError(msg)
     counts = [("min_rows", min_rows), ("max_iter", max_iter)]
     if sample_rows is not None:

@@ -233,6 +233,8 @@ def check_content(content: Any, format_name: str, format_version: int) -> None:
     if reduction == "classwise" and content["params"]["rows"] and options.get("n_classes") is None:
         fail("options.n_classes", "is missing (a classwise calibrator's classes)")
     fallback = options.get("fallback")
+    if method == "sigmoid" and fallback == "identity":
+        fail("options.fallback", "cannot be 'identity' for method 'sigmoid' (it has none)")
     has_global = content.get("global_params") is not None
     if (fallback == "global") != has_global:
         fail(
@@ -245,7 +247,7 @@ def check_content(content: Any, format_name: str, format_version: int) -> None:
 def parameter_rules(method: str, options: Mapping[str, Any]) -> dict[str, tuple[str, Rule]]:
     """Return each parameter column's dtype and the rule of its values in a row."""
     probability = number(0.0, 1.0)
-    if method in ("platt", "beta"):
+    if method in ("platt", "sigmoid", "beta"):
         return {name: ("Float64", number()) for name in PARAMETERS[method]}
     if method == "temperature":
         return {"temperature": ("Float64", number(0.0, above=True))}
