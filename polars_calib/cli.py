@@ -366,7 +366,7 @@ def _add_fit_parser(commands: Any) -> None:
     fit = commands.add_parser(
         "fit",
         help="fit a recalibration map per group and save it as JSON",
-        description="Fit a calibrator (Platt, beta, isotonic, histogram binning or "
+        description="Fit a calibrator (Platt, sigmoid, beta, isotonic, histogram binning or "
         "temperature scaling) per group of a labelled log; print its parameters and "
         "write it to --out.",
     )

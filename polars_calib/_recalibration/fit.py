@@ -129,7 +129,7 @@ def fit_calibrator(
     pos_label
         Binary data: the label of the positive class when labels are not 0/1.
     sample_rows
-        Platt, beta and temperature: data of at least ``4 * sample_rows`` rows
+        Platt, sigmoid, beta and temperature: data of at least ``4 * sample_rows`` rows
         first fit a subsample of about `sample_rows` rows, whose fit starts the
         full-data Newton steps (None: every fit starts at the identity map). The
         answer is the same either way, to `tol`; the subsample saves passes over
@@ -151,7 +151,7 @@ def fit_calibrator(
     Notes
     -----
     **Reading.** A fit runs queries (unlike the LazyFrame methods that return
-    plans). Platt, beta and temperature: one aggregation per Newton step, the first
+    plans). Platt, sigmoid, beta and temperature: one aggregation per Newton step, the first
     of which also counts, checks and identifies every group (rows used and refused,
     classes, separation); data of at least ``4 * sample_rows`` rows (800,000 by
     default) first select a subsample of about `sample_rows` (in each block of
@@ -168,7 +168,11 @@ def fit_calibrator(
     **Clipping.** The logistic methods read ``p`` clipped to ``[eps, 1 - eps]``
     with ``eps = 2.22e-16`` (float64 machine epsilon, as ``betacal`` and
     scikit-learn's log-loss), before ``logit`` or ``ln``; temperature scaling
-    clips each entry of the vector the same way before ``ln``.
+    clips each entry of the vector the same way before ``ln``. A score of exactly
+    0 or 1 becomes ``logit = ±36``: when more than 5% of a group's rows are clipped,
+    a Platt or beta fit warns (:class:`~polars_calib.ClippedScoresWarning`);
+    ``method="sigmoid"`` reads the score unclipped, as scikit-learn's sigmoid
+    method does.
 
     **Platt / beta.** Newton's method on the weighted log-likelihood, started at
     the subsample's fit (or the identity map, ``a = 1, b = 0``; ``a = b = 1,
