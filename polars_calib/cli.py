@@ -22,6 +22,7 @@ import argparse
 import glob
 import re
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,7 @@ from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
-from polars_calib._recalibration import fit_calibrator, load_calibrator
+from polars_calib._recalibration import ClippedScoresWarning, fit_calibrator, load_calibrator
 from polars_calib._report.report import html_report
 from polars_calib._version import __version__
 
@@ -461,20 +462,24 @@ def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> Non
     """Run ``polars-calib fit``: fit, print the parameters, save the calibrator."""
     if not args.quiet:
         print(f"{PROG}: fitting {args.method} on {args.log}", file=stderr, flush=True)
-    calibrator = fit_calibrator(
-        scan(args.log),
-        args.prob,
-        args.label,
-        method=args.method,
-        by=args.by or None,
-        weight=args.weight,
-        reduction=args.reduction,
-        smoothed=args.smoothed,
-        n_bins=args.bins,
-        strategy=args.strategy,
-        fallback=args.fallback,
-        min_rows=args.min_rows,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ClippedScoresWarning)
+        calibrator = fit_calibrator(
+            scan(args.log),
+            args.prob,
+            args.label,
+            method=args.method,
+            by=args.by or None,
+            weight=args.weight,
+            reduction=args.reduction,
+            smoothed=args.smoothed,
+            n_bins=args.bins,
+            strategy=args.strategy,
+            fallback=args.fallback,
+            min_rows=args.min_rows,
+        )
+    for warning in caught:  # one line each (even with -q: they concern the result)
+        print(f"{PROG}: warning: {warning.message}", file=stderr, flush=True)
     with pl.Config(
         tbl_rows=-1,
         tbl_cols=-1,

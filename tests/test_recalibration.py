@@ -1366,6 +1366,28 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2 and "invalid choice" in result.stderr
 
 
+def test_cli_fit_prints_the_clipped_scores_warning_as_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = sign_changing_log(68, 400, decimals=None).with_columns(
+        p=pl.when(pl.int_range(pl.len()) % 10 == 0)
+        .then(pl.col("y").cast(pl.Float64))
+        .otherwise(pl.col("p"))
+    )  # 10% of the scores are exactly 0 or 1
+    log.write_parquet(tmp_path / "log.parquet")
+    for method, warned in (("platt", True), ("sigmoid", False)):
+        arguments = ["fit", str(tmp_path / "log.parquet"), "--prob", "p", "--label", "y"]
+        arguments += ["--method", method, "--out", str(tmp_path / f"{method}.json"), "-q"]
+        assert main(arguments) == 0
+        lines = capsys.readouterr().err.strip().splitlines()
+        if warned:
+            assert len(lines) == 1, lines
+            assert lines[0].startswith("polars-calib: warning: method='platt': scores of exactly")
+            assert "the one group: 40 of 400 rows (10.0%)" in lines[0]
+        else:
+            assert lines == []
+
+
 def test_refused_rows_of_a_scan_or_of_vectors_raise_too(tmp_path: Path) -> None:
     bad = sign_changing_log(36, 300).with_columns(
         p=pl.when(pl.col("p") > 0.9).then(1.5).otherwise(pl.col("p"))
