@@ -323,7 +323,7 @@ def test_intervals_and_audit_sections_equal_summary_and_audit() -> None:
         every="1d",
         n_resamples=20,
         seed=3,
-        audit=keys,
+        audit=["segment"],
         min_count=50,
     )
     # The whole log's intervals sum the windows' replicates: those of a summary without windows.
@@ -341,20 +341,25 @@ def test_intervals_and_audit_sections_equal_summary_and_audit() -> None:
     text = page.all_text()
     assert "95% bootstrap intervals, 20 replicates, seed 3" in text
     assert "Fairness audit" in text and 'href="#audit"' in report.html
-    # The audit section: pc.audit's worst slices, with the page's settings, and its forest plot.
+    # The audit section: pc.audit's worst slices, with the page's settings, and its forest plot:
+    # within the first key (the model), as an audit of each model's rows.
     audited = pc.audit(
         log,
         "p",
         "y",
-        by=keys,
+        by="segment",
+        within="model",
         metrics=["ece", "mce", "rmsce", "brier", "log_loss"],
         min_count=50,
         n_resamples=20,
         seed=3,
     )
     worst = (
-        audited.worst(10).drop("attributes", *keys).with_columns(pl.col(pl.Boolean).cast(pl.String))
+        audited.worst(10)
+        .drop("attributes", "segment")
+        .with_columns(pl.col(pl.Boolean).cast(pl.String))
     )
+    assert worst.columns[:2] == ["model", "slice"]
     assert_shows(page, "audit-table", worst, exact=False)
     charts = specs(page)
     assert len(charts) == 4  # two diagrams (one per model), the metric over time, the forest plot
@@ -436,7 +441,14 @@ def test_the_audit_section_without_time_or_intervals() -> None:
     # One diagram per model, then the forest plot; its table is the audit's worst slices.
     assert sum(1 for _, attrs in page.tags if attrs.get("data-spec")) == 3
     audited = pc.audit(
-        log, "p", "y", by="segment", metrics=list(METRICS), min_count=50, n_resamples=None
+        log,
+        "p",
+        "y",
+        by="segment",
+        within="model",
+        metrics=list(METRICS),
+        min_count=50,
+        n_resamples=None,
     )
     worst = audited.worst(10).drop("attributes", "segment")
     worst = worst.with_columns(pl.col(pl.Boolean).cast(pl.String))
@@ -538,7 +550,7 @@ def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
         "--seed",
         "5",
         "--audit",
-        "segment,model",
+        "segment",
         "--html",
         "report.html",
         cwd=tmp_path,
@@ -549,10 +561,17 @@ def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
         log, "p", "y", by="model", metrics=["ece", "brier"], confidence=0.95, n_resamples=20, seed=5
     )
     assert_shows(page, "summary-table", summary, exact=False)
-    audited = pc.audit(
-        log, "p", "y", by=["segment", "model"], metrics=["ece", "brier"], n_resamples=20, seed=5
+    audited = pc.audit(  # within the model (the first --by key), never pooled
+        log,
+        "p",
+        "y",
+        by="segment",
+        within="model",
+        metrics=["ece", "brier"],
+        n_resamples=20,
+        seed=5,
     )
-    worst = audited.worst(10).drop("attributes", "segment", "model")
+    worst = audited.worst(10).drop("attributes", "segment")
     assert_shows(
         page, "audit-table", worst.with_columns(pl.col(pl.Boolean).cast(pl.String)), exact=False
     )
@@ -565,6 +584,12 @@ def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
     assert "'uniform' for an audit" in bad.stderr and "Traceback" not in bad.stderr
     alone = run_cli(*common, "--audit", "segment", cwd=tmp_path)
     assert alone.returncode == 2 and "give --html FILE" in alone.stderr
+    sliced = run_cli(*common, "--audit", "segment,model", "--html", "c.html", cwd=tmp_path)
+    assert sliced.returncode == 2 and "--audit cannot slice 'model'" in sliced.stderr
+    pooled = run_cli(*common[:6], "-q", "--audit", "segment", "--html", "d.html", cwd=tmp_path)
+    assert pooled.returncode == 1 and pooled.stdout == "" and "Traceback" not in pooled.stderr
+    assert "2 models in column 'model'" in pooled.stderr and "(--by model)" in pooled.stderr
+    assert not (tmp_path / "d.html").exists()
 
 
 # --------------------------------------------------------------------------
@@ -649,3 +674,51 @@ def test_chromium_renders_every_chart_offline_without_console_messages(
     assert len(colours) > 200
     blue = sum(n for n, (r, g, b) in colours if b > 150 and r < 100)
     assert blue > 2_000  # the default Vega blue of the points, whiskers and bars
+
+
+def test_the_audit_runs_within_the_model_and_never_pools_models() -> None:
+    log = small_log(400).with_columns(sex=pl.when(pl.int_range(pl.len()) % 5 < 2).then(pl.lit("F")))
+    report = pc.html_report(log, "p", "y", by="model", audit=["sex"], min_count=0, metrics="ece")
+    page = Page(report.html)
+    assert page.headers["audit-table"][:2] == ["model", "slice"]
+    # Each model's 2 slices (sex=F, sex=null; the page's 10 worst per model), model by model.
+    shown = page.frame("audit-table")
+    assert shown["model"].to_list() == ["baseline"] * 2 + ["candidate"] * 2
+    assert sorted(shown["slice"].to_list()) == ["sex=F"] * 2 + ["sex=null"] * 2
+    assert "within each model" in page.all_text()
+    # No model key: a log whose `model` column holds two models is refused, not pooled.
+    with pytest.raises(ValueError, match=r"2 models in column 'model' \(baseline, candidate\)"):
+        pc.html_report(log, "p", "y", audit=["sex"])
+    with pytest.raises(ValueError, match="cannot slice 'model'"):
+        pc.html_report(log, "p", "y", by="model", audit=["model", "sex"])
+    one = log.filter(pl.col("model") == "baseline")
+    alone = pc.html_report(one, "p", "y", audit=["sex"], min_count=0, metrics="ece")
+    assert Page(alone.html).headers["audit-table"][0] == "slice"  # one model: no key needed
+
+
+def test_small_groups_are_those_with_rows_below_min_count_exactly() -> None:
+    # a: 5 rows (enough), b: 4 (small), c: 1 (small), d: rows without a probability (no row
+    # used: noted as empty elsewhere, not as small); miscalibration changing sign.
+    log = pl.DataFrame(
+        {
+            "segment": ["a"] * 5 + ["b"] * 4 + ["c"] + ["d"] * 2,
+            "p": [0.8, 0.8, 0.2, 0.2, 0.2, 0.2, 0.2, 0.8, 0.8, 0.6, None, None],
+            "y": [0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1],
+        }
+    )
+    report = pc.html_report(log, "p", "y", by="segment", min_count=5, metrics="ece", n_bins=5)
+    small = [note for note in report.notes if note.startswith("Groups with fewer than 5 rows")]
+    assert len(small) == 1
+    assert small[0].endswith(": segment = b (4 rows); segment = c (1 rows).")
+
+
+def test_quoted_slice_labels_reach_the_page_whole() -> None:
+    # A value with quotes and a separator: its label is quoted in the audit and stays one
+    # attribute value in the page's HTML (quotes escaped inside attributes).
+    odd = 'say "hi", x=1'
+    log = small_log(200).with_columns(
+        sex=pl.when(pl.int_range(pl.len()) % 2 == 0).then(pl.lit(odd)).otherwise(pl.lit("F"))
+    )
+    report = pc.html_report(log, "p", "y", by="model", audit=["sex"], min_count=0, metrics="ece")
+    shown = Page(report.html).frame("audit-table")
+    assert set(shown["slice"].to_list()) == {"sex=F", 'sex="say \\"hi\\", x=1"'}

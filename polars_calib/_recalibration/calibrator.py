@@ -17,6 +17,7 @@ from typing import Any, cast
 import polars as pl
 
 from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.files import write_text
 from polars_calib._core.options import (
     CalibrationMethod,
     Closed,
@@ -140,13 +141,17 @@ class Calibrator:
         """
         return calibrated(self, prob)
 
-    def apply(self, data: FrameT, prob: str, *, alias: str | None = None) -> FrameT:
+    def apply(
+        self, data: FrameT, prob: str, *, alias: str | None = None, replace: bool = False
+    ) -> FrameT:
         """Return `data` with the calibrated column added (``with_columns(cal.expr(prob))``).
 
         The key columns and the probability column are checked against the fit's
         dtypes from the schema (no data read; String, Categorical and Enum keys
         look each other up by their strings); a LazyFrame stays a plan. The new
-        column is named `alias` (default ``f"{prob}_calibrated"``).
+        column is named `alias` (default ``f"{prob}_calibrated"``); a column of
+        that name already in `data` (the probabilities themselves, a key) raises
+        ``ValueError`` unless `replace` is True.
         """
         if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
             msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
@@ -163,7 +168,14 @@ class Calibrator:
                 )
         if problems:
             raise CalibrationDataError("cannot apply the calibrator: " + "; ".join(problems))
-        return data.with_columns(self.expr(prob).alias(alias or f"{prob}_calibrated"))
+        name = alias or f"{prob}_calibrated"
+        if name in schema and not replace:
+            msg = (
+                f"`data` already has a column {name!r}: pass another `alias`, or "
+                "`replace=True` to overwrite it"
+            )
+            raise ValueError(msg)
+        return data.with_columns(self.expr(prob).alias(name))
 
     def evaluate(
         self,
@@ -224,10 +236,13 @@ class Calibrator:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the calibrator to `path` as readable JSON (see :func:`load_calibrator`)."""
-        path = Path(path)
-        path.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
-        return path
+        """Write the calibrator to `path` as readable JSON (see :func:`load_calibrator`).
+
+        The file is written under a temporary name beside `path`, then renamed: a
+        failed save (a non-finite parameter, a full disk) leaves `path` as it was.
+        """
+        text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
+        return write_text(path, text)
 
 
 def _same_key_kind(dtype: pl.DataType, fitted: str | None) -> bool:

@@ -174,9 +174,10 @@ def fit_calibrator(
     ``method="sigmoid"`` reads the score unclipped, as scikit-learn's sigmoid
     method does.
 
-    **Platt / beta.** Newton's method on the weighted log-likelihood, started at
-    the subsample's fit (or the identity map, ``a = 1, b = 0``; ``a = b = 1,
-    c = 0``, for small data or a group the subsample could not fit), halving a step
+    **Platt / sigmoid / beta.** Newton's method on the weighted log-likelihood,
+    started at the subsample's fit (or the identity map, ``a = 1, b = 0``; ``a = b =
+    1, c = 0``; for the sigmoid of the score, which has none, ``a = b = 0``; for
+    small data or a group the subsample could not fit), halving a step
     that lowers the likelihood; each step is one aggregation over all groups (the
     data are read once per step; every pass sums the log-likelihood, which judges
     the step that reached it), then a 2×2 / 3×3 solve per group in numpy. While

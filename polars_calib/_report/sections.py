@@ -210,21 +210,29 @@ def audit_section(result: Audit, interval: float | None) -> Section:
     metric = result.metrics[0]
     worst = result.worst(WORST).drop("attributes", *result.by)
     order = max(result.slices.get_column("order").to_list(), default=0)
-    n_slices = result.slices.height - 1  # the overall row is no slice
+    overall = result.slices.get_column("order").eq(0).sum()
+    n_slices = result.slices.height - overall  # an overall row is no slice
     size = "slices" if result.include_small else f"slices of at least {result.min_count:,} rows"
+    # An audit within the model key: each model's slices against that model's rows.
+    each, per, whole, reference = "", "", "the whole log", f"the whole log's {metric} (dashed line)"
+    if result.within:
+        keys = ", ".join(result.within)
+        each, per = f", within each {keys}", f" per {keys}"
+        whole = f"its {keys}'s overall row"
+        reference = f"each {keys}'s overall {metric} (its first row)"
     intro = (
         f"Calibration of every value of {', '.join(result.by)} and of their "
-        f"intersections of up to {order} attributes ({n_slices:,} slices, from "
-        f"polars_calib.audit): the {WORST} {size} with the largest {metric} "
-        "(`_difference` and `_ratio` compare a slice with the whole log; `p_adjusted` is "
+        f"intersections of up to {order} attributes{each} ({n_slices:,} slices, from "
+        f"polars_calib.audit): the {WORST} {size} with the largest {metric}{per} "
+        f"(`_difference` and `_ratio` compare a slice with {whole}; `p_adjusted` is "
         "its calibration test adjusted for the number of slices), then the forest plot "
-        "of every slice (hollow grey: too small to judge; dashed line: the whole log)."
+        f"of every slice (hollow grey: too small to judge; {reference})."
     )
     chart = plot_audit(result, title=f"{metric} by slice") if has_charts() else None
     band = f", with {interval:.0%} bootstrap intervals" if interval is not None else ""
     alt_text = (
-        f"Forest plot of {metric} per slice of {', '.join(result.by)}{band}, against "
-        f"the whole log's {metric} (dashed line)."
+        f"Forest plot of {metric} per slice of {', '.join(result.by)}{each}{band}, against "
+        f"{reference}."
     )
     return Section("audit", "Fairness audit", intro, worst, chart, alt_text)
 
