@@ -55,7 +55,8 @@ def integer(low: int | None = None, high: int | None = None) -> Rule:
         if isinstance(value, bool) or not isinstance(value, int):
             fail(path, f"must be an integer, got {_shown(value)}")
         if (low is not None and value < low) or (high is not None and value > high):
-            fail(path, f"must be an integer in [{low}, {high}], got {value}")
+            bounds = f"in [{low}, {high}]" if high is not None else f"at least {low}"
+            fail(path, f"must be an integer {bounds}, got {value}")
 
     return rule
 
