@@ -63,7 +63,7 @@ from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
-from polars_calib._recalibration import fit_calibrator, load_calibrator
+from polars_calib._recalibration import ClippedScoresWarning, fit_calibrator, load_calibrator
 from polars_calib._report.report import html_report
 from polars_calib._version import __version__
 
@@ -401,7 +401,7 @@ def _add_fit_parser(commands: Any) -> None:
     fit = commands.add_parser(
         "fit",
         help="fit a recalibration map per group and save it as JSON",
-        description="Fit a calibrator (Platt, beta, isotonic, histogram binning or "
+        description="Fit a calibrator (Platt, sigmoid, beta, isotonic, histogram binning or "
         "temperature scaling) per group of a labelled log; print its parameters and "
         "write it to --out.",
     )
@@ -428,7 +428,9 @@ def _add_fit_parser(commands: Any) -> None:
         help="vectors with a binary method: top_label (default), confidence, "
         "classwise (one-vs-rest)",
     )
-    fit.add_argument("--smoothed", action="store_true", help="Platt's smoothed targets")
+    fit.add_argument(
+        "--smoothed", action="store_true", help="Platt's smoothed targets (platt, sigmoid)"
+    )
     fit.add_argument(
         "--bins",
         type=_positive_int,
@@ -510,20 +512,24 @@ def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> Non
     check_output_file("--out", args.out, [args.log])
     progress = Progress(stderr, quiet=args.quiet, detailed=args.progress)
     progress(f"fitting {args.method} on {args.log}")
-    calibrator = fit_calibrator(
-        scan(args.log),
-        args.prob,
-        args.label,
-        method=args.method,
-        by=args.by or None,
-        weight=args.weight,
-        reduction=args.reduction,
-        smoothed=args.smoothed,
-        n_bins=args.bins,
-        strategy=args.strategy,
-        fallback=args.fallback,
-        min_rows=args.min_rows,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ClippedScoresWarning)
+        calibrator = fit_calibrator(
+            scan(args.log),
+            args.prob,
+            args.label,
+            method=args.method,
+            by=args.by or None,
+            weight=args.weight,
+            reduction=args.reduction,
+            smoothed=args.smoothed,
+            n_bins=args.bins,
+            strategy=args.strategy,
+            fallback=args.fallback,
+            min_rows=args.min_rows,
+        )
+    for warning in caught:  # one line each (even with -q: they concern the result)
+        print(f"{PROG}: warning: {warning.message}", file=stderr, flush=True)
     with pl.Config(
         tbl_rows=-1,
         tbl_cols=-1,
