@@ -759,7 +759,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
 
 def _report_files(options: ReportOptions) -> list[str]:
     """What ``--out DIR`` may hold: the report's files, and the ``--html`` page's entry."""
-    owned = list(REPORT_FILES)
+    owned: list[str] = list(REPORT_FILES)
     if options.out is not None and options.html is not None:
         out, page = Path(options.out).resolve(), Path(options.html).resolve()
         if page.is_relative_to(out):
@@ -1203,7 +1203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = f"{PROG} {argv[0]}" if argv[:1] in commands else PROG
         print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
         return 2
-    except (DataError, OSError, pl.exceptions.PolarsError, ValueError) as error:
+    except (DataError, ImportError, OSError, pl.exceptions.PolarsError, ValueError) as error:
         print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

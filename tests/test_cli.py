@@ -258,6 +258,23 @@ def test_without_plot_extra_the_image_is_skipped(tmp_path: Path, parquet_log: Pa
     ]
 
 
+def test_without_jinja2_the_page_is_a_one_line_error(tmp_path: Path, parquet_log: Path) -> None:
+    # The page is rendered from a template (Jinja2, in the plot extra; Altair needs it
+    # too): without it, one line naming the extra, no traceback (before: an ImportError's
+    # traceback), and no page.
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "jinja2.py").write_text("raise ImportError('shadowed for a test')\n")
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    page = tmp_path / "page.html"
+    result = run(
+        "report", parquet_log, "--prob", "p", "--label", "y", "--html", page, cwd=tmp_path, env=env
+    )
+    error = assert_one_line_error(result, 1)
+    assert "pip install 'polars_calib[plot]'" in error
+    assert not page.exists()
+
+
 def test_help_and_version(tmp_path: Path) -> None:
     result = run("report", "--help", cwd=tmp_path)
     assert result.returncode == 0
