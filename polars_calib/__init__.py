@@ -75,7 +75,13 @@ from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
-from polars_calib._recalibration import Calibrator, Evaluation, fit_calibrator, load_calibrator
+from polars_calib._recalibration import (
+    Calibrator,
+    ClippedScoresWarning,
+    Evaluation,
+    fit_calibrator,
+    load_calibrator,
+)
 from polars_calib._report.report import HtmlReport, html_report
 from polars_calib._smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
 from polars_calib._version import __version__ as __version__
@@ -88,6 +94,7 @@ __all__ = [
     "CalibrationDataError",
     "CalibrationMethod",
     "Calibrator",
+    "ClippedScoresWarning",
     "Closed",
     "ConsistencyMetric",
     "Correction",

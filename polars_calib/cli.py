@@ -20,16 +20,26 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
 import sys
-from collections.abc import Callable, Sequence
+import time
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeGuard, get_args
 
 import polars as pl
 
-from polars_calib._audit import Audit, audit
+from polars_calib._audit import Audit, audit, check_one_model
 from polars_calib._core.binning import Binning
+from polars_calib._core.files import (
+    atomic_path,
+    foreign_entries,
+    overwritten_input,
+    replaced_directory,
+)
 from polars_calib._core.options import (
     MAX_BINS,
     AuditTest,
@@ -55,7 +65,7 @@ from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
-from polars_calib._recalibration import fit_calibrator, load_calibrator
+from polars_calib._recalibration import ClippedScoresWarning, fit_calibrator, load_calibrator
 from polars_calib._report.report import html_report
 from polars_calib._version import __version__
 
@@ -84,6 +94,24 @@ REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
 
 PLOT_EXTRA = "pip install 'polars_calib[plot]'"
 """What the charts need, as the notes on stderr say it."""
+
+REPORT_FILES = (
+    "summary.csv",
+    "summary.parquet",
+    "reliability.csv",
+    "reliability.png",
+    "over_time.png",
+)
+"""The files of ``report --out DIR``: the directory may hold only these (it is replaced whole)."""
+
+AUDIT_FILES = (
+    "slices.csv",
+    "slices.parquet",
+    "disparities.csv",
+    "disparities.parquet",
+    "forest.png",
+)
+"""The files of ``audit --out DIR``: the directory may hold only these (it is replaced whole)."""
 
 SMALL_GROUP = 100
 """Slices of ``report --audit`` with fewer rows are flagged too small (the page's
@@ -131,6 +159,7 @@ class ReportOptions:
     id: str | None = None
     audit: list[str] | None = None
     audit_max_order: int | None = None
+    progress: bool = False
 
     @property
     def keys(self) -> list[str]:
@@ -352,7 +381,8 @@ def _add_report_outputs(report: argparse.ArgumentParser) -> None:
         type=_names,
         metavar="COLS",
         help="with --html: a fairness-audit section auditing these attribute columns, e.g. "
-        "sex,age_band (as `polars-calib audit --by`; one more pass over the log)",
+        "sex,age_band, within each value of the first --by key (the model), as "
+        "`polars-calib audit --by sex,age_band --within model` (one more pass over the log)",
     )
     report.add_argument(
         "--audit-max-order",
@@ -367,6 +397,11 @@ def _add_report_outputs(report: argparse.ArgumentParser) -> None:
         "(the spark or dask extra; uniform bins); default: Polars",
     )
     report.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    report.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
 
 
 def _add_fit_parser(commands: Any) -> None:
@@ -374,7 +409,7 @@ def _add_fit_parser(commands: Any) -> None:
     fit = commands.add_parser(
         "fit",
         help="fit a recalibration map per group and save it as JSON",
-        description="Fit a calibrator (Platt, beta, isotonic, histogram binning or "
+        description="Fit a calibrator (Platt, sigmoid, beta, isotonic, histogram binning or "
         "temperature scaling) per group of a labelled log; print its parameters and "
         "write it to --out.",
     )
@@ -401,7 +436,9 @@ def _add_fit_parser(commands: Any) -> None:
         help="vectors with a binary method: top_label (default), confidence, "
         "classwise (one-vs-rest)",
     )
-    fit.add_argument("--smoothed", action="store_true", help="Platt's smoothed targets")
+    fit.add_argument(
+        "--smoothed", action="store_true", help="Platt's smoothed targets (platt, sigmoid)"
+    )
     fit.add_argument(
         "--bins",
         type=_bins,
@@ -435,6 +472,11 @@ def _add_fit_parser(commands: Any) -> None:
         help="the calibrator's JSON file",
     )
     fit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    fit.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
 
 
 def _add_apply_parser(commands: Any) -> None:
@@ -459,28 +501,43 @@ def _add_apply_parser(commands: Any) -> None:
         metavar="NAME",
         help="the new column's name (default: PROB_calibrated)",
     )
+    apply.add_argument(
+        "--replace",
+        action="store_true",
+        help="overwrite the column if the log already has it (default: an error)",
+    )
     apply.add_argument("--out", type=Path, required=True, metavar="FILE", help="parquet output")
     apply.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    apply.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
 
 
 def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib fit``: fit, print the parameters, save the calibrator."""
-    if not args.quiet:
-        print(f"{PROG}: fitting {args.method} on {args.log}", file=stderr, flush=True)
-    calibrator = fit_calibrator(
-        scan(args.log),
-        args.prob,
-        args.label,
-        method=args.method,
-        by=args.by or None,
-        weight=args.weight,
-        reduction=args.reduction,
-        smoothed=args.smoothed,
-        n_bins=args.bins,
-        strategy=args.strategy,
-        fallback=args.fallback,
-        min_rows=args.min_rows,
-    )
+    check_output_file("--out", args.out, [args.log])
+    progress = Progress(stderr, quiet=args.quiet, detailed=args.progress)
+    progress(f"fitting {args.method} on {args.log}")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ClippedScoresWarning)
+        calibrator = fit_calibrator(
+            scan(args.log),
+            args.prob,
+            args.label,
+            method=args.method,
+            by=args.by or None,
+            weight=args.weight,
+            reduction=args.reduction,
+            smoothed=args.smoothed,
+            n_bins=args.bins,
+            strategy=args.strategy,
+            fallback=args.fallback,
+            min_rows=args.min_rows,
+        )
+    for warning in caught:  # one line each (even with -q: they concern the result)
+        print(f"{PROG}: warning: {warning.message}", file=stderr, flush=True)
     with pl.Config(
         tbl_rows=-1,
         tbl_cols=-1,
@@ -491,20 +548,83 @@ def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> Non
     ):
         print(calibrator.params, file=stdout, flush=True)
     path = calibrator.save(args.out)
-    if not args.quiet:
-        print(f"{PROG}: wrote {path}", file=stderr, flush=True)
+    progress(f"wrote {path}")
+    progress.done()
 
 
 def apply_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:
-    """Run ``polars-calib apply``: the log with the calibrated column, streamed to parquet."""
+    """Run ``polars-calib apply``: the log with the calibrated column, streamed to parquet.
+
+    The parquet file is streamed to a temporary name beside ``--out`` and renamed
+    when complete; ``--out`` may not be the log or the calibrator (through links).
+    """
+    check_output_file("--out", args.out, [args.log, args.calibrator])
     if not args.calibrator.exists():
         msg = f"no such file: {str(args.calibrator)!r}"
         raise DataError(msg)
     calibrator = load_calibrator(args.calibrator)
-    query = calibrator.apply(scan(args.log), args.prob, alias=args.column)
-    if not args.quiet:
-        print(f"{PROG}: writing {args.out} (streaming)", file=stderr, flush=True)
-    query.sink_parquet(args.out, engine="streaming")
+    log = scan(args.log)
+    column = args.column or f"{args.prob}_calibrated"
+    if column in log.collect_schema() and not args.replace:
+        msg = (
+            f"argument --column: the log already has a column {column!r}: give another "
+            "--column, or --replace to overwrite it"
+        )
+        raise UsageError(msg)
+    query = calibrator.apply(log, args.prob, alias=column, replace=args.replace)
+    progress = Progress(stderr, quiet=args.quiet, detailed=args.progress)
+    progress(f"writing {args.out} (streaming)", passes=1)
+    with atomic_path(args.out) as temporary:
+        query.sink_parquet(temporary, engine="streaming")
+    progress.done()
+
+
+def check_output_file(option: str, output: Path, inputs: Sequence[str | Path]) -> None:
+    """Refuse (a usage error) an output file that is an input, compared as files.
+
+    The same path, a symbolic or hard link to an input file, or a path inside an
+    input directory is refused, before anything is read.
+    """
+    source = overwritten_input(output, inputs)
+    if source is not None:
+        msg = (
+            f"argument {option}: {str(output)!r} would write over the input {source!r} "
+            "(the same file, a link to it, or inside its directory): give another path"
+        )
+        raise UsageError(msg)
+    if output.is_dir():
+        msg = f"argument {option}: {str(output)!r} is a directory: give a file name"
+        raise UsageError(msg)
+
+
+def check_output_directory(
+    option: str, out: Path, owned: Sequence[str], inputs: Sequence[str | Path]
+) -> None:
+    """Refuse (a usage error) an output directory that cannot be replaced whole.
+
+    It may not be, hold or lie inside an input (files compared through links), be a
+    file, or hold files other than `owned` (the command's outputs).
+    """
+    source = overwritten_input(out, inputs, directory=True)
+    if source is not None:
+        msg = (
+            f"argument {option}: {str(out)!r} would write over the input {source!r} "
+            "(it holds the input or a link to it, or lies inside it; the directory is "
+            "replaced whole): give another directory"
+        )
+        raise UsageError(msg)
+    if out.exists() and not out.is_dir():
+        msg = f"argument {option}: {str(out)!r} is a file: give a directory"
+        raise UsageError(msg)
+    foreign = foreign_entries(out, owned)
+    if foreign:
+        shown = ", ".join(repr(name) for name in foreign[:3])
+        msg = (
+            f"argument {option}: {str(out)!r} holds files this command does not write "
+            f"({shown}{', ...' if len(foreign) > 3 else ''}): it is replaced whole, so "
+            "give a new or empty directory"
+        )
+        raise UsageError(msg)
 
 
 def parse_report(argv: Sequence[str]) -> ReportOptions:
@@ -535,6 +655,12 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     if args.audit_max_order is not None and args.audit is None:
         msg = "--audit-max-order goes with --audit"
         raise UsageError(msg)
+    if args.audit is not None and args.by[:1] and args.by[0] in args.audit:
+        msg = (
+            f"--audit cannot slice {args.by[0]!r}: the audit runs within each value of the "
+            "first --by key (the model)"
+        )
+        raise UsageError(msg)
     return ReportOptions(
         log=str(args.log),
         prob=str(args.prob),
@@ -558,6 +684,7 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         id=args.id,
         audit=args.audit,
         audit_max_order=args.audit_max_order,
+        progress=bool(args.progress),
     )
 
 
@@ -606,8 +733,12 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     table and the HTML page; a second pass reads the log only where the summary's
     statistics cannot give the reliability table (see :func:`_reliability`).
     """
-    progress = _progress(options.quiet, stderr)
+    _check_report_outputs(options)
+    progress = Progress(stderr, quiet=options.quiet, detailed=options.progress)
     resampling = _resampling(options)
+    # One pass, and one per 64 replicates of each resampling (an estimate with an engine).
+    chunks = (_passes(options.resamples or 1000) - 1) * len(resampling or [])
+    reads = "one pass over the log" + (f" and {chunks} of replicates" if chunks else "")
     if options.engine is not None:
         if resampling and options.id is None:
             msg = (
@@ -617,14 +748,15 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             )
             raise UsageError(msg)
         # The engine reads the log (a path Polars may not reach).
-        progress(f"computing the statistics with {options.engine} (one pass over the log)...")
-        data, schema = _read(options.engine, options.log)
+        progress(f"computing the statistics with {options.engine} ({reads})...", passes=1 + chunks)
+        with _silenced(options.quiet):
+            data, schema = _read(options.engine, options.log)
         audited = None
     else:
         progress(f"scanning {options.log}")
         data = scan(options.log)
         audited = _audit(data, options, progress)  # its errors before any output
-        progress("computing the statistics (one pass over the log)...")
+        progress(f"computing the statistics ({reads})...", passes=1 + chunks)
         schema = None
     stats = _statistics(data, options, windows=True, resampling=resampling)
     log = _Log(data, data.collect_schema() if schema is None else schema, options)
@@ -646,6 +778,30 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
             # The engine's statistics give every table: the page reads no log.
             reliability = _reliability(log, stats, progress)
         write_html(options, log, stats, reliability, audited, progress, stderr)
+    progress.done()
+
+
+def _report_files(options: ReportOptions) -> list[str]:
+    """What ``--out DIR`` may hold: the report's files, and the ``--html`` page's entry."""
+    owned: list[str] = list(REPORT_FILES)
+    if options.out is not None and options.html is not None:
+        out, page = Path(options.out).resolve(), Path(options.html).resolve()
+        if page.is_relative_to(out):
+            owned.append(page.relative_to(out).parts[0])
+    return owned
+
+
+def _check_report_outputs(options: ReportOptions) -> None:
+    """Refuse outputs that would write over the log, or over each other."""
+    if options.out is not None:
+        check_output_directory("--out", options.out, _report_files(options), [options.log])
+    if options.html is not None:
+        check_output_file("--html", options.html, [options.log])
+        page = Path(options.html).resolve()
+        inside = options.out is not None and page.parent == Path(options.out).resolve()
+        if inside and page.name in REPORT_FILES:
+            msg = f"argument --html: {str(options.html)!r} is one of the --out files"
+            raise UsageError(msg)
 
 
 @dataclass(frozen=True)
@@ -671,14 +827,63 @@ class _Log:
         return pl.LazyFrame(schema=self.schema)
 
 
-def _progress(quiet: bool, stderr: TextIO) -> Callable[[str], None]:
-    """A function printing a progress message on stderr (nothing with ``--quiet``)."""
+class Progress:
+    """Progress lines on stderr: one per stage, as it starts; nothing with ``--quiet``.
 
-    def progress(message: str) -> None:
-        if not quiet:
-            print(f"{PROG}: {message}", file=stderr, flush=True)
+    On a terminal, or with ``--progress``, each line starts with the time elapsed
+    (``[m:ss]``) and, for a stage reading the log, says how many passes it makes
+    and how long they should take at the rate the earlier passes ran (the passes
+    over the log are the long part of every command); a last line says when the
+    command is done. Otherwise (a pipe, a file) the lines are the stages alone.
+    """
 
-    return progress
+    def __init__(self, stderr: TextIO, *, quiet: bool, detailed: bool | None = None) -> None:
+        self.stderr, self.quiet = stderr, quiet
+        self.detailed = _is_terminal(stderr) if not detailed else True
+        self.start = self.stage_start = time.monotonic()
+        self.stage_passes = 0
+        self.pass_seconds, self.passes_done = 0.0, 0
+
+    def __call__(self, message: str, *, passes: int = 0) -> None:
+        """Say that a stage starts; `passes`: how many times it reads the log."""
+        now = time.monotonic()
+        if self.stage_passes:
+            self.pass_seconds += now - self.stage_start
+            self.passes_done += self.stage_passes
+        self.stage_start, self.stage_passes = now, passes
+        if self.quiet:
+            return
+        if self.detailed:
+            message = f"[{_clock(now - self.start)}] {message}"
+            if passes and self.passes_done:
+                left = self.pass_seconds / self.passes_done * passes
+                message += f" (about {_clock(left)} for {passes} pass{'es' * (passes > 1)})"
+        print(f"{PROG}: {message}", file=self.stderr, flush=True)
+
+    def done(self) -> None:
+        """Say that the command is done, and in how long (only in the detailed form)."""
+        if self.detailed and not self.quiet:
+            elapsed = _clock(time.monotonic() - self.start)
+            print(f"{PROG}: [{elapsed}] done", file=self.stderr, flush=True)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _clock(seconds: float) -> str:
+    """A duration as ``m:ss`` (or ``h:mm:ss``)."""
+    minutes, second = divmod(round(seconds), 60)
+    hours, minute = divmod(minutes, 60)
+    return f"{hours}:{minute:02d}:{second:02d}" if hours else f"{minute}:{second:02d}"
+
+
+def _passes(resamples: int | None) -> int:
+    """The passes over the log of a statistics table: one, and one per 64 replicates."""
+    return 1 + (-(-resamples // 64) if resamples else 0)
 
 
 def _table_config() -> pl.Config:
@@ -702,6 +907,32 @@ def _resampling(options: ReportOptions) -> list[Resampling] | None:
     if set(options.metrics) & set(CONSISTENCY_METRICS):
         methods.append("consistency")
     return methods or None
+
+
+@contextmanager
+def _silenced(quiet: bool) -> Iterator[None]:
+    """With `quiet`, silence what an engine prints itself: Spark's JVM log, Python warnings.
+
+    This process's standard error (file descriptor 2) points to the null device
+    while the block runs, and the processes started meanwhile (Spark's JVM and its
+    Python workers, Dask's) keep it; warnings are ignored. An error still reaches
+    the command line's one-line message, printed after the block.
+    """
+    if not quiet:
+        yield
+        return
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
 def _read(engine: Engine, log: str) -> tuple[Any, pl.Schema]:
@@ -732,24 +963,25 @@ def _statistics(
     time, every = (options.time, options.every) if windows else (None, None)
     if windows:
         reduction, metrics = options.reduction, options.metrics
-    stats = bin_statistics(
-        data,
-        options.prob,
-        options.label,
-        by=options.by,
-        time=time,
-        every=every,
-        n_bins=options.n_bins,
-        strategy=options.strategy,
-        closed=options.closed,
-        weight=options.weight,
-        reduction=reduction,
-        metrics=metrics,
-        resampling=resampling,
-        n_resamples=options.resamples or 1000,
-        seed=options.seed,
-        id=options.id,
-    )
+    with _silenced(options.quiet and options.engine is not None):
+        stats = bin_statistics(
+            data,
+            options.prob,
+            options.label,
+            by=options.by,
+            time=time,
+            every=every,
+            n_bins=options.n_bins,
+            strategy=options.strategy,
+            closed=options.closed,
+            weight=options.weight,
+            reduction=reduction,
+            metrics=metrics,
+            resampling=resampling,
+            n_resamples=options.resamples or 1000,
+            seed=options.seed,
+            id=options.id,
+        )
     if isinstance(stats, pl.DataFrame):  # the engine's
         return stats
     plan: pl.LazyFrame = stats
@@ -766,7 +998,7 @@ def _statistics(
     )
 
 
-def _reliability(log: _Log, stats: pl.DataFrame, progress: Callable[[str], None]) -> pl.DataFrame:
+def _reliability(log: _Log, stats: pl.DataFrame, progress: Progress) -> pl.DataFrame:
     """The reliability table per `--by` key over the whole log, by the HTML report's rule.
 
     From the summary's statistics when they hold the diagrams' problem (binary or
@@ -777,7 +1009,7 @@ def _reliability(log: _Log, stats: pl.DataFrame, progress: Callable[[str], None]
     shared = options.time is None or options.strategy == "uniform"
     source = stats
     if options.reduction not in (None, "confidence") or not shared:
-        progress("computing the reliability table (a second pass)...")
+        progress("computing the reliability table (a second pass)...", passes=1)
         reduction: Reduction | None = None if log.reduction is None else "confidence"
         source = _statistics(log.data, options, windows=False, reduction=reduction)
     return reliability_from_statistics(source, by=options.by, confidence=options.confidence)
@@ -788,33 +1020,44 @@ def _write_outputs(
     out: Path,
     table: pl.DataFrame,
     reliability: pl.DataFrame,
-    progress: Callable[[str], None],
+    progress: Progress,
     stderr: TextIO,
 ) -> None:
-    """Write ``--out``'s files: the summary, the reliability table and the charts."""
+    """Write ``--out``'s files: the summary, the reliability table and the charts.
+
+    They are written to a new directory beside `out`, which replaces `out` whole
+    once every file is written: a failed or killed run leaves the previous outputs.
+    """
+    with _replaced(out, _report_files(options)) as staging:
+        progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
+        table.write_csv(staging / "summary.csv")
+        table.write_parquet(staging / "summary.parquet")
+        reliability.write_csv(staging / "reliability.csv")
+        progress(f"drawing {out / 'reliability.png'}")
+        title = f"Reliability diagram of {options.prob} ({Path(options.log).name})"
+        if draw_png(reliability, staging / "reliability.png", title) is None:
+            print(
+                f"{PROG}: note: skipped reliability.png (the plot extra is not installed: "
+                f"{PLOT_EXTRA})",
+                file=stderr,
+            )
+        if options.time is not None and options.interval is not None:
+            bounded = next(name for name in table.columns if name.endswith("_lower"))
+            metric = bounded.removesuffix("_lower")
+            progress(f"drawing {out / 'over_time.png'}")
+            if _draw_over_time(table, metric, options, staging / "over_time.png") is None:
+                print(f"{PROG}: note: skipped over_time.png ({PLOT_EXTRA})", file=stderr)
+
+
+@contextmanager
+def _replaced(out: Path, owned: Sequence[str]) -> Iterator[Path]:
+    """:func:`replaced_directory`, its errors as the command line's data errors."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        with replaced_directory(out, owned) as staging:
+            yield staging
     except OSError as error:
-        msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
+        msg = f"cannot write the output directory {str(out)!r}: {error.strerror or error}"
         raise DataError(msg) from error
-    progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
-    table.write_csv(out / "summary.csv")
-    table.write_parquet(out / "summary.parquet")
-    reliability.write_csv(out / "reliability.csv")
-    progress(f"drawing {out / 'reliability.png'}")
-    title = f"Reliability diagram of {options.prob} ({Path(options.log).name})"
-    if draw_png(reliability, out / "reliability.png", title) is None:
-        print(
-            f"{PROG}: note: skipped reliability.png (the plot extra is not installed: "
-            f"{PLOT_EXTRA})",
-            file=stderr,
-        )
-    if options.time is not None and options.interval is not None:
-        bounded = next(name for name in table.columns if name.endswith("_lower"))
-        metric = bounded.removesuffix("_lower")
-        progress(f"drawing {out / 'over_time.png'}")
-        if _draw_over_time(table, metric, options, out / "over_time.png") is None:
-            print(f"{PROG}: note: skipped over_time.png ({PLOT_EXTRA})", file=stderr)
 
 
 def draw_png(table: pl.DataFrame, path: Path, title: str) -> str | None:
@@ -860,19 +1103,29 @@ def _draw_over_time(
         return None
 
 
-def _audit(
-    lf: pl.LazyFrame, options: ReportOptions, progress: Callable[[str], None]
-) -> Audit | None:
-    """The audit of ``--audit`` for the page (:func:`polars_calib.audit`), else none."""
+def _audit(lf: pl.LazyFrame, options: ReportOptions, progress: Progress) -> Audit | None:
+    """The audit of ``--audit`` for the page (:func:`polars_calib.audit`), else none.
+
+    It runs within the first ``--by`` key (the model, as the page's diagrams are per
+    value of it); without ``--by``, a log whose ``model`` column holds several values is
+    refused rather than pooled (:func:`polars_calib._audit.check_one_model`).
+    """
     if options.audit is None:
         return None
+    if not options.by:
+        check_one_model(lf, options.audit, "--by {}")
     passes = "" if options.resamples is None else " and one per 64 bootstrap replicates"
-    progress(f"auditing {','.join(options.audit)} (one pass over the log{passes})...")
+    within = f" within each {options.by[0]}" if options.by else ""
+    progress(
+        f"auditing {','.join(options.audit)}{within} (one pass over the log{passes})...",
+        passes=_passes(options.resamples),
+    )
     return audit(
         lf,
         options.prob,
         options.label,
         by=options.audit,
+        within=options.by[:1],
         max_order=options.audit_max_order,
         metrics=options.page_metrics,
         min_count=SMALL_GROUP,
@@ -894,7 +1147,7 @@ def write_html(
     stats: pl.DataFrame,
     reliability: pl.DataFrame | None,
     audited: Audit | None,
-    progress: Callable[[str], None],
+    progress: Progress,
     stderr: TextIO,
 ) -> None:
     """Write the HTML report of ``--html`` (:func:`polars_calib.html_report`) from the
@@ -904,9 +1157,9 @@ def write_html(
     progress("laying out the HTML report...")
     # The page's own passes (see html_report's Notes), said as they come.
     if options.time is not None and options.strategy != "uniform":
-        progress("computing the whole-log tables (a second pass)...")
+        progress("computing the whole-log tables (a second pass)...", passes=1)
     if reliability is None and options.reduction not in (None, "confidence"):
-        progress("computing the reliability table (a second pass)...")
+        progress("computing the reliability table (a second pass)...", passes=1)
     page = html_report(
         log.polars,
         options.prob,
@@ -976,7 +1229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = f"{PROG} {argv[0]}" if argv[:1] in commands else PROG
         print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
         return 2
-    except (DataError, OSError, pl.exceptions.PolarsError, ValueError) as error:
+    except (DataError, ImportError, OSError, pl.exceptions.PolarsError, ValueError) as error:
         print(f"{PROG}: error: {_one_line(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -998,6 +1251,7 @@ class AuditOptions:
     prob: str
     label: str
     by: list[str]
+    within: list[str]
     max_order: int | None
     n_bins: int
     metrics: list[Metric]
@@ -1011,6 +1265,7 @@ class AuditOptions:
     reduction: Reduction | None
     out: Path | None
     quiet: bool
+    progress: bool = False
 
 
 def _count(text: str) -> int:
@@ -1030,7 +1285,8 @@ def _add_audit_parser(commands: Any) -> None:
         "audit",
         help="calibration of every segment and intersection of segments (a fairness audit)",
         description="Audit the calibration of every value of each --by attribute and of "
-        "their intersections, from one pass over the log; print the slices; with --out, "
+        "their intersections, from one pass over the log (per value of the --within keys, "
+        "such as the model: a log of several models needs it); print the slices; with --out, "
         "write slices.csv, slices.parquet, disparities.csv, disparities.parquet and "
         "forest.png.",
     )
@@ -1043,6 +1299,14 @@ def _add_audit_parser(commands: Any) -> None:
         required=True,
         metavar="COLS",
         help="comma-separated attribute columns, e.g. sex,age_band,region",
+    )
+    audit.add_argument(
+        "--within",
+        type=_names,
+        default=[],
+        metavar="COLS",
+        help="comma-separated columns kept whole, e.g. model: one audit per value (required "
+        "when a column named model holds several values)",
     )
     audit.add_argument(
         "--max-order",
@@ -1112,6 +1376,11 @@ def _add_audit_tests(audit: argparse.ArgumentParser) -> None:
     )
     audit.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
     audit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
+    audit.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
 
 
 def parse_audit(argv: Sequence[str]) -> AuditOptions:
@@ -1130,6 +1399,7 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
         prob=str(args.prob),
         label=str(args.label),
         by=list(args.by),
+        within=list(args.within),
         max_order=args.max_order,
         n_bins=int(args.bins),
         metrics=list(args.metrics),
@@ -1143,21 +1413,31 @@ def parse_audit(argv: Sequence[str]) -> AuditOptions:
         reduction=args.reduction,
         out=args.out,
         quiet=bool(args.quiet),
+        progress=bool(args.progress),
     )
 
 
 def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
     """Run ``polars-calib audit``: print the slices and write the tables and the forest plot."""
-    progress = _progress(options.quiet, stderr)
+    if options.out is not None:
+        check_output_directory("--out", options.out, AUDIT_FILES, [options.log])
+    progress = Progress(stderr, quiet=options.quiet, detailed=options.progress)
     progress(f"scanning {options.log}")
     lf = scan(options.log)
+    if not options.within:
+        check_one_model(lf, options.by, "--within {}")
     passes = "" if options.n_resamples is None else " and one per 64 bootstrap replicates"
-    progress(f"auditing every slice (one pass over the log{passes})...")
+    within = f" within each {','.join(options.within)}" if options.within else ""
+    progress(
+        f"auditing every slice{within} (one pass over the log{passes})...",
+        passes=_passes(options.n_resamples),
+    )
     result = audit(
         lf,
         options.prob,
         options.label,
         by=options.by,
+        within=options.within,
         max_order=options.max_order,
         metrics=options.metrics,
         min_count=options.min_count,
@@ -1174,37 +1454,45 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
         print(result.slices.drop("attributes", *result.by), file=stdout, flush=True)
     if options.out is not None:
         _write_audit(options, options.out, result, progress, stderr)
+    progress.done()
 
 
 def _write_audit(
     options: AuditOptions,
     out: Path,
     result: Audit,
-    progress: Callable[[str], None],
+    progress: Progress,
     stderr: TextIO,
 ) -> None:
-    """Write ``audit --out``'s files: the slices, the disparities and the forest plot."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        msg = f"cannot create output directory {str(out)!r}: {error.strerror}"
-        raise DataError(msg) from error
-    progress(f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet")
-    for name, table in (("slices", result.slices), ("disparities", result.disparities)):
-        table.write_parquet(out / f"{name}.parquet")
-        # CSV holds no lists: the attributes a slice fixes, comma-separated.
-        joined = table.with_columns(pl.col("attributes").list.join(","))
-        joined.write_csv(out / f"{name}.csv")
-    progress(f"drawing {out / 'forest.png'}")
+    """Write ``audit --out``'s files: the slices, the disparities and the forest plot.
+
+    They are written to a new directory beside `out`, which replaces `out` whole
+    once every file is written (as ``report --out``).
+    """
+    with _replaced(out, AUDIT_FILES) as staging:
+        progress(
+            f"writing {out / 'slices.csv'}, slices.parquet, disparities.csv, disparities.parquet"
+        )
+        for name, table in (("slices", result.slices), ("disparities", result.disparities)):
+            table.write_parquet(staging / f"{name}.parquet")
+            # CSV holds no lists: the attributes a slice fixes, comma-separated.
+            joined = table.with_columns(pl.col("attributes").list.join(","))
+            joined.write_csv(staging / f"{name}.csv")
+        progress(f"drawing {out / 'forest.png'}")
+        _draw_forest(options, result, staging / "forest.png", stderr)
+
+
+def _draw_forest(options: AuditOptions, result: Audit, path: Path, stderr: TextIO) -> None:
+    """Draw the audit's forest plot to `path`, Altair else matplotlib, else a note."""
     title = f"Calibration by slice: {options.prob} ({Path(options.log).name})"
     try:
-        save_png(plot_audit(result, title=title), out / "forest.png")
+        save_png(plot_audit(result, title=title), path)
         return
     except ImportError:
         pass
     try:
         figure = plot_audit(result, backend="matplotlib", title=title)
-        save_png(figure, out / "forest.png", scale=1.5)
+        save_png(figure, path, scale=1.5)
     except ImportError:
         print(
             f"{PROG}: note: skipped forest.png (the plot extra is not installed: {PLOT_EXTRA})",

@@ -567,7 +567,7 @@ def test_bad_arguments_raise_clear_errors() -> None:
     )
     with pytest.raises(pc.CalibrationDataError, match="column 'nope' is missing"):
         audit(df, "p", "y", by=["sex", "nope"])
-    with pytest.raises(pc.CalibrationDataError, match=r"'score' holds Float64.*cut"):
+    with pytest.raises(pc.CalibrationDataError, match=r"'score' holds Float64.*bin_intervals"):
         audit(df, "p", "y", by=["sex", "score"])
     with pytest.raises(pc.CalibrationDataError, match="'tags' holds List"):
         audit(df, "p", "y", by=["tags"])
@@ -764,3 +764,217 @@ def test_p_values_adjusted_across_all_slices_as_statsmodels_does() -> None:
         np.testing.assert_allclose(slices["p_adjusted"].to_numpy(), expected[1], rtol=1e-12)
         assert slices["significant"].to_list() == expected[0].tolist()
         assert slices.filter(pl.col("slice") == "sex=F, age=65+")["significant"].item()
+
+
+# --------------------------------------------------------------------------
+# Keys kept whole (`within`): one audit per model, never a pooled one
+# --------------------------------------------------------------------------
+
+
+def two_models_log() -> pl.DataFrame:
+    """Two models scoring the same rows: `hidden_intersection_log`'s and one shifted up."""
+    base = hidden_intersection_log(13)
+    shifted = base.with_columns(p=(pl.col("p") + 0.2).clip(0.0, 1.0))
+    return pl.concat(
+        [base.with_columns(model=pl.lit("a")), shifted.with_columns(model=pl.lit("b"))]
+    )
+
+
+def test_within_audits_each_model_as_an_audit_of_its_rows_alone() -> None:
+    log = two_models_log().gather_every(4)
+    log = log.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("row"))
+    options: dict[str, Any] = {
+        "by": ["sex", "age"],
+        "n_bins": N_BINS,
+        "n_resamples": 10,
+        "id": "row",
+        "min_count": 170,
+    }
+    result = audit(log, "p", "y", within="model", **options)
+    assert result.within == ("model",) and result.by == ("sex", "age")
+    assert result.slices.columns[:2] == ["model", "slice"]
+    assert result.disparities.columns[:2] == ["model", "attributes"]
+    overall = result.slices.filter(pl.col("order") == 0)
+    assert overall["model"].to_list() == ["a", "b"]
+    for model in ("a", "b"):
+        alone = audit(log.filter(pl.col("model") == model), "p", "y", **options)
+        mine = pl.col("model") == model
+        assert_frame_equal(result.slices.filter(mine).drop("model"), alone.slices)
+        assert_frame_equal(result.disparities.filter(mine).drop("model"), alone.disparities)
+        assert_frame_equal(result.worst(3).filter(mine).drop("model"), alone.worst(3))
+    # The pooled audit describes neither model: its overall ECE is that of no model.
+    pooled = audit(log, "p", "y", **options).slices.row(0, named=True)
+    assert pooled["count"] == overall["count"].sum()
+    assert all(abs(pooled["ece"] - ece) > 0.01 for ece in overall["ece"])
+    assert result.worst(3)["model"].to_list() == ["a"] * 3 + ["b"] * 3
+    lazy = log.lazy().calib.audit("p", "y", within=["model"], **options)
+    assert_frame_equal(lazy.slices, result.slices)
+
+
+def test_within_keys_are_checked() -> None:
+    log = two_models_log().gather_every(40).with_columns(score=pl.col("p") * 10)
+    with pytest.raises(ValueError, match=r"'sex' is in both `within`.*and `by`"):
+        audit(log, "p", "y", by=["sex", "age"], within="sex")
+    with pytest.raises(pc.CalibrationDataError, match="`within` column 'score' holds Float64"):
+        audit(log, "p", "y", by="sex", within="score")
+    with pytest.raises(pc.CalibrationDataError, match="'nope' is missing"):
+        audit(log, "p", "y", by="sex", within="nope")
+    with pytest.raises(ValueError, match="cannot hold 'slice'"):
+        audit(log.rename({"model": "slice"}), "p", "y", by="sex", within="slice")
+    # An expression with an alias, as `by` takes; a null model is a group of its own.
+    keyed = log.with_columns(pl.when(pl.col("model") == "b").then(pl.col("model")).alias("m"))
+    result = audit(keyed, "p", "y", by="sex", within=pl.col("m").alias("version"), min_count=0)
+    assert result.slices.filter(pl.col("order") == 0)["version"].to_list() == ["b", None]
+
+
+# --------------------------------------------------------------------------
+# Slice labels name one slice each
+# --------------------------------------------------------------------------
+
+
+def test_slice_labels_quote_values_that_could_be_misread() -> None:
+    values = ["F", "null", None, "F, age=18-30", 'say "hi"', "", " F", "a\\b"]
+    df = pl.DataFrame(
+        {
+            "sex": values,
+            "age": ["18-30"] * len(values),
+            "a=b": [1] * len(values),
+            "p": [0.5] * len(values),
+            "y": [1] * len(values),
+        }
+    )
+    slices = audit(df, "p", "y", by=["sex", "age", "a=b"], min_count=0).slices
+    sex = slices.filter(pl.col("attributes") == ["sex"])
+    assert sex["sex"].to_list() == sorted(values, key=lambda v: (v is None, v))  # typed values
+    labels = dict(zip(sex["sex"].to_list(), sex["slice"].to_list(), strict=True))
+    assert labels == {
+        "F": "sex=F",
+        "null": 'sex="null"',
+        None: "sex=null",
+        "F, age=18-30": 'sex="F, age=18-30"',
+        'say "hi"': 'sex="say \\"hi\\""',
+        "": 'sex=""',
+        " F": 'sex=" F"',
+        "a\\b": 'sex="a\\\\b"',
+    }
+    pair = slices.filter(pl.col("attributes") == ["sex", "age"], pl.col("sex") == "F")
+    assert pair["slice"].item() == "sex=F, age=18-30"  # not the value "F, age=18-30"
+    assert slices.filter(pl.col("order") == 1)["slice"].to_list()[-1] == '"a=b"=1'
+    assert slices["slice"].is_unique().all()
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.none()
+            | st.text(alphabet=["a", ",", "=", " ", '"', "\\", "n", "u", "l"], max_size=5),
+            st.none() | st.sampled_from(["x", "null", "x, b=x", ""]),
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+@example([("null", None), (None, "null"), ("x, b=x", "x"), ("x", "x, b=x")])
+def test_slice_labels_are_unique_whatever_the_values(
+    rows: list[tuple[str | None, str | None]],
+) -> None:
+    df = pl.DataFrame(
+        {"a": [a for a, _ in rows], "b": [b for _, b in rows], "p": 0.5, "y": 1},
+        schema_overrides={"a": pl.String, "b": pl.String},
+    )
+    slices = audit(df, "p", "y", by=["a", "b"], min_count=0, test=None).slices
+    assert slices["slice"].is_unique().all()
+
+
+# --------------------------------------------------------------------------
+# No rows; the thresholds, on their boundaries
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n_resamples", [None, 10])
+def test_an_audit_of_no_rows_is_the_overall_row_alone(n_resamples: int | None) -> None:
+    empty = attributes_log(14, 10).clear()
+    for data in (empty, empty.lazy()):
+        result = audit(data, "p", "y", by=["sex", "region"], n_resamples=n_resamples)
+        overall = result.slices.row(0, named=True)
+        assert result.slices.height == 1
+        assert overall["slice"] == "overall" and overall["count"] == 0
+        assert overall["share"] is None and overall["ece"] is None and overall["too_small"]
+        assert result.disparities["groups"].to_list() == [0] * 6
+        assert result.worst().height == 0
+    grouped = audit(empty.with_columns(model=pl.lit("a")), "p", "y", by="sex", within="model")
+    assert grouped.slices.height == 0 and grouped.disparities.height == 0
+    assert grouped.slices.columns[:2] == ["model", "slice"]
+
+
+def test_small_slices_are_those_below_min_count_exactly() -> None:
+    # F: 5 rows, M: 4 rows, miscalibrated with a sign change (F over, M under).
+    df = pl.DataFrame(
+        {
+            "sex": ["F"] * 5 + ["M"] * 4,
+            "p": [0.8, 0.8, 0.8, 0.2, 0.2, 0.2, 0.2, 0.8, 0.8],
+            "y": [0, 0, 1, 0, 0, 1, 1, 1, 1],
+        }
+    )
+    result = audit(df, "p", "y", by="sex", min_count=5, n_bins=5)
+    flags = dict(zip(result.slices["slice"], result.slices["too_small"], strict=True))
+    assert flags == {"overall": False, "sex=F": False, "sex=M": True}  # 5 is enough, 4 is not
+    assert result.worst(5)["slice"].to_list() == ["sex=F"]
+    assert result.worst(5, include_small=True)["slice"].to_list() == ["sex=M", "sex=F"]
+    ece = result.disparities.filter(pl.col("metric") == "ece").row(0, named=True)
+    assert (ece["groups"], ece["small"], ece["worst_slice"]) == (1, 1, "sex=F")
+    counted = audit(df, "p", "y", by="sex", min_count=5, n_bins=5, include_small=True)
+    ece = counted.disparities.filter(pl.col("metric") == "ece").row(0, named=True)
+    assert (ece["groups"], ece["small"], ece["worst_slice"]) == (2, 0, "sex=M")
+    assert not audit(df, "p", "y", by="sex", min_count=4).slices["too_small"].any()
+    assert audit(df, "p", "y", by="sex", min_count=10).slices["too_small"].all()
+    everything = audit(df, "p", "y", by="sex", min_count=0).slices  # 0 is a valid count
+    assert not everything["too_small"].any()
+    with pytest.raises(ValueError, match="`min_count`"):
+        audit(df, "p", "y", by="sex", min_count=-1)
+
+
+def test_cli_audit_within_the_model_and_never_pooled(tmp_path: Path) -> None:
+    log = two_models_log().gather_every(8)
+    log.write_parquet(tmp_path / "log.parquet")
+    common = ("log.parquet", "--prob", "p", "--label", "y", "--by", "sex,age", "--resamples", "0")
+    out = tmp_path / "out"
+    result = audit_cli(
+        *common, "--within", "model", "--min-count", "50", "--out", out, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    expected = audit(log, "p", "y", by=["sex", "age"], within="model", min_count=50)
+    assert_frame_equal(pl.read_parquet(out / "slices.parquet"), expected.slices)
+    assert_frame_equal(pl.read_parquet(out / "disparities.parquet"), expected.disparities)
+    pooled = audit_cli(*common, cwd=tmp_path)
+    message = assert_one_line_error(pooled, 1)
+    assert "2 models in column 'model' (a, b)" in message and "(--within model)" in message
+    sliced = audit_cli(*common[:-4], "--by", "model,sex", "--resamples", "0", cwd=tmp_path)
+    assert sliced.returncode == 0, sliced.stderr  # the models as slices: asked for, not pooled
+
+
+@pytest.mark.skipif(not HAS_PLOT, reason="needs the plot extra")
+def test_the_forest_plot_of_an_audit_within_models_draws_each_model_against_its_own_row() -> None:
+    log = two_models_log().gather_every(8)
+    result = audit(log, "p", "y", by="sex", within="model", min_count=0)
+    figure = pc.plot_audit(result, backend="matplotlib")
+    axes = figure.axes[0]
+    labels = [label.get_text() for label in axes.get_yticklabels()]
+    assert labels == [
+        "model=a | overall",
+        "model=a | sex=F",
+        "model=a | sex=M",
+        "model=b | overall",
+        "model=b | sex=F",
+        "model=b | sex=M",
+    ]
+    legend = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert "overall" in legend and "overall ece" not in legend  # no line of a pooled value
+    spec = pc.plot_audit(result).to_dict()
+    assert "strokeDash" not in str(spec)
+    one = pc.plot_audit(result.slices.filter(pl.col("model") == "a"), backend="matplotlib")
+    assert [t.get_text() for t in one.axes[0].get_yticklabels()] == ["sex=F", "sex=M"]
+    worst = pc.plot_audit(result.worst(1), backend="matplotlib")  # no overall row: still apart
+    labels = [t.get_text() for t in worst.axes[0].get_yticklabels()]
+    assert [label.split(" | ")[0] for label in labels] == ["model=a", "model=b"]

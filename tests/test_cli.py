@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import subprocess
 import sys
+import types
 from datetime import datetime
 from pathlib import Path
 
@@ -259,6 +261,23 @@ def test_without_plot_extra_the_image_is_skipped(tmp_path: Path, parquet_log: Pa
     ]
 
 
+def test_without_jinja2_the_page_is_a_one_line_error(tmp_path: Path, parquet_log: Path) -> None:
+    # The page is rendered from a template (Jinja2, in the plot extra; Altair needs it
+    # too): without it, one line naming the extra, no traceback (before: an ImportError's
+    # traceback), and no page.
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "jinja2.py").write_text("raise ImportError('shadowed for a test')\n")
+    env = {**os.environ, "PYTHONPATH": str(shadow)}
+    page = tmp_path / "page.html"
+    result = run(
+        "report", parquet_log, "--prob", "p", "--label", "y", "--html", page, cwd=tmp_path, env=env
+    )
+    error = assert_one_line_error(result, 1)
+    assert "pip install 'polars_calib[plot]'" in error
+    assert not page.exists()
+
+
 def test_help_and_version(tmp_path: Path) -> None:
     result = run("report", "--help", cwd=tmp_path)
     assert result.returncode == 0
@@ -308,6 +327,287 @@ def test_probability_vectors_with_a_reduction(tmp_path: Path) -> None:
     assert written["classwise_ece"][0] == pytest.approx(0.191667, abs=1e-6)  # torchmetrics' example
     table = pl.read_csv(tmp_path / "out" / "reliability.csv")
     assert "class" not in table.columns  # the confidence reliability table
+
+
+# --------------------------------------------------------------------------
+# Never over an input; every write atomic (a temporary name, then a rename)
+# --------------------------------------------------------------------------
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
+    """Run the command line in this process (fast); return its exit code and stderr."""
+    from polars_calib.cli import main
+
+    code = main([str(arg) for arg in args])
+    return code, capsys.readouterr().err
+
+
+def one_error(err: str) -> str:
+    """The one error line of stderr (no traceback, only progress lines before it)."""
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err
+    assert lines and lines[-1].startswith("polars-calib: error: "), err
+    assert all(line.startswith("polars-calib: ") for line in lines), err
+    return lines[-1]
+
+
+def contents(directory: Path) -> dict[str, bytes]:
+    """Every file below `directory` and its bytes, hidden files included."""
+    return {
+        str(path.relative_to(directory)): path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture
+def calibrator_file(tmp_path: Path, log: pl.DataFrame) -> Path:
+    return pc.fit_calibrator(log, "p", "y", by="model").save(tmp_path / "cal.json")
+
+
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink", "calibrator"])
+def test_apply_refuses_an_out_that_is_an_input(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    parquet_log: Path,
+    calibrator_file: Path,
+    link: str,
+) -> None:
+    out = tmp_path / "scored.parquet"
+    if link == "same":
+        out = parquet_log
+    elif link == "symlink":
+        out.symlink_to(parquet_log)
+    elif link == "hardlink":
+        out.hardlink_to(parquet_log)
+    else:
+        out = calibrator_file
+    before = contents(tmp_path)
+    code, err = run_main(
+        capsys, "apply", parquet_log, "--calibrator", calibrator_file, "--prob", "p", "--out", out
+    )
+    assert code == 2
+    assert "would write over the input" in one_error(err)
+    assert contents(tmp_path) == before
+
+
+@pytest.mark.parametrize("link", ["same", "symlink", "hardlink"])
+def test_fit_and_html_refuse_to_write_over_the_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, parquet_log: Path, link: str
+) -> None:
+    out = {"same": parquet_log, "symlink": tmp_path / "l", "hardlink": tmp_path / "h"}[link]
+    if link == "symlink":
+        out.symlink_to(parquet_log)
+    elif link == "hardlink":
+        out.hardlink_to(parquet_log)
+    before = contents(tmp_path)
+    common = [parquet_log, "--prob", "p", "--label", "y", "-q"]
+    for argv in (["fit", *common, "--out", out], ["report", *common, "--html", out]):
+        code, err = run_main(capsys, *argv)
+        assert code == 2
+        assert "would write over the input" in one_error(err)
+        assert contents(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", ["report", "audit"])
+def test_an_out_directory_holding_the_input_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    log: pl.DataFrame,
+    command: str,
+) -> None:
+    # `report summary.parquet --out .` and `audit slices.parquet --out .`: the input is
+    # one of the files the command writes; then the input's directory, a link to the
+    # input inside --out, and --out inside a directory of parquet files.
+    name = "summary.parquet" if command == "report" else "slices.parquet"
+    monkeypatch.chdir(tmp_path)
+    log.write_parquet(name)
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    log.write_parquet(parts / "part-0.parquet")
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / name).hardlink_to(name)
+    before = contents(tmp_path)
+    extra = ["--by", "segment", "--resamples", "0"] if command == "audit" else []
+    cases = [(name, "."), (name, str(tmp_path)), (name, "linked"), ("parts", "parts/report")]
+    for source, out in cases:
+        argv = [command, source, "--prob", "p", "--label", "y", *extra, "--out", out]
+        code, err = run_main(capsys, *argv)
+        assert code == 2, (source, out)
+        assert "would write over the input" in one_error(err)
+        assert contents(tmp_path) == before
+
+
+def test_an_out_directory_with_other_files_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, parquet_log: Path
+) -> None:
+    out = tmp_path / "results"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    code, err = run_main(
+        capsys, "report", parquet_log, "--prob", "p", "--label", "y", "-q", "--out", out
+    )
+    assert code == 2
+    assert "'notes.txt'" in one_error(err) and "new or empty directory" in err
+    assert contents(out) == {"notes.txt": b"mine"}
+
+
+def test_a_report_directory_is_replaced_whole(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    parquet_log: Path,
+) -> None:
+    for module in ("altair", "matplotlib"):  # no chart (quicker): the tables are enough
+        monkeypatch.setitem(sys.modules, module, None)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "over_time.png").write_bytes(b"a previous run's chart")
+    code, err = run_main(
+        capsys, "report", parquet_log, "--prob", "p", "--label", "y", "-q", "--out", out
+    )
+    assert code == 0, err
+    # The previous run's chart of windows is gone with its run, not left beside new tables.
+    assert sorted(p.name for p in out.iterdir()) == [
+        "reliability.csv",
+        "summary.csv",
+        "summary.parquet",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.parquet", "out"]
+
+
+class _FullDisk(types.ModuleType):
+    """A plotting library whose every use fails as a full disk would."""
+
+    def __getattr__(self, name: str) -> object:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_failed_report_leaves_the_previous_directory(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    parquet_log: Path,
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("summary.csv", "reliability.csv", "reliability.png"):
+        (out / name).write_bytes(b"previous run")
+    before = contents(tmp_path)
+    # The tables are written, then drawing the diagram fails.
+    monkeypatch.setitem(sys.modules, "altair", _FullDisk("altair"))
+    code, err = run_main(
+        capsys, "report", parquet_log, "--prob", "p", "--label", "y", "-q", "--out", out
+    )
+    assert code == 1
+    assert "No space left on device" in one_error(err)
+    assert contents(tmp_path) == before  # no new table beside the old diagram, no leftovers
+
+
+def test_a_failed_apply_leaves_no_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, log: pl.DataFrame, calibrator_file: Path
+) -> None:
+    # The CSV's schema is inferred from its first rows; a bad value far down fails the
+    # stream after the parquet file was opened.
+    bad = log.with_columns(pl.col("p").cast(pl.String))
+    bad = bad.with_columns(
+        p=pl.when(pl.int_range(pl.len()) == 1_000).then(pl.lit("oops")).otherwise("p")
+    )
+    bad.write_csv(tmp_path / "live.csv")
+    out = tmp_path / "scored.parquet"
+    out.write_bytes(b"previous run")
+    before = contents(tmp_path)
+    code, err = run_main(
+        capsys,
+        "apply",
+        tmp_path / "live.csv",
+        "--calibrator",
+        calibrator_file,
+        "--prob",
+        "p",
+        "--out",
+        out,
+        "-q",
+    )
+    assert code == 1
+    assert "oops" in one_error(err)
+    assert contents(tmp_path) == before
+
+
+def test_apply_refuses_to_replace_a_column_unless_asked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, parquet_log: Path, calibrator_file: Path
+) -> None:
+    common = ["apply", parquet_log, "--calibrator", calibrator_file, "--prob", "p", "-q"]
+    out = tmp_path / "scored.parquet"
+    for column in ("p", "model"):
+        code, err = run_main(capsys, *common, "--column", column, "--out", out)
+        assert code == 2
+        assert f"already has a column {column!r}" in one_error(err) and "--replace" in err
+        assert not out.exists()
+    code, err = run_main(capsys, *common, "--column", "p", "--replace", "--out", out)
+    assert code == 0, err
+    expected = pl.read_parquet(parquet_log).with_columns(
+        p=pc.load_calibrator(calibrator_file).expr("p")
+    )
+    assert_frame_equal(pl.read_parquet(out), expected)
+
+
+def test_progress_on_request_has_elapsed_times(
+    capsys: pytest.CaptureFixture[str], parquet_log: Path
+) -> None:
+    common = ["report", parquet_log, "--prob", "p", "--label", "y", "--metrics", "ece"]
+    code, err = run_main(capsys, *common)
+    assert code == 0
+    # Not a terminal: the stages alone, as a log file reads them.
+    assert err.splitlines()[0] == f"polars-calib: scanning {parquet_log}"
+    assert "done" not in err
+    code, err = run_main(capsys, *common, "--progress")
+    assert code == 0
+    lines = err.splitlines()
+    assert lines[0].startswith("polars-calib: [0:0") and lines[0].endswith(
+        " scanning " + str(parquet_log)
+    )
+    assert lines[-1].startswith("polars-calib: [0:") and lines[-1].endswith("] done")
+    assert run_main(capsys, *common, "--progress", "-q") == (0, "")
+
+
+def test_progress_estimates_a_pass_from_the_passes_before(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    parquet_log: Path,
+) -> None:
+    for module in ("altair", "matplotlib"):  # no chart (quicker)
+        monkeypatch.setitem(sys.modules, module, None)
+    # Quantile bins per day: the whole-log reliability table needs a second pass.
+    code, err = run_main(
+        capsys,
+        *["report", parquet_log, "--prob", "p", "--label", "y", "--metrics", "ece"],
+        *["--time", "ts", "--every", "1d", "--strategy", "quantile", "--progress"],
+        *["--out", tmp_path / "out"],
+    )
+    assert code == 0, err
+    (line,) = [line for line in err.splitlines() if "second pass" in line]
+    assert line.endswith(" for 1 pass)") and "(about 0:0" in line
+
+
+@pytest.mark.slow
+def test_quiet_spark_prints_nothing_on_stderr(tmp_path: Path, parquet_log: Path) -> None:
+    # A fresh process: Spark's JVM starts under --quiet (its log, pandas' warnings).
+    pytest.importorskip("pyspark", reason="the spark extra (pyspark) is not installed")
+    argv = ["report", parquet_log, "--prob", "p", "--label", "y", "--by", "model"]
+    result = subprocess.run(
+        [sys.executable, "-m", "polars_calib", *map(str, argv), "--engine", "spark", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=600,  # a JVM starting on a busy machine
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert "baseline" in result.stdout
 
 
 def test_header_only_csv_is_a_clear_error(tmp_path: Path) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
 import importlib.util
 import json
 import os
@@ -323,7 +326,7 @@ def test_intervals_and_audit_sections_equal_summary_and_audit() -> None:
         every="1d",
         n_resamples=20,
         seed=3,
-        audit=keys,
+        audit=["segment"],
         min_count=50,
     )
     # The whole log's intervals sum the windows' replicates: those of a summary without windows.
@@ -341,20 +344,25 @@ def test_intervals_and_audit_sections_equal_summary_and_audit() -> None:
     text = page.all_text()
     assert "95% bootstrap intervals, 20 replicates, seed 3" in text
     assert "Fairness audit" in text and 'href="#audit"' in report.html
-    # The audit section: pc.audit's worst slices, with the page's settings, and its forest plot.
+    # The audit section: pc.audit's worst slices, with the page's settings, and its forest plot:
+    # within the first key (the model), as an audit of each model's rows.
     audited = pc.audit(
         log,
         "p",
         "y",
-        by=keys,
+        by="segment",
+        within="model",
         metrics=["ece", "mce", "rmsce", "brier", "log_loss"],
         min_count=50,
         n_resamples=20,
         seed=3,
     )
     worst = (
-        audited.worst(10).drop("attributes", *keys).with_columns(pl.col(pl.Boolean).cast(pl.String))
+        audited.worst(10)
+        .drop("attributes", "segment")
+        .with_columns(pl.col(pl.Boolean).cast(pl.String))
     )
+    assert worst.columns[:2] == ["model", "slice"]
     assert_shows(page, "audit-table", worst, exact=False)
     charts = specs(page)
     assert len(charts) == 4  # two diagrams (one per model), the metric over time, the forest plot
@@ -436,7 +444,14 @@ def test_the_audit_section_without_time_or_intervals() -> None:
     # One diagram per model, then the forest plot; its table is the audit's worst slices.
     assert sum(1 for _, attrs in page.tags if attrs.get("data-spec")) == 3
     audited = pc.audit(
-        log, "p", "y", by="segment", metrics=list(METRICS), min_count=50, n_resamples=None
+        log,
+        "p",
+        "y",
+        by="segment",
+        within="model",
+        metrics=list(METRICS),
+        min_count=50,
+        n_resamples=None,
     )
     worst = audited.worst(10).drop("attributes", "segment")
     worst = worst.with_columns(pl.col(pl.Boolean).cast(pl.String))
@@ -538,7 +553,7 @@ def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
         "--seed",
         "5",
         "--audit",
-        "segment,model",
+        "segment",
         "--html",
         "report.html",
         cwd=tmp_path,
@@ -549,10 +564,17 @@ def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
         log, "p", "y", by="model", metrics=["ece", "brier"], confidence=0.95, n_resamples=20, seed=5
     )
     assert_shows(page, "summary-table", summary, exact=False)
-    audited = pc.audit(
-        log, "p", "y", by=["segment", "model"], metrics=["ece", "brier"], n_resamples=20, seed=5
+    audited = pc.audit(  # within the model (the first --by key), never pooled
+        log,
+        "p",
+        "y",
+        by="segment",
+        within="model",
+        metrics=["ece", "brier"],
+        n_resamples=20,
+        seed=5,
     )
-    worst = audited.worst(10).drop("attributes", "segment", "model")
+    worst = audited.worst(10).drop("attributes", "segment")
     assert_shows(
         page, "audit-table", worst.with_columns(pl.col(pl.Boolean).cast(pl.String)), exact=False
     )
@@ -565,6 +587,12 @@ def test_cli_audit_and_intervals_in_the_page(tmp_path: Path) -> None:
     assert "'uniform' for an audit" in bad.stderr and "Traceback" not in bad.stderr
     alone = run_cli(*common, "--audit", "segment", cwd=tmp_path)
     assert alone.returncode == 2 and "give --html FILE" in alone.stderr
+    sliced = run_cli(*common, "--audit", "segment,model", "--html", "c.html", cwd=tmp_path)
+    assert sliced.returncode == 2 and "--audit cannot slice 'model'" in sliced.stderr
+    pooled = run_cli(*common[:6], "-q", "--audit", "segment", "--html", "d.html", cwd=tmp_path)
+    assert pooled.returncode == 1 and pooled.stdout == "" and "Traceback" not in pooled.stderr
+    assert "2 models in column 'model'" in pooled.stderr and "(--by model)" in pooled.stderr
+    assert not (tmp_path / "d.html").exists()
 
 
 # --------------------------------------------------------------------------
@@ -608,6 +636,12 @@ def chromium(page: Path, tmp_path: Path, *args: str) -> subprocess.CompletedProc
     )
 
 
+def allow_script(page: str, script: str) -> str:
+    """`page` whose Content-Security-Policy also allows the inline `script` (a test's own)."""
+    digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
+    return page.replace("script-src ", f"script-src 'sha256-{digest}' ", 1)
+
+
 @needs_plot
 @pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
 def test_chromium_renders_every_chart_offline_without_console_messages(
@@ -621,6 +655,7 @@ def test_chromium_renders_every_chart_offline_without_console_messages(
     )
     path = tmp_path / "report.html"
     page, end = example_report.html.rsplit("</body>", 1)  # the bundle has "</body>" strings
+    page = allow_script(page, click[len("<script>") : -len("</script>")])
     path.write_text(page + click + "</body>" + end, encoding="utf-8")
     result = chromium(path, tmp_path, "--dump-dom")
     assert result.returncode == 0, result.stderr[-2_000:]
@@ -649,3 +684,249 @@ def test_chromium_renders_every_chart_offline_without_console_messages(
     assert len(colours) > 200
     blue = sum(n for n, (r, g, b) in colours if b > 150 and r < 100)
     assert blue > 2_000  # the default Vega blue of the points, whiskers and bars
+
+
+def test_the_audit_runs_within_the_model_and_never_pools_models() -> None:
+    log = small_log(400).with_columns(sex=pl.when(pl.int_range(pl.len()) % 5 < 2).then(pl.lit("F")))
+    report = pc.html_report(log, "p", "y", by="model", audit=["sex"], min_count=0, metrics="ece")
+    page = Page(report.html)
+    assert page.headers["audit-table"][:2] == ["model", "slice"]
+    # Each model's 2 slices (sex=F, sex=null; the page's 10 worst per model), model by model.
+    shown = page.frame("audit-table")
+    assert shown["model"].to_list() == ["baseline"] * 2 + ["candidate"] * 2
+    assert sorted(shown["slice"].to_list()) == ["sex=F"] * 2 + ["sex=null"] * 2
+    assert "within each model" in page.all_text()
+    # No model key: a log whose `model` column holds two models is refused, not pooled.
+    with pytest.raises(ValueError, match=r"2 models in column 'model' \(baseline, candidate\)"):
+        pc.html_report(log, "p", "y", audit=["sex"])
+    with pytest.raises(ValueError, match="cannot slice 'model'"):
+        pc.html_report(log, "p", "y", by="model", audit=["model", "sex"])
+    one = log.filter(pl.col("model") == "baseline")
+    alone = pc.html_report(one, "p", "y", audit=["sex"], min_count=0, metrics="ece")
+    assert Page(alone.html).headers["audit-table"][0] == "slice"  # one model: no key needed
+
+
+def test_small_groups_are_those_with_rows_below_min_count_exactly() -> None:
+    # a: 5 rows (enough), b: 4 (small), c: 1 (small), d: rows without a probability (no row
+    # used: noted as empty elsewhere, not as small); miscalibration changing sign.
+    log = pl.DataFrame(
+        {
+            "segment": ["a"] * 5 + ["b"] * 4 + ["c"] + ["d"] * 2,
+            "p": [0.8, 0.8, 0.2, 0.2, 0.2, 0.2, 0.2, 0.8, 0.8, 0.6, None, None],
+            "y": [0, 0, 1, 1, 0, 1, 1, 0, 1, 1, 0, 1],
+        }
+    )
+    report = pc.html_report(log, "p", "y", by="segment", min_count=5, metrics="ece", n_bins=5)
+    small = [note for note in report.notes if note.startswith("Groups with fewer than 5 rows")]
+    assert len(small) == 1
+    assert small[0].endswith(": segment = b (4 rows); segment = c (1 rows).")
+
+
+def test_quoted_slice_labels_reach_the_page_whole() -> None:
+    # A value with quotes and a separator: its label is quoted in the audit and stays one
+    # attribute value in the page's HTML (quotes escaped inside attributes).
+    odd = 'say "hi", x=1'
+    log = small_log(200).with_columns(
+        sex=pl.when(pl.int_range(pl.len()) % 2 == 0).then(pl.lit(odd)).otherwise(pl.lit("F"))
+    )
+    report = pc.html_report(log, "p", "y", by="model", audit=["sex"], min_count=0, metrics="ece")
+    shown = Page(report.html).frame("audit-table")
+    assert set(shown["slice"].to_list()) == {"sex=F", 'sex="say \\"hi\\", x=1"'}
+
+
+# --------------------------------------------------------------------------
+# Hostile names: the page is text, its data JSON, and only its own scripts run
+# --------------------------------------------------------------------------
+
+PWNED = "document.title='PWNED'"
+HOSTILE_MODELS = (
+    f"<script>{PWNED}</script>",
+    f'"><img src=x onerror="{PWNED}">',
+    f"</style><script>{PWNED}</script>",
+    "<!--<script>",
+)
+HOSTILE_SEGMENTS = (
+    "a very long segment name " * 20,
+    "line one\nline two",
+    "\u05de\u05d5\u05d3\u05dc \u202eRTL &amp; <b>bold",
+)
+HOSTILE_COLUMNS = {
+    "model": "model</script><!--<script>",
+    "segment": f'segment"><img src=x onerror="{PWNED}">',
+    "p": "p</style>",
+    "y": "y<!--",
+    "ts": "ts</title>",
+}
+HOSTILE_TITLE = f"<script>{PWNED}</script> report"
+
+
+@pytest.fixture(scope="module")
+def hostile_report() -> pc.HtmlReport:
+    """Every name the page shows is hostile: values, columns, title and source."""
+    n = 1_200
+    log = small_log(n).with_columns(
+        model=pl.Series([HOSTILE_MODELS[k % 4] for k in range(n)]),
+        segment=pl.Series([HOSTILE_SEGMENTS[k % 3] for k in range(n)]),
+    )
+    c = HOSTILE_COLUMNS
+    return pc.html_report(
+        log.rename(c),
+        c["p"],
+        c["y"],
+        by=[c["model"], c["segment"]],
+        time=c["ts"],
+        every="1d",
+        audit=[c["segment"]],
+        min_count=50,
+        title=HOSTILE_TITLE,
+        source="<!--<script>",
+    )
+
+
+def test_hostile_names_stay_text_and_chart_data_stays_json(
+    hostile_report: pc.HtmlReport,
+) -> None:
+    html = hostile_report.html
+    page = Page(html)
+    # Only the page's own elements: no injected tag, attribute or script.
+    assert {tag for tag, _ in page.tags} <= {
+        *("html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "dl", "dt"),
+        *("dd", "time", "nav", "ul", "li", "a", "main", "section", "p", "div", "table"),
+        *("caption", "thead", "tbody", "tr", "th", "td", "button", "details", "summary"),
+        *("figure", "figcaption", "footer", "script"),
+    }
+    assert not any(name.startswith("on") for _, attrs in page.tags for name in attrs)
+    assert page.all_text().count("PWNED") >= 4  # shown, as text
+    assert HOSTILE_COLUMNS["segment"] in page.headers["summary-table"]
+    assert HOSTILE_TITLE in " ".join(page.text)
+    chart_specs = {name: text for name, text in page.scripts.items() if name.startswith("spec-")}
+    scripts = [attrs for tag, attrs in page.tags if tag == "script"]
+    assert len(scripts) == len(chart_specs) + 3  # the specs, Vega, the embedding, the sort
+    if HAS_PLOT:
+        assert len(chart_specs) == 6  # four models' diagrams, over time, the forest plot
+    for text in chart_specs.values():
+        # No "<", ">" or "&" in a specification: nothing in it can end its element or
+        # open a comment; the escapes read back as the names.
+        assert not set("<>&") & set(text)
+        assert "PWNED" in text
+    if HAS_PLOT:
+        loaded = json.dumps([json.loads(text) for text in chart_specs.values()])
+        assert all(json.dumps(name)[1:-1] in loaded for name in HOSTILE_MODELS)
+
+
+def test_the_policy_allows_only_the_page_own_scripts_and_style(
+    hostile_report: pc.HtmlReport,
+) -> None:
+    page = Page(hostile_report.html)
+    (policy,) = (
+        str(attrs["content"])
+        for tag, attrs in page.tags
+        if tag == "meta" and attrs.get("http-equiv") == "Content-Security-Policy"
+    )
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    assert "default-src 'none'" in policy
+    inline = [text for name, text in page.scripts.items() if not name.startswith("spec-")]
+    style = re.findall(r"<style>(.*?)</style>", hostile_report.html, flags=re.DOTALL)
+    hashes = re.findall(r"'sha256-([^']+)'", policy)
+    expected = {
+        base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+        for text in [*inline, *style]
+    }
+    assert set(hashes) == expected and len(hashes) == len(inline) + 1
+
+
+@needs_plot
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (apt-get install chromium)")
+def test_chromium_draws_every_chart_with_hostile_names_and_runs_no_injected_script(
+    hostile_report: pc.HtmlReport, tmp_path: Path
+) -> None:
+    # The page, and a hover on the forest plot's first point once every chart is drawn
+    # (a test's script, allowed by its hash): its tooltip names a hostile slice.
+    hover = """
+    function hover() {
+      if (document.querySelectorAll("[data-rendered]").length < 6) {
+        setTimeout(hover, 50);
+        return;
+      }
+      var figures = document.querySelectorAll("figure");
+      var point = figures[figures.length - 1].querySelector(".mark-symbol path");
+      var box = point.getBoundingClientRect();
+      var at = { bubbles: true, clientX: box.x + box.width / 2, clientY: box.y + box.height / 2 };
+      ["pointerover", "pointermove"].forEach(function (name) {
+        point.dispatchEvent(new PointerEvent(name, at));
+      });
+    }
+    hover();
+    """
+    page, end = hostile_report.html.rsplit("</body>", 1)
+    path = tmp_path / "hostile.html"
+    path.write_text(
+        allow_script(page, hover) + f"<script>{hover}</script></body>{end}", encoding="utf-8"
+    )
+    result = chromium(path, tmp_path, "--dump-dom")
+    assert result.returncode == 0, result.stderr[-2_000:]
+    # No console message: no blocked inline script or style, no Vega warning.
+    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == [], "\n".join(console)
+    dom = result.stdout
+    # An injected script would have set the title to "PWNED"; no image was made.
+    (title,) = re.findall(r"<title>(.*?)</title>", dom, flags=re.DOTALL)
+    assert title == html.escape(f"{HOSTILE_TITLE}: <!--<script>", quote=False)
+    assert "img" not in {tag for tag, _ in Page(dom).tags}
+    charts = dom.split("<figure>")[1:]
+    assert len(charts) == 6
+    for chart in charts:  # each drawn: rendered, with its points
+        chart = chart.split("</figure>")[0]
+        assert 'data-rendered="true"' in chart and 'class="marks"' in chart
+        assert chart.count('role="graphics-symbol"') >= 8
+    # Vega's tooltip works under the policy, and shows the slice's name as text.
+    (tooltip,) = re.findall(r'<div id="vg-tooltip-element"[^>]*>(.*?)</div>', dom)
+    assert 'class="vg-tooltip visible' in dom and "<img" not in tooltip
+    # (the hostile column name is quoted in the slice label: its `"` escaped as `\\"`)
+    assert "&lt;img src=x onerror=" in tooltip and "PWNED" in tooltip
+
+
+def test_time_zone_aware_window_starts_keep_their_time_and_offset() -> None:
+    # Windows of a time-zone-aware log start at local midnight: the page shows the
+    # offset (a date alone would hide which midnight); a naive midnight is a date.
+    log = small_log(600)
+    aware = log.with_columns(pl.col("ts").dt.replace_time_zone("Europe/Paris"))
+    page = pc.html_report(aware, "p", "y", by="model", time="ts", every="1d", metrics=["ece"])
+    assert '<td data-value="2024-03-01T00:00:00+01:00">2024-03-01 00:00:00+01:00</td>' in page.html
+    assert "from 2024-03-01 00:00:00+01:00 to 2024-03-03 00:00:00+01:00" in page.html
+    naive = pc.html_report(log, "p", "y", by="model", time="ts", every="1d", metrics=["ece"])
+    assert '<td data-value="2024-03-01T00:00:00">2024-03-01</td>' in naive.html
+
+
+@needs_plot
+def test_nan_and_infinite_chart_values_are_drawn_missing_with_a_note() -> None:
+    log = small_log()
+    table = pc.reliability(log, "p", "y", by="model")
+    row = pl.int_range(pl.len())
+    broken = table.with_columns(  # values no reliability table should hold, given by hand
+        observed=pl.when(row == 3).then(float("nan")).otherwise("observed"),
+        mean_predicted=pl.when(row == 5).then(float("inf")).otherwise("mean_predicted"),
+    )
+    report = pc.html_report(log, "p", "y", by="model", reliability=broken)
+    assert "2 values of the charts' data are NaN or infinite" in " ".join(report.notes)
+    page = Page(report.html)
+    assert "NaN or infinite" in page.all_text()
+    values = [
+        row
+        for spec in specs(page)
+        for data in spec["datasets"].values()  # type: ignore[attr-defined]
+        for row in data
+        if "observed" in row
+    ]
+    assert sum(row["observed"] is None for row in values) == 1
+    assert sum(row["mean_predicted"] is None for row in values) == 1
+    # A page without them has no such note.
+    assert "NaN or infinite" not in " ".join(pc.html_report(log, "p", "y", by="model").notes)
+
+
+def test_without_jinja2_the_page_says_which_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "jinja2", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"jinja2.*pip install 'polars_calib\[plot\]'"):
+        pc.html_report(small_log(), "p", "y", by="model")

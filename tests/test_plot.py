@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import re
 import sys
 from collections.abc import Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -343,3 +346,89 @@ def test_key_with_a_dot_is_escaped_for_vega_lite(table: pl.DataFrame) -> None:
     ]
     assert points["encoding"]["tooltip"][0]["field"] == "model\\.version"
     assert points["encoding"]["color"]["title"] == "model.version"
+
+
+def _twenty_groups() -> pl.DataFrame:
+    """A reliability table of twenty models, two bins each."""
+    models = [f"model {index:02d}" for index in range(20)]
+    return pl.DataFrame(
+        {
+            "model": [name for name in models for _ in range(2)],
+            "bin": pl.Series([0, 1] * 20, dtype=pl.Int32),
+            "lower": [0.0, 0.5] * 20,
+            "upper": [0.5, 1.0] * 20,
+            "count": [10, 12] * 20,
+            "mean_predicted": [0.2 + index / 200 for index in range(20) for _ in range(2)],
+            "observed": [0.3, 0.6] * 20,
+            "observed_lower": [0.1, 0.4] * 20,
+            "observed_upper": [0.5, 0.8] * 20,
+        }
+    )
+
+
+def test_twenty_groups_get_twenty_colours_in_both_backends() -> None:
+    pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    table = _twenty_groups()
+    spec = pc.plot_reliability(table, by="model").to_dict()
+    scales = [
+        view["encoding"]["color"]["scale"]
+        for view in _views(spec)
+        if "field" in view["encoding"].get("color", {})
+    ]
+    assert scales and all(len(set(scale["range"])) == 20 for scale in scales)
+    assert all(
+        scale["domain"] == table["model"].unique(maintain_order=True).to_list() for scale in scales
+    )
+    figure = pc.plot_reliability(table, by="model", backend="matplotlib")
+    handles, labels = figure.axes[0].get_legend_handles_labels()
+    drawn = [handle[0] for handle, label in zip(handles, labels) if label.startswith("model")]
+    assert len(drawn) == 20 and len({line.get_color() for line in drawn}) == 20
+    # The metric over time: twenty lines, twenty colours; and more groups still differ.
+    windows = pl.DataFrame(
+        {
+            "model": [f"m{index}" for index in range(25) for _ in range(2)],
+            "day": [date(2024, 3, 1), date(2024, 3, 2)] * 25,
+            "count": [5, 6] * 25,
+            "ece": [index / 100 for index in range(50)],
+        }
+    )
+    spec = pc.plot_metric_over_time(windows, "ece", "day").to_dict()
+    assert len(set(spec["layer"][0]["encoding"]["color"]["scale"]["range"])) == 25
+    figure = pc.plot_metric_over_time(windows, "ece", "day", backend="matplotlib")
+    assert len({line.get_color() for line in figure.axes[0].get_lines()}) == 25
+
+
+def test_weekly_ticks_fall_on_the_window_starts_in_both_backends() -> None:
+    pytest.importorskip("matplotlib")
+    vlc = pytest.importorskip("vl_convert")
+    mondays = pl.date_range(date(2024, 3, 4), date(2024, 5, 27), "1w", eager=True)
+    windows = pl.DataFrame({"week": mondays.cast(pl.Datetime("us")), "count": 9, "ece": 0.1})
+    shown = ["Mar 04", "Mar 18", "Apr 01", "Apr 15", "Apr 29", "May 13", "May 27"]
+    svg = vlc.vegalite_to_svg(pc.plot_metric_over_time(windows, "ece", "week").to_dict())
+    labels = re.findall(r"<text[^>]*>([A-Z][a-z]{2} \d\d)</text>", svg)
+    assert labels == shown  # every other Monday: 13 windows, at most 8 ticks
+    figure = pc.plot_metric_over_time(windows, "ece", "week", backend="matplotlib")
+    figure.savefig(io.BytesIO(), format="png")  # lays the ticks out
+    mdates = pytest.importorskip("matplotlib.dates")
+    ticks = [mdates.num2date(value).date() for value in figure.axes[0].get_xticks()]
+    assert ticks == mondays.to_list()[::2] and {tick.weekday() for tick in ticks} == {0}
+
+
+def test_forest_plot_labels_are_whole() -> None:
+    vlc = pytest.importorskip("vl_convert")
+    long_name = "age_band=" + "a rather long attribute value " * 4 + "end"
+    slices = pl.DataFrame(
+        {
+            "slice": ["overall", "sex=F", long_name],
+            "order": [0, 1, 1],
+            "count": [400, 200, 200],
+            "too_small": [False, False, False],
+            "ece": [0.05, 0.04, 0.08],
+        }
+    )
+    chart = pc.plot_audit(slices)
+    svg = vlc.vegalite_to_svg(chart.to_dict())
+    assert long_name in svg and "…" not in svg
+    figure = pc.plot_audit(slices, backend="matplotlib")
+    assert long_name in [label.get_text() for label in figure.axes[0].get_yticklabels()]

@@ -9,13 +9,18 @@ as its weight, ``params`` holds ``T``.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import warnings
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -31,6 +36,7 @@ from sklearn.linear_model import LogisticRegression
 import polars_calib as pc
 from conftest import FrameContext, make_log, sign_changing_log
 from polars_calib._core.problem import EPS
+from polars_calib.cli import main
 
 BINARY_METHODS = ("platt", "beta", "isotonic", "histogram")
 
@@ -93,6 +99,74 @@ def test_platt_smoothed_targets_equal_sklearn_sigmoid_calibration(binary) -> Non
     np.testing.assert_allclose(cal.params.select("a", "b").row(0), [-slope, -intercept], rtol=1e-6)
     want = sigmoid(-slope * logit(test["p"].to_numpy()) - intercept)
     np.testing.assert_allclose(applied(cal, test), want, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("smoothed", [False, True])
+def test_sigmoid_on_the_score_equals_sklearn_sigmoid_calibration(binary, smoothed: bool) -> None:
+    train, test = binary
+    cal = pc.fit_calibrator(train, "p", "y", method="sigmoid", smoothed=smoothed, weight="w")
+    score, label, w = (train[name].to_numpy() for name in ("p", "y", "w"))
+    if smoothed:
+        # Platt's targets; scikit-learn's map is 1 / (1 + exp(A s + B)): a = -A, b = -B.
+        slope, intercept = _sigmoid_calibration(score, label, w)
+        expected = np.array([-slope, -intercept])
+    else:
+        expected = exact_logistic(score[:, None], label, w)
+    np.testing.assert_allclose(cal.params.select("a", "b").row(0), expected, rtol=1e-6)
+    want = sigmoid(expected[0] * test["p"].to_numpy() + expected[1])
+    np.testing.assert_allclose(applied(cal, test), want, atol=1e-7, rtol=0)
+
+
+def test_sigmoid_is_calibrated_classifier_cv_on_a_forest_where_platt_warns() -> None:
+    # A random forest's scores: 6% are exactly 0 or 1 (every tree agrees).
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.datasets import make_classification
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.frozen import FrozenEstimator
+
+    X, y = make_classification(3_000, n_informative=5, flip_y=0.05, random_state=0)
+    forest = RandomForestClassifier(n_estimators=25, random_state=0).fit(X[:1000], y[:1000])
+    held, test = slice(1000, 2000), slice(2000, 3000)
+    frames = {
+        "held": pl.DataFrame({"p": forest.predict_proba(X[held])[:, 1], "y": y[held]}),
+        "test": pl.DataFrame({"p": forest.predict_proba(X[test])[:, 1], "y": y[test]}),
+    }
+    assert frames["held"].select(pl.col("p").is_in([0.0, 1.0]).mean()).item() == 0.06
+    peer = CalibratedClassifierCV(FrozenEstimator(forest), method="sigmoid").fit(X[held], y[held])
+    cal = pc.fit_calibrator(frames["held"], "p", "y", method="sigmoid", smoothed=True)
+    # scikit-learn stops L-BFGS at its gradient tolerance: 1e-9 apart.
+    np.testing.assert_allclose(
+        applied(cal, frames["test"]), peer.predict_proba(X[test])[:, 1], atol=1e-8, rtol=0
+    )
+    with pytest.warns(pc.ClippedScoresWarning, match=r"the one group: 60 of 1000 rows \(6.0%\)"):
+        platt = pc.fit_calibrator(frames["held"], "p", "y", method="platt", smoothed=True)
+    ece = {
+        name: fitted.evaluate(frames["test"], "p", "y").metrics["ece"].to_list()
+        for name, fitted in (("sigmoid", cal), ("platt", platt))
+    }
+    assert ece["sigmoid"][1] < ece["platt"][1] < ece["platt"][0], ece
+
+
+@pytest.mark.parametrize("method", ["platt", "beta"])
+def test_clipped_scores_warn_above_5_percent_of_a_group(method: str) -> None:
+    # Group "a": 10 of 200 rows at 0 or 1 (5%, no warning); "b": 11 of 200 (5.5%).
+    rng = np.random.default_rng(67)
+    parts = []
+    for name, clipped in (("a", 10), ("b", 11)):
+        p = np.concatenate([rng.uniform(0.05, 0.95, 200 - clipped), ([0.0, 1.0] * 6)[:clipped]])
+        label = (rng.random(200) < np.clip(p, 0.1, 0.9)).astype(np.int64)
+        parts.append(pl.DataFrame({"m": name, "p": p, "y": label}))
+    log = pl.concat(parts)
+    with pytest.warns(pc.ClippedScoresWarning) as record:
+        pc.fit_calibrator(log, "p", "y", method=method, by="m")
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "m='b': 11 of 200 rows (5.5%)" in message and "m='a'" not in message, message
+    assert record[0].filename == __file__  # the warning points at the caller's line
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pc.fit_calibrator(log.filter(pl.col("m") == "a"), "p", "y", method=method)
+        pc.fit_calibrator(log, "p", "y", method="sigmoid", by="m")  # reads the score as it is
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -377,7 +451,7 @@ def test_vector_methods_lower_held_out_confidence_ece(method: str, reduction: st
     test = make_log(14, 6_000, classes=3, decimals=None)
     cal = pc.fit_calibrator(train, "probs", "cls", method=method, reduction=reduction)
     metrics = cal.evaluate(test, "probs", "cls", n_bins=10).metrics
-    before, after = metrics["ece"].to_list()
+    before, after = metrics["confidence_ece"].to_list()
     assert after < before, metrics
 
 
@@ -608,7 +682,7 @@ def test_apply_streams_over_a_parquet_scan_and_a_serialized_plan(tmp_path: Path)
 
 
 def test_public_api_uses_no_unstable_polars_feature(tmp_path: Path) -> None:
-    df = make_log(20, 800, classes=3, groups=2)
+    df = make_log(20, 800, classes=3, groups=2, decimals=None)
     with pl.Config(warn_unstable=True), warnings.catch_warnings():
         warnings.simplefilter("error")
         for method in BINARY_METHODS:
@@ -700,6 +774,7 @@ def test_top_label_fallback_is_per_class() -> None:
     ("method", "reduction", "prob"),
     [
         ("platt", None, "p"),
+        ("sigmoid", None, "p"),
         ("beta", None, "p"),
         ("isotonic", None, "p"),
         ("histogram", None, "p"),
@@ -711,7 +786,7 @@ def test_top_label_fallback_is_per_class() -> None:
 def test_save_load_round_trip_is_exact(
     tmp_path: Path, method: str, reduction: str | None, prob: str
 ) -> None:
-    df = make_log(24, 2_000, classes=3, groups=2).with_columns(
+    df = make_log(24, 2_000, classes=3, groups=2, decimals=None).with_columns(
         day=pl.lit(datetime(2024, 3, 1)) + pl.duration(days=pl.col("g")),
     )
     label = "y" if prob == "p" else "cls"
@@ -748,18 +823,250 @@ def test_load_refuses_other_files(tmp_path: Path) -> None:
     content = cal.to_dict()
     content["format_version"] = 99
     bad.write_text(json.dumps(content))
-    with pytest.raises(pc.CalibrationDataError, match="format version 99"):
+    with pytest.raises(pc.CalibrationDataError, match=r"format_version: is 99; .* up to format"):
         pc.load_calibrator(bad)
     content = cal.to_dict()
     content["reduction"] = "pairwise"
     bad.write_text(json.dumps(content))
-    with pytest.raises(pc.CalibrationDataError, match="unknown reduction 'pairwise'"):
+    with pytest.raises(pc.CalibrationDataError, match=r"reduction: must be one of .*'pairwise'"):
         pc.load_calibrator(bad)
     content = cal.to_dict()
     content["params"]["columns"].pop("b")
     bad.write_text(json.dumps(content))
-    with pytest.raises(pc.CalibrationDataError, match=r"lack the column\(s\) \['b'\]"):
+    with pytest.raises(pc.CalibrationDataError, match=r"params.columns.b: is missing"):
         pc.load_calibrator(bad)
+
+
+@functools.cache
+def saved_calibrators() -> dict[str, dict[str, Any]]:
+    """Small fitted calibrators as saved (to_dict), one per kind of parameter table."""
+    binary = sign_changing_log(60, 300, groups=2)
+    vectors = make_log(61, 300, classes=3, groups=2, decimals=None)
+    fits = {
+        "isotonic": pc.fit_calibrator(binary, "p", "y", method="isotonic", by="g"),
+        "platt": pc.fit_calibrator(binary, "p", "y", method="platt", by="g"),
+        "histogram": pc.fit_calibrator(
+            binary,
+            "p",
+            "y",
+            method="histogram",
+            by="g",
+            n_bins=4,
+            strategy="quantile",
+            fallback="global",
+        ),
+        "classwise": pc.fit_calibrator(
+            vectors, "probs", "cls", method="beta", reduction="classwise", by="g"
+        ),
+        "temperature": pc.fit_calibrator(vectors, "probs", "cls", method="temperature"),
+    }
+    return {name: cal.to_dict() for name, cal in fits.items()}
+
+
+def edited(kind: str, edit: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+    """Return a copy of a saved calibrator of `kind` changed in place by `edit`."""
+    content = copy.deepcopy(saved_calibrators()[kind])
+    edit(content)
+    return content
+
+
+def set_row(frame: str, row: int, column: str, value: object) -> Callable[[dict[str, Any]], None]:
+    """Return an edit setting one value of a saved parameter table."""
+
+    def edit(content: dict[str, Any]) -> None:
+        content[frame]["rows"][row][column] = value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("kind", "edit", "match"),
+    [
+        # The issue's cases: "probabilities" -3 and 7, NaN, unsorted, any version, no keys.
+        (
+            "isotonic",
+            set_row("params", 0, "y", [-3.0, 7.0]),
+            r"params.rows\[0\].y\[0\]: must be in",
+        ),
+        (
+            "isotonic",
+            set_row("params", 1, "x", [0.9, 0.1]),
+            r"params.rows\[1\].x: must be non-decr",
+        ),
+        ("platt", set_row("params", 1, "a", float("nan")), r"params.rows\[1\].a: must be a finite"),
+        ("platt", set_row("params", 0, "b", None), r"params.rows\[0\].b: must be a number"),
+        ("platt", lambda c: c.update(format_version=0), r"format_version: must be an integer in"),
+        ("platt", lambda c: c.update(format_version="1"), r"format_version: must be an integer"),
+        ("platt", lambda c: c.update(by=[]), r"params.columns.g: is neither a key"),
+        (
+            "platt",
+            lambda c: (c.update(by=[]), c["params"]["columns"].pop("g")),
+            r"params.rows\[0\]: must hold the declared columns",
+        ),
+        (
+            "platt",
+            lambda c: c["params"]["rows"].append(dict(c["params"]["rows"][0])),
+            r"params.rows\[2\]: repeats the keys of another row \(g\)",
+        ),
+        # One group's emptied arrays shifted another group's map.
+        (
+            "isotonic",
+            lambda c: c["params"]["rows"][0].update(x=[], y=[]),
+            r"params.rows\[0\].x: must hold at least 1",
+        ),
+        ("isotonic", set_row("params", 0, "y", [0.5]), r"params.rows\[0\].y: must hold as many"),
+        (
+            "histogram",
+            set_row("params", 1, "values", [0.5]),
+            r"params.rows\[1\].values: must hold 4",
+        ),
+        ("histogram", set_row("global_params", 0, "edges", [0.0, 0.5, 0.2, 0.7, 1.0]), "non-decr"),
+        ("histogram", lambda c: c.update(global_params=None), r"global_params: must be given"),
+        ("histogram", lambda c: c["options"].pop("n_bins"), r"options.n_bins: is missing"),
+        ("temperature", set_row("params", 0, "temperature", 0.0), r"temperature: must be in \(0"),
+        ("temperature", lambda c: c.update(reduction="top_label"), r"reduction: must be null"),
+        ("classwise", set_row("params", 0, "class", 3), r"params.rows\[0\].class: must be an int"),
+        ("classwise", lambda c: c["options"].update(n_classes=5), r"options.n_classes: must be"),
+        ("platt", lambda c: c["options"].update(fallback="nearest"), r"options.fallback: must be"),
+        (
+            "platt",
+            lambda c: (c.update(method="sigmoid"), c["options"].update(fallback="identity")),
+            r"options.fallback: cannot be 'identity' for method 'sigmoid'",
+        ),
+        ("platt", lambda c: c["options"].update(colour=1), r"options.colour: is not a field"),
+        (
+            "platt",
+            lambda c: c["params"]["columns"].update(g="Int64(x"),
+            r"params.columns.g: is not",
+        ),
+        ("platt", lambda c: c["params"]["columns"].update(g="Enum(categories=1)"), "columns.g"),
+        ("platt", set_row("params", 1, "g", "one"), r"params.rows\[1\].g: cannot be read as Int64"),
+        ("platt", lambda c: c["params"].update(rows={}), r"params.rows: must be a list"),
+        ("platt", lambda c: c.pop("method"), r"method: is missing"),
+    ],
+)
+def test_load_checks_every_field_and_names_it(
+    tmp_path: Path, kind: str, edit: Callable[[dict[str, Any]], object], match: str
+) -> None:
+    path = tmp_path / "cal.json"
+    path.write_text(json.dumps(saved_calibrators()[kind]))
+    pc.load_calibrator(path)  # the unedited file loads
+    path.write_text(json.dumps(edited(kind, edit)))
+    with pytest.raises(pc.CalibrationDataError, match=match):
+        pc.load_calibrator(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (b'{"format": "polars_calib.calibrator", "by": [\xff]}', "not UTF-8 text"),
+        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+        (b'{"format": "polars_calib.calibrator", "form', "not a calibrator file"),
+        (b"1" * 5_000, "not a calibrator file"),
+        (b"[1, 2]", "format: must be 'polars_calib.calibrator'"),
+    ],
+)
+def test_load_refuses_bytes_that_are_not_a_calibrator(
+    tmp_path: Path, text: bytes, match: str
+) -> None:
+    path = tmp_path / "cal.json"
+    path.write_bytes(text)
+    with pytest.raises(pc.CalibrationDataError, match=match):
+        pc.load_calibrator(path)
+
+
+def _paths(value: object, prefix: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Return the path of every value nested in a JSON value (dict keys, list positions)."""
+    found: list[tuple[object, ...]] = [prefix]
+    items: list[tuple[object, object]] = []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, list):
+        items = list(enumerate(value))
+    for key, entry in items:
+        found += _paths(entry, (*prefix, key))
+    return found
+
+
+ODD_VALUES = [None, True, -3, 7, 0, 0.5, -1e-300, 1e308, 2**70, float("nan"), "", "x", [], {}, [[]]]
+
+
+@st.composite
+def damaged_files(draw: st.DrawFn) -> tuple[str, bytes]:
+    """Draw a saved calibrator with one field dropped, replaced or reordered, or its bytes cut."""
+    kind = draw(st.sampled_from(sorted(saved_calibrators())))
+    content = copy.deepcopy(saved_calibrators()[kind])
+    path = draw(st.sampled_from(_paths(content)[1:]))
+    *parents, last = path
+    holder: Any = content
+    for key in parents:
+        holder = holder[key]
+    action = draw(st.sampled_from(["drop", "replace", "reverse", "truncate", "bytes"]))
+    if action == "drop":
+        del holder[last]
+    elif action == "replace":
+        holder[last] = draw(st.sampled_from(ODD_VALUES))
+    elif isinstance(holder[last], list):
+        value = holder[last]
+        holder[last] = value[::-1] if action == "reverse" else value[: len(value) // 2]
+    text = json.dumps(content).encode()
+    if action == "bytes":
+        cut = draw(st.integers(0, len(text)))
+        text = text[:cut] + draw(st.sampled_from([b"", b"\xff\xfe", b"[" * 50_000, b"}"]))
+    return kind, text
+
+
+@given(damaged=damaged_files())
+@settings(max_examples=30, deadline=None)
+@example(damaged=("platt", b"\x00"))
+def test_a_damaged_file_loads_and_round_trips_or_raises_calibration_data_error(
+    damaged: tuple[str, bytes],
+) -> None:
+    kind, text = damaged
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "cal.json"
+        path.write_bytes(text)
+        try:
+            cal = pc.load_calibrator(path)
+        except pc.CalibrationDataError:
+            return
+        again = pc.load_calibrator(cal.save(Path(directory) / "again.json"))
+    assert_frame_equal(again.params, cal.params)
+    assert again.to_dict() == cal.to_dict()
+    frame = (
+        sign_changing_log(62, 20, groups=2)
+        if kind in ("isotonic", "platt", "histogram")
+        else (make_log(63, 20, classes=3, groups=2))
+    )
+    prob = "p" if kind in ("isotonic", "platt", "histogram") else "probs"
+    frame.select(cal.expr(prob))  # applies: no error
+
+
+def test_cli_apply_prints_one_line_for_a_damaged_calibrator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # In process (main catches only the package's errors: any other would raise here).
+    sign_changing_log(64, 50, groups=2).write_parquet(tmp_path / "live.parquet")
+    damaged = {
+        "values.json": (
+            json.dumps(edited("isotonic", set_row("params", 0, "y", [-3.0, 7.0]))),
+            "params.rows[0].y[0]: must be in [0.0, 1.0], got -3.0",
+        ),
+        "nested.json": ("[" * 100_000, "JSON nested too deeply"),
+        "binary.json": ("\udcff", "not UTF-8 text"),
+        "version.json": (json.dumps(edited("platt", lambda c: c.pop("format_version"))), "format"),
+        "keys.json": (json.dumps(edited("platt", lambda c: c.update(by=[]))), "params.columns.g"),
+    }
+    for name, (text, message) in damaged.items():
+        (tmp_path / name).write_bytes(text.encode("utf-8", "surrogateescape"))
+        arguments = ["apply", tmp_path / "live.parquet", "--calibrator", tmp_path / name]
+        arguments += ["--prob", "p", "--out", tmp_path / "out.parquet"]
+        assert main([str(a) for a in arguments]) == 1
+        captured = capsys.readouterr()
+        lines = captured.err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("polars-calib: error: "), lines
+        assert message in lines[0], lines
+        assert captured.out == "" and not (tmp_path / "out.parquet").exists()
 
 
 # ---------------------------------------------------------------- bad inputs
@@ -817,7 +1124,8 @@ def test_temperature_without_positive_solution_raises() -> None:
 def test_argument_errors() -> None:
     df = sign_changing_log(26, 200)
     cases: list[tuple[dict[str, object], type[Exception], str]] = [
-        ({"method": "sigmoid"}, ValueError, "`method` must be one of"),
+        ({"method": "logistic"}, ValueError, "`method` must be one of"),
+        ({"method": "sigmoid", "fallback": "identity"}, ValueError, "no identity map"),
         ({"method": 1}, TypeError, "`method` must be one of"),
         ({"fallback": "nearest"}, ValueError, "`fallback` must be one of"),
         ({"smoothed": "yes"}, TypeError, "`smoothed` must be a bool"),
@@ -855,6 +1163,36 @@ def test_apply_checks_the_key_dtypes_and_columns() -> None:
     assert applied_frame.collect_schema().names() == ["g", "p", "p_calibrated"]
 
 
+@pytest.mark.parametrize("fitted", [pl.String, pl.Categorical])
+def test_apply_takes_string_categorical_and_enum_keys_as_expr_does(fitted: pl.DataType) -> None:
+    log = sign_changing_log(65, 600, groups=3).with_columns(pl.format("m{}", "g").alias("model"))
+    cal = pc.fit_calibrator(log.with_columns(pl.col("model").cast(fitted)), "p", "y", by="model")
+    for dtype in (pl.String, pl.Categorical, pl.Enum(["m0", "m1", "m2"])):
+        live = log.with_columns(pl.col("model").cast(dtype))
+        expected = live.with_columns(cal.expr("p").alias("p_calibrated"))
+        assert_frame_equal(cal.apply(live, "p"), expected)
+        assert expected["p_calibrated"].null_count() == 0
+    with pytest.raises(pc.CalibrationDataError, match="column 'g' holds String, fitted on Int64"):
+        pc.fit_calibrator(log, "p", "y", by="g").apply(log.with_columns(pl.col("g").cast(str)), "p")
+
+
+def test_isotonic_map_with_equal_or_adjacent_thresholds_is_np_interp(tmp_path: Path) -> None:
+    # Equal thresholds (a step: 0.5, 0.5) and thresholds a subnormal apart (0, 5e-324),
+    # whose slope overflows to inf: at the threshold itself only the guard "p equals
+    # the piece's left end" gives its value (without it, inf * 0 = NaN), as np.interp.
+    x, y = [0.0, 5e-324, 0.5, 0.5, 0.8], [0.1, 0.3, 0.5, 0.7, 0.9]
+    content = edited("isotonic", lambda c: None)
+    for row in content["params"]["rows"]:
+        row.update(x=x, y=y)
+    path = tmp_path / "step.json"
+    path.write_text(json.dumps(content))
+    cal = pc.load_calibrator(path)
+    p = [0.0, 5e-324, 0.2, 0.5, 0.65, 0.8, 1.0]
+    frame = pl.DataFrame({"g": [0, 1] * len(p), "p": [v for v in p for _ in (0, 1)]})
+    got = frame.select(cal.expr("p")).to_series().to_numpy()
+    np.testing.assert_array_equal(got, np.interp(frame["p"].to_numpy(), x, y))
+
+
 def test_refused_values_at_apply_time_give_null() -> None:
     cal = pc.fit_calibrator(sign_changing_log(29, 600), "p", "y", method="isotonic")
     out = pl.DataFrame({"p": [0.5, 1.5, float("nan"), None]}).select(cal.expr("p"))
@@ -878,6 +1216,39 @@ def test_evaluate_is_summary_and_reliability_of_both_stages() -> None:
         assert_frame_equal(
             result.reliability.filter(pl.col("stage") == stage).drop("stage"), table, rel_tol=1e-12
         )
+
+
+@pytest.mark.parametrize(
+    ("method", "reduction", "names"),
+    [
+        ("temperature", None, ["confidence_ece", "multiclass_brier", "multiclass_log_loss"]),
+        ("platt", "classwise", ["confidence_ece", "multiclass_brier", "multiclass_log_loss"]),
+        ("isotonic", "top_label", ["confidence_ece", "confidence_brier", "confidence_log_loss"]),
+        ("platt", "confidence", ["confidence_ece", "confidence_brier", "confidence_log_loss"]),
+    ],
+)
+def test_evaluate_names_multiclass_and_confidence_scores_apart(
+    method: str, reduction: str | None, names: list[str]
+) -> None:
+    vectors = make_log(66, 1_500, classes=3, decimals=None)
+    cal = pc.fit_calibrator(vectors, "probs", "cls", method=method, reduction=reduction)
+    metrics = cal.evaluate(vectors, "probs", "cls").metrics
+    assert metrics.columns[-3:] == names
+    before = metrics.filter(pl.col("stage") == "before")
+    expected = vectors.select(
+        pc.confidence_ece("probs", "cls", n_bins=15).alias("ece"),
+        pc.multiclass_brier("probs", "cls").alias("brier"),
+        pc.multiclass_log_loss("probs", "cls").alias("log_loss"),
+    )
+    assert before["confidence_ece"].item() == pytest.approx(expected[0, 0], rel=1e-12)
+    if names[1] == "multiclass_brier":
+        assert before["multiclass_brier"].item() == pytest.approx(expected[0, 1], rel=1e-12)
+        assert before["multiclass_log_loss"].item() == pytest.approx(expected[0, 2], rel=1e-12)
+    else:
+        confidence = pl.col("probs").arr.max()
+        right = (pl.col("probs").arr.arg_max() == pl.col("cls")).cast(pl.Float64)
+        brier = vectors.select(((confidence - right) ** 2).mean()).item()
+        assert before["confidence_brier"].item() == pytest.approx(brier, rel=1e-12)
 
 
 def test_evaluate_plot_draws_both_stages() -> None:
@@ -995,6 +1366,28 @@ def test_cli_errors_are_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2 and "invalid choice" in result.stderr
 
 
+def test_cli_fit_prints_the_clipped_scores_warning_as_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = sign_changing_log(68, 400, decimals=None).with_columns(
+        p=pl.when(pl.int_range(pl.len()) % 10 == 0)
+        .then(pl.col("y").cast(pl.Float64))
+        .otherwise(pl.col("p"))
+    )  # 10% of the scores are exactly 0 or 1
+    log.write_parquet(tmp_path / "log.parquet")
+    for method, warned in (("platt", True), ("sigmoid", False)):
+        arguments = ["fit", str(tmp_path / "log.parquet"), "--prob", "p", "--label", "y"]
+        arguments += ["--method", method, "--out", str(tmp_path / f"{method}.json"), "-q"]
+        assert main(arguments) == 0
+        lines = capsys.readouterr().err.strip().splitlines()
+        if warned:
+            assert len(lines) == 1, lines
+            assert lines[0].startswith("polars-calib: warning: method='platt': scores of exactly")
+            assert "the one group: 40 of 400 rows (10.0%)" in lines[0]
+        else:
+            assert lines == []
+
+
 def test_refused_rows_of_a_scan_or_of_vectors_raise_too(tmp_path: Path) -> None:
     bad = sign_changing_log(36, 300).with_columns(
         p=pl.when(pl.col("p") > 0.9).then(1.5).otherwise(pl.col("p"))
@@ -1090,6 +1483,7 @@ def test_edge_bins_follow_the_bin_rule_per_group(closed: str) -> None:
     ("method", "by"),
     [
         ("platt", "g"),
+        ("sigmoid", "s"),
         ("beta", ["g", "s"]),
         ("histogram", "s"),
     ],

@@ -27,6 +27,7 @@ from polars_calib._audit.slices import (
     check_max_order,
     check_slice_count,
     count_slices,
+    key_values,
 )
 from polars_calib._core.exprs import IntoExpr, Keys
 from polars_calib._core.options import (
@@ -58,6 +59,7 @@ def audit(
     label: str,
     *,
     by: Keys,
+    within: Keys = None,
     max_order: int | None = None,
     metrics: Sequence[Metric] = ("ece", "brier"),
     min_count: int = 100,
@@ -95,6 +97,17 @@ def audit(
         of them), each a string, categorical, enum, boolean, integer or date
         column. A null value is a value of its own: its slice is reported, with
         the attribute fixed to null.
+    within
+        Keys kept whole rather than sliced, such as the model (fairlearn's
+        ``control_features``): a column name, an expression with an alias, or a
+        sequence of them, of the dtypes of `by`. Each group of `within` values is
+        audited on its own: its overall row, slices, intervals, tests (adjusted
+        within the group), comparisons, disparities and worst slices, as an audit of
+        that group's rows would give (the intervals too with `id`: without it, a
+        row's draws hash its position in `data`); the tables carry the `within`
+        columns first.
+        ``None`` (default): one audit of every row. **A log of several models needs
+        it** (or one model's rows): pooled, the slices describe no model.
     max_order
         The largest number of attributes a slice fixes, from 1 to ``len(by)``;
         by default 2 (or ``len(by)`` when smaller).
@@ -151,8 +164,12 @@ def audit(
     -------
     Audit
         ``slices``: one row per slice, the overall population first, then by
-        order and attributes: ``slice`` (String, ``"overall"`` or
-        ``"sex=F, region=north"``), ``order`` (Int32, the number of attributes
+        order and attributes (with `within`: the `within` columns first, and each
+        group's rows together, its overall row first): ``slice`` (String,
+        ``"overall"`` or ``"sex=F, region=north"``; a value that could be misread,
+        such as the string ``"null"``, an empty string or one holding ``,``, ``=``
+        or ``"``, is quoted, ``sex="null"``, with ``\\`` and ``\"`` escaped: a
+        null is ``sex=null``), ``order`` (Int32, the number of attributes
         fixed), ``attributes`` (List of String: **the attributes the slice
         fixes**; an attribute column holding null in a slice that lists it means
         the null value, otherwise "not fixed"), one column per attribute with its
@@ -167,8 +184,9 @@ def audit(
         ``p_adjusted < 1 - confidence``; null without a test).
 
         ``disparities``: one row per attribute set (each non-empty set of up to
-        ``max_order`` attributes) and metric, over the set's slices of at least
-        ``min_count`` rows (all of them with `include_small`): ``attributes``,
+        ``max_order`` attributes) and metric (per `within` group, its columns
+        first), over the set's slices of at least ``min_count`` rows (all of them
+        with `include_small`): ``attributes``,
         ``order``, ``metric``, ``overall``,
         ``groups`` (slices compared), ``small`` (slices left out),
         ``group_min``, ``group_max``, ``difference`` (max − min),
@@ -186,8 +204,9 @@ def audit(
         (floats, lists, structs), or refused rows (see
         :func:`polars_calib.validate`).
     ValueError
-        `by` empty, `max_order` out of range, an unknown `correction`, quantile
-        bins, or more than ``MAX_SLICES`` (10,000) slices.
+        `by` empty, a column in both `by` and `within`, `max_order` out of range, an
+        unknown `correction`, quantile bins, or more than ``MAX_SLICES`` (10,000)
+        slices (all groups' together).
 
     Notes
     -----
@@ -217,6 +236,10 @@ def audit(
     in ``slices`` with ``too_small`` true; it is left out of ``disparities``
     (its ``small`` count says how many were) and of :meth:`Audit.worst`, unless
     asked for.
+
+    **No rows.** Data without rows give the overall row alone (``count`` 0, null
+    metrics and ``share``), as :func:`polars_calib.summary` gives, and disparities of
+    no group; with `within`, no group: empty tables.
 
     See Also
     --------
@@ -280,11 +303,12 @@ def audit(
     check_optional("test", test, AUDIT_TESTS)
     check_min_count(min_count)
     check_min_size("batch_rows", batch_rows)
+    keys, n_within = key_values(by, within)
     prepared = prepare(
         data,
         prob,
         label,
-        by=by,
+        by=keys,
         weight=weight,
         reduction=reduction,
         sum_tol=sum_tol,
@@ -295,20 +319,23 @@ def audit(
     resamples = slice_resamples(tested, n_resamples, seed, id)
     p_value = None if tested is None else P_VALUE[tested]
     finished = [*names, *([p_value] if p_value else [])]
-    attributes = prepared.keys
+    control, attributes = prepared.keys[:n_within], prepared.keys[n_within:]
     order = check_max_order(max_order, len(attributes))
+    check_attributes(prepared.lf.collect_schema(), control, "within")
     check_attributes(prepared.lf.collect_schema(), attributes)
     sets = attribute_sets(attributes, order)
     check_slice_count(len(sets), order)
+    # Each set's table keys: the `within` keys, kept whole, and the set's attributes.
+    keyed = [(*control, *subset) for subset in sets]
 
     # One pass over the data: the finest cells; then every slice from their sums. The
     # replicates' pass sums each set's replicates (never a table of the finest cells').
     terms = terms_for(finished)
     cells = cell_statistics(prepared, binning, terms, batch_rows)
-    check_slice_count(count_slices(cells.table, sets), order)
+    check_slice_count(count_slices(cells.table, keyed), order)
     replicates = None
     if resamples:
-        replicates = slice_replicates(cells, prepared, binning, terms, resamples, sets, batch_rows)
+        replicates = slice_replicates(cells, prepared, binning, terms, resamples, keyed, batch_rows)
     slices = rolled_up(
         cells.table,
         prepared,
@@ -316,15 +343,17 @@ def audit(
         finished,
         confidence=None if n_resamples is None else confidence,
         replicates=replicates,
+        within=control,
     )
     slices = with_p_values(slices, p_value)
     metrics_found = metric_columns(slices)
-    slices = compared(slices, metrics_found, min_count, correction, 1.0 - confidence)
+    slices = compared(slices, metrics_found, min_count, correction, 1.0 - confidence, control)
     return Audit(
         slices,
-        disparities(slices, sets[1:], metrics_found, include_small),
+        disparities(slices, sets[1:], metrics_found, include_small, control),
         tuple(attributes),
         tuple(metrics_found),
         min_count,
         include_small,
+        tuple(control),
     )

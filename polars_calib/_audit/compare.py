@@ -7,6 +7,8 @@ for multiplicity (:func:`adjusted_p_values`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from polars_calib._core.options import CORRECTIONS, Correction, check_choice
@@ -98,13 +100,13 @@ def compared(
     min_count: int,
     correction: Correction | None,
     alpha: float,
+    within: Sequence[str] = (),
 ) -> pl.DataFrame:
-    """Add each slice's share, differences and ratios to the overall row, its test and flags."""
-    overall = slices.row(0, named=True)  # the overall row comes first
-    total = overall["count"]
+    """Add each slice's share, differences and ratios to its group's overall row, its
+    test (adjusted within its `within` group) and flags."""
     compared: list[pl.Expr] = []
     for metric in metrics:
-        reference = pl.lit(overall[metric], pl.Float64)
+        reference = _overall(pl.col(metric), within)
         value = pl.col(metric)
         # Polars divides by a scalar as a product with its inverse (1 ulp off): equal is 1.
         ratio = pl.when(value == reference).then(1.0).otherwise(value / reference)
@@ -122,11 +124,16 @@ def compared(
     p_value = adjusted = pl.lit(None, pl.Float64)  # no test: no p-values, nothing significant
     if "p_value" in slices.columns:
         p_value = pl.col("p_value")
-        adjusted = p_value if correction is None else adjusted_p_values(p_value, correction)
+        if correction is not None:
+            adjusted = adjusted_p_values(p_value, correction)
+            adjusted = adjusted.over(within) if within else adjusted
+        else:
+            adjusted = p_value
+    total = _overall(pl.col("count"), within)
     first = slices.columns.index(metrics[0])
     return slices.select(
         *slices.columns[: first - 2],
-        (pl.col("count") / total if total else pl.lit(None, pl.Float64)).alias("share"),
+        pl.when(total > 0).then(pl.col("count") / total).alias("share"),
         *slices.columns[first - 2 : first],  # the two means
         *compared,
         p_value.alias("p_value"),
@@ -137,36 +144,58 @@ def compared(
 
 
 def disparities(
-    slices: pl.DataFrame, sets: list[tuple[str, ...]], metrics: list[str], include_small: bool
+    slices: pl.DataFrame,
+    sets: list[tuple[str, ...]],
+    metrics: list[str],
+    include_small: bool,
+    within: Sequence[str] = (),
 ) -> pl.DataFrame:
-    """Compute fairlearn's disparities per attribute set and metric, over the set's slices.
+    """Compute fairlearn's disparities per attribute set and metric, over the set's slices
+    (per `within` group: its columns first).
 
     The small slices count only with `include_small`.
     """
-    overall = slices.row(0, named=True)
+    # Each row's group's overall values, for the disparities to the overall.
+    references = {metric: f"__overall_{metric}__" for metric in metrics}
+    slices = slices.with_columns(
+        _overall(pl.col(metric), within).alias(name) for metric, name in references.items()
+    )
+    kept = pl.lit(True) if include_small else ~pl.col("too_small")
     rows = []
     for subset in sets:
         members = slices.filter(pl.col("attributes") == pl.lit(list(subset), pl.List(pl.String)))
-        large = members if include_small else members.filter(~pl.col("too_small"))
         for metric in metrics:
+            value = pl.col(metric).filter(kept)
+            reference = pl.col(references[metric]).first()
+            summaries = [
+                pl.lit(list(subset), pl.List(pl.String)).alias("attributes"),
+                pl.lit(len(subset), pl.Int32).alias("order"),
+                pl.lit(metric).alias("metric"),
+                reference.alias("overall"),
+                value.count().cast(pl.Int64).alias("groups"),
+                (~kept).sum().cast(pl.Int64).alias("small"),
+                *_disparity_exprs(value, reference),
+                pl.col("slice").filter(kept).top_k_by(value, 1).first().alias("worst_slice"),
+            ]
+            # Without `within`: one row even of no slice (no group ever vanishes).
             rows.append(
-                large.select(
-                    pl.lit(list(subset), pl.List(pl.String)).alias("attributes"),
-                    pl.lit(len(subset), pl.Int32).alias("order"),
-                    pl.lit(metric).alias("metric"),
-                    pl.lit(overall[metric], pl.Float64).alias("overall"),
-                    pl.col(metric).count().cast(pl.Int64).alias("groups"),
-                    pl.lit(members.height - large.height, pl.Int64).alias("small"),
-                    *_disparity_exprs(pl.col(metric), overall[metric]),
-                    pl.col("slice").top_k_by(metric, 1).first().alias("worst_slice"),
-                )
+                members.group_by(within, maintain_order=True).agg(summaries)
+                if within
+                else members.select(summaries)
             )
-    return pl.concat(rows)
+    table = pl.concat(rows)
+    return table.sort(within, nulls_last=True, maintain_order=True) if within else table
 
 
-def _disparity_exprs(value: pl.Expr, overall: float | None) -> list[pl.Expr]:
+def _overall(value: pl.Expr, within: Sequence[str]) -> pl.Expr:
+    """The value of the overall row (``order`` 0) of each row's `within` group."""
+    overall = value.filter(pl.col("order") == 0).first()
+    return overall.over(within) if within else overall
+
+
+def _disparity_exprs(value: pl.Expr, reference: pl.Expr) -> list[pl.Expr]:
     """Build fairlearn's group_min, group_max, difference and ratio (both methods)."""
-    reference = pl.lit(overall, pl.Float64)
+    reference = reference.cast(pl.Float64)
     to_overall = value / reference
     return [
         value.min().alias("group_min"),

@@ -29,6 +29,9 @@ class Audit:
         Slices with fewer used rows are flagged ``too_small``.
     include_small
         Whether the disparities (and by default :meth:`worst`) count small slices.
+    within
+        The keys kept whole (:func:`audit`'s `within`): each group of their values
+        is audited on its own; ``()`` without them.
     """
 
     slices: pl.DataFrame
@@ -37,11 +40,14 @@ class Audit:
     metrics: tuple[str, ...]
     min_count: int
     include_small: bool = False
+    within: tuple[str, ...] = ()
 
     def worst(
         self, k: int = 10, *, metric: str | None = None, include_small: bool | None = None
     ) -> pl.DataFrame:
         """The `k` slices with the largest value of `metric`, the overall row left out.
+
+        With :attr:`within`, the `k` worst of each group, group after group.
 
         Parameters
         ----------
@@ -59,7 +65,8 @@ class Audit:
         -------
         DataFrame
             Rows of :attr:`slices`, largest `metric` first (ties by count, larger
-            first); slices with a null metric are left out.
+            first; with :attr:`within`, per group, in the order of :attr:`slices`);
+            slices with a null metric are left out.
         """
         if isinstance(k, bool) or not isinstance(k, int):
             msg = f"`k` must be a positive int, got {type(k).__name__} {k!r}"
@@ -72,4 +79,8 @@ class Audit:
         ranked = self.slices.filter(pl.col("order") > 0, pl.col(column).is_not_null())
         if not (self.include_small if include_small is None else include_small):
             ranked = ranked.filter(~pl.col("too_small"))
-        return ranked.sort([column, "count"], descending=True, maintain_order=True).head(k)
+        ranked = ranked.sort([column, "count"], descending=True, maintain_order=True)
+        if not self.within:
+            return ranked.head(k)
+        first = ranked.filter(pl.int_range(pl.len()).over(self.within) < k)
+        return first.sort(self.within, nulls_last=True, maintain_order=True)

@@ -32,36 +32,47 @@ def rolled_up(
     *,
     confidence: float | None,
     replicates: Sequence[pl.LazyFrame] | None = None,
+    within: Sequence[str] = (),
 ) -> pl.DataFrame:
-    """Compute one row per slice of each attribute set in `sets`, in their order.
+    """Compute one row per slice of each attribute set in `sets`, per `within` group.
 
     `cells` is the observed table of the finest cells; `replicates`, if any, each set's
-    replicate rows (:func:`polars_calib._audit.cells.slice_replicates`). Each row names
-    its slice (``slice``, ``order``, ``attributes``), holds every attribute (null where
-    the slice does not fix it), then the summary's columns.
+    replicate rows (:func:`polars_calib._audit.cells.slice_replicates`), keyed by
+    `within` too. Each row holds the `within` keys, names its slice (``slice``,
+    ``order``, ``attributes``), holds every attribute (null where the slice does not
+    fix it), then the summary's columns: the sets in their order, each `within`
+    group's rows together.
     """
     finished = []
     for position, subset in enumerate(sets):
-        keyed = dataclasses.replace(prepared, keys=list(subset))
-        stats = merge_statistics(cells.lazy(), list(subset))
+        keys = [*within, *subset]
+        keyed = dataclasses.replace(prepared, keys=keys)
+        stats = merge_statistics(cells.lazy(), keys)
         if replicates is not None:
             stats = pl.concat([stats, replicates[position]], how="diagonal_relaxed")
         table = finish_summary(
             stats, keyed, metrics, confidence=confidence, resampled=replicates is not None
         )
+        if not keys:
+            # The overall row is there without rows too (count 0), as a summary's is.
+            table = pl.concat([table, pl.LazyFrame({"count": [0]})], how="diagonal_relaxed")
+            table = table.head(1)
         finished.append(
             table.select(
+                *within,
                 slice_label(subset).alias("slice"),
                 pl.lit(len(subset), pl.Int32).alias("order"),
                 pl.lit(list(subset), pl.List(pl.String)).alias("attributes"),
                 *(
                     pl.col(name) if name in subset else pl.lit(None, cells.schema[name]).alias(name)
                     for name in prepared.keys
+                    if name not in within
                 ),
-                pl.exclude(*subset, "refused"),
+                pl.exclude(*keys, "refused"),
             )
         )
-    return pl.concat(pl.collect_all(finished))
+    slices = pl.concat(pl.collect_all(finished))
+    return slices.sort(within, nulls_last=True, maintain_order=True) if within else slices
 
 
 def with_p_values(slices: pl.DataFrame, p_value: str | None) -> pl.DataFrame:

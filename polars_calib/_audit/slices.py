@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_calib._core.exprs import IntoExpr, Keys, output_name
+from polars_calib._core.labels import key_label
 from polars_calib._core.validation import CalibrationDataError
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "check_max_order",
     "check_slice_count",
     "count_slices",
+    "key_values",
     "slice_label",
 ]
 
@@ -33,6 +36,27 @@ SLICE_COLUMNS = ("slice", "order", "attributes")
 
 # Key dtypes an attribute may have: values that name a group.
 _GROUPABLE = (pl.String, pl.Categorical, pl.Enum, pl.Boolean, pl.Date)
+
+
+def key_values(by: Keys, within: Keys) -> tuple[list[IntoExpr], int]:
+    """Return the keys of the finest cells (`within`'s, then `by`'s) and how many are `within`'s.
+
+    Raise ``ValueError`` when a column is in both: a key is either kept whole or sliced.
+    """
+    values = [
+        [] if keys is None else [keys] if isinstance(keys, (str, pl.Expr)) else list(keys)
+        for keys in (within, by)
+    ]
+    sliced = {output_name(value, "by") for value in values[1]}
+    for value in values[0]:
+        name = output_name(value, "within")
+        if name in sliced:
+            msg = (
+                f"{name!r} is in both `within` (kept whole: a separate audit per value) "
+                "and `by` (sliced): name it in one of them"
+            )
+            raise ValueError(msg)
+    return [*values[0], *values[1]], len(values[0])
 
 
 def check_max_order(max_order: object, n: int) -> int:
@@ -51,18 +75,18 @@ def check_max_order(max_order: object, n: int) -> int:
     return max_order
 
 
-def check_attributes(schema: pl.Schema, by: Sequence[str]) -> None:
+def check_attributes(schema: pl.Schema, by: Sequence[str], argument: str = "by") -> None:
     """Raise unless each attribute holds values that name groups (not floats, lists, structs)."""
     for name in by:
         dtype = schema[name]
         if not (dtype.is_integer() or isinstance(dtype, _GROUPABLE) or dtype == pl.Null):
             hint = (
-                f" (bin it first, e.g. pl.col({name!r}).cut([...]).alias({name!r}))"
+                f" (bin it first, e.g. pl.col({name!r}).bin_intervals([...], labels=[...]))"
                 if dtype.is_float()
                 else ""
             )
             msg = (
-                f"`by` column {name!r} holds {dtype}: an audit attribute must be a string, "
+                f"`{argument}` column {name!r} holds {dtype}: an audit key must be a string, "
                 f"categorical, enum, boolean, integer or date column{hint}"
             )
             raise CalibrationDataError(msg)
@@ -92,11 +116,12 @@ def check_slice_count(n_slices: int, max_order: int) -> None:
 
 
 def slice_label(subset: tuple[str, ...]) -> pl.Expr:
-    """Name each slice: ``"overall"``, or ``"a=x, b=y"`` (a null value written ``null``)."""
+    """Name each slice: ``"overall"``, or ``a=x, b=y`` (a null value written ``null``).
+
+    A value (or name) that could be misread is quoted, so that a label names one slice
+    only: the string ``"null"`` is ``a="null"`` where a null is ``a=null``, and a value
+    holding ``", b=y"`` stays inside its quotes (:func:`polars_calib._core.labels.key_label`).
+    """
     if not subset:
         return pl.lit("overall")
-    parts = [
-        pl.concat_str(pl.lit(f"{name}="), pl.col(name).cast(pl.String).fill_null("null"))
-        for name in subset
-    ]
-    return pl.concat_str(parts, separator=", ")
+    return key_label(subset)

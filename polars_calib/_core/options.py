@@ -132,8 +132,9 @@ the consistency-resampling test of ECE for probability vectors)."""
 Compat = Literal["sklearn", "netcal", "torchmetrics", "mapie"]
 """A peer library whose bins a metric reproduces (see ``docs/conventions.md``)."""
 
-CalibrationMethod = Literal["platt", "beta", "isotonic", "histogram", "temperature"]
-"""A recalibration map (see :func:`polars_calib.fit_calibrator`)."""
+CalibrationMethod = Literal["platt", "sigmoid", "beta", "isotonic", "histogram", "temperature"]
+"""A recalibration map (see :func:`polars_calib.fit_calibrator`): ``"platt"`` is logistic
+in ``logit(p)``, ``"sigmoid"`` in the score ``p`` itself (scikit-learn's sigmoid method)."""
 
 Fallback = Literal["identity", "global"]
 """What a group that cannot be fitted (or was not seen) gets instead of an error or null."""

@@ -6,6 +6,7 @@ Each function draws a frame its chart module has checked and laid out (see
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
@@ -26,7 +27,9 @@ from polars_calib._plot.common import (
     X_TITLE,
     Y_TITLE,
     OverTimeFrame,
+    date_time,
     escape,
+    palette,
 )
 
 __all__ = ["forest", "over_time", "reliability"]
@@ -53,6 +56,7 @@ def reliability(
             title=legend_title,
             sort=order,
             legend=alt.Legend(orient="right"),
+            scale=_colours(order),
         )
         if groups
         else alt.value("#1f77b4")
@@ -82,6 +86,13 @@ def reliability(
         for value in facets
     ]
     return alt.hconcat(*panels, spacing=24).properties(title=chart_title)
+
+
+def _colours(order: list[Any]) -> Any:
+    """The colour scale of `order`'s groups: Vega's ten by default, more when needed."""
+    import altair as alt
+
+    return alt.Scale(domain=order, range=palette(len(order))) if len(order) > 10 else alt.Undefined
 
 
 def _reliability_panel(
@@ -144,9 +155,9 @@ def over_time(drawn: OverTimeFrame) -> alt.LayerChart | alt.FacetChart:
 
     frame, metric, time, facet = drawn.frame, drawn.metric, drawn.time, drawn.facet
     (lower, upper), band, legend = drawn.bounds, drawn.band, drawn.legend
-    x = alt.X(f"{escape(time)}:T", title=f"{time} (window start)")
+    x = alt.X(f"{escape(time)}:T", title=f"{time} (window start)", axis=_time_axis(drawn.ticks))
     colour: Any = (
-        alt.Color(f"{GROUP}:N", title=legend or None, sort=drawn.order)
+        alt.Color(f"{GROUP}:N", title=legend or None, sort=drawn.order, scale=_colours(drawn.order))
         if drawn.keys
         else alt.value("#1f77b4")
     )
@@ -183,6 +194,23 @@ def over_time(drawn: OverTimeFrame) -> alt.LayerChart | alt.FacetChart:
     )
 
 
+def _time_axis(ticks: list[Any]) -> Any:
+    """A time axis ticked on window starts (its own ticks put weeks on Sundays).
+
+    Local midnights (naive datetimes, dates) are labelled as days, ``Mar 04``.
+    """
+    import altair as alt
+
+    if not ticks:
+        return alt.Undefined
+    days = all(
+        not isinstance(tick, dt.datetime) or (tick.tzinfo is None and tick.time() == dt.time(0))
+        for tick in ticks
+    )
+    values = [date_time(tick) for tick in ticks]
+    return alt.Axis(values=values, format="%b %d") if days else alt.Axis(values=values)
+
+
 def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) -> alt.LayerChart:
     """One row per slice: its interval, its point (hollow when small), the overall line."""
     import altair as alt
@@ -199,7 +227,8 @@ def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) 
         title=ORDER_TITLE,
         scale=alt.Scale(domain=kinds, range=palette),
     )
-    y = alt.Y("slice:N", sort=order, title=None)
+    # Whole slice names (labelLimit 0): a cut label can name another slice.
+    y = alt.Y("slice:N", sort=order, title=None, axis=alt.Axis(labelLimit=0))
     tooltip = [
         alt.Tooltip("slice:N"),
         alt.Tooltip("count:Q"),
@@ -228,8 +257,9 @@ def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) 
     )
     # A layer only where it has rows: an empty one has no extent (a Vega warning).
     small = frame.get_column("too_small")
+    bounded = frame.get_column(FOREST_LOWER).is_not_null().any()
     layers: list[Any] = [
-        intervals,
+        *([intervals] if bounded else []),
         *([points] if (~small).any() else []),
         *([hollow] if small.any() else []),
     ]

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, overload, runtime_checkable
 
 import polars as pl
 
+from polars_calib._core.labels import key_label
 from polars_calib._core.options import check_choice
 from polars_calib._plot import altair_backend, matplotlib_backend
 from polars_calib._plot.common import (
@@ -24,6 +25,9 @@ from polars_calib._plot.common import (
     SMALL,
     require,
 )
+
+OVERALL = "overall"
+"""The kind of a group's overall row (an audit `within` groups draws one per group)."""
 
 __all__ = ["AuditResult", "plot_audit"]
 
@@ -85,6 +89,11 @@ def plot_audit(
     dashed vertical line: a slice far to its right is worse calibrated than the
     population, and an interval that does not reach the line says it is not
     noise.
+
+    An audit `within` keys (several groups, such as models) draws each group's
+    rows together, its overall row first (kind ``overall``, with its interval),
+    each labelled by the group (``model=a | sex=F``), and no line: each group is
+    compared with its own overall row.
 
     Parameters
     ----------
@@ -167,18 +176,25 @@ def _drawing_frame(
         raise ValueError(msg)
     bounds = [f"{column}_lower", f"{column}_upper"]
     has_interval = all(name in table.columns for name in bounds)
+    # Rows of several groups of an audit `within` keys (its columns before `slice`): each
+    # group's rows, its overall row first, labelled by the group; no line (no one overall).
+    within = table.columns[: table.columns.index("slice")]
     overall_rows = table.filter(pl.col("order") == 0)
-    overall = overall_rows.item(0, column) if overall_rows.height else None
-    rows = table.filter(pl.col("order") > 0)
+    grouped = bool(within) and table.select(within).n_unique() > 1
+    overall = overall_rows.item(0, column) if overall_rows.height and not grouped else None
+    rows = table if grouped else table.filter(pl.col("order") > 0)
     if not include_small:
-        rows = rows.filter(~pl.col("too_small"))
+        rows = rows.filter(~pl.col("too_small") | (pl.col("order") == 0))
     kind = (
-        pl.when(pl.col("too_small"))
+        pl.when(pl.col("order") == 0)
+        .then(pl.lit(OVERALL))
+        .when(pl.col("too_small"))
         .then(pl.lit(SMALL))
         .otherwise(pl.format("{} attribute(s)", pl.col("order")))
     )
+    label = pl.concat_str(key_label(within), pl.lit(" | "), "slice") if grouped else pl.col("slice")
     frame = rows.select(
-        "slice",
+        label.alias("slice"),
         "order",
         "count",
         "too_small",

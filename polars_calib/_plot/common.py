@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import colorsys
+import datetime as dt
 import importlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
@@ -16,10 +18,13 @@ __all__ = [
     "MAX_FACETS",
     "OverTimeFrame",
     "as_list",
+    "date_time",
     "default_layout",
     "escape",
     "group_label",
+    "palette",
     "require",
+    "window_ticks",
 ]
 
 BACKENDS = ("altair", "matplotlib")
@@ -51,6 +56,20 @@ SMALL = "too small"
 ROW_HEIGHT = 18  # pixels per slice (Altair); a matplotlib row is ROW_HEIGHT / 60 inches
 FOREST_LOWER, FOREST_UPPER, FOREST_KIND = "__lower__", "__upper__", "__kind__"
 
+# One colour per group: matplotlib's (and d3's) ten, twenty, then hues of their own.
+TAB10 = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
+TAB20 = (
+    "#1f77b4", "#aec7e8", "#ff7f0e", "#ffbb78", "#2ca02c", "#98df8a", "#d62728", "#ff9896",
+    "#9467bd", "#c5b0d5", "#8c564b", "#c49c94", "#e377c2", "#f7b6d2", "#7f7f7f", "#c7c7c7",
+    "#bcbd22", "#dbdb8d", "#17becf", "#9edae5",
+)  # fmt: skip
+
+# The most window starts marked on a time axis (every k-th start beyond).
+MAX_TICKS = 8
+
 
 @dataclass(frozen=True)
 class OverTimeFrame:
@@ -70,6 +89,7 @@ class OverTimeFrame:
     band: bool
     counted: bool
     title: str
+    ticks: list[Any] = field(default_factory=list)
 
     @property
     def bounds(self) -> tuple[str, str]:
@@ -129,3 +149,54 @@ def default_layout(table: pl.DataFrame, keys: Sequence[str]) -> tuple[list[str],
     if len(keys) >= 2 and table.get_column(keys[-1]).n_unique() <= MAX_FACETS:
         return keys[:-1], keys[-1]
     return keys, None
+
+
+def palette(n: int) -> list[str]:
+    """`n` distinct colours: the ten of ``tab10``, the twenty of ``tab20``, or `n` hues.
+
+    Beyond twenty, the hues step by the golden ratio round the colour wheel, in two
+    lightnesses, so that neighbouring groups differ most.
+    """
+    if n <= len(TAB10):
+        return list(TAB10[:n])
+    if n <= len(TAB20):
+        return list(TAB20[:n])
+    colours = []
+    for index in range(n):
+        hue = (index * 0.6180339887498949) % 1.0
+        red, green, blue = colorsys.hls_to_rgb(hue, 0.42 if index % 2 else 0.62, 0.7)
+        colours.append(f"#{round(red * 255):02x}{round(green * 255):02x}{round(blue * 255):02x}")
+    return colours
+
+
+def window_ticks(times: pl.Series) -> list[Any]:
+    """The window starts a time axis marks: all, or every k-th to keep ``MAX_TICKS``.
+
+    The ticks fall on window starts (a weekly window's Monday), where a time axis
+    would choose its own (Sundays, for weeks).
+    """
+    if not times.dtype.is_temporal() or isinstance(times.dtype, (pl.Duration, pl.Time)):
+        return []
+    starts = times.drop_nulls().unique().sort().to_list()
+    step = max(-(-len(starts) // MAX_TICKS), 1)
+    return starts[::step]
+
+
+def date_time(value: dt.date) -> dict[str, Any]:
+    """A date or datetime as a Vega-Lite DateTime: local time, or UTC with a time zone.
+
+    Altair writes a naive datetime (or a date) without a zone, which the browser reads
+    as local time; a time-zone-aware one with its offset, an instant.
+    """
+    fields: dict[str, Any] = {"year": value.year, "month": value.month, "date": value.day}
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(dt.timezone.utc)
+            fields = {"year": value.year, "month": value.month, "date": value.day, "utc": True}
+        fields |= {
+            "hours": value.hour,
+            "minutes": value.minute,
+            "seconds": value.second,
+            "milliseconds": value.microsecond // 1000,
+        }
+    return fields

@@ -28,6 +28,7 @@ from polars_calib._plot.common import (
     X_TITLE,
     Y_TITLE,
     OverTimeFrame,
+    palette,
 )
 
 __all__ = ["forest", "over_time", "reliability"]
@@ -48,7 +49,7 @@ def reliability(
     from matplotlib.figure import Figure
 
     order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
-    colours = {name: f"C{index % 10}" for index, name in enumerate(order)}
+    colours = dict(zip(order, palette(len(order))))
     # The legend goes below the histograms, in as many columns as the width allows.
     legend_columns = min(len(order) + 1, 3 * len(facets))
     legend_rows = -(-(len(order) + 1) // legend_columns) + 1 if groups else 0
@@ -153,11 +154,10 @@ def over_time(drawn: OverTimeFrame) -> Figure:
     grid = figure.subplots(1, len(panels), sharey=True, squeeze=False)
     for axes, value in zip(grid[0], panels):
         shown = frame if value is None else frame.filter(pl.col(PANEL) == value)
-        for index, name in enumerate(drawn.order):
+        for name, colour_name in zip(drawn.order, palette(len(drawn.order))):
             rows = shown.filter(pl.col(GROUP) == name)
             if rows.height == 0:
                 continue
-            colour_name = f"C{index % 10}"
             times = rows.get_column(time).to_list()
             # Nulls as NaN: matplotlib breaks the line and the band there.
             axes.plot(
@@ -177,6 +177,8 @@ def over_time(drawn: OverTimeFrame) -> Figure:
                     alpha=0.2,
                     linewidth=0,
                 )
+        if drawn.ticks:  # on window starts (a date axis ticks weeks on Sundays)
+            axes.set_xticks(drawn.ticks)
         axes.set_xlabel(f"{time} (window start)")
         if value is not None:
             axes.set_title(f"{facet} = {value}")

@@ -18,6 +18,7 @@ from polars_calib._plot.common import (
     default_layout,
     group_label,
     require,
+    window_ticks,
 )
 
 __all__ = ["plot_metric_over_time"]
@@ -212,4 +213,5 @@ def _drawing_frame(
         band=band,
         counted=bool(carried),
         title=f"{metric} over time" if title is None else title,
+        ticks=window_ticks(summary.get_column(time)),
     )

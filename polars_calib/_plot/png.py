@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeGuard
 
+from polars_calib._core.files import atomic_path
 from polars_calib._plot.common import require
 
 __all__ = ["save_png"]
@@ -31,7 +32,8 @@ def save_png(
         ``Figure`` (rendered with the Agg backend): a diagram of
         :func:`plot_reliability` or a forest plot of :func:`polars_calib.plot_audit`.
     path
-        Where to write the image; parent directories must exist.
+        Where to write the image; parent directories must exist. It is written
+        under a temporary name beside `path`, then renamed (no partial image).
     scale
         Resolution multiplier: 2 doubles Altair's pixel size, and gives 200 dpi
         for matplotlib.
@@ -66,11 +68,13 @@ def save_png(
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         FigureCanvasAgg(chart)  # render off-screen, whatever pyplot's backend is
-        chart.savefig(path, format="png", dpi=100 * scale)
+        with atomic_path(path) as temporary:
+            chart.savefig(temporary, format="png", dpi=100 * scale)
         return path
     if _is_altair(chart):
         require("vl_convert", "Saving an Altair chart as PNG")
-        chart.save(str(path), format="png", scale_factor=scale)
+        with atomic_path(path) as temporary:
+            chart.save(str(temporary), format="png", scale_factor=scale)
         return path
     msg = f"`chart` must be an Altair chart or a matplotlib Figure, got {type(chart).__name__}"
     raise TypeError(msg)

@@ -10,7 +10,8 @@ reliability tables on held-out data).
 
 The modules, each importing only the ones above it in this list:
 
-* ``maps``: the maps' parameters, regressors and identity;
+* ``maps``: the maps' parameters, regressors and identity, the clipped-score warning;
+* ``schema``: the saved file's declarative checks;
 * ``rows``: the problem's rows a fit reads, and the fit's options;
 * ``lookup``: each row's group among a small table (key codes, dense integer keys);
 * ``solve``: damped Newton per group in numpy (steps, line search, stop rule);
@@ -33,11 +34,13 @@ from polars_calib._recalibration.calibrator import (
 )
 from polars_calib._recalibration.evaluate import Evaluation
 from polars_calib._recalibration.fit import fit_calibrator
+from polars_calib._recalibration.maps import ClippedScoresWarning
 
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
     "Calibrator",
+    "ClippedScoresWarning",
     "Evaluation",
     "fit_calibrator",
     "load_calibrator",

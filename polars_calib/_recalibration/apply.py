@@ -62,7 +62,7 @@ def calibrated(cal: FittedMaps, prob: IntoExpr) -> pl.Expr:
         problem = binary_problem(prob, pl.lit(0))
         p = problem.prob
         g = index(pl.lit(None, pl.Int32))
-        if cal.method in ("platt", "beta"):
+        if cal.method in ("platt", "sigmoid", "beta"):
             # A refused p gets a null group index, so null parameters: the map's
             # arithmetic keeps it null (p itself unmasked, computed once when shared).
             return _binary_map(cal, table, pl.when(~problem.refused).then(g), p)
@@ -135,7 +135,7 @@ def _binary_map(cal: FittedMaps, table: pl.DataFrame, g: pl.Expr, p: pl.Expr) ->
     method = cal.method
     if not table.height:
         return pl.lit(None, pl.Float64)  # nothing was fitted: every group is unseen
-    if method in ("platt", "beta"):
+    if method in ("platt", "sigmoid", "beta"):
         # 1 / (1 + exp(-η)) with -η = Σ (-θ_i) f_i + (-θ_k): the parameters negated in
         # the literal tables, the intercept's regressor (1) not multiplied.
         negated = [gather(-table[n], g) for n in PARAMETERS[method]]

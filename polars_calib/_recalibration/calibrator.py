@@ -17,9 +17,8 @@ from typing import Any, cast
 import polars as pl
 
 from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.files import write_text
 from polars_calib._core.options import (
-    CALIBRATION_METHODS,
-    REDUCTIONS,
     CalibrationMethod,
     Closed,
     Reduction,
@@ -28,7 +27,7 @@ from polars_calib._core.options import (
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._recalibration.apply import calibrated
 from polars_calib._recalibration.evaluate import Evaluation, before_after
-from polars_calib._recalibration.maps import PARAMETERS
+from polars_calib._recalibration.schema import InvalidFileError, check_content, check_frame, fail
 from polars_calib._table.plan import FrameT
 from polars_calib._version import __version__
 
@@ -48,7 +47,8 @@ class Calibrator:
     Attributes
     ----------
     method
-        ``"platt"``, ``"beta"``, ``"isotonic"``, ``"histogram"`` or ``"temperature"``.
+        ``"platt"``, ``"sigmoid"``, ``"beta"``, ``"isotonic"``, ``"histogram"`` or
+        ``"temperature"``.
     reduction
         For probability vectors: ``"top_label"``, ``"confidence"`` or ``"classwise"``
         (one-vs-rest); None for binary data and temperature scaling.
@@ -141,12 +141,17 @@ class Calibrator:
         """
         return calibrated(self, prob)
 
-    def apply(self, data: FrameT, prob: str, *, alias: str | None = None) -> FrameT:
+    def apply(
+        self, data: FrameT, prob: str, *, alias: str | None = None, replace: bool = False
+    ) -> FrameT:
         """Return `data` with the calibrated column added (``with_columns(cal.expr(prob))``).
 
         The key columns and the probability column are checked against the fit's
-        dtypes from the schema (no data read); a LazyFrame stays a plan. The new
-        column is named `alias` (default ``f"{prob}_calibrated"``).
+        dtypes from the schema (no data read; String, Categorical and Enum keys
+        look each other up by their strings); a LazyFrame stays a plan. The new
+        column is named `alias` (default ``f"{prob}_calibrated"``); a column of
+        that name already in `data` (the probabilities themselves, a key) raises
+        ``ValueError`` unless `replace` is True.
         """
         if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
             msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
@@ -157,13 +162,20 @@ class Calibrator:
             if name not in schema:
                 problems.append(f"column {name!r} is missing")
         for name in self.by:
-            if name in schema and str(schema[name]) != self.schema.get(name, str(schema[name])):
+            if name in schema and not _same_key_kind(schema[name], self.schema.get(name)):
                 problems.append(
                     f"column {name!r} holds {schema[name]}, fitted on {self.schema[name]}"
                 )
         if problems:
             raise CalibrationDataError("cannot apply the calibrator: " + "; ".join(problems))
-        return data.with_columns(self.expr(prob).alias(alias or f"{prob}_calibrated"))
+        name = alias or f"{prob}_calibrated"
+        if name in schema and not replace:
+            msg = (
+                f"`data` already has a column {name!r}: pass another `alias`, or "
+                "`replace=True` to overwrite it"
+            )
+            raise ValueError(msg)
+        return data.with_columns(self.expr(prob).alias(name))
 
     def evaluate(
         self,
@@ -196,8 +208,12 @@ class Calibrator:
         -------
         Evaluation
             ``metrics`` (keys, ``stage``, ``count``, ``refused``,
-            ``mean_predicted``, ``observed``, ``ece``, ``brier``, ``log_loss``) and
-            ``reliability`` (keys, ``stage``, then the reliability columns);
+            ``mean_predicted``, ``observed``, then three scores named for what
+            they measure: binary data ``ece``, ``brier``, ``log_loss``; top-label
+            and confidence calibrators ``confidence_ece``, ``confidence_brier``,
+            ``confidence_log_loss``; vector outputs ``confidence_ece``,
+            ``multiclass_brier``, ``multiclass_log_loss``) and ``reliability``
+            (keys, ``stage``, then the reliability columns);
             ``Evaluation.plot()`` draws both stages.
         """
         return before_after(self, data, prob, label, weight, n_bins, strategy, closed, confidence)
@@ -220,10 +236,25 @@ class Calibrator:
         }
 
     def save(self, path: str | Path) -> Path:
-        """Write the calibrator to `path` as readable JSON (see :func:`load_calibrator`)."""
-        path = Path(path)
-        path.write_text(json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
-        return path
+        """Write the calibrator to `path` as readable JSON (see :func:`load_calibrator`).
+
+        The file is written under a temporary name beside `path`, then renamed: a
+        failed save (a non-finite parameter, a full disk) leaves `path` as it was.
+        """
+        text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
+        return write_text(path, text)
+
+
+def _same_key_kind(dtype: pl.DataType, fitted: str | None) -> bool:
+    """Return whether a key of `dtype` looks up groups fitted on a key of dtype `fitted`.
+
+    The same dtype, or two of String, Categorical and Enum: :meth:`Calibrator.expr`
+    reads such a key through its strings.
+    """
+    if fitted is None or str(dtype) == fitted:
+        return True
+    textual = ("String", "Categorical", "Enum")
+    return dtype in (pl.String, pl.Categorical, pl.Enum) and fitted.startswith(textual)
 
 
 def _json_value(value: Any) -> Any:
@@ -303,19 +334,55 @@ def _parse_dtype(text: str) -> pl.DataType:
     raise CalibrationDataError(msg)
 
 
-def _frame_from_json(content: dict[str, Any]) -> pl.DataFrame:
-    """Return the frame :func:`_frame_to_json` wrote."""
-    dtypes = {name: _parse_dtype(text) for name, text in content["columns"].items()}
+def _column(name: str, dtype: pl.DataType, values: list[Any], path: str) -> pl.Series:
+    """Return the column `name` of a saved table; a value its dtype cannot hold names its row."""
+    physical = (pl.Int32 if dtype == pl.Date else pl.Int64) if dtype.is_temporal() else dtype
+    errors = (TypeError, ValueError, OverflowError, pl.exceptions.PolarsError)
+    try:
+        return pl.Series(name, values, dtype=physical, strict=True).cast(dtype)
+    except errors:
+        for i, value in enumerate(values):
+            try:
+                pl.Series(name, [value], dtype=physical, strict=True).cast(dtype)
+            except errors:
+                fail(f"{path}.rows[{i}].{name}", f"cannot be read as {dtype}: {value!r:.60}")
+        raise
+
+
+_DTYPE_ERRORS = (
+    ValueError,
+    TypeError,
+    SyntaxError,
+    KeyError,
+    RecursionError,
+    pl.exceptions.PolarsError,
+)
+
+
+def _frame_from_json(content: dict[str, Any], path: str, keys: list[str]) -> pl.DataFrame:
+    """Return the frame :func:`_frame_to_json` wrote (checked: :func:`check_frame`).
+
+    Its rows are unique by `keys`; exactly one without keys (the one group).
+    """
+    dtypes = {}
+    for name, text in content["columns"].items():
+        try:
+            dtypes[name] = _parse_dtype(text)
+        except _DTYPE_ERRORS as error:
+            fail(f"{path}.columns.{name}", f"is not a dtype polars_calib reads: {error}")
     rows = content["rows"]
-    columns = {}
-    for name, dtype in dtypes.items():
-        values = [row[name] for row in rows]
-        if dtype.is_temporal():
-            physical = pl.Series(name, values, dtype=pl.Int32 if dtype == pl.Date else pl.Int64)
-            columns[name] = physical.cast(dtype)
-        else:
-            columns[name] = pl.Series(name, values, dtype=dtype)
-    return pl.DataFrame(list(columns.values())) if columns else pl.DataFrame()
+    columns = [
+        _column(name, dtype, [row[name] for row in rows], path) for name, dtype in dtypes.items()
+    ]
+    frame = pl.DataFrame(columns) if columns else pl.DataFrame()
+    if not keys and frame.height != 1:
+        fail(f"{path}.rows", f"must hold one row without keys (by is empty), got {frame.height}")
+    if keys and frame.height:
+        repeated = ~frame.select(pl.struct(keys).is_first_distinct()).to_series()
+        if repeated.any():
+            i = int(repeated.arg_true()[0])
+            fail(f"{path}.rows[{i}]", f"repeats the keys of another row ({', '.join(keys)})")
+    return frame
 
 
 def load_calibrator(path: str | Path) -> Calibrator:
@@ -329,11 +396,20 @@ def load_calibrator(path: str | Path) -> Calibrator:
     parameters are read back bit for bit; Date and Datetime keys as their
     integers.
 
+    Every field is checked before anything is built (:mod:`polars_calib._recalibration.schema`):
+    types, the format version (1 up to :data:`FORMAT_VERSION`), the method's
+    parameter columns and their dtypes, finite parameters (a temperature above 0),
+    isotonic points and values in [0, 1] and non-decreasing, histogram edges
+    non-decreasing and ``n_bins + 1`` of them, one row per group (the key columns
+    exactly those of ``by``, and ``class`` for the keyed reductions; one row
+    without keys), and ``global_params`` exactly when ``fallback="global"``.
+
     Raises
     ------
     CalibrationDataError
-        Not a calibrator file, a newer format version, an unknown method, or
-        parameter columns that do not match the method.
+        Not UTF-8 JSON, not a calibrator file, a newer format version, or a field
+        that fails its check; the message names the field's path, such as
+        ``params.rows[2].x``.
 
     See Also
     --------
@@ -352,46 +428,50 @@ def load_calibrator(path: str | Path) -> Calibrator:
     >>> pc.load_calibrator(path).params.equals(cal.params)
     True
     """
+    where = str(path)
+    raw = Path(path).read_bytes()
     try:
-        content = json.loads(Path(path).read_text())
-    except json.JSONDecodeError as error:
-        msg = f"{str(path)!r} is not a calibrator file: {error}"
-        raise CalibrationDataError(msg) from error
-    if not isinstance(content, dict) or content.get("format") != FORMAT:
-        msg = f"{str(path)!r} is not a calibrator file (no format {FORMAT!r})"
-        raise CalibrationDataError(msg)
-    version = content.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        msg = (
-            f"{str(path)!r} has format version {version!r}; this polars_calib reads "
-            f"up to {FORMAT_VERSION}"
-        )
-        raise CalibrationDataError(msg)
-    method = content.get("method")
-    if method not in CALIBRATION_METHODS:
-        msg = f"{str(path)!r}: unknown method {method!r}"
-        raise CalibrationDataError(msg)
-    reduction, by = content.get("reduction"), content.get("by")
-    if (
-        reduction not in (None, *REDUCTIONS)
-        or not isinstance(by, list)
-        or not all(isinstance(name, str) for name in by)
-    ):
-        msg = f"{str(path)!r}: unknown reduction {reduction!r} or keys {by!r}"
-        raise CalibrationDataError(msg)
-    params = _frame_from_json(content["params"])
-    missing = [n for n in PARAMETERS[method] if n not in params.columns]
-    missing += [n for n in content["by"] if n not in params.columns]
-    if missing:
-        msg = f"{str(path)!r}: the parameters lack the column(s) {missing}"
-        raise CalibrationDataError(msg)
-    global_content = content.get("global_params")
+        content = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        msg = f"{where!r} is not a calibrator file: not UTF-8 text (byte {error.start})"
+        raise CalibrationDataError(msg) from None
+    except RecursionError:
+        msg = f"{where!r} is not a calibrator file: JSON nested too deeply"
+        raise CalibrationDataError(msg) from None
+    except ValueError as error:  # not JSON; an integer of thousands of digits
+        msg = f"{where!r} is not a calibrator file: {error}"
+        raise CalibrationDataError(msg) from None
+    try:
+        return _from_content(content)
+    except InvalidFileError as error:
+        msg = f"{where!r}: {error}"
+        raise CalibrationDataError(msg) from None
+
+
+def _from_content(content: Any) -> Calibrator:
+    """Return the calibrator of a file's JSON `content`, checked field by field."""
+    check_content(content, FORMAT, FORMAT_VERSION)
+    method, reduction, options = content["method"], content["reduction"], content["options"]
+    by = content["by"]
+    keyed = reduction in ("top_label", "classwise")
+    classes = options.get("n_classes") if reduction == "classwise" else None
+    keys = [*by, *(["class"] if keyed else [])]
+    check_frame(content["params"], "params", keys, method, options, classes)
+    params = _frame_from_json(content["params"], "params", keys)
+    if classes is not None and params.height and params["class"].max() != classes - 1:
+        fail("options.n_classes", f"must be the largest class plus 1, got {classes}")
+    global_params = None
+    if content.get("global_params") is not None:
+        global_keys = ["class"] if keyed else []
+        stored = content["global_params"]
+        check_frame(stored, "global_params", global_keys, method, options, classes)
+        global_params = _frame_from_json(stored, "global_params", global_keys)
     return Calibrator(
         method=method,
         reduction=reduction,
         by=tuple(by),
         params=params,
-        global_params=None if global_content is None else _frame_from_json(global_content),
-        options=dict(content.get("options", {})),
-        schema=dict(content.get("schema", {})),
+        global_params=global_params,
+        options=dict(options),
+        schema=dict(content["schema"]),
     )

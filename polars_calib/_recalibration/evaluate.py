@@ -17,7 +17,7 @@ from polars_calib._frames.statistics import (
 from polars_calib._plot.reliability import plot_reliability
 from polars_calib._recalibration.apply import FittedMaps, calibrated
 
-__all__ = ["Evaluation", "before_after"]
+__all__ = ["Evaluation", "before_after", "score_names"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,22 @@ class Evaluation:
             facet=facet,
             title=title,
         )
+
+
+def score_names(cal: FittedMaps) -> tuple[str, str, str]:
+    """Return the names of the ECE, Brier score and log-loss of an evaluation of `cal`.
+
+    Binary data: ``ece``, ``brier``, ``log_loss``. Top-label and confidence
+    calibrators: the binary scores of the confidence against whether its class is
+    right (``confidence_ece``, ``confidence_brier``, ``confidence_log_loss``).
+    Vector outputs: the confidence ECE and the multi-class scores
+    (``confidence_ece``, ``multiclass_brier``, ``multiclass_log_loss``).
+    """
+    if cal.reduction in ("top_label", "confidence"):
+        return "confidence_ece", "confidence_brier", "confidence_log_loss"
+    if cal.method == "temperature" or cal.reduction == "classwise":
+        return "confidence_ece", "multiclass_brier", "multiclass_log_loss"
+    return "ece", "brier", "log_loss"
 
 
 def before_after(
@@ -122,5 +138,6 @@ def before_after(
     else:
         table = bin_statistics(stacked, prob, label, **options).collect()
     metrics = metrics_from_statistics(table, by=group, metrics=["ece", "brier", "log_loss"])
+    metrics = metrics.rename(dict(zip(["ece", "brier", "log_loss"], score_names(cal))))
     reliability = reliability_from_statistics(table, by=group, confidence=confidence)
     return Evaluation(metrics, reliability, tuple(keys))

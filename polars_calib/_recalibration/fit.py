@@ -82,7 +82,11 @@ def fit_calibrator(
         The 0/1 (or boolean) outcome, or the true class of a vector.
     method
         ``"platt"``: ``q = sigmoid(a logit(p) + b)``, maximum likelihood (with
-        `smoothed`, Platt's targets). ``"beta"``: ``q = sigmoid(a ln p - b ln(1 - p)
+        `smoothed`, Platt's targets), ``p`` clipped to ``[eps, 1 - eps]`` (see
+        Notes). ``"sigmoid"``: ``q = sigmoid(a p + b)``, the same fit on the score
+        ``p`` itself, unclipped (scikit-learn's ``method="sigmoid"`` on a
+        classifier's probabilities, with `smoothed`); no identity map, so no
+        ``fallback="identity"``. ``"beta"``: ``q = sigmoid(a ln p - b ln(1 - p)
         + c)`` (Kull et al.'s "abm"). ``"isotonic"``: the non-decreasing
         least-squares fit (pool-adjacent-violators), applied by linear
         interpolation between its points, constant beyond them. ``"histogram"``:
@@ -100,8 +104,8 @@ def fit_calibrator(
         one map for all classes) or ``"classwise"`` (one-vs-rest: per class ``j``,
         ``p_j`` against ``label == j``; applied vectors are renormalised to sum 1).
     smoothed
-        Platt only: fit Platt's targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``
-        instead of 1 and 0 (scikit-learn's ``method="sigmoid"``).
+        Platt and sigmoid only: fit Platt's targets ``(N+ + 1) / (N+ + 2)`` and
+        ``1 / (N- + 2)`` instead of 1 and 0 (as scikit-learn's ``method="sigmoid"``).
     n_bins, strategy, closed
         Histogram binning: the bins (:func:`polars_calib.bin_index`).
     fallback
@@ -125,7 +129,7 @@ def fit_calibrator(
     pos_label
         Binary data: the label of the positive class when labels are not 0/1.
     sample_rows
-        Platt, beta and temperature: data of at least ``4 * sample_rows`` rows
+        Platt, sigmoid, beta and temperature: data of at least ``4 * sample_rows`` rows
         first fit a subsample of about `sample_rows` rows, whose fit starts the
         full-data Newton steps (None: every fit starts at the identity map). The
         answer is the same either way, to `tol`; the subsample saves passes over
@@ -147,7 +151,7 @@ def fit_calibrator(
     Notes
     -----
     **Reading.** A fit runs queries (unlike the LazyFrame methods that return
-    plans). Platt, beta and temperature: one aggregation per Newton step, the first
+    plans). Platt, sigmoid, beta and temperature: one aggregation per Newton step, the first
     of which also counts, checks and identifies every group (rows used and refused,
     classes, separation); data of at least ``4 * sample_rows`` rows (800,000 by
     default) first select a subsample of about `sample_rows` (in each block of
@@ -164,11 +168,16 @@ def fit_calibrator(
     **Clipping.** The logistic methods read ``p`` clipped to ``[eps, 1 - eps]``
     with ``eps = 2.22e-16`` (float64 machine epsilon, as ``betacal`` and
     scikit-learn's log-loss), before ``logit`` or ``ln``; temperature scaling
-    clips each entry of the vector the same way before ``ln``.
+    clips each entry of the vector the same way before ``ln``. A score of exactly
+    0 or 1 becomes ``logit = ±36``: when more than 5% of a group's rows are clipped,
+    a Platt or beta fit warns (:class:`~polars_calib.ClippedScoresWarning`);
+    ``method="sigmoid"`` reads the score unclipped, as scikit-learn's sigmoid
+    method does.
 
-    **Platt / beta.** Newton's method on the weighted log-likelihood, started at
-    the subsample's fit (or the identity map, ``a = 1, b = 0``; ``a = b = 1,
-    c = 0``, for small data or a group the subsample could not fit), halving a step
+    **Platt / sigmoid / beta.** Newton's method on the weighted log-likelihood,
+    started at the subsample's fit (or the identity map, ``a = 1, b = 0``; ``a = b =
+    1, c = 0``; for the sigmoid of the score, which has none, ``a = b = 0``; for
+    small data or a group the subsample could not fit), halving a step
     that lowers the likelihood; each step is one aggregation over all groups (the
     data are read once per step; every pass sums the log-likelihood, which judges
     the step that reached it), then a 2×2 / 3×3 solve per group in numpy. While
@@ -335,8 +344,11 @@ def _check_arguments(
     if not isinstance(smoothed, bool):
         msg = f"`smoothed` must be a bool, got {type(smoothed).__name__}"
         raise TypeError(msg)
-    if smoothed and method != "platt":
-        msg = f"`smoothed` is an option of method='platt', got method={method!r}"
+    if smoothed and method not in ("platt", "sigmoid"):
+        msg = f"`smoothed` is an option of method='platt' or 'sigmoid', got method={method!r}"
+        raise ValueError(msg)
+    if method == "sigmoid" and fallback == "identity":
+        msg = "method='sigmoid' has no identity map: use fallback='global' (or method='platt')"
         raise ValueError(msg)
     counts = [("min_rows", min_rows), ("max_iter", max_iter)]
     if sample_rows is not None:

@@ -10,6 +10,7 @@ subsample, whose parameters start the full-data steps near the maximum.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -21,7 +22,14 @@ from numpy.typing import NDArray
 from polars_calib._core.draws import uniform, with_row_key, word
 from polars_calib._core.problem import EPS
 from polars_calib._recalibration.lookup import key_range, per_group
-from polars_calib._recalibration.maps import PARAMETERS, features, sigmoid
+from polars_calib._recalibration.maps import (
+    CLIPPED_SHARE,
+    PARAMETERS,
+    ClippedScoresWarning,
+    clipped,
+    features,
+    sigmoid,
+)
 from polars_calib._recalibration.rows import (
     GROUP,
     INDEX,
@@ -43,9 +51,11 @@ from polars_calib._table.plan import Prepared
 
 __all__ = ["SAMPLE_ROWS", "fit_newton", "subsample"]
 
-# The identity map starts a fit, unless a subsample's fit does.
+# The identity map starts a fit, unless a subsample's fit does (the sigmoid of the score,
+# which has none: q = 1/2).
 _START: dict[str, tuple[float, ...]] = {
     "platt": (1.0, 0.0),
+    "sigmoid": (0.0, 0.0),
     "beta": (1.0, 1.0, 0.0),
     "temperature": (1.0,),
 }
@@ -100,7 +110,31 @@ def fit_newton(rows: RowsOf, prepared: Prepared, spec: FitSpec, keys: list[str])
     groups, theta, iterations, reasons = _newton_fit(
         source, group, spec, weighted, start, check, True, covering
     )
+    _warn_clipped(groups, keys, spec.method)
     return _params(groups, keys, spec.method, theta, iterations, reasons)
+
+
+def _warn_clipped(groups: pl.DataFrame, keys: list[str], method: str) -> None:
+    """Warn for the groups whose share of clipped scores is above :data:`CLIPPED_SHARE`."""
+    if method not in ("platt", "beta"):
+        return
+    count = pl.col("count")
+    many = groups.filter(pl.col("__clipped") > CLIPPED_SHARE * count, count > 0)
+    if not many.height:
+        return
+    shown = []
+    for row in many.head(3).iter_rows(named=True):
+        name = ", ".join(f"{k}={row[k]!r}" for k in keys) or "the one group"
+        share = row["__clipped"] / row["count"]
+        shown.append(f"{name}: {row['__clipped']} of {row['count']} rows ({share:.1%})")
+    more = f"; and {many.height - 3} more group(s)" if many.height > 3 else ""
+    msg = (
+        f"method={method!r}: scores of exactly 0 or 1 (clipped to [eps, 1 - eps], "
+        f"logit ±36) are more than {CLIPPED_SHARE:.0%} of the rows and can dominate "
+        "the fit in " + "; ".join(shown) + more + ". method='sigmoid' fits on the "
+        "score itself (scikit-learn's sigmoid method)."
+    )
+    warnings.warn(msg, ClippedScoresWarning, stacklevel=6)
 
 
 def subsample(lf: pl.LazyFrame, size: int, rows: int) -> pl.LazyFrame:
@@ -190,6 +224,7 @@ def _newton_rows(rows: pl.LazyFrame, group: list[str], method: str, weighted: bo
     return rows.filter(keep).select(
         *group,
         *(f.alias(f"__f{i}") for i, f in enumerate(regressors)),
+        clipped(pl.col(PROB)).alias("__clipped"),
         pl.col(LABEL),
         *weight,
         pl.col(REFUSED),
@@ -274,6 +309,7 @@ def _first_pass(
     rows, sums = pass_sums(source, method, thetas, weighted, third=True)
     counts = [pl.len().alias("__rows"), pl.col(REFUSED).sum().cast(pl.Int64).alias("refused")]
     if method != "temperature":
+        counts.append(pl.col("__clipped").sum().cast(pl.Int64))
         k = len(_START[method])
         by_class = rows.group_by(*group, LABEL).agg(*counts, *_logistic_checks(k, weighted), *sums)
         names = [s.meta.output_name() for s in sums]
@@ -389,7 +425,7 @@ def _identified(
     positive, negative = pl.col(LABEL) == 1.0, pl.col(LABEL) == 0.0
     low, high = pl.col("__low"), pl.col("__high")
     groups = by_class.group_by(group).agg(
-        pl.col("__rows", "refused").sum(),
+        pl.col("__rows", "refused", "__clipped").sum(),
         *(pl.col(f"f{i}").sum() for i in range(k)),
         *(pl.col(f"f{i}").filter(positive).sum().alias(f"y{i}") for i in range(k)),
         *(pl.col(name).sum() for name in sums),
@@ -401,9 +437,9 @@ def _identified(
     lowest = pl.min_horizontal("min_positive", "min_negative")
     highest = pl.max_horizontal("max_positive", "max_negative")
 
-    # The first regressor back to p (for the message only): logit or ln p.
+    # The first regressor back to p (for the message only): logit, the score, or ln p.
     def to_p(f: pl.Expr) -> pl.Expr:
-        return sigmoid(f) if method == "platt" else f.exp()
+        return sigmoid(f) if method == "platt" else f if method == "sigmoid" else f.exp()
 
     return groups.with_columns(
         pl.col(f"f{k - 1}").alias("weight"),

@@ -44,12 +44,32 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .9rem; }
   .scroll, .chart { overflow: visible; }
   a { color: inherit; text-decoration: none; }
 }
+/* Vega-Embed's chart box and Vega-Tooltip's tooltip (their own style elements are off:
+   the page's policy allows no style but this one). */
+.vega-embed { position: relative; display: inline-block; box-sizing: border-box; }
+#vg-tooltip-element { visibility: hidden; padding: 8px; position: fixed; z-index: 1000;
+  font-family: sans-serif; font-size: 11px; border-radius: 3px;
+  box-shadow: 2px 2px 4px rgba(0, 0, 0, 0.1); background-color: rgba(255, 255, 255, 0.95);
+  border: 1px solid #d9d9d9; color: black; }
+#vg-tooltip-element.visible { visibility: visible; }
+#vg-tooltip-element h2 { margin-top: 0; margin-bottom: 10px; font-size: 13px; }
+#vg-tooltip-element table { border-spacing: 0; margin: 0; }
+#vg-tooltip-element table tr { border: none; }
+#vg-tooltip-element table tr td { overflow: hidden; text-overflow: ellipsis; padding-top: 2px;
+  padding-bottom: 2px; border: none; }
+#vg-tooltip-element table tr td.key { color: #808080; max-width: 150px; text-align: right;
+  padding-right: 4px; }
+#vg-tooltip-element table tr td.value { display: block; max-width: 300px; max-height: 7em;
+  text-align: left; }
 """
 
 # No network: every fetch, image, font or frame from elsewhere is refused by the browser.
+# Only the page's own scripts and style run, allowed by their hashes (filled in when the
+# page is written): no other inline script, event handler or style element, and no
+# `eval` (Vega runs its expressions with its interpreter, EMBED_SCRIPT's `ast: true`).
 POLICY = (
-    "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
-    "style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'"
+    "default-src 'none'; script-src {scripts}; style-src {style}; "
+    "img-src data: blob:; base-uri 'none'; form-action 'none'"
 )
 
 SORT_SCRIPT = """
@@ -79,7 +99,13 @@ document.querySelectorAll("table.sortable").forEach(function (table) {
 EMBED_SCRIPT = """
 document.querySelectorAll("[data-spec]").forEach(function (element) {
   var spec = JSON.parse(document.getElementById(element.getAttribute("data-spec")).textContent);
-  vegaEmbed(element, spec, { renderer: "svg", actions: false })
+  // ast: Vega's expression interpreter, not generated code (the policy forbids eval);
+  // no style elements of Vega-Embed's or Vega-Tooltip's own (the page's style has theirs).
+  var options = {
+    renderer: "svg", actions: false, ast: true, defaultStyle: false,
+    tooltip: { disableDefaultStyle: true }
+  };
+  vegaEmbed(element, spec, options)
     .then(function () { element.setAttribute("data-rendered", "true"); })
     .catch(function (error) {
       element.textContent = "This chart could not be drawn: " + error;

@@ -20,16 +20,21 @@ def render(tables: Tables, settings: Settings) -> tuple[str, tuple[str, ...]]:
     charts = has_charts()
     said = notes(tables, settings, charts)
     page = Page()
-    shown = [sections.summary_section(page, tables, settings)]
+    sections.summary_section(page, tables, settings)
     drawn = charts and tables.used > 0
     if drawn:
-        shown.append(sections.reliability_section(page, tables, settings))
+        sections.reliability_section(page, tables, settings)
     over_time = tables.over_time
     if settings.time is not None and over_time is not None and over_time.height:
-        shown.append(sections.over_time_section(page, tables, settings, drawn))
+        sections.over_time_section(page, tables, settings, drawn)
     for extra in tables.sections:
-        shown.append(sections.extra_section(page, extra, charts))
-    shown.append(sections.notes_section(page, said))
+        sections.extra_section(page, extra, charts)
+    if page.missing:
+        said.append(
+            f"{page.missing:,} values of the charts' data are NaN or infinite: the charts "
+            "draw them as missing (a gap, or no point); the tables show them as they are."
+        )
+    sections.notes_section(page, said)
     facts = sections.facts(tables, settings)
-    html = document(settings.title, settings.source, facts, shown, page)
+    html = document(settings.title, settings.source, facts, page)
     return html, tuple(said)

@@ -30,6 +30,7 @@ import polars as pl
 from polars_calib._audit import Audit
 from polars_calib._core.binning import Binning
 from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.files import write_text
 from polars_calib._core.options import (
     SUM_TOLERANCE,
     Closed,
@@ -80,10 +81,12 @@ class HtmlReport:
     notes: tuple[str, ...]
 
     def save(self, path: str | Path) -> Path:
-        """Write the page to `path` (UTF-8) and return the path; parent folders must exist."""
-        path = Path(path)
-        path.write_text(self.html, encoding="utf-8")
-        return path
+        """Write the page to `path` (UTF-8) and return the path; parent folders must exist.
+
+        The page is written under a temporary name beside `path`, then renamed: a
+        failed write leaves no partial page (and `path`, if it existed, as it was).
+        """
+        return write_text(path, self.html)
 
 
 def html_report(
@@ -158,6 +161,11 @@ def html_report(
     audit
         Attributes to audit (:func:`polars_calib.audit`'s `by`), such as
         ``["sex", "age_band"]``; ``None`` (default): no audit section. The audit
+        runs within the first `by` key (the model, whose values the diagrams are
+        drawn for: :func:`polars_calib.audit`'s `within`), so that each model's
+        slices are its own; without `by`, a log with a column named like a model
+        (``model``, ``model_name``, ``model_id``, ``model_version``) holding several
+        values raises ``ValueError`` rather than pooling the models. The audit
         takes the page's metrics, bins, weight, reduction, `min_count`,
         `confidence`, `n_resamples`, `seed` and `id`, and its own defaults
         otherwise (Holm correction, the automatic test). Or an
@@ -195,7 +203,8 @@ def html_report(
     TypeError, ValueError
         A bad argument, as :func:`polars_calib.summary`; a bad audit argument, as
         :func:`polars_calib.audit` (such as quantile bins, or an attribute that is
-        not a column).
+        not a column); an `audit` attribute that is the first `by` key; several
+        models and no `by` (see `audit`).
 
     Notes
     -----

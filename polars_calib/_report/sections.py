@@ -1,8 +1,8 @@
 """The page's sections, one function each: the header's facts, the summary, the reliability
 diagrams, the metric over time, an extra section (the audit's) and the notes.
 
-Each writes its HTML to the :class:`~polars_calib._report.html.Page` and returns its
-``(id, title)`` for the table of contents. The charts are the public plotting
+Each adds a section of plain-text blocks to the :class:`~polars_calib._report.html.Page`
+(the template escapes them). The charts are the public plotting
 functions', laid out by the page's rule (:func:`layout`).
 """
 
@@ -17,7 +17,17 @@ from polars_calib._audit import Audit
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.reliability import plot_reliability
-from polars_calib._report.html import Page, cell, e, generated, has_charts, table
+from polars_calib._report.html import (
+    Details,
+    Fact,
+    ItemList,
+    Page,
+    Paragraph,
+    cell,
+    generated,
+    has_charts,
+    table,
+)
 from polars_calib._report.model import Section, Settings, Tables
 from polars_calib._report.notes import describe_bins
 from polars_calib._version import __version__
@@ -27,6 +37,7 @@ __all__ = [
     "extra_section",
     "facts",
     "layout",
+    "non_finite",
     "notes_section",
     "over_time_section",
     "reliability_section",
@@ -55,16 +66,16 @@ def layout(
     return keys, None
 
 
-def facts(tables: Tables, settings: Settings) -> list[tuple[str, str]]:
-    """The header's facts, as (name, HTML) pairs: data, columns, rows, groups, windows, ..."""
+def facts(tables: Tables, settings: Settings) -> list[Fact]:
+    """The header's facts: data, columns, rows, groups, windows, bins, metrics, ..."""
     summary, keys = tables.summary, settings.by
     weight = f", weight {settings.weight}" if settings.weight else ""
     groups = f"{summary.height:,} by {', '.join(keys)}" if keys else "one, the log"
     found = [
-        ("Data", e(settings.source)),
-        ("Columns", e(f"probability {settings.prob}, label {settings.label}{weight}")),
-        ("Rows", e(f"{tables.used:,} used, {tables.refused:,} refused")),
-        ("Groups", e(groups)),
+        Fact("Data", settings.source),
+        Fact("Columns", f"probability {settings.prob}, label {settings.label}{weight}"),
+        Fact("Rows", f"{tables.used:,} used, {tables.refused:,} refused"),
+        Fact("Groups", groups),
     ]
     windows = tables.over_time
     if settings.time is not None and windows is not None and windows.height:
@@ -75,60 +86,54 @@ def facts(tables: Tables, settings: Settings) -> list[tuple[str, str]]:
                 f"{starts.n_unique():,} windows of {settings.every} by {settings.time}, "
                 f"from {first} to {last} (window starts)"
             )
-            found.append(("Time windows", e(text)))
+            found.append(Fact("Time windows", text))
     found += [
-        ("Bins", e(describe_bins(settings.binning))),
-        ("Metrics", e(", ".join(settings.metrics))),
+        Fact("Bins", describe_bins(settings.binning)),
+        Fact("Metrics", ", ".join(settings.metrics)),
     ]
     if settings.n_resamples is not None:
         text = (
             f"{settings.confidence:.0%} bootstrap intervals, {settings.n_resamples:,} "
             f"replicates, seed {settings.seed}"
         )
-        found.append(("Intervals", e(text)))
+        found.append(Fact("Intervals", text))
     return [
         *found,
-        ("Package", e(f"polars_calib {__version__}, Polars {pl.__version__}")),
-        ("Generated", generated()),
+        Fact("Package", f"polars_calib {__version__}, Polars {pl.__version__}"),
+        generated(),
     ]
 
 
-def summary_section(page: Page, tables: Tables, settings: Settings) -> tuple[str, str]:
+def summary_section(page: Page, tables: Tables, settings: Settings) -> None:
     """The summary over the whole log, as a sortable table (or a sentence: no rows)."""
     summary, keys = tables.summary, settings.by
-    page.add('<section id="summary" aria-labelledby="summary-title">')
-    page.add('<h2 id="summary-title">Summary</h2>')
+    part = page.part("summary", "Summary")
     if summary.height:
         caption = (
             f"Calibration metrics per {', '.join(keys)} over the whole log"
             if keys
             else "Calibration metrics of the whole log"
         ) + ". Select a column heading to sort."
-        page.add(table(summary, e(caption), "summary-table"))
+        part.blocks.append(table(summary, caption, "summary-table"))
     else:
-        page.add("<p>The log holds no rows: there is nothing to measure.</p>")
-    page.add("</section>")
-    return "summary", "Summary"
+        part.blocks.append(Paragraph("The log holds no rows: there is nothing to measure."))
 
 
-def reliability_section(page: Page, tables: Tables, settings: Settings) -> tuple[str, str]:
+def reliability_section(page: Page, tables: Tables, settings: Settings) -> None:
     """One reliability diagram per value of the first key, a panel per value of the last."""
-    page.add(
-        '<section id="reliability" aria-labelledby="reliability-title">'
-        '<h2 id="reliability-title">Reliability diagrams</h2>',
-        "<p>Points on the dashed diagonal are calibrated: above it, the model "
-        "under-predicts; below it, it over-predicts. Hover a point for its numbers.</p>",
+    part = page.part("reliability", "Reliability diagrams")
+    part.blocks.append(
+        Paragraph(
+            "Points on the dashed diagonal are calibrated: above it, the model "
+            "under-predicts; below it, it over-predicts. Hover a point for its numbers."
+        )
     )
-    for chart, caption, description in _reliability_charts(tables.reliability, settings):
-        page.figure(chart, caption, description)
-    page.add("</section>")
-    return "reliability", "Reliability diagrams"
+    for chart, description in _reliability_charts(tables.reliability, settings):
+        part.blocks.append(page.figure(chart, description, description))
 
 
-def _reliability_charts(
-    reliability: pl.DataFrame, settings: Settings
-) -> list[tuple[Any, str, str]]:
-    """(chart, caption, description) per value of the first key: facets by the last key."""
+def _reliability_charts(reliability: pl.DataFrame, settings: Settings) -> list[tuple[Any, str]]:
+    """(chart, description) per value of the first key: facets by the last key."""
     keys = settings.by
     if not keys:
         parts: list[tuple[str, pl.DataFrame, list[str]]] = [("the whole log", reliability, [])]
@@ -157,13 +162,11 @@ def _reliability_charts(
             f"against mean predicted probability per bin, with {settings.confidence:.0%} "
             "intervals, over a histogram of the rows per bin."
         )
-        drawn.append((chart, e(description), description))
+        drawn.append((chart, description))
     return drawn
 
 
-def over_time_section(
-    page: Page, tables: Tables, settings: Settings, drawn: bool
-) -> tuple[str, str]:
+def over_time_section(page: Page, tables: Tables, settings: Settings, drawn: bool) -> None:
     """The first metric per window (drawn when charts are), and the numbers per window."""
     assert tables.over_time is not None and settings.time is not None
     over_time, time = tables.over_time, settings.time
@@ -171,10 +174,7 @@ def over_time_section(
     first = settings.metrics[0]
     named = first if settings.reduction is None else f"{settings.reduction}_{first}"
     metric = [name for name in (first, named) if name in over_time.columns][-1:]
-    page.add(
-        '<section id="over-time" aria-labelledby="over-time-title">'
-        '<h2 id="over-time-title">Over time</h2>'
-    )
+    part = page.part("over-time", "Over time")
     if drawn and metric:
         band = f"{metric[0]}_lower" in over_time.columns
         colours, facet = layout(over_time, settings.by, least=2)
@@ -189,14 +189,20 @@ def over_time_section(
         chart = plot_metric_over_time(
             over_time, metric[0], time, by=colours, facet=facet, title=title
         )
-        page.figure(chart, e(description), description)
+        # The chart draws NaN and infinite values as gaps: counted with the page's others.
+        drawn_columns = [metric[0], *([f"{metric[0]}_lower", f"{metric[0]}_upper"] * band)]
+        page.missing += non_finite(over_time.select(drawn_columns))
+        part.blocks.append(page.figure(chart, description, description))
     caption = f"The summary per {settings.every} window of {time}."
-    page.add(
-        "<details><summary>The numbers per window</summary>",
-        table(over_time, e(caption), "over-time-table"),
-        "</details></section>",
+    part.blocks.append(
+        Details("The numbers per window", [table(over_time, caption, "over-time-table")])
     )
-    return "over-time", "Over time"
+
+
+def non_finite(frame: pl.DataFrame) -> int:
+    """How many values of `frame`'s float columns are NaN or infinite."""
+    floats = frame.select(pl.col(pl.Float32, pl.Float64).is_finite().not_().sum())
+    return int(sum(floats.row(0))) if floats.width else 0
 
 
 def audit_section(result: Audit, interval: float | None) -> Section:
@@ -210,47 +216,45 @@ def audit_section(result: Audit, interval: float | None) -> Section:
     metric = result.metrics[0]
     worst = result.worst(WORST).drop("attributes", *result.by)
     order = max(result.slices.get_column("order").to_list(), default=0)
-    n_slices = result.slices.height - 1  # the overall row is no slice
+    overall = result.slices.get_column("order").eq(0).sum()
+    n_slices = result.slices.height - overall  # an overall row is no slice
     size = "slices" if result.include_small else f"slices of at least {result.min_count:,} rows"
+    # An audit within the model key: each model's slices against that model's rows.
+    each, per, whole, reference = "", "", "the whole log", f"the whole log's {metric} (dashed line)"
+    if result.within:
+        keys = ", ".join(result.within)
+        each, per = f", within each {keys}", f" per {keys}"
+        whole = f"its {keys}'s overall row"
+        reference = f"each {keys}'s overall {metric} (its first row)"
     intro = (
         f"Calibration of every value of {', '.join(result.by)} and of their "
-        f"intersections of up to {order} attributes ({n_slices:,} slices, from "
-        f"polars_calib.audit): the {WORST} {size} with the largest {metric} "
-        "(`_difference` and `_ratio` compare a slice with the whole log; `p_adjusted` is "
+        f"intersections of up to {order} attributes{each} ({n_slices:,} slices, from "
+        f"polars_calib.audit): the {WORST} {size} with the largest {metric}{per} "
+        f"(`_difference` and `_ratio` compare a slice with {whole}; `p_adjusted` is "
         "its calibration test adjusted for the number of slices), then the forest plot "
-        "of every slice (hollow grey: too small to judge; dashed line: the whole log)."
+        f"of every slice (hollow grey: too small to judge; {reference})."
     )
     chart = plot_audit(result, title=f"{metric} by slice") if has_charts() else None
     band = f", with {interval:.0%} bootstrap intervals" if interval is not None else ""
     alt_text = (
-        f"Forest plot of {metric} per slice of {', '.join(result.by)}{band}, against "
-        f"the whole log's {metric} (dashed line)."
+        f"Forest plot of {metric} per slice of {', '.join(result.by)}{each}{band}, against "
+        f"{reference}."
     )
     return Section("audit", "Fairness audit", intro, worst, chart, alt_text)
 
 
-def extra_section(page: Page, extra: Section, charts: bool) -> tuple[str, str]:
+def extra_section(page: Page, extra: Section, charts: bool) -> None:
     """A feature's section: its heading, intro, chart (with charts) and sortable table."""
-    page.add(
-        f'<section id="{e(extra.id)}" aria-labelledby="{e(extra.id)}-title">'
-        f'<h2 id="{e(extra.id)}-title">{e(extra.title)}</h2>'
-    )
+    part = page.part(extra.id, extra.title)
     if extra.intro:
-        page.add(f"<p>{e(extra.intro)}</p>")
+        part.blocks.append(Paragraph(extra.intro))
     if extra.chart is not None and charts:
         text = extra.alt_text or extra.title
-        page.figure(extra.chart, e(text), text)
+        part.blocks.append(page.figure(extra.chart, text, text))
     if extra.table is not None:
-        page.add(table(extra.table, e(extra.title), f"{e(extra.id)}-table"))
-    page.add("</section>")
-    return extra.id, extra.title
+        part.blocks.append(table(extra.table, extra.title, f"{extra.id}-table"))
 
 
-def notes_section(page: Page, notes: Sequence[str]) -> tuple[str, str]:
+def notes_section(page: Page, notes: Sequence[str]) -> None:
     """The notes, as a list."""
-    page.add(
-        '<section id="notes" aria-labelledby="notes-title"><h2 id="notes-title">Notes</h2><ul>',
-        *(f"<li>{e(note)}</li>" for note in notes),
-        "</ul></section>",
-    )
-    return "notes", "Notes"
+    page.part("notes", "Notes").blocks.append(ItemList(list(notes)))

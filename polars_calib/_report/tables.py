@@ -18,7 +18,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._audit import Audit, audit
+from polars_calib._audit import Audit, audit, check_one_model
 from polars_calib._core.exprs import IntoExpr, Keys
 from polars_calib._core.options import Closed, Metric, Reduction, Strategy, TopLabelAverage
 from polars_calib._core.validation import CalibrationDataError
@@ -157,12 +157,29 @@ class Request:
         )
 
     def audit(self, by: Keys, max_order: int | None, min_count: int) -> Audit:
-        """The audit of the attributes `by`, with the report's metrics, bins and draws."""
+        """The audit of the attributes `by`, with the report's metrics, bins and draws.
+
+        It runs within the first `by` key of the report (the model: the page draws a
+        diagram per value of it); without report keys, a log whose column named like a
+        model holds several values is refused rather than pooled.
+        """
+        model = ([self.by] if isinstance(self.by, (str, pl.Expr)) else list(self.by or []))[:1]
+        attributes = [by] if isinstance(by, (str, pl.Expr)) else list(by or [])
+        names = {a if isinstance(a, str) else a.meta.output_name() for a in attributes}
+        if model and self.keys[0] in names:
+            msg = (
+                f"`audit` cannot slice {self.keys[0]!r}: the report's audit runs within each "
+                "value of its first `by` key (the model)"
+            )
+            raise ValueError(msg)
+        if not model:
+            check_one_model(self.data, sorted(names), "by={!r}")
         return audit(
             self.data,
             self.prob,
             self.label,
             by=by,
+            within=model,
             max_order=max_order,
             metrics=self.metrics,
             min_count=min_count,
