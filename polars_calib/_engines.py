@@ -26,6 +26,7 @@ one of their frames (the caller has imported the engine then).
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -283,11 +284,45 @@ def _quoted(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def _spark_workers_python(frame: Any) -> None:
+    """Let a local session's Python workers run this interpreter, unless one was chosen.
+
+    Without ``PYSPARK_PYTHON``, PySpark starts its workers with the ``python3`` on the
+    PATH, which may lack this package (or Polars): its jobs failed inside 200 lines of
+    Java. A local session's workers run on this machine, so they run this interpreter,
+    as the command line's session does (``docs/scale-out.md``).
+    """
+    try:
+        context = frame.sparkSession.sparkContext
+    except Exception:  # Spark Connect: the server starts its workers
+        return
+    chosen = "PYSPARK_PYTHON" in os.environ or context.pythonExec != "python3"
+    if context.master.startswith("local") and not chosen:
+        context.pythonExec = sys.executable
+
+
+def _spark_collect(frame: Any) -> list[Any]:
+    """Collect a Spark DataFrame; a worker that cannot import this package says so."""
+    try:
+        return list(frame.collect())
+    except Exception as error:
+        missing = re.search(r"No module named '(polars[\w.]*)'", str(error))
+        if missing is None:
+            raise
+        msg = (
+            "Spark's Python workers cannot import polars_calib (no module "
+            f"{missing.group(1)!r}): set PYSPARK_PYTHON to a Python that has polars_calib "
+            "before the session starts (see docs/scale-out.md)"
+        )
+        raise ImportError(msg) from None
+
+
 class _SparkRunner(_Runner):
     def __init__(self, data: Any, spec: EngineSpec) -> None:
         self.spec, self.functions = spec, import_module("pyspark.sql.functions")
         functions = self.functions
         self.data = data
+        _spark_workers_python(data)
         missing = [name for name in spec.columns if name not in data.columns]
         # A missing column is reported by the schema check of `prepare`, not by Spark.
         present = [name for name in spec.columns if name not in missing]
@@ -340,12 +375,12 @@ class _SparkRunner(_Runner):
             .agg(*(sum_of(_quoted(name)).alias(name) for name in sums))
             .select(*(_quoted(name) for name in empty.columns))
         )
-        return _rows_frame(merged.collect(), empty.schema)
+        return _rows_frame(_spark_collect(merged), empty.schema)
 
     def counts(self, whole: bool) -> list[pl.DataFrame]:
         counter = _Counter(self.spec, whole)
         template = counter(self.empty())
-        return [_rows_frame(self._run(counter, template).collect(), template.schema)]
+        return [_rows_frame(_spark_collect(self._run(counter, template)), template.schema)]
 
 
 def _rows_frame(rows: Sequence[Any], schema: pl.Schema) -> pl.DataFrame:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import re
 import sys
 import time
 import warnings
@@ -34,6 +33,7 @@ from typing import Any, NoReturn, TextIO, TypeGuard, get_args
 import polars as pl
 
 from polars_calib._audit import Audit, audit, check_one_model
+from polars_calib._core.binning import Binning
 from polars_calib._core.files import (
     atomic_path,
     foreign_entries,
@@ -41,6 +41,7 @@ from polars_calib._core.files import (
     replaced_directory,
 )
 from polars_calib._core.options import (
+    MAX_BINS,
     AuditTest,
     CalibrationMethod,
     Closed,
@@ -51,6 +52,7 @@ from polars_calib._core.options import (
     Reduction,
     Resampling,
     Strategy,
+    check_every,
 )
 from polars_calib._engines import ENGINES, Engine, read_with
 from polars_calib._frames.statistics import (
@@ -83,9 +85,6 @@ PROG = "polars-calib"
 
 PARQUET_SUFFIXES = (".parquet", ".parq", ".pq")
 CSV_SUFFIXES = (".csv", ".tsv")
-
-# One or more "<integer><unit>" terms, the units Polars' duration strings accept.
-DURATION = re.compile(r"^(\d+(ns|us|µs|ms|s|m|h|d|w|mo|q|y|i))+(_saturating)?$")
 
 METRICS: tuple[Metric, ...] = get_args(Metric)
 CONSISTENCY_METRICS: tuple[ConsistencyMetric, ...] = get_args(ConsistencyMetric)
@@ -194,6 +193,14 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _bins(text: str) -> int:
+    value = _positive_int(text)
+    if value > MAX_BINS:
+        msg = f"must be at most {MAX_BINS} (see docs/binning.md), got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def _confidence(text: str) -> float:
     try:
         value = float(text)
@@ -225,10 +232,11 @@ def _names(text: str) -> list[str]:
 
 
 def _duration(text: str) -> str:
-    if not DURATION.match(text):
-        msg = f"must be a Polars duration such as 1h, 1d, 1w or 1mo, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return text
+    try:
+        return check_every(text)
+    except ValueError:
+        msg = f"must be a positive Polars duration such as 1h, 1d, 1w or 1mo, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -295,7 +303,7 @@ def _add_report_options(report: argparse.ArgumentParser) -> None:
     """``report``'s bins, metrics, weight, intervals, resampling draws and reduction."""
     report.add_argument(
         "--bins",
-        type=_positive_int,
+        type=_bins,
         default=15,
         metavar="N",
         help="number of bins of the binned metrics and of the reliability table (default 15)",
@@ -433,7 +441,7 @@ def _add_fit_parser(commands: Any) -> None:
     )
     fit.add_argument(
         "--bins",
-        type=_positive_int,
+        type=_bins,
         default=15,
         metavar="N",
         help="histogram binning: number of bins (default 15)",
@@ -628,6 +636,10 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     if args.engine is not None and args.strategy != "uniform":
         msg = f"--engine {args.engine} needs uniform bins (mergeable across partitions)"
         raise UsageError(msg)
+    try:
+        Binning(args.bins, args.strategy, args.closed)  # the library's bounds, as usage
+    except ValueError as error:
+        raise UsageError(f"argument --bins: {error}") from error
     known = (*METRICS, *CONSISTENCY_METRICS)
     unknown = [name for name in args.metrics if name not in known]
     if unknown:
@@ -676,8 +688,8 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
     )
 
 
-def scan(source: str) -> pl.LazyFrame:
-    """Scan a parquet or CSV file, a glob of them, or a directory of parquet files, lazily."""
+def _check_found(source: str) -> None:
+    """Raise :class:`DataError` when a local path, glob or directory names no log file."""
     path = Path(source)
     if glob.has_magic(source):
         if not glob.glob(source, recursive=True):
@@ -687,16 +699,28 @@ def scan(source: str) -> pl.LazyFrame:
         if not any(path.rglob("*.parquet")):
             msg = f"directory {source!r} holds no .parquet file"
             raise DataError(msg)
-        return pl.scan_parquet(path)
     elif not path.exists():
         msg = f"no such file: {source!r}"
         raise DataError(msg)
+
+
+def scan(source: str) -> pl.LazyFrame:
+    """Scan a parquet or CSV file, a glob of them, or a directory of parquet files, lazily."""
+    _check_found(source)
+    path = Path(source)
+    if not glob.has_magic(source) and path.is_dir():
+        return pl.scan_parquet(path)
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
         return pl.scan_parquet(source)
     if suffix in CSV_SUFFIXES:
         separator = "\t" if suffix == ".tsv" else ","
-        return pl.scan_csv(source, separator=separator, try_parse_dates=True)
+        lf = pl.scan_csv(source, separator=separator, try_parse_dates=True)
+        # A header alone reads every column as String: say what is wrong instead.
+        if lf.head(1).collect().is_empty():
+            msg = f"{source!r} holds no rows (a CSV header only): nothing to read"
+            raise DataError(msg)
+        return lf
     msg = f"cannot tell the format of {source!r}: expected a .parquet or .csv file"
     raise DataError(msg)
 
@@ -913,6 +937,8 @@ def _silenced(quiet: bool) -> Iterator[None]:
 
 def _read(engine: Engine, log: str) -> tuple[Any, pl.Schema]:
     """The log as the engine's frame, and its schema (the engine's extra is needed)."""
+    if "://" not in log:  # a local path (the engine may read others, Polars not)
+        _check_found(log)
     try:
         return read_with(engine, log)
     except ImportError as error:
@@ -1290,7 +1316,7 @@ def _add_audit_parser(commands: Any) -> None:
     )
     audit.add_argument(
         "--bins",
-        type=_positive_int,
+        type=_bins,
         default=15,
         metavar="N",
         help="number of uniform bins of the binned metrics (default 15)",

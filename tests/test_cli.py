@@ -220,6 +220,9 @@ def test_unreadable_input(tmp_path: Path, name: str, content: bytes | None, mess
         (["--strategy", "kmeans"], "--strategy"),
         (["--time", "ts"], "--time and --every"),
         (["--time", "ts", "--every", "fortnight"], "--every"),
+        (["--time", "ts", "--every", "0d"], "--every"),
+        (["--bins", "10001"], "at most 10000"),
+        (["--bins", "1001", "--strategy", "quantile"], "at most 1_000 with strategy='quantile'"),
         (["--metrics", "ece,auc"], "'auc'"),
         (["--no-such-option"], "unrecognized arguments"),
     ],
@@ -605,3 +608,26 @@ def test_quiet_spark_prints_nothing_on_stderr(tmp_path: Path, parquet_log: Path)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     assert "baseline" in result.stdout
+
+
+def test_header_only_csv_is_a_clear_error(tmp_path: Path) -> None:
+    # It was read as String columns: "column 'p' holds String, but a probability must be numeric".
+    (tmp_path / "empty.csv").write_text("p,y\n")
+    result = run("report", tmp_path / "empty.csv", "--prob", "p", "--label", "y", cwd=tmp_path)
+    assert "holds no rows (a CSV header only)" in assert_one_line_error(result, 1)
+
+
+@pytest.mark.parametrize("engine", ["dask", "spark"])
+@pytest.mark.parametrize("source", ["nothing/*.parquet", "missing.parquet"])
+def test_engine_log_not_found(tmp_path: Path, engine: str, source: str) -> None:
+    # Dask said "column 'p' is missing" for a glob without files (checked before any engine).
+    result = run("report", source, "--prob", "p", "--label", "y", "--engine", engine, cwd=tmp_path)
+    message = assert_one_line_error(result, 1)
+    assert message.endswith(f"no file matches {source!r}" if "*" in source else f"{source!r}")
+
+
+@pytest.mark.parametrize("command", [["audit", "--by", "segment"], ["fit"]])
+def test_bins_bounded_in_every_command(tmp_path: Path, command: list[str]) -> None:
+    args = [command[0], "log.parquet", "--prob", "p", "--label", "y", *command[1:]]
+    result = run(*args, "--bins", "100000", cwd=tmp_path)
+    assert "argument --bins: must be at most 10000" in assert_one_line_error(result, 2)

@@ -1,6 +1,10 @@
-"""Regression tests for the defects a new user and the peers' test cases found (issue 10)."""
+"""Regression tests for the defects a new user and the peers' test cases found (issue 10),
+and the crashes and unclear errors of issue 23."""
 
 from __future__ import annotations
+
+from datetime import date
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -90,15 +94,14 @@ def test_4_a_group_whose_rows_are_all_null_stays_with_count_zero() -> None:
 
 def test_5_non_numeric_probabilities_and_labels_are_refused() -> None:
     strings = pl.DataFrame({"p": ["0.1", "0.9"], "y": [0, 1]})
-    # Polars evaluates the refused rule's parts in parallel, so the first to fail on a string
-    # column is either the range comparison or the NaN check: both name the column.
-    refused = r"cannot compare string|`is_nan` operation not supported for dtype `str`"
+    # Refused when the query is planned, with a message naming the column (issue 23).
+    refused = "column 'p' must hold binary probabilities"
     for metric in (pc.ece, pc.brier, pc.log_loss, pc.refused_rows):
         with pytest.raises(pl.exceptions.PolarsError, match=refused):
             strings.select(metric("p", "y"))
     for label in (pl.Series(["0", "1"]), pl.Series(["a", "b"], dtype=pl.Categorical)):
         df = pl.DataFrame({"p": [0.1, 0.9], "y": label})
-        with pytest.raises(pl.exceptions.PolarsError, match="compare"):
+        with pytest.raises(pl.exceptions.PolarsError, match="give pos_label="):
             df.select(pc.ece("p", "y"))
         with pytest.raises(pc.CalibrationDataError, match="a label must be numeric"):
             df.calib.summary("p", "y")
@@ -191,3 +194,131 @@ def test_10_pos_label(labels: list[object], pos_label: object) -> None:
         assert df.select(pc.ece("p", "y")).item() is None
         with pytest.raises(pc.CalibrationDataError, match="label not 0 or 1"):
             df.calib.summary("p", "y")
+
+
+# --------------------------------------------------------------------------
+# Issue 23: crashes and unclear errors
+# --------------------------------------------------------------------------
+
+FOUR_ROWS = pl.DataFrame({"p": [0.1, 0.4, 0.6, 0.9], "y": [0, 1, 0, 1], "g": ["a", "a", "b", "b"]})
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda n, s: FOUR_ROWS.select(pc.ece("p", "y", n_bins=n, strategy=s)),
+        lambda n, s: FOUR_ROWS.select(pc.bin_index("p", n_bins=n, strategy=s)),
+        lambda n, s: pc.summary(FOUR_ROWS.lazy(), "p", "y", n_bins=n, strategy=s),
+        lambda n, s: pc.reliability(FOUR_ROWS.lazy(), "p", "y", n_bins=n, strategy=s),
+        lambda n, s: pc.bin_statistics(FOUR_ROWS.lazy(), "p", "y", n_bins=n, strategy=s),
+        lambda n, s: pc.audit(FOUR_ROWS, "p", "y", by="g", n_bins=n, strategy=s),
+        lambda n, s: pc.fit_calibrator(
+            FOUR_ROWS, "p", "y", method="histogram", n_bins=n, strategy=s
+        ),
+    ],
+)
+def test_23_n_bins_is_bounded_before_anything_is_built(call: Any) -> None:
+    # 10**5 quantile bins allocated 2.4 GB and aborted the interpreter; 10**6 was killed.
+    for n_bins in (10**5, 10**6, 10_001):
+        with pytest.raises(ValueError, match="`n_bins` must be at most 10_000"):
+            call(n_bins, "uniform")
+    with pytest.raises(ValueError, match="at most 1_000 with strategy='quantile'"):
+        call(1_001, "quantile")
+
+
+def test_23_n_bins_bounds_are_inclusive() -> None:
+    assert FOUR_ROWS.select(pc.ece("p", "y", n_bins=10_000)).item() == pytest.approx(0.35)
+    assert pc.summary(FOUR_ROWS, "p", "y", n_bins=10_000)["ece"].item() == pytest.approx(0.35)
+    for compat in ("sklearn", "torchmetrics"):
+        with pytest.raises(ValueError, match="at most 1_000 with `compat`"):
+            pc.ece("p", "y", n_bins=1_001, compat=compat)  # type: ignore[arg-type]
+        pc.ece("p", "y", n_bins=1_000, compat=compat)  # type: ignore[arg-type]
+    pc.bin_index("p", n_bins=1_000, strategy="quantile")
+    with pytest.raises(ValueError, match="at most 10_000"):
+        pc.uniform_edges(10_001)
+
+
+@pytest.mark.parametrize("every", ["fortnight", "1 d", "1D", "0d", "0w0d", "-1d", "1d_saturating"])
+def test_23_every_is_checked_as_an_argument(every: str) -> None:
+    log = FOUR_ROWS.with_columns(t=pl.date_range(date(2024, 1, 1), date(2024, 1, 4), eager=True))
+    # Polars raised "expected leading integer in the duration string" when the data flowed.
+    with pytest.raises(ValueError, match="`every` must be a positive Polars duration"):
+        pc.summary(log.lazy(), "p", "y", time="t", every=every)
+    with pytest.raises(ValueError, match="`every` must be a positive Polars duration"):
+        pc.bin_statistics(log, "p", "y", time="t", every=every)
+    assert pc.summary(log, "p", "y", time="t", every="1d").height == 4
+
+
+def test_23_repeated_metrics_are_computed_once() -> None:
+    log = pl.concat([FOUR_ROWS] * 5)
+    twice = ["ece", "brier", "ece"]
+    once = pc.summary(log, "p", "y", by="g", metrics=["ece", "brier"])
+    assert_frame_equal(pc.summary(log, "p", "y", by="g", metrics=twice), once)
+    assert_frame_equal(log.calib.summary("p", "y", by="g", metrics=twice), once)
+    stats = pc.bin_statistics(log, "p", "y", by="g")
+    assert_frame_equal(pc.metrics_from_statistics(stats, by="g", metrics=twice), once)
+    audited = pc.audit(log, "p", "y", by="g", metrics=twice).slices  # type: ignore[arg-type]
+    assert audited.columns.count("ece") == 1
+    page = pc.html_report(log, "p", "y", by="g", metrics=twice)  # type: ignore[arg-type]
+    assert page.summary.columns.count("ece") == 1
+
+
+@pytest.mark.parametrize("bad", [[], [None, None]])
+def test_23_an_empty_or_all_null_vector_is_refused_classwise(bad: list[float | None]) -> None:
+    # Polars raised ShapeError (the row's lists exploded to different lengths), and an empty
+    # vector beside a valid one vanished from the classwise table instead of being refused.
+    for rows in ([bad], [bad, [0.3, 0.7]]):
+        vectors = pl.DataFrame(
+            {"p": rows, "y": [0] * len(rows)}, schema={"p": pl.List(pl.Float64), "y": pl.Int64}
+        )
+        refused = "vector (sum off 1|holding a null)"
+        for frame_function in (pc.bin_statistics, pc.summary, pc.reliability):
+            with pytest.raises(pc.CalibrationDataError, match=refused):
+                frame_function(vectors, "p", "y", reduction="classwise")
+        assert vectors.select(pc.classwise_ece("p", "y")).item() is None
+
+
+def test_23_a_string_label_in_a_binary_metric_points_to_pos_label() -> None:
+    log = pl.DataFrame({"p": [0.2, 0.7, 0.9], "y": ["no", "yes", "yes"], "g": [1, 1, 2]})
+    # Polars said "cannot compare string with numeric type (i32)".
+    message = "column 'y' must hold 0/1 or boolean labels; for other labels give pos_label="
+    for metric in (pc.ece, pc.brier, pc.log_loss, pc.mce, pc.spiegelhalter_z):
+        for query in (
+            log.lazy().select(metric("p", "y")),
+            log.lazy().group_by("g").agg(metric("p", "y")),
+            log.lazy().select(metric("p", "y").over("g")),
+        ):
+            with pytest.raises(pl.exceptions.PolarsError, match=message):
+                query.collect()
+        assert log.select(metric("p", "y", pos_label="yes")).item() is not None
+    assert log.select(pc.ece("p", "y", pos_label="yes")).item() == pytest.approx(
+        pl.DataFrame({"p": [0.2, 0.7, 0.9], "y": [0, 1, 1]}).select(pc.ece("p", "y")).item()
+    )
+
+
+def test_23_a_probability_vector_in_a_binary_metric_points_to_the_multiclass_ones() -> None:
+    vectors = pl.DataFrame({"probs": [[0.2, 0.8], [0.6, 0.4]], "y": [1, 0]})
+    arrays = vectors.with_columns(pl.col("probs").cast(pl.Array(pl.Float64, 2)))
+    # Polars said "could not evaluate '<' comparison between series 'probs' of dtype ...".
+    message = "column 'probs' must hold binary probabilities .* use pc.confidence_ece"
+    for data in (vectors, arrays):
+        for metric in (pc.ece, pc.brier, pc.log_loss, pc.rmsce):
+            with pytest.raises(pl.exceptions.PolarsError, match=message):
+                data.select(metric("probs", "y"))
+        assert data.select(pc.confidence_ece("probs", "y")).item() is not None
+
+
+def test_23_boolean_probabilities_are_hard_predictions_everywhere() -> None:
+    # Expressions took them as 0.0 / 1.0 and frames refused them: both take them now.
+    hard = pl.DataFrame({"p": [True, False, True, False, True], "y": [1, 0, 0, 0, 1]})
+    floats = hard.with_columns(pl.col("p").cast(pl.Float64))
+    want = pc.summary(floats, "p", "y")
+    assert_frame_equal(pc.summary(hard, "p", "y"), want)
+    assert_frame_equal(hard.calib.summary("p", "y"), want)
+    assert_frame_equal(
+        pc.reliability(hard.lazy(), "p", "y", n_bins=2).collect(),
+        pc.reliability(floats, "p", "y", n_bins=2),
+    )
+    expression = hard.select(ece=pc.ece("p", "y"), brier=pc.brier("p", "y"))
+    assert expression.row(0) == pytest.approx((want["ece"].item(), want["brier"].item()))
+    pc.validate(hard, "p", "y")

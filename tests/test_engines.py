@@ -553,3 +553,61 @@ def test_cli_engine_vectors_and_windows(
         assert_frame_equal(got, pl.read_csv(tmp_path / "polars" / name), **TOL)
     page = (tmp_path / engine / "page.html").read_text(encoding="utf-8")
     assert "confidence_ece" in page and "the confidence reduction" in page
+
+
+@pytest.mark.parametrize("partitions", [10, 17, 65])
+def test_dask_merge_tree_keeps_every_partition(
+    dask_client: Any, tmp_path: Path, partitions: int
+) -> None:
+    """Past 8 partitions Dask merges partial tables in a tree (8 at a time): each partition
+    counts once, whatever the tree's depth (10 and 17: two levels, 65: three)."""
+    import dask.dataframe as dd
+
+    df = make_log(23, 13 * partitions, groups=3)
+    for i, part in enumerate(df.iter_slices(13)):
+        part.write_parquet(tmp_path / f"part-{i:03d}.parquet")
+    data = dd.read_parquet(str(tmp_path), dtype_backend="pyarrow")
+    assert data.npartitions == partitions
+    got = pc.bin_statistics(data, "p", "y", by="g", weight="w", n_bins=5)
+    want = pc.bin_statistics(df, "p", "y", by="g", weight="w", n_bins=5)
+    assert_frame_equal(got, want, **TOL)
+    assert got["count"].sum() == df.height
+
+
+def test_spark_workers_run_this_interpreter_by_default(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session started without PYSPARK_PYTHON gives its workers the `python3` on the PATH
+    (here one without Polars): the Python API runs them with this interpreter, as the
+    command line does, instead of failing inside 200 lines of Java."""
+    context = spark.sparkContext
+    monkeypatch.delenv("PYSPARK_PYTHON")
+    monkeypatch.setattr(context, "pythonExec", "python3")  # PySpark's default then
+    df = make_log(29, 200)
+    data = spark.createDataFrame(df.to_pandas())
+    assert_frame_equal(pc.bin_statistics(data, "p", "y"), pc.bin_statistics(df, "p", "y"), **TOL)
+    assert context.pythonExec == sys.executable
+
+
+def test_spark_workers_without_the_package_say_so(
+    spark: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A chosen worker Python that cannot import polars_calib is one clear ImportError."""
+    # This interpreter, but where polars_calib is not found (as on a worker without it).
+    shadow = tmp_path / "shadow" / "polars_calib"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'polars_calib'\", name='polars_calib')\n"
+    )
+    python = tmp_path / "python"
+    python.write_text(
+        # Away from the working directory, whose checkout Python would find first.
+        f'#!/bin/sh\ncd "{tmp_path}" && PYTHONPATH="{shadow.parent}:$PYTHONPATH" '
+        f'exec {sys.executable} "$@"\n'
+    )
+    python.chmod(0o755)
+    monkeypatch.setenv("PYSPARK_PYTHON", str(python))
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", str(python))
+    data = spark.createDataFrame(make_log(31, 20).to_pandas())
+    with pytest.raises(ImportError, match="set PYSPARK_PYTHON to a Python that has polars_calib"):
+        pc.bin_statistics(data, "p", "y")

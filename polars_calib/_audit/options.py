@@ -52,7 +52,7 @@ def uniform_binning(n_bins: int, strategy: Strategy, closed: Closed) -> Binning:
 def metric_names(metrics: Metric | Sequence[Metric]) -> list[str]:
     """Return the summary metrics asked for (a test or a decomposition has no disparity)."""
     listed = [metrics] if isinstance(metrics, str) else list(metrics)
-    names = [check_choice("metrics", metric, METRICS) for metric in listed]
+    names = list(dict.fromkeys(check_choice("metrics", metric, METRICS) for metric in listed))
     if not names:
         msg = "`metrics` must name at least one metric"
         raise ValueError(msg)

@@ -60,6 +60,7 @@ import polars as pl
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import (
     CLOSED,
+    MAX_EDGE_BINS,
     PEERS,
     STRATEGIES,
     Closed,
@@ -111,6 +112,8 @@ class Binning:
     def __post_init__(self) -> None:
         check_n_bins(self.n_bins)
         check_choice("strategy", self.strategy, STRATEGIES)
+        if self.strategy == "quantile":
+            _check_edge_bins(self.n_bins, "strategy='quantile'")
         if self.strategy == "median_variance":
             # Not a rule of edges: a recursive split of a group's rows (see
             # polars_calib.median_variance), which frame functions compute per group.
@@ -259,6 +262,7 @@ def binning(
         return Binning(n_bins, strategy, closed)
     check_choice("compat", compat, PEERS)
     check_n_bins(n_bins)
+    _check_edge_bins(n_bins, "`compat`")
     if strategy != "uniform":
         msg = f"`compat` reproduces the peers' uniform bins; got strategy={strategy!r}"
         raise ValueError(msg)
@@ -270,6 +274,16 @@ def binning(
         return Binning(n_bins, "uniform", "right", tuple(linspace(n_bins)[:-1]))
     inner = (*torch_linspace32(n_bins + 1)[1:-1], 1.0)
     return Binning(n_bins + 1, "uniform", "left", inner, float32=True)
+
+
+def _check_edge_bins(n_bins: int, option: str) -> None:
+    """``ValueError`` above :data:`MAX_EDGE_BINS` bins, whose edges are expressions."""
+    if n_bins > MAX_EDGE_BINS:
+        msg = (
+            f"`n_bins` must be at most {MAX_EDGE_BINS:_} with {option} (each edge is an "
+            f"expression of its own; see docs/binning.md), got {n_bins:_}"
+        )
+        raise ValueError(msg)
 
 
 def linspace(n: int) -> list[float]:

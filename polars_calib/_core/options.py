@@ -8,11 +8,15 @@ of range ``ValueError`` (both naming the argument); bad *data* raise
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Sequence
 from statistics import NormalDist
 from typing import Literal, TypeVar, get_args
 
 __all__ = [
+    "DURATION",
+    "MAX_BINS",
+    "MAX_EDGE_BINS",
     "Alternative",
     "AuditTest",
     "BinAverage",
@@ -37,6 +41,7 @@ __all__ = [
     "TopLabelAverage",
     "check_choice",
     "check_confidence",
+    "check_every",
     "check_hosmer_lemeshow_bins",
     "check_metrics",
     "check_min_size",
@@ -168,16 +173,37 @@ rounded to ``d`` decimals can be off by up to ``K * 0.5 * 10**-d``: pass that as
 ``sum_tol``.
 """
 
+MAX_BINS = 10_000
+"""The most bins of any binning (``docs/binning.md``, "How many bins").
+
+Far above what a binned estimate can use: the common ``sqrt(n)`` rule reaches
+10,000 bins at 10**8 rows, and a reliability table lists every bin of every group.
+Without a bound, a typo (``n_bins=10**6``) builds a plan the size of the bins and
+can exhaust memory before reading a row."""
+
+MAX_EDGE_BINS = 1_000
+"""The most bins whose edges are expressions of their own: equal-mass bins (an edge
+per quantile) and a peer's edges (``compat=``). Such a plan, and the time to run it
+even on 4 rows, grows with the square of the bins: about 20 s at 1,000 bins
+(``docs/binning.md``)."""
+
+DURATION = re.compile(r"^(\d+(ns|us|ms|s|m|h|d|w|mo|q|y))+$")
+"""A window length `every` takes: one or more ``<integer><unit>`` terms, in the units of
+Polars' ``dt.truncate`` (``1h30m``, ``1d``, ``2w``, ``1mo``, ``1q``, ``1y``)."""
+
 T = TypeVar("T", bound=str)
 
 
-def check_n_bins(n_bins: object) -> int:
-    """Return `n_bins` if it is a positive int; ``TypeError`` or ``ValueError`` otherwise."""
+def check_n_bins(n_bins: object, largest: int = MAX_BINS) -> int:
+    """Return `n_bins` if it is an int in ``1 .. largest``; ``TypeError`` or ``ValueError``."""
     if isinstance(n_bins, bool) or not isinstance(n_bins, int):
         msg = f"`n_bins` must be a positive int, got {type(n_bins).__name__} {n_bins!r}"
         raise TypeError(msg)
     if n_bins < 1:
         msg = f"`n_bins` must be a positive int, got {n_bins!r}"
+        raise ValueError(msg)
+    if n_bins > largest:
+        msg = f"`n_bins` must be at most {largest:_} (see docs/binning.md), got {n_bins:_}"
         raise ValueError(msg)
     return n_bins
 
@@ -196,11 +222,12 @@ def check_choice(argument: str, value: object, choices: Collection[str]) -> str:
 
 def check_metrics(metrics: str | Sequence[str], tests: bool = False) -> list[str]:
     """`metrics` as a list, each one of :data:`METRICS` or :data:`DIAGNOSTICS` (or, with
-    `tests`, a consistency p-value of :data:`CONSISTENCY_METRICS`)."""
+    `tests`, a consistency p-value of :data:`CONSISTENCY_METRICS`), repeats dropped
+    (the first kept, in order: a table has one column per name)."""
     if isinstance(metrics, str):
         metrics = [metrics]
     allowed = (*METRICS, *DIAGNOSTICS, *(CONSISTENCY_METRICS if tests else ()))
-    return [check_choice("metrics", metric, allowed) for metric in metrics]
+    return list(dict.fromkeys(check_choice("metrics", metric, allowed) for metric in metrics))
 
 
 def check_hosmer_lemeshow_bins(n_bins: int) -> int:
@@ -243,3 +270,15 @@ def check_min_size(argument: str, value: object, smallest: int = 1) -> int:
         msg = f"`{argument}` must be an int >= {smallest}, got {value!r}"
         raise ValueError(msg)
     return value
+
+
+def check_every(every: object) -> str:
+    """Return `every` if it is a positive Polars duration; ``TypeError`` or ``ValueError``."""
+    expected = "a positive Polars duration such as '1h', '1d', '1w' or '1mo'"
+    if not isinstance(every, str):
+        msg = f"`every` must be {expected}, got {type(every).__name__} {every!r}"
+        raise TypeError(msg)
+    if not DURATION.match(every) or not any(int(n) for n in re.findall(r"\d+", every)):
+        msg = f"`every` must be {expected}, got {every!r}"
+        raise ValueError(msg)
+    return every

@@ -26,9 +26,11 @@ row is ignored. Rows that are not
 present are ignored; expressions give a group holding a refused row null, frame
 functions count refused rows per group. The checks' texts are the error messages.
 
-Non-numeric inputs are refused when the query is planned: the rule compares the
-probability and the label, uncast, with numbers, which Polars rejects for strings,
-categoricals and vectors (binary problems) before reading any data.
+Non-numeric inputs are refused when the query is planned: a binary problem's probability
+and label (without ``pos_label``) named by column fail then with a message naming the
+column and the fix (``pos_label=``, the multi-class functions; see ``_numbers_only``),
+and otherwise the rule compares them, uncast, with numbers, which Polars rejects for
+strings, categoricals and vectors before reading any data. Booleans are numbers here.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import polars as pl
+import polars.selectors as cs
 
 from polars_calib._core.draws import bernoulli, categorical
 from polars_calib._core.exprs import IntoExpr, to_expr
@@ -147,6 +150,25 @@ def _weight_checks(weight: IntoExpr | None) -> tuple[pl.Expr | None, list[Check]
     ]
 
 
+_NUMBERS = cs.numeric() | cs.boolean() | cs.by_dtype(pl.Null)
+
+
+def _numbers_only(value: IntoExpr, default: str, problem: str) -> pl.Expr:
+    """`value` as an expression that, when it names a column holding anything but numbers
+    or booleans, fails as the query is planned with `problem` as its message.
+
+    Polars has no expression that raises, but a struct whose two fields share a name
+    fails with that name: the second field exists only when a selector of the column
+    and its dtype matches (the dtype is known only when the query is planned). Other
+    expressions are left as they are (the rule's comparisons refuse strings).
+    """
+    expr = to_expr(value, default)
+    if not isinstance(value, str):
+        return expr
+    other = (cs.by_name(value) - _NUMBERS).name.map(lambda _: problem)
+    return pl.struct(expr.alias(problem), other).struct.field(problem).alias(value)
+
+
 def _present(*values: pl.Expr | None) -> pl.Expr:
     return pl.all_horizontal([value.is_not_null() for value in values if value is not None])
 
@@ -163,14 +185,28 @@ def binary_problem(
     it equals `pos_label` and 0 otherwise (any non-null label is valid: 1/2, -1/1 or
     strings, as scikit-learn's ``pos_label``).
     """
-    raw_p = to_expr(prob, "prob")
-    raw_y = to_expr(label, "label")
-    p = raw_p.cast(pl.Float64)
     p_name, y_name = _name(prob, "prob"), _name(label, "label")
+    raw_p = _numbers_only(
+        prob,
+        "prob",
+        f"column {p_name!r} must hold binary probabilities (numbers); for probability "
+        "vectors use pc.confidence_ece, pc.classwise_ece, pc.top_label_ece, "
+        "pc.multiclass_brier or pc.multiclass_log_loss",
+    )
+    raw_y = to_expr(label, "label")
+    if pos_label is None:
+        raw_y = _numbers_only(
+            label,
+            "label",
+            f"column {y_name!r} must hold 0/1 or boolean labels; for other labels give "
+            "pos_label= (the label of the positive class)",
+        )
+    p = raw_p.cast(pl.Float64)
     w, checks = _weight_checks(weight)
     checks = [
-        Check(p_name, "probability NaN", raw_p.is_nan()),
-        Check(p_name, "probability outside [0, 1]", ~raw_p.is_nan() & ~p.is_between(0.0, 1.0), p),
+        # On the Float64 cast: a boolean probability has no `is_nan`.
+        Check(p_name, "probability NaN", p.is_nan()),
+        Check(p_name, "probability outside [0, 1]", ~p.is_nan() & ~p.is_between(0.0, 1.0), p),
         *checks,
     ]
     if pos_label is None:
@@ -298,7 +334,9 @@ def vector_problem(
         # Never null beside a present vector (a null label gives zeros), so that every
         # list of the row explodes to the same length; `present` marks the rows used.
         hit = _one_hot(true_class.fill_null(-1), n_classes)
-        on_predicted = _one_hot(predicted, n_classes)
+        # An empty or all-null vector has no arg-max: zeros too (a null list would explode
+        # to another length than the vector's; the row is refused).
+        on_predicted = _one_hot(predicted.fill_null(-1), n_classes)
         lengths = pl.when(present).then(n_classes)
         checks.append(
             Check(

@@ -86,7 +86,7 @@ def check_schema(
     roles: dict[str, tuple[str, Any]] = {
         prob: ("a probability vector must be an Array or List of numbers", is_vector)
         if vectors
-        else ("a probability must be numeric", _numeric),
+        else ("a probability must be numeric or boolean", lambda d: _numeric(d) or d == pl.Boolean),
     }
     if pos_label is None:
         roles[label] = (

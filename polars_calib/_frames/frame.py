@@ -252,9 +252,9 @@ def summary(
         Name of a Date or Datetime column; with `every`, the rows are grouped by
         tumbling calendar windows as well.
     every
-        Window length, a Polars duration string (``"1h"``, ``"1d"``, ``"1w"``,
-        ``"1mo"``); the `time` key holds each window's start,
-        ``pl.col(time).dt.truncate(every)``.
+        Window length, a positive Polars duration string (``"1h"``, ``"1d"``, ``"1w"``,
+        ``"1mo"``, ``"1h30m"``; anything else is a ``ValueError``); the `time` key holds
+        each window's start, ``pl.col(time).dt.truncate(every)``.
     n_bins
         Number of bins of the binned metrics, a positive int.
     strategy

@@ -271,7 +271,7 @@ def html_report(
         raise TypeError(msg)
     # A lone name is one metric, as summary takes it.
     listed = [metrics] if isinstance(metrics, str) else metrics
-    names = tuple(cast("Sequence[Metric]", listed))
+    names = tuple(dict.fromkeys(cast("Sequence[Metric]", listed)))  # repeats dropped
     request = Request(
         data=data,
         prob=prob,

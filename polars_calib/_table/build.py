@@ -248,7 +248,10 @@ class _Query:
         kept = [*carried, *([self.bin_column] if self.bin_column is not None else [])]
         frame = source.select(*base, *kept, *(e.alias(n) for n, e in columns.items()))
         if problem.exploded:
-            frame = frame.explode([_P, _Y, "class", *(f"__{n}" for n in term_exprs), *extra])
+            # An empty vector keeps its row (nulls, refused) instead of vanishing.
+            frame = frame.explode(
+                [_P, _Y, "class", *(f"__{n}" for n in term_exprs), *extra], empty_as_null=True
+            )
         frame = frame.with_columns(pl.col("class").cast(pl.Int32))
         terms = {name: pl.col(f"__{name}") for name in term_exprs}
         weight = None if w is None else pl.col(_W)

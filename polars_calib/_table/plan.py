@@ -15,6 +15,7 @@ from polars_calib._core.options import (
     TABLE_REDUCTIONS,
     TableReduction,
     check_choice,
+    check_every,
     check_sum_tol,
 )
 from polars_calib._core.problem import Check, Problem, binary_problem, vector_problem
@@ -68,6 +69,8 @@ def prepare(
     if (time is None) != (every is None):
         msg = "`time` and `every` go together: give both or neither"
         raise ValueError(msg)
+    if every is not None:
+        check_every(every)
     if time is not None and time in keys.names:
         msg = f"`by` cannot hold {time!r}: it is the `time` window key"
         raise ValueError(msg)
