@@ -176,8 +176,10 @@ def validate(
     CalibrationDataError
         A ``ValueError`` naming each column, its problem and how many rows have it:
         a missing column, a non-numeric probability, label or weight, probabilities
-        outside [0, 1] or NaN, labels other than 0/1, negative, NaN or infinite
-        weights. Null values are not errors: those rows are ignored.
+        outside [0, 1] or NaN, labels other than 0/1 (with `pos_label`, NaN labels, or
+        a `pos_label` that no label equals), negative, NaN, infinite or subnormal
+        weights, weights summing to 1e300 or more. Null values are not errors: those
+        rows are ignored.
 
     See Also
     --------
@@ -224,7 +226,10 @@ def refused_rows(
         A struct with ``rows`` (UInt32, all rows of the group), ``refused`` (rows
         refused for any reason) and one count per check, named by its problem
         (``"probability NaN"``, ``"probability outside [0, 1]"``, ``"label not 0 or
-        1"``, and with weights ``"weight negative"``, ``"weight NaN or infinite"``).
+        1"``, with `pos_label` ``"label NaN"``, and with weights ``"weight negative"``,
+        ``"weight NaN or infinite"``, ``"weight positive but subnormal (below
+        2.2e-308)"`` and the group's own check, ``"weights of a group summing to 1e300
+        or more (rescale them)"``, 1 when the group's total weight is that large).
 
     See Also
     --------

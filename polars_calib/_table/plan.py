@@ -17,8 +17,15 @@ from polars_calib._core.options import (
     check_choice,
     check_sum_tol,
 )
-from polars_calib._core.problem import Check, Problem, binary_problem, vector_problem
+from polars_calib._core.problem import (
+    WEIGHT_LIMIT,
+    Check,
+    Problem,
+    binary_problem,
+    vector_problem,
+)
 from polars_calib._core.validation import (
+    CalibrationDataError,
     check_schema,
     is_vector,
     problem_counts,
@@ -133,6 +140,7 @@ def check_statistics(
     if stats.filter(pl.col(binned).is_null())["count"].sum():
         checks = prepared.problem.checks
         raise_for_problems(count_problems(checks), checks)
+    check_weight_totals(prepared, stats, binned)
     if "sum_confidence" in stats.columns:
         # Classwise: every row is in every class, so classes with different row counts
         # mean vectors of different lengths (read again only then, for the message).
@@ -143,6 +151,38 @@ def check_statistics(
             whole = [c for c in prepared.problem.checks if c.whole]
             raise_for_problems(count_problems(whole), whole)
     return stats
+
+
+def check_weight_totals(prepared: Prepared, stats: pl.DataFrame, binned: str = "bin") -> None:
+    """Raise :class:`CalibrationDataError` for groups whose weights sum to ``WEIGHT_LIMIT``
+    or more (their sums overflow: see ``docs/reliability-and-summary.md``, "Weights")."""
+    weight = prepared.problem.weight
+    if weight is None:
+        return
+    used = pl.col(binned).is_not_null()
+    if "replicate" in stats.columns:
+        used = used & pl.col("replicate").is_null()
+    keys = prepared.keys
+    per_class = [*keys, "class"] if "class" in stats.columns else keys
+    classwise = "sum_confidence" in stats.columns  # every row is in every class
+    totals = stats.filter(used).group_by(per_class or pl.lit(0)).agg(pl.col("weight").sum())
+    if keys:
+        total = pl.col("weight").max() if classwise else pl.col("weight").sum()
+        totals = totals.group_by(keys).agg(total)
+    else:
+        totals = totals.select(pl.col("weight").max() if classwise else pl.col("weight").sum())
+    over = totals.filter(pl.col("weight").is_nan() | (pl.col("weight") >= WEIGHT_LIMIT))
+    if over.height:
+        name = weight.meta.output_name(raise_if_undetermined=False) or "weight"
+        first = over.row(0, named=True)
+        group = ", ".join(f"{k}={first[k]!r}" for k in keys) or "the whole frame"
+        msg = (
+            f"invalid calibration data: column {name!r}: the weights of {over.height} "
+            "group(s) sum to 1e300 or more, where weighted sums overflow "
+            f"(first: {group}, total {first['weight']:g}); rescale the weights, for example "
+            "divide them by their largest value"
+        )
+        raise CalibrationDataError(msg)
 
 
 def same_kind(data: FrameT, result: pl.LazyFrame) -> FrameT:
