@@ -171,11 +171,20 @@ def check_weight_totals(prepared: Prepared, stats: pl.DataFrame, binned: str = "
         totals = totals.group_by(keys).agg(total)
     else:
         totals = totals.select(pl.col("weight").max() if classwise else pl.col("weight").sum())
+    raise_for_weight_totals(prepared, totals)
+
+
+def raise_for_weight_totals(prepared: Prepared, totals: pl.DataFrame) -> None:
+    """Raise :class:`CalibrationDataError` if a group's total ``weight`` in `totals` (one
+    row per group: its keys and its total) is ``WEIGHT_LIMIT`` or more, or NaN."""
+    weight = prepared.problem.weight
+    if weight is None:
+        return
     over = totals.filter(pl.col("weight").is_nan() | (pl.col("weight") >= WEIGHT_LIMIT))
     if over.height:
         name = weight.meta.output_name(raise_if_undetermined=False) or "weight"
         first = over.row(0, named=True)
-        group = ", ".join(f"{k}={first[k]!r}" for k in keys) or "the whole frame"
+        group = ", ".join(f"{k}={first[k]!r}" for k in prepared.keys) or "the whole frame"
         msg = (
             f"invalid calibration data: column {name!r}: the weights of {over.height} "
             "group(s) sum to 1e300 or more, where weighted sums overflow "
