@@ -26,6 +26,7 @@ from polars_calib._core.problem import (
 )
 from polars_calib._core.validation import (
     CalibrationDataError,
+    check_pos_label,
     check_schema,
     is_vector,
     problem_counts,
@@ -40,7 +41,8 @@ FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 class Prepared:
     """A frame of predictions checked and turned into a problem, with its group keys.
 
-    ``reduction`` is None for binary data. ``lf`` holds the computed keys.
+    ``reduction`` is None for binary data. ``lf`` holds the computed keys. ``label``
+    and ``pos_label`` are the label column and the positive label, if given.
     """
 
     data: pl.DataFrame | pl.LazyFrame
@@ -48,6 +50,8 @@ class Prepared:
     problem: Problem
     keys: list[str]
     reduction: TableReduction | None
+    label: str | None = None
+    pos_label: Any = None
 
 
 def prepare(
@@ -87,6 +91,12 @@ def prepare(
         check_choice("reduction", reduction, TABLE_REDUCTIONS if canonical else REDUCTIONS)
         vectors = True  # the schema check says what the column holds
     tol = check_sum_tol(sum_tol)
+    if vectors and pos_label is not None:
+        msg = (
+            f"`pos_label` is for binary labels, got {pos_label!r} with probability vectors "
+            f"in {prob!r}: their labels are class indices 0 .. K - 1 (no `pos_label`)"
+        )
+        raise ValueError(msg)
     if vectors and "class" in keys.names:
         msg = "`by` cannot hold 'class': the reduction keys its statistics by class"
         raise ValueError(msg)
@@ -111,7 +121,8 @@ def prepare(
         used_reduction: TableReduction = reduction or "confidence"
         problem = vector_problem(prob, label, weight, tol, used_reduction)
         return Prepared(data, lf, problem, names, used_reduction)
-    return Prepared(data, lf, binary_problem(prob, label, weight, pos_label), names, None)
+    problem = binary_problem(prob, label, weight, pos_label)
+    return Prepared(data, lf, problem, names, None, label, pos_label)
 
 
 def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
@@ -141,6 +152,12 @@ def check_statistics(
         checks = prepared.problem.checks
         raise_for_problems(count_problems(checks), checks)
     check_weight_totals(prepared, stats, binned)
+    if prepared.pos_label is not None and prepared.label is not None:
+        observed = stats.filter(pl.col("replicate").is_null()) if "replicate" in stats else stats
+        used = observed.filter(pl.col(binned).is_not_null())
+        # Only a table without a positive reads the labels again, to be sure.
+        if used["count"].sum() and not used["sum_y"].sum():
+            check_pos_label(prepared.lf, prepared.label, prepared.pos_label)
     if "sum_confidence" in stats.columns:
         # Classwise: every row is in every class, so classes with different row counts
         # mean vectors of different lengths (read again only then, for the message).
