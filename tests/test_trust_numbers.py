@@ -1,0 +1,149 @@
+"""No silent numbers at the edges (issue #23): weights near the float limits, `pos_label`,
+a shared resampling `id`, `n_resamples` alone, and the guards mutation testing left alive.
+
+Each test fails on the code before its fix (see the commit that adds it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+
+import polars_calib as pc
+from conftest import sign_changing_log
+
+METRICS = ["ece", "mce", "rmsce", "brier", "log_loss"]
+
+# Two groups; miscalibration that changes sign across [0, 1] (under-confident below 0.5).
+LOG = sign_changing_log(7, 400, groups=2).drop("w")
+
+
+def _with_weight(value: float) -> pl.DataFrame:
+    return LOG.with_columns(pl.lit(value, pl.Float64).alias("w"))
+
+
+def _expression_metrics(df: pl.DataFrame, weight: str | None) -> pl.DataFrame:
+    exprs = [
+        pc.ece("p", "y", weight=weight, n_bins=10).alias("ece"),
+        pc.mce("p", "y", weight=weight, n_bins=10).alias("mce"),
+        pc.rmsce("p", "y", weight=weight, n_bins=10).alias("rmsce"),
+        pc.brier("p", "y", weight=weight).alias("brier"),
+        pc.log_loss("p", "y", weight=weight).alias("log_loss"),
+    ]
+    return df.group_by("g").agg(exprs).sort("g")
+
+
+# --- Item 2: weights near the float limits ------------------------------------------
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e-300])
+def test_huge_and_tiny_weights_give_the_unweighted_numbers(scale: float) -> None:
+    # Every metric is a ratio of weighted sums: a common factor changes nothing. Before,
+    # 1e200 gave RMSCE inf (a square of a sum of weights) and 1e-300 an RMSCE of 0.0.
+    truth = _expression_metrics(LOG, None)
+    assert truth["ece"].min() > 0.02  # a miscalibrated log: 0.0 would be wrong
+    scaled = _with_weight(scale)
+    got = _expression_metrics(scaled, "w")
+    frame = pc.summary(scaled, "p", "y", by="g", weight="w", n_bins=10, metrics=METRICS)
+    lazy = pc.summary(scaled.lazy(), "p", "y", by="g", weight="w", n_bins=10, metrics=METRICS)
+    for result in (got, frame, lazy.collect()):
+        for metric in METRICS:
+            np.testing.assert_allclose(
+                result[metric].to_numpy(), truth[metric].to_numpy(), rtol=1e-12, err_msg=metric
+            )
+
+
+def test_huge_weights_keep_hosmer_lemeshow_finite() -> None:
+    # (O - E)**2 overflowed at weights of 1e200 (frequency weights: the statistic grows).
+    scaled = _with_weight(1e200)
+    got = pc.summary(scaled, "p", "y", weight="w", n_bins=10, metrics=["hosmer_lemeshow"])
+    assert math.isfinite(got["hosmer_lemeshow"].item())
+
+
+def test_huge_weights_keep_the_canonical_rmsce() -> None:
+    # A cell's squared mass (sqeuclidean distance, then RMSCE) overflowed at 1e200.
+    P = np.column_stack([LOG["p"].to_numpy(), 1.0 - LOG["p"].to_numpy()])
+    vec = pl.DataFrame({"v": P, "y": 1 - LOG["y"], "w": [1.0] * LOG.height}).with_columns(
+        pl.col("v").cast(pl.Array(pl.Float64, 2))
+    )
+
+    def canonical(df: pl.DataFrame) -> float:
+        options = {"reduction": "canonical", "n_bins": 5, "distance": "sqeuclidean"}
+        got = pc.summary(df, "v", "y", weight="w", metrics=["rmsce"], **options)
+        return got["canonical_rmsce"].item()
+
+    assert canonical(vec.with_columns(w=pl.lit(1e200))) == pytest.approx(canonical(vec), rel=1e-12)
+
+
+def test_weights_summing_past_1e300_are_refused_with_the_group_named() -> None:
+    # 1e308 per row: the sums overflow (ECE, Brier, log-loss NaN or 0.0 before).
+    df = LOG.with_columns(w=pl.when(pl.col("g") == 1).then(1e308).otherwise(1.0))
+    got = _expression_metrics(df, "w")
+    assert got.filter(pl.col("g") == 1).select(METRICS).row(0) == (None,) * len(METRICS)
+    assert got.filter(pl.col("g") == 0)["ece"].item() > 0.02
+    why = df.group_by("g").agg(pc.refused_rows("p", "y", weight="w")).sort("g")
+    why = why.unnest("refused_rows")
+    assert why["weights of a group summing to 1e300 or more (rescale them)"].to_list() == [0, 1]
+    with pytest.raises(pc.CalibrationDataError, match=r"column 'w'.*g=1.*rescale the weights"):
+        pc.summary(df, "p", "y", by="g", weight="w")
+    lazy = pc.summary(df.lazy(), "p", "y", by="g", weight="w", metrics=METRICS).collect()
+    assert lazy.filter(pl.col("g") == 1).select(METRICS).row(0) == (None,) * len(METRICS)
+    assert lazy.filter(pl.col("g") == 0)["ece"].item() > 0.02
+    with pytest.raises(pc.CalibrationDataError, match="1e300 or more"):
+        pc.validate(df, "p", "y", weight="w")
+    for method in ("isotonic", "platt"):  # NaN thresholds, "one class only" before
+        with pytest.raises(pc.CalibrationDataError, match=r"column 'w'.*g=1"):
+            pc.fit_calibrator(df, "p", "y", by="g", weight="w", method=method)
+
+
+def test_subnormal_weights_are_refused_rows() -> None:
+    # 5e-324 * p is 0 or 5e-324: ECE 0.5 and RMSCE 0.0 of a sign-changing log before.
+    df = _with_weight(5e-324)
+    got = _expression_metrics(df, "w")
+    assert got.select(METRICS).rows() == [(None,) * len(METRICS)] * 2
+    why = df.select(pc.refused_rows("p", "y", weight="w")).unnest("refused_rows")
+    assert why["weight positive but subnormal (below 2.2e-308)"].item() == LOG.height
+    with pytest.raises(pc.CalibrationDataError, match=r"subnormal .* in 400 of 400 rows"):
+        pc.summary(df, "p", "y", weight="w")
+    with pytest.raises(pc.CalibrationDataError, match="subnormal"):
+        pc.fit_calibrator(df, "p", "y", weight="w", method="isotonic")
+    # The smallest normal weight is used, as 0 is.
+    smallest = LOG.with_columns(w=pl.lit(2.2250738585072014e-308))
+    assert pc.summary(smallest, "p", "y", weight="w")["refused"].item() == 0
+
+
+# --- Item 5: pos_label ------------------------------------------------------------
+
+
+def test_pos_label_refuses_a_nan_label() -> None:
+    df = pl.DataFrame({"p": [0.2, 0.7, 0.4], "y": [0.0, math.nan, 1.0]})
+    got = df.select(pc.ece("p", "y", pos_label=1.0), pc.refused_rows("p", "y", pos_label=1.0))
+    assert got["p"].item() is None
+    assert got.unnest("refused_rows")["label NaN"].item() == 1
+    with pytest.raises(pc.CalibrationDataError, match=r"column 'y': label NaN in 1 of 3 rows"):
+        pc.summary(df, "p", "y", pos_label=1.0)
+
+
+def test_a_pos_label_that_no_label_equals_is_refused() -> None:
+    # A typo ("Yes") made every row a negative: a log of one class, silently.
+    df = pl.DataFrame({"p": [0.2, 0.7, 0.4, 0.9], "y": ["no", "yes", "no", "yes"]})
+    message = r"column 'y': no label equals pos_label='Yes'.*labels: 'no', 'yes'"
+    for call in (
+        lambda: pc.summary(df, "p", "y", pos_label="Yes"),
+        lambda: pc.reliability(df, "p", "y", pos_label="Yes"),
+        lambda: pc.validate(df.lazy(), "p", "y", pos_label="Yes"),
+    ):
+        with pytest.raises(pc.CalibrationDataError, match=message):
+            call()
+    # A group without a positive is fine when the frame has one.
+    by = pc.summary(df.with_columns(g=pl.Series([0, 0, 1, 0])), "p", "y", by="g", pos_label="yes")
+    assert by["observed"].to_list() == [2 / 3, 0.0]
+
+
+def test_pos_label_with_probability_vectors_is_an_error() -> None:
+    df = pl.DataFrame({"v": [[0.2, 0.8], [0.6, 0.4]], "y": [1, 0]})
+    with pytest.raises(ValueError, match="`pos_label` is for binary labels"):
+        pc.summary(df, "v", "y", pos_label=1)
