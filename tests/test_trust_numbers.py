@@ -147,3 +147,19 @@ def test_pos_label_with_probability_vectors_is_an_error() -> None:
     df = pl.DataFrame({"v": [[0.2, 0.8], [0.6, 0.4]], "y": [1, 0]})
     with pytest.raises(ValueError, match="`pos_label` is for binary labels"):
         pc.summary(df, "v", "y", pos_label=1)
+
+
+# --- Item 8: n_resamples alone -----------------------------------------------------
+
+
+def test_n_resamples_alone_gives_intervals_at_95() -> None:
+    # Before: no interval at all, silently (unlike `audit` and `html_report`).
+    alone = pc.summary(LOG, "p", "y", by="g", metrics=["ece"], n_resamples=20, seed=3)
+    both = pc.summary(
+        LOG, "p", "y", by="g", metrics=["ece"], n_resamples=20, seed=3, confidence=0.95
+    )
+    assert alone.columns[-3:] == ["ece", "ece_lower", "ece_upper"]
+    assert alone.equals(both)
+    assert (alone["ece_lower"] < alone["ece_upper"]).all()
+    # Neither: no interval.
+    assert "ece_lower" not in pc.summary(LOG, "p", "y", metrics=["ece"]).columns
