@@ -7,6 +7,7 @@ Each test fails on the code before its fix (see the commit that adds it).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -163,3 +164,53 @@ def test_n_resamples_alone_gives_intervals_at_95() -> None:
     assert (alone["ece_lower"] < alone["ece_upper"]).all()
     # Neither: no interval.
     assert "ece_lower" not in pc.summary(LOG, "p", "y", metrics=["ece"]).columns
+
+
+# --- Item 18: guards the mutation run left untested --------------------------------
+
+
+def test_classwise_calibrator_maps_an_all_zero_row_to_uniform() -> None:
+    # Every class's histogram map sends entries at or below 0.5 to 0 (no positive there):
+    # [0.34, 0.33, 0.33] maps to zeros, which cannot be renormalised: uniform instead.
+    train = pl.DataFrame(
+        {"v": [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]] * 5, "y": [0, 1, 2] * 5}
+    ).with_columns(pl.col("v").cast(pl.Array(pl.Float64, 3)))
+    cal = pc.fit_calibrator(
+        train, "v", "y", method="histogram", reduction="classwise", n_bins=2, min_rows=1
+    )
+    new = pl.DataFrame({"v": [[0.34, 0.33, 0.33], [0.8, 0.1, 0.1]]}).with_columns(
+        pl.col("v").cast(pl.Array(pl.Float64, 3))
+    )
+    got = new.select(cal.expr("v")).to_series().to_list()
+    assert got == [pytest.approx([1 / 3] * 3, abs=1e-15), [1.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("distance", ["tv", "sqeuclidean"])
+@pytest.mark.parametrize("average", ["weighted", "bins"])
+def test_canonical_ece_ignores_cells_of_zero_weight(distance: str, average: str) -> None:
+    # Rows of weight 0 alone in their cells: a cell of zero weight has no distance (0 / 0)
+    # and is no bin of the "bins" average; the numbers are those of the data without it.
+    rng = np.random.default_rng(5)
+    P = rng.dirichlet([8.0, 8.0, 8.0], 60)  # near the centre: the corners' cells are empty
+    assert P.max() < 0.75
+    y = np.array([rng.choice(3, p=q) for q in P])
+    kept = pl.DataFrame({"v": P, "y": y, "w": rng.random(60) + 0.5})
+    extra = pl.DataFrame(
+        {"v": np.array([[0.98, 0.01, 0.01], [0.01, 0.98, 0.01]]), "y": [2, 0], "w": [0.0, 0.0]}
+    )
+    both = pl.concat([kept, extra]).with_columns(pl.col("v").cast(pl.Array(pl.Float64, 3)))
+    kept = kept.with_columns(pl.col("v").cast(pl.Array(pl.Float64, 3)))
+    options: dict[str, Any] = {"n_bins": 4, "distance": distance, "average": average}
+
+    def expression(df: pl.DataFrame) -> float:
+        return df.select(pc.canonical_ece("v", "y", weight="w", **options)).item()
+
+    def frame(df: pl.DataFrame) -> tuple[float, ...]:
+        metrics = ["ece", "mce", "rmsce"]
+        canonical = {**options, "reduction": "canonical"}
+        got = pc.summary(df, "v", "y", weight="w", metrics=metrics, **canonical)
+        return got.select("canonical_ece", "canonical_mce", "canonical_rmsce").row(0)
+
+    assert expression(both) == pytest.approx(expression(kept), rel=1e-12)
+    assert frame(both) == pytest.approx(frame(kept), rel=1e-12)
+    assert expression(kept) == pytest.approx(frame(kept)[0], rel=1e-12)
