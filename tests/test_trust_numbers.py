@@ -214,3 +214,24 @@ def test_canonical_ece_ignores_cells_of_zero_weight(distance: str, average: str)
     assert expression(both) == pytest.approx(expression(kept), rel=1e-12)
     assert frame(both) == pytest.approx(frame(kept), rel=1e-12)
     assert expression(kept) == pytest.approx(frame(kept)[0], rel=1e-12)
+
+
+# --- Item 4: a shared resampling id ------------------------------------------------
+
+
+def test_a_shared_id_is_refused_with_counts() -> None:
+    # A constant id gave every row the same draws: consistency p = 1.0, null intervals.
+    df = LOG.with_columns(rid=pl.int_range(pl.len()), same=pl.lit(7))
+    options: dict[str, Any] = {"by": "g", "metrics": ["ece", "consistency_p"], "n_resamples": 19}
+    good = pc.summary(df, "p", "y", id="rid", **options)
+    assert good["consistency_p"].max() <= 0.1 and good["ece_lower"].null_count() == 0
+    message = r"`id` repeats: about \d+ distinct ids for \d+ rows \(first of 2 group\(s\): g=0\)"
+    with pytest.raises(pc.CalibrationDataError, match=message):
+        pc.summary(df, "p", "y", id="same", **options)
+    with pytest.raises(pc.CalibrationDataError, match=message):
+        pc.summary(df, "p", "y", id=pl.col("rid") % 3, **options)  # 3 values for 200 rows
+    lazy = pc.summary(df.lazy(), "p", "y", id="same", **options).collect()
+    assert lazy.select("ece_lower", "ece_upper", "consistency_p").null_count().row(0) == (2, 2, 2)
+    np.testing.assert_allclose(lazy["ece"], good["ece"], rtol=1e-12)  # the estimates stay
+    with pytest.raises(pc.CalibrationDataError, match=r"`id` repeats"):
+        pc.audit(df, "p", "y", by="g", n_bins=5, n_resamples=9, id="same")

@@ -67,7 +67,9 @@ class Check:
     `bad` is null where the check does not apply (a null value). `shown` is the
     Float64 value quoted from the first bad row, if any is worth quoting. With
     `whole`, `bad` and `shown` are aggregates over the group: a flag and a
-    description (a check that compares rows with each other).
+    description (a check that compares rows with each other); `between` says whether
+    the problem can lie between parts of the rows that each pass it (counted per
+    partition by an engine, it is then reported on the merged table's word).
     """
 
     column: str
@@ -75,6 +77,7 @@ class Check:
     bad: pl.Expr
     shown: pl.Expr | None = None
     whole: bool = False
+    between: bool = True
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,9 @@ def _weight_total_check(
         return []
     total = pl.when(present & weight_ok(w)).then(w).sum()
     problem = "weights of a group summing to 1e300 or more (rescale them)"
-    return [Check(_name(weight, "weight"), problem, total >= WEIGHT_LIMIT, total, whole=True)]
+    # A total over partitions is checked on the merged table (plan.check_weight_totals).
+    bad = total >= WEIGHT_LIMIT
+    return [Check(_name(weight, "weight"), problem, bad, total, whole=True, between=False)]
 
 
 def weight_ok(w: pl.Expr) -> pl.Expr:

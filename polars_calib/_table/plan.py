@@ -32,7 +32,7 @@ from polars_calib._core.validation import (
     problem_counts,
     raise_for_problems,
 )
-from polars_calib._table.columns import CELL, RESERVED
+from polars_calib._table.columns import CELL, DISTINCT_IDS, RESERVED, SHARED_IDS, shared_ids
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
@@ -152,6 +152,8 @@ def check_statistics(
         checks = prepared.problem.checks
         raise_for_problems(count_problems(checks), checks)
     check_weight_totals(prepared, stats, binned)
+    if DISTINCT_IDS in stats.columns:
+        check_shared_ids(prepared, stats)
     if prepared.pos_label is not None and prepared.label is not None:
         observed = stats.filter(pl.col("replicate").is_null()) if "replicate" in stats else stats
         used = observed.filter(pl.col(binned).is_not_null())
@@ -189,6 +191,41 @@ def check_weight_totals(prepared: Prepared, stats: pl.DataFrame, binned: str = "
     else:
         totals = totals.select(pl.col("weight").max() if classwise else pl.col("weight").sum())
     raise_for_weight_totals(prepared, totals)
+
+
+def check_shared_ids(prepared: Prepared, stats: pl.DataFrame) -> None:
+    """Raise :class:`CalibrationDataError` for groups whose rows share their resampling ids."""
+    group = [*prepared.keys, *(["class"] if "class" in stats.columns else [])]
+    raise_for_shared_ids(prepared, shared_ids(stats.lazy(), group).collect())
+
+
+def check_row_ids(prepared: Prepared, lf: pl.LazyFrame, identity: pl.Expr) -> None:
+    """Raise :class:`CalibrationDataError` for groups of `lf` whose rows share their
+    `identity` (a pass of its own: the audit's observed cells are counted apart)."""
+    per_group = lf.group_by(prepared.keys or pl.lit(True)).agg(
+        pl.len().cast(pl.Int64).alias("count"),
+        identity.approx_n_unique().cast(pl.Int64).alias(DISTINCT_IDS),
+    )
+    ratio = pl.col(DISTINCT_IDS) / pl.col("count")
+    shared = per_group.with_columns((ratio < SHARED_IDS).alias("shared"))
+    raise_for_shared_ids(prepared, shared.collect(engine="streaming"))
+
+
+def raise_for_shared_ids(prepared: Prepared, per_group: pl.DataFrame) -> None:
+    """Raise for the groups of `per_group` (keys, ``count``, ``distinct_ids``, ``shared``)
+    whose rows share their resampling ids."""
+    shared = per_group.filter("shared")
+    if shared.height:
+        first = shared.row(0, named=True)
+        where = ", ".join(f"{k}={first[k]!r}" for k in prepared.keys) or "the whole frame"
+        msg = (
+            f"invalid calibration data: the resampling `id` repeats: about "
+            f"{first[DISTINCT_IDS]} distinct ids for {first['count']} rows "
+            f"(first of {shared.height} group(s): {where}); rows sharing an id share their "
+            "draws, so the consistency test and the intervals would be wrong; give an id unique to "
+            "each row, or none (the row's position)"
+        )
+        raise CalibrationDataError(msg)
 
 
 def raise_for_weight_totals(prepared: Prepared, totals: pl.DataFrame) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_calib._core.options import TopLabelAverage
-from polars_calib._table.columns import grouped
+from polars_calib._table.columns import DISTINCT_IDS, grouped, shared_ids
 from polars_calib._table.finish import finish_metrics
 from polars_calib._table.replicates import TESTED_METRIC
 
@@ -96,6 +96,15 @@ def finish_resampled(
             pl.when(pl.col(phi).is_not_null()).then(pl.col(name)).alias(name)
             for name, phi in tests.items()
         )
+    if DISTINCT_IDS in stats.collect_schema().names():
+        # Rows sharing their ids share their draws: no interval, no p-value (a
+        # DataFrame raises; see plan.check_shared_ids).
+        shared = shared_ids(stats, group).select(*group, "shared")
+        result = result.join(shared, on=group, how="left", nulls_equal=True)
+        bounds = [f"{n}_{side}" for n in interval for side in ("lower", "upper")]
+        drawn = [*(bounds if confidence is not None else []), *tests]
+        kept = ~pl.col("shared").fill_null(False)
+        result = result.with_columns(pl.when(kept).then(pl.col(c)).alias(c) for c in drawn)
     columns: list[str] = []
     for name in metrics:
         columns.append(name)
