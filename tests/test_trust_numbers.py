@@ -57,6 +57,20 @@ def test_huge_and_tiny_weights_give_the_unweighted_numbers(scale: float) -> None
             )
 
 
+@pytest.mark.parametrize("weight", [1.0, 1e200, 1e-300])
+def test_the_issues_two_rows_keep_their_true_values(weight: float) -> None:
+    # The issue's repro: p 0.4 and 0.9, labels 0 and 1 (1e308 gave 0.0 for all three).
+    df = pl.DataFrame({"p": [0.4, 0.9], "y": [0, 1], "w": [weight, weight]})
+    got = df.select(
+        pc.ece("p", "y", weight="w").alias("ece"),
+        pc.rmsce("p", "y", weight="w").alias("rmsce"),
+        pc.brier("p", "y", weight="w").alias("brier"),
+        pc.log_loss("p", "y", weight="w").alias("log_loss"),
+    ).row(0)
+    log_loss = -(math.log(0.6) + math.log(0.9)) / 2.0
+    assert got == pytest.approx((0.25, math.sqrt(0.085), 0.085, log_loss), rel=1e-12)
+
+
 def test_huge_weights_keep_hosmer_lemeshow_finite() -> None:
     # (O - E)**2 overflowed at weights of 1e200 (frequency weights: the statistic grows).
     scaled = _with_weight(1e200)
