@@ -97,14 +97,9 @@ def finish_resampled(
             for name, phi in tests.items()
         )
     if DISTINCT_IDS in stats.collect_schema().names():
-        # Rows sharing their ids share their draws: no interval, no p-value (a
-        # DataFrame raises; see plan.check_shared_ids).
-        shared = shared_ids(stats, group).select(*group, "shared")
-        result = result.join(shared, on=group, how="left", nulls_equal=True)
         bounds = [f"{n}_{side}" for n in interval for side in ("lower", "upper")]
         drawn = [*(bounds if confidence is not None else []), *tests]
-        kept = ~pl.col("shared").fill_null(False)
-        result = result.with_columns(pl.when(kept).then(pl.col(c)).alias(c) for c in drawn)
+        result = _without_shared_draws(result, stats, group, drawn)
     columns: list[str] = []
     for name in metrics:
         columns.append(name)
@@ -113,3 +108,14 @@ def finish_resampled(
     return result.sort(group, nulls_last=True).select(
         *keys, "count", "refused", "mean_predicted", "observed", *columns
     )
+
+
+def _without_shared_draws(
+    result: pl.LazyFrame, stats: pl.LazyFrame, group: list[str], drawn: list[str]
+) -> pl.LazyFrame:
+    """`result` with the `drawn` columns null in groups whose rows share their ids (they
+    share their draws; a DataFrame raises instead: ``plan.check_shared_ids``)."""
+    shared = shared_ids(stats, group).select(*group, "shared")
+    result = result.join(shared, on=group, how="left", nulls_equal=True)
+    kept = ~pl.col("shared").fill_null(False)
+    return result.with_columns(pl.when(kept).then(pl.col(c)).alias(c) for c in drawn)
