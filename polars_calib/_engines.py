@@ -215,7 +215,8 @@ def _merge_counts(parts: Sequence[pl.DataFrame], checks: Sequence[Check]) -> pl.
         # A whole-group check is asked for only when the merged table shows the
         # problem (classwise row counts differ), which may lie between parts that
         # each pass: then it is said so.
-        columns.append(pl.lit(1, pl.Int64).alias(f"n{i}"))
+        flag = pl.lit(1, pl.Int64) if check.between else (count.sum() > 0).cast(pl.Int64)
+        columns.append(flag.alias(f"n{i}"))
         if check.shown is not None:
             flagged = pl.col(f"e{i}").cast(pl.String).filter(count > 0).first()
             columns.append(flagged.fill_null("between partitions").alias(f"e{i}"))

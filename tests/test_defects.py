@@ -132,6 +132,8 @@ def test_5_refused_rows_says_why_a_group_is_null() -> None:
         "label not 0 or 1": 0,
         "weight negative": 1,
         "weight NaN or infinite": 0,
+        "weight positive but subnormal (below 2.2e-308)": 0,
+        "weights of a group summing to 1e300 or more (rescale them)": 0,
     }
     assert got.filter(pl.col("g") == 2)["label not 0 or 1"].item() == 1
     frame = df.calib.refused_rows("p", "y", by="g", weight="w")

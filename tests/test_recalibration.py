@@ -190,7 +190,7 @@ def isotonic_log(means: list[float], weights: list[float]) -> pl.DataFrame:
     """A log whose mean outcome at the ``j``-th distinct probability is ``means[j]``.
 
     Two rows per probability: outcome 1 of weight ``w mean``, outcome 0 of weight
-    ``w (1 - mean)`` (rows of zero weight left out).
+    ``w (1 - mean)`` (rows of zero weight left out, and of subnormal weight: refused).
     """
     n = len(means)
     x = (np.arange(n) + 1.0) / (n + 1.0)
@@ -202,7 +202,7 @@ def isotonic_log(means: list[float], weights: list[float]) -> pl.DataFrame:
             "w": np.r_[w * mean, w * (1.0 - mean)],
         }
     )
-    return frame.filter(pl.col("w") > 0.0)
+    return frame.filter(pl.col("w") >= 2.2250738585072014e-308)
 
 
 @st.composite

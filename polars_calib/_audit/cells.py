@@ -34,9 +34,10 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_calib._core.binning import Binning
+from polars_calib._core.exprs import to_expr
 from polars_calib._table.build import Partial, complete_statistics, partial_statistics
 from polars_calib._table.merge import merge_partials
-from polars_calib._table.plan import Prepared, collect_checked
+from polars_calib._table.plan import Prepared, check_row_ids, collect_checked
 from polars_calib._table.replicates import CHUNK, Resample, chunks
 
 __all__ = ["BATCH_ROWS", "Cells", "cell_statistics", "slice_replicates"]
@@ -112,6 +113,8 @@ def slice_replicates(
     if resamples[0].id is None:
         source = source.with_row_index(_POSITION)
         resamples = [dataclasses.replace(spec, id=_POSITION) for spec in resamples]
+    else:
+        check_row_ids(prepared, source, to_expr(resamples[0].id, "id"))
     # The most replicates (up to CHUNK) whose finest table stays within `batch_rows` rows;
     # fewer than CHUNK: rows x replicates within `batch_rows` too.
     size = max(1, min(CHUNK, batch_rows // max(1, cells.table.height)))

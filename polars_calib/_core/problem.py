@@ -18,8 +18,11 @@ decide which rows are **refused**. Binary data give one problem
 
 A row is **present** when its probability, label and weight are all non-null; a
 present or partly null row is **refused** when any of its non-null values breaks a
-check (a probability outside [0, 1] or NaN, a label other than 0/1, a bad weight; for
-vectors, a bad entry, a sum off 1, a label that is not a class). The number of classes
+check (a probability outside [0, 1] or NaN, a label other than 0/1 or a NaN label, a
+negative, NaN, infinite or subnormal weight; for vectors, a bad entry, a sum off 1, a
+label that is not a class). A weighted group is refused as a whole when its weights
+sum to ``WEIGHT_LIMIT`` (1e300) or more, where its sums would overflow (see
+docs/reliability-and-summary.md, "Weights"). The number of classes
 K is the length of a row's vector, so a label beside a null vector is refused when it
 is no class index at all (negative, fractional, NaN) but is not compared with K: the
 row is ignored. Rows that are not
@@ -46,10 +49,18 @@ from polars_calib._core.draws import bernoulli, categorical
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import TABLE_REDUCTIONS, TableReduction, check_choice
 
-__all__ = ["EPS", "Check", "Problem", "binary_problem", "vector_problem"]
+__all__ = ["EPS", "WEIGHT_LIMIT", "Check", "Problem", "binary_problem", "vector_problem"]
 
 # float64 machine epsilon: log-loss clips probabilities to [EPS, 1 - EPS], as scikit-learn does.
 EPS = 2.220446049250313e-16
+
+# The smallest normal float64: a positive weight below it is subnormal, and its products
+# with probabilities lose their digits (5e-324 * 0.3 is 5e-324) or vanish (docs/weights.md).
+TINY = 2.2250738585072014e-308
+# The largest finite float64.
+HUGE = 1.7976931348623157e308
+# The largest total weight of a group: its weighted sums stay far from overflow.
+WEIGHT_LIMIT = 1e300
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,9 @@ class Check:
     `bad` is null where the check does not apply (a null value). `shown` is the
     Float64 value quoted from the first bad row, if any is worth quoting. With
     `whole`, `bad` and `shown` are aggregates over the group: a flag and a
-    description (a check that compares rows with each other).
+    description (a check that compares rows with each other); `between` says whether
+    the problem can lie between parts of the rows that each pass it (counted per
+    partition by an engine, it is then reported on the merged table's word).
     """
 
     column: str
@@ -67,6 +80,7 @@ class Check:
     bad: pl.Expr
     shown: pl.Expr | None = None
     whole: bool = False
+    between: bool = True
 
 
 @dataclass(frozen=True)
@@ -147,6 +161,7 @@ def _weight_checks(weight: IntoExpr | None) -> tuple[pl.Expr | None, list[Check]
     return w, [
         Check(name, "weight negative", w < 0.0, w),
         Check(name, "weight NaN or infinite", ~w.is_finite(), w),
+        Check(name, "weight positive but subnormal (below 2.2e-308)", (w > 0.0) & (w < TINY), w),
     ]
 
 
@@ -169,6 +184,26 @@ def _numbers_only(value: IntoExpr, default: str, problem: str) -> pl.Expr:
     return pl.struct(expr.alias(problem), other).struct.field(problem).alias(value)
 
 
+def _weight_total_check(
+    weight: IntoExpr | None, w: pl.Expr | None, present: pl.Expr
+) -> list[Check]:
+    """The group's check of its total weight: at most ``WEIGHT_LIMIT``, so that every
+    weighted sum (terms up to ``-log(EPS)``, about 36, times bootstrap counts) stays finite."""
+    if w is None:
+        return []
+    total = pl.when(present & weight_ok(w)).then(w).sum()
+    problem = "weights of a group summing to 1e300 or more (rescale them)"
+    # A total over partitions is checked on the merged table (plan.check_weight_totals).
+    bad = total >= WEIGHT_LIMIT
+    return [Check(_name(weight, "weight"), problem, bad, total, whole=True, between=False)]
+
+
+def weight_ok(w: pl.Expr) -> pl.Expr:
+    """True on a usable weight: 0, or a normal positive float (``TINY`` to ``HUGE``);
+    false on a negative, NaN, infinite or subnormal one; null on a null one."""
+    return (w == 0.0) | w.is_between(TINY, HUGE)
+
+
 def _present(*values: pl.Expr | None) -> pl.Expr:
     return pl.all_horizontal([value.is_not_null() for value in values if value is not None])
 
@@ -182,8 +217,8 @@ def binary_problem(
     """The problem of binary probabilities `prob` and outcomes `label`.
 
     Without `pos_label`, labels must be 0/1 (or boolean); with it, a label is 1 when
-    it equals `pos_label` and 0 otherwise (any non-null label is valid: 1/2, -1/1 or
-    strings, as scikit-learn's ``pos_label``).
+    it equals `pos_label` and 0 otherwise (any non-null label but NaN is valid: 1/2,
+    -1/1 or strings, as scikit-learn's ``pos_label``).
     """
     p_name, y_name = _name(prob, "prob"), _name(label, "label")
     raw_p = _numbers_only(
@@ -218,15 +253,19 @@ def binary_problem(
             ),
         )
         y = raw_y.cast(pl.Float64)
+        nan_label = None
     else:
+        # A NaN label is no class (as a null is none); the physical cast reads a
+        # categorical's codes and a text's number ("NaN", as a CSV writes a NaN).
+        nan_label = raw_y.to_physical().cast(pl.Float64, strict=False).is_nan()
+        checks.insert(2, Check(y_name, "label NaN", nan_label))
         y = (raw_y == pos_label).cast(pl.Float64)
     # The rule, in one pass: is_between is false for NaN and null for null; compared
     # uncast, a string or a vector fails when the query is planned.
     refused = ~raw_p.is_between(0.0, 1.0)
-    if pos_label is None:
-        refused = refused | ~((raw_y == 0) | (raw_y == 1))
+    refused = refused | (~((raw_y == 0) | (raw_y == 1)) if nan_label is None else nan_label)
     if w is not None:
-        refused = refused | ~((w >= 0.0) & w.is_finite())
+        refused = refused | ~weight_ok(w)
     # The same rule negated, each part null exactly when its input is, so that (Kleene
     # logic) it is false on a refused row, true on a used one, and null when an input
     # is null and nothing is refused: `refused` and `present` in half their passes.
@@ -234,21 +273,22 @@ def binary_problem(
     if pos_label is None:
         ok = ok & ((raw_y == 0) | (raw_y == 1))
     else:
-        ok = ok & pl.when(raw_y.is_not_null()).then(True)
+        ok = ok & pl.when(raw_y.is_not_null()).then(~nan_label.fill_null(False))
     if w is not None:
-        ok = ok & ((w >= 0.0) & w.is_finite())
+        ok = ok & weight_ok(w)
     terms = {
         "squared_error": (p - y) * (p - y),
         "log_loss": _log_loss_term(p, y),
         **_test_terms(p, y),
     }
+    present = _present(p, y, w)
     return Problem(
         p,
         y,
         w,
-        _present(p, y, w),
+        present,
         refused,
-        tuple(checks),
+        (*checks, *_weight_total_check(weight, w, present)),
         terms,
         draw=lambda word: bernoulli(word, p),
         relabel=lambda drawn: binary_problem(prob, drawn, weight),
@@ -310,7 +350,7 @@ def vector_checks(
     ]
     refused = ~entries_ok | ((total - 1.0).abs() > sum_tol) | ~is_class
     if w is not None:
-        refused = refused | ~((w >= 0.0) & w.is_finite())
+        refused = refused | ~weight_ok(w)
     return vectors, y, w, refused, checks
 
 
@@ -325,6 +365,7 @@ def vector_problem(
     check_choice("reduction", reduction, TABLE_REDUCTIONS)
     vectors, y, w, refused, checks = vector_checks(prob, label, weight, sum_tol)
     present = _present(vectors, y, w)
+    checks += _weight_total_check(weight, w, present)
     predicted = vectors.list.arg_max().cast(pl.Int64)
     # A refused row may hold an out-of-range label: index it safely (its result is unused).
     true_class = y.cast(pl.Int64, strict=False)

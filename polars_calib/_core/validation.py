@@ -110,6 +110,25 @@ def check_schema(
     return lf
 
 
+def check_pos_label(lf: pl.LazyFrame, label: str, pos_label: Any) -> None:
+    """Raise :class:`CalibrationDataError` when labels exist and none equals `pos_label`.
+
+    A `pos_label` that no label equals makes every row a negative: a mistyped value
+    (``"Yes"`` for ``"yes"``, ``"1"`` for ``1``) would score a log of one class, which
+    scikit-learn refuses too ("pos_label=... is not a valid label"). Reads `label` once.
+    """
+    seen = pl.col(label).drop_nulls().unique().sort().head(6).implode()
+    found = lf.select((pl.col(label) == pos_label).any().alias("found"), seen.alias("seen"))
+    row = found.collect().row(0, named=True)
+    if not row["found"] and row["seen"]:
+        labels = ", ".join(map(repr, row["seen"][:5])) + (", ..." if len(row["seen"]) > 5 else "")
+        msg = (
+            f"invalid calibration data: column {label!r}: no label equals "
+            f"pos_label={pos_label!r}, so every row would be a negative (labels: {labels})"
+        )
+        raise CalibrationDataError(msg)
+
+
 def problem_counts(lf: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
     """One aggregating query: the row count, and per check its bad rows and an example."""
     counts = [
@@ -154,7 +173,8 @@ def validate(
     """Raise :class:`CalibrationDataError` if the data cannot give calibration metrics.
 
     Reads the data once (on a LazyFrame, the check is collected here): one
-    aggregating query counting the rows each check refuses.
+    aggregating query counting the rows each check refuses; with `pos_label`, the
+    labels once more, to check that one of them equals it.
 
     Parameters
     ----------
@@ -176,8 +196,10 @@ def validate(
     CalibrationDataError
         A ``ValueError`` naming each column, its problem and how many rows have it:
         a missing column, a non-numeric probability, label or weight, probabilities
-        outside [0, 1] or NaN, labels other than 0/1, negative, NaN or infinite
-        weights. Null values are not errors: those rows are ignored.
+        outside [0, 1] or NaN, labels other than 0/1 (with `pos_label`, NaN labels, or
+        a `pos_label` that no label equals), negative, NaN, infinite or subnormal
+        weights, weights summing to 1e300 or more. Null values are not errors: those
+        rows are ignored.
 
     See Also
     --------
@@ -199,6 +221,8 @@ def validate(
     lf = check_schema(data, prob, label, weight, columns, pos_label=pos_label)
     checks = binary_problem(prob, label, weight, pos_label).checks
     raise_for_problems(problem_counts(lf, checks).collect(), checks)
+    if pos_label is not None:
+        check_pos_label(lf, label, pos_label)
 
 
 def refused_rows(
@@ -224,7 +248,10 @@ def refused_rows(
         A struct with ``rows`` (UInt32, all rows of the group), ``refused`` (rows
         refused for any reason) and one count per check, named by its problem
         (``"probability NaN"``, ``"probability outside [0, 1]"``, ``"label not 0 or
-        1"``, and with weights ``"weight negative"``, ``"weight NaN or infinite"``).
+        1"``, with `pos_label` ``"label NaN"``, and with weights ``"weight negative"``,
+        ``"weight NaN or infinite"``, ``"weight positive but subnormal (below
+        2.2e-308)"`` and the group's own check, ``"weights of a group summing to 1e300
+        or more (rescale them)"``, 1 when the group's total weight is that large).
 
     See Also
     --------

@@ -228,7 +228,7 @@ def summary(
     min_size: int = 10,
     max_bins: int | None = None,
     confidence: float | None = None,
-    n_resamples: int = 1000,
+    n_resamples: int | None = None,
     seed: int = 0,
     id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
     distance: Distance | None = None,
@@ -313,9 +313,15 @@ def summary(
         ``strategy="median_variance"``: fewest rows per bin and most bins per group.
     confidence
         Level of a percentile Poisson-bootstrap interval of each metric, in (0, 1):
-        adds ``<metric>_lower`` and ``<metric>_upper``. ``None`` (default): none.
+        adds ``<metric>_lower`` and ``<metric>_upper``. ``None`` (default): 0.95 when
+        `n_resamples` is given, else no interval.
     n_resamples
         Bootstrap replicates and consistency label sets, an int from 1 to 2**30.
+        Giving it asks for intervals of `metrics` other than the consistency
+        p-values (at `confidence`, 0.95 by default), as in
+        :func:`polars_calib.audit` and :func:`polars_calib.html_report`. ``None``
+        (default): intervals only with `confidence`, of 1000 replicates; the
+        consistency p-values draw 1000 label sets.
     seed
         Seed of the draws, an int in ``[0, 2**32)``: the same seed gives the same
         intervals and p-values in memory and streaming, on a DataFrame or a scan.
@@ -424,14 +430,23 @@ def summary(
     }
     if reduction == "canonical":
         distance, bin_average = check_distance(distance or "tv", average or "weighted")
-        if confidence is not None:
-            msg = "reduction='canonical' has no resampling: `confidence` must be None"
+        if confidence is not None or n_resamples is not None:
+            msg = (
+                "reduction='canonical' has no resampling: `confidence` and `n_resamples` "
+                "must be None"
+            )
             raise ValueError(msg)
         plan = table_plan(data, prob, label, bins=bins, metrics=names, **frame)
         table = finish_cells(plan.checked(), plan.keys, names, distance, bin_average)
         renamed = {m: f"canonical_{m}" for m in ("ece", "mce", "rmsce") if m in names}
         return same_kind(data, table.rename(renamed))
     top_label_average = top_label_choice(average, distance)
+    # One meaning, as in the audit and the report: `n_resamples` asks for intervals
+    # (at 0.95 unless `confidence` says otherwise) of the metrics that have them (not
+    # of consistency p-values: then it is their number of label sets); `confidence`
+    # alone asks for them too.
+    if confidence is None and n_resamples is not None and set(names) - set(TESTED_METRIC):
+        confidence = 0.95
     if confidence is not None:
         check_confidence(confidence)
     methods: list[Resampling] = []
@@ -439,7 +454,8 @@ def summary(
         methods.append("bootstrap")
     if set(names) & set(TESTED_METRIC):
         methods.append("consistency")
-    resamples = resamples_for(methods or None, n_resamples, seed, id)
+    replicates = 1000 if n_resamples is None else n_resamples
+    resamples = resamples_for(methods or None, replicates, seed, id)
     plan = table_plan(
         data,
         prob,

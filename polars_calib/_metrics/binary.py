@@ -9,9 +9,15 @@ Data policy, the same for every metric:
 
 * a row whose probability, label or weight is null is ignored, and counts toward
   no denominator;
-* a group holding a probability outside [0, 1] or NaN, a label other than 0/1, or
-  a negative, NaN or infinite weight gives **null** (never a number);
-* a group with no usable row (or zero total weight) gives null.
+* a group holding a probability outside [0, 1] or NaN, a label other than 0/1 (with
+  `pos_label`, a NaN label), or a negative, NaN, infinite or subnormal weight gives
+  **null** (never a number), as does a group whose weights sum to 1e300 or more (its
+  sums would overflow; see ``docs/reliability-and-summary.md``, "Weights");
+* a group with no usable row (or zero total weight) gives null;
+* with `pos_label`, a group without a label equal to it is all negatives (as 0/1
+  labels without a 1): a group cannot tell a mistyped `pos_label` from that, so
+  :func:`polars_calib.validate` and the frame functions refuse a `pos_label` that no
+  label of the frame equals.
 """
 
 from __future__ import annotations

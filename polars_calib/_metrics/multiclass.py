@@ -26,8 +26,9 @@ Data policy (as the binary metrics, plus what vectors add):
 * a group gives **null** when any row has a vector holding a null, a NaN or a
   value outside [0, 1], a vector whose sum is off 1 by more than ``sum_tol``
   (default :data:`SUM_TOLERANCE`), a label that is not an integer in ``0 .. K - 1``,
-  or a negative, NaN or infinite weight; the classwise reduction also needs every
-  used vector of the group to have the same length (``List`` input);
+  a negative, NaN, infinite or subnormal weight, or weights summing to 1e300 or more
+  (see ``docs/reliability-and-summary.md``, "Weights"); the classwise reduction also
+  needs every used vector of the group to have the same length (``List`` input);
 * a group with no used row, or zero total weight, gives null.
 """
 

@@ -25,7 +25,7 @@ from polars_calib._recalibration.rows import (
     group_columns,
     grouped,
 )
-from polars_calib._table.plan import Prepared
+from polars_calib._table.plan import Prepared, raise_for_weight_totals
 
 __all__ = ["fit_isotonic"]
 
@@ -98,6 +98,7 @@ def _points(rows: pl.LazyFrame, prepared: Prepared, keys: list[str]) -> pl.DataF
         .collect()
     )
     check_refused(prepared, int(points["refused"].sum()))
+    raise_for_weight_totals(prepared, points.group_by(group).agg(pl.col("weight").sum()))
     # Each group's distinct values in increasing order (sorted within each group, the
     # groups in parallel: several times faster than one sort of the table by key and x).
     distinct = pl.col("x").filter(pl.col("x").is_not_null())

@@ -47,7 +47,7 @@ from polars_calib._recalibration.rows import (
 )
 from polars_calib._recalibration.solve import Terms, beta_constraint, newton
 from polars_calib._recalibration.terms import logistic_step, pass_sums, temperature_step
-from polars_calib._table.plan import Prepared
+from polars_calib._table.plan import Prepared, raise_for_weight_totals
 
 __all__ = ["SAMPLE_ROWS", "fit_newton", "subsample"]
 
@@ -106,6 +106,8 @@ def fit_newton(rows: RowsOf, prepared: Prepared, spec: FitSpec, keys: list[str])
 
     def check(groups: pl.DataFrame) -> None:
         check_refused(prepared, int(groups["refused"].sum()))
+        if "weight" in groups.columns:
+            raise_for_weight_totals(prepared, groups)
 
     groups, theta, iterations, reasons = _newton_fit(
         source, group, spec, weighted, start, check, True, covering

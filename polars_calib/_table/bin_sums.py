@@ -60,7 +60,9 @@ def calibration_error(
     if norm == "l1":
         value = gap_sum.abs().sum() / total_weight
     elif norm == "l2":
-        value = ((gap_sum * gap_sum / bin_weight).filter(has_weight).sum() / total_weight).sqrt()
+        # (G / W_b) G, not G**2 / W_b: the square of large weights' sums overflows
+        # (1e200) and of small ones underflows (1e-200); G / W_b is at most 1.
+        value = ((gap_sum / bin_weight * gap_sum).filter(has_weight).sum() / total_weight).sqrt()
     else:
         value = (gap_sum / bin_weight).abs().filter(has_weight).max()
     return pl.when(total_weight > 0.0).then(value)
@@ -147,8 +149,10 @@ def _masked_error(problem: Problem, binning: Binning, norm: Norm) -> pl.Expr:
                 bin_weight = gap.filter(mask).count().cast(pl.Float64)
             else:
                 bin_weight = used_weight.filter(mask).sum()
-            term = gap_sum.pow(2) if norm == "l2" else gap_sum.abs()
-            terms.append(pl.when(bin_weight > 0.0).then(term / bin_weight))
+            # l2: (G / W_b) G, not G**2 / W_b (see calibration_error).
+            mean_gap = gap_sum / bin_weight
+            term = mean_gap * gap_sum if norm == "l2" else mean_gap.abs()
+            terms.append(pl.when(bin_weight > 0.0).then(term))
         if norm == "l2":
             value = (pl.sum_horizontal(terms) / total).sqrt()
         else:
@@ -464,7 +468,6 @@ def hosmer_lemeshow(bins: BinSums) -> tuple[pl.Expr, pl.Expr]:
     n, observed, expected = bins.weight, bins.sum_y, bins.sum_p
     filled = n > 0.0
     gap = observed - expected
-    square = gap * gap
     no_event, no_non_event = _degenerate(expected, n), _degenerate(n - expected, n)
     matched = gap.abs() <= n * 1e-12
     term = (
@@ -472,7 +475,7 @@ def hosmer_lemeshow(bins: BinSums) -> tuple[pl.Expr, pl.Expr]:
         .then(0.0)
         .when(no_event | no_non_event)
         .then(float("inf"))
-        .otherwise(square / expected + square / (n - expected))
+        .otherwise(gap / expected * gap + gap / (n - expected) * gap)
     )
     statistic = pl.when(n.sum() > 0.0).then(term.sum())
     df = filled.cast(pl.Int64).sum() - 2

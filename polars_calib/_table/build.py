@@ -12,8 +12,9 @@ import polars as pl
 from polars_calib._core.binning import Binning, quantile_edges
 from polars_calib._core.options import DIAGNOSTICS, check_hosmer_lemeshow_bins
 from polars_calib._core.problem import Problem
-from polars_calib._table.columns import ALL_KEY
+from polars_calib._table.columns import ALL_KEY, DISTINCT_IDS
 from polars_calib._table.replicates import (
+    KEY_WORDS,
     TESTED_METRIC,
     Resample,
     Rows,
@@ -174,8 +175,18 @@ def partial_statistics(
         # and accuracy (and tell the finishers the table is classwise).
         terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
     query = _Query(problem, keys, binning, list(terms), bin_column)
-    frame, row = query.rows(lf, {})
-    table = query.aggregate(frame, row, row.sums())
+    names = query.names
+    sums = None
+    if observed and resamples and resamples[0].id is not None:
+        # Rows sharing an id share their draws: count the ids in the same pass (the
+        # observed rows'; a part of replicates only has none to count).
+        frame, row = query.rows(lf, {}, KEY_WORDS)
+        h1, h2 = (pl.col(word).cast(pl.UInt64) for word in KEY_WORDS)
+        ids = (h1 * 2**32 + h2).approx_n_unique().cast(pl.Int64).alias(DISTINCT_IDS)
+        sums, names = [*row.sums(), ids], [*names, DISTINCT_IDS]
+    else:
+        frame, row = query.rows(lf, {})
+    table = query.aggregate(frame, row, sums or row.sums())
     used = row.present & ~row.refused
     edges = None
     if bin_column is not None:
@@ -196,7 +207,7 @@ def partial_statistics(
         table = pl.concat(tables, how="diagonal_relaxed")
         base = [key for key in keys if key != "class"]
         keys = [*base, "resampling", "replicate", *(["class"] if "class" in keys else [])]
-    return Partial(table, keys, query.names, whole, weighted, edges, bin_column is not None)
+    return Partial(table, keys, names, whole, weighted, edges, bin_column is not None)
 
 
 @dataclass(frozen=True)
@@ -308,6 +319,10 @@ class _Query:
 def complete_statistics(partial: Partial, binning: Binning) -> pl.LazyFrame:
     """The statistics table from a (merged) partial aggregation: every bin of every group."""
     table, keys = partial.table, partial.keys
+    if DISTINCT_IDS in partial.names:
+        # Counted on the observed rows only (a merge sums a replicate's nulls to 0).
+        observed = pl.col("replicate").is_null()
+        table = table.with_columns(pl.when(observed).then(pl.col(DISTINCT_IDS)).alias(DISTINCT_IDS))
     if not partial.weighted:
         table = table.with_columns(pl.col("count").cast(pl.Float64).alias("weight"))
     grid = None if partial.given else binning.grid()

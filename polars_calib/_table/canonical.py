@@ -9,7 +9,7 @@ import polars as pl
 
 from polars_calib._core.binning import Binning
 from polars_calib._core.options import BinAverage, Compat, Distance
-from polars_calib._core.problem import Problem
+from polars_calib._core.problem import WEIGHT_LIMIT, Problem
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._table.build import IGNORED_BIN, REFUSED_BIN, terms_for
 from polars_calib._table.columns import (
@@ -184,7 +184,8 @@ def finish_cells(
     total = cell_weight.filter(celled).sum()
     if average == "weighted":
         ece = mass.filter(used).sum() / total
-        rmsce = ((mass * mass / cell_weight).filter(used).sum() / total).sqrt()
+        # (m / W_b) m, not m**2 / W_b: the square of large weights' sums overflows.
+        rmsce = ((mass / cell_weight * mass).filter(used).sum() / total).sqrt()
     else:
         ece = distances.mean()
         rmsce = (distances * distances).mean().sqrt()
@@ -204,7 +205,9 @@ def finish_cells(
         per_group = per_group.with_columns(
             pl.col("count", "refused").fill_null(0), pl.col("clash").fill_null(False)
         )
-    ok = (pl.col("refused") == 0) & ~pl.col("clash") & (pl.col("weight") > 0.0)
+    weight = pl.col("weight")
+    # A total of WEIGHT_LIMIT or more is refused: its sums overflow (a DataFrame raises).
+    ok = (pl.col("refused") == 0) & ~pl.col("clash") & (weight > 0.0) & (weight < WEIGHT_LIMIT)
     values = {
         "ece": pl.col("ece"),
         "rmsce": pl.col("rmsce"),

@@ -14,6 +14,16 @@ FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 SUMS = ("count", "weight", "sum_p", "sum_y")
 """The summable columns every statistics table has, after the keys and the bin."""
 
+DISTINCT_IDS = "distinct_ids"
+"""With a resampling `id`: per bin, about how many distinct ids its rows have (Polars'
+``approx_n_unique``, summed when tables merge); fewer than half the rows means rows
+share their draws (:data:`SHARED_IDS`)."""
+
+SHARED_IDS = 0.5
+"""Refuse a group whose distinct ids are fewer than this share of its rows: far outside
+the estimate's error (a few percent) for unique ids, and met by a constant id or one of
+a few values (a model, a date)."""
+
 RELIABILITY = (
     "bin",
     "lower",
@@ -75,4 +85,20 @@ def grouped(lf: pl.LazyFrame, keys: list[str]) -> tuple[pl.LazyFrame, list[str]]
 
 def sum_columns(stats: pl.LazyFrame) -> list[str]:
     """The summable columns of a statistics table."""
-    return [n for n in stats.collect_schema().names() if n in SUMS or n.startswith("sum_")]
+    names = stats.collect_schema().names()
+    return [n for n in names if n in SUMS or n.startswith("sum_") or n == DISTINCT_IDS]
+
+
+def shared_ids(stats: pl.LazyFrame, group: list[str]) -> pl.LazyFrame:
+    """Per group of the observed rows of a table with :data:`DISTINCT_IDS`, its ``count``
+    and ``distinct_ids``, and ``shared``: true when its rows share their ids."""
+    observed = pl.col("bin").is_not_null()
+    if "replicate" in stats.collect_schema().names():
+        observed = observed & pl.col("replicate").is_null()
+    per_group = (
+        stats.filter(observed)
+        .group_by(group or pl.lit(True))
+        .agg(pl.col("count").sum(), pl.col(DISTINCT_IDS).sum())
+    )
+    ratio = pl.col(DISTINCT_IDS) / pl.col("count")
+    return per_group.with_columns((ratio < SHARED_IDS).alias("shared"))

@@ -50,7 +50,8 @@ def distance_term(gap_sum: pl.Expr, cell_weight: pl.Expr, distance: Distance) ->
         return 0.5 * gap_sum.abs()
     if distance == "cityblock":
         return gap_sum.abs()
-    return gap_sum * gap_sum / cell_weight
+    # (g / W) g, not g**2 / W: the square of a sum of large weights overflows.
+    return gap_sum / cell_weight * gap_sum
 
 
 def cell_error(

@@ -16,6 +16,7 @@ from polars_calib._core.options import (
     TopLabelAverage,
     check_choice,
 )
+from polars_calib._core.problem import WEIGHT_LIMIT
 from polars_calib._table import bin_sums as _finish
 from polars_calib._table.bin_sums import BinSums, calibration_error
 from polars_calib._table.columns import RELIABILITY, closure_columns, grouped, sum_columns
@@ -74,7 +75,9 @@ def finish_metrics(
         # Classwise: every row is in every class, so a group's rows are one class's rows.
         return pl.col(column).max() if classwise else pl.col(column).sum()
 
-    has_weight = pl.col("weight") > 0.0
+    # A total of WEIGHT_LIMIT or more (inf, NaN when it overflowed) is refused:
+    # its sums overflow (the problem's whole check; a DataFrame raises).
+    has_weight = (pl.col("weight") > 0.0) & (pl.col("weight") < WEIGHT_LIMIT)
     reduced: dict[str, pl.Expr] = {
         "ece": pl.col("ece").max() if not keyed else _class_mean("ece", average, classwise),
         "rmsce": pl.col("rmsce").max() if not keyed else _class_mean("rmsce", average, classwise),

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_calib._core.options import TopLabelAverage
-from polars_calib._table.columns import grouped
+from polars_calib._table.columns import DISTINCT_IDS, grouped, shared_ids
 from polars_calib._table.finish import finish_metrics
 from polars_calib._table.replicates import TESTED_METRIC
 
@@ -96,6 +96,10 @@ def finish_resampled(
             pl.when(pl.col(phi).is_not_null()).then(pl.col(name)).alias(name)
             for name, phi in tests.items()
         )
+    if DISTINCT_IDS in stats.collect_schema().names():
+        bounds = [f"{n}_{side}" for n in interval for side in ("lower", "upper")]
+        drawn = [*(bounds if confidence is not None else []), *tests]
+        result = _without_shared_draws(result, stats, group, drawn)
     columns: list[str] = []
     for name in metrics:
         columns.append(name)
@@ -104,3 +108,14 @@ def finish_resampled(
     return result.sort(group, nulls_last=True).select(
         *keys, "count", "refused", "mean_predicted", "observed", *columns
     )
+
+
+def _without_shared_draws(
+    result: pl.LazyFrame, stats: pl.LazyFrame, group: list[str], drawn: list[str]
+) -> pl.LazyFrame:
+    """`result` with the `drawn` columns null in groups whose rows share their ids (they
+    share their draws; a DataFrame raises instead: ``plan.check_shared_ids``)."""
+    shared = shared_ids(stats, group).select(*group, "shared")
+    result = result.join(shared, on=group, how="left", nulls_equal=True)
+    kept = ~pl.col("shared").fill_null(False)
+    return result.with_columns(pl.when(kept).then(pl.col(c)).alias(c) for c in drawn)
