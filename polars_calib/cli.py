@@ -113,6 +113,9 @@ AUDIT_FILES = (
 )
 """The files of ``audit --out DIR``: the directory may hold only these (it is replaced whole)."""
 
+STEP_SECONDS = 10.0
+"""The least time between two lines of a long stage's progress (``Progress.step``)."""
+
 SMALL_GROUP = 100
 """Slices of ``report --audit`` with fewer rows are flagged too small (the page's
 `min_count`, under which its groups are noted as too small)."""
@@ -843,6 +846,8 @@ class Progress:
         self.start = self.stage_start = time.monotonic()
         self.stage_passes = 0
         self.pass_seconds, self.passes_done = 0.0, 0
+        self.step_of: tuple[str, int] | None = None
+        self.step_start = self.step_said = self.step_last = 0.0
 
     def __call__(self, message: str, *, passes: int = 0) -> None:
         """Say that a stage starts; `passes`: how many times it reads the log."""
@@ -858,6 +863,28 @@ class Progress:
             if passes and self.passes_done:
                 left = self.pass_seconds / self.passes_done * passes
                 message += f" (about {_clock(left)} for {passes} pass{'es' * (passes > 1)})"
+        print(f"{PROG}: {message}", file=self.stderr, flush=True)
+
+    def step(self, stage: str, done: int, total: int) -> None:
+        """Say how far a long stage is, `done` of `total` (the audit's `progress`).
+
+        Only in the detailed form, at most every :data:`STEP_SECONDS` and at the
+        stage's end, with what is left at the rate of its steps so far.
+        """
+        now = time.monotonic()
+        if self.quiet or not self.detailed or total <= 1:
+            return
+        if (stage, total) != self.step_of:  # a new stage: its steps from the last one's end
+            self.step_of, self.step_said = (stage, total), 0.0
+            self.step_start = max(self.stage_start, self.step_last)
+        self.step_last = now
+        if done < total and now - self.step_said < STEP_SECONDS:
+            return
+        self.step_said = now
+        left = (now - self.step_start) / done * (total - done)
+        message = f"[{_clock(now - self.start)}]   {stage}: {done:,} of {total:,}"
+        if done < total:
+            message += f" (about {_clock(left)} left)"
         print(f"{PROG}: {message}", file=self.stderr, flush=True)
 
     def done(self) -> None:
@@ -1138,6 +1165,7 @@ def _audit(lf: pl.LazyFrame, options: ReportOptions, progress: Progress) -> Audi
         closed=options.closed,
         weight=options.weight,
         reduction=options.reduction,
+        progress=progress.step,
     )
 
 
@@ -1449,6 +1477,7 @@ def run_audit(options: AuditOptions, stdout: TextIO, stderr: TextIO) -> None:
         seed=options.seed,
         test=options.test,
         reduction=options.reduction,
+        progress=progress.step,
     )
     with _table_config():
         print(result.slices.drop("attributes", *result.by), file=stdout, flush=True)

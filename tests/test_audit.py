@@ -978,3 +978,27 @@ def test_the_forest_plot_of_an_audit_within_models_draws_each_model_against_its_
     worst = pc.plot_audit(result.worst(1), backend="matplotlib")  # no overall row: still apart
     labels = [t.get_text() for t in worst.axes[0].get_yticklabels()]
     assert [label.split(" | ")[0] for label in labels] == ["model=a", "model=b"]
+
+
+def test_progress_is_told_each_aggregation_over_the_data() -> None:
+    # Batches of 1,000 rows over 3,000: three observed batches, then each chunk of
+    # replicates over each batch; the numbers do not depend on being watched.
+    n = 3_000
+    i = pl.int_range(n, eager=True)
+    p = ((i * 37) % 101 / 100).alias("p")
+    df = pl.DataFrame(
+        {
+            "p": p,
+            "y": ((i * 53 % 97) / 97 < (p + 0.1 * (p * 6.28).sin()).clip(0, 1)).cast(pl.Int8),
+            "a": (i % 3).cast(pl.String),
+        }
+    )
+    calls: list[tuple[str, int, int]] = []
+    options = {"by": "a", "n_resamples": 100, "batch_rows": 1_000, "metrics": ["ece"]}
+    watched = pc.audit(df, "p", "y", progress=lambda *step: calls.append(step), **options)
+    cells = [step for step in calls if step[0] == "cells"]
+    replicates = [step for step in calls if step[0] == "replicates"]
+    assert cells == [("cells", k, 3) for k in (1, 2, 3)]
+    total = replicates[-1][2]
+    assert total > 3 and replicates == [("replicates", k, total) for k in range(1, total + 1)]
+    assert_frame_equal(watched.slices, pc.audit(df, "p", "y", **options).slices)

@@ -592,6 +592,24 @@ def test_progress_estimates_a_pass_from_the_passes_before(
     assert line.endswith(" for 1 pass)") and "(about 0:0" in line
 
 
+def test_progress_counts_the_audit_passes_with_what_is_left(
+    capsys: pytest.CaptureFixture[str], parquet_log: Path
+) -> None:
+    # 128 replicates: two chunks of 64, each a pass over the log (the audit's `progress`);
+    # the first step says what is left, the last one says it is done.
+    args = ["audit", parquet_log, "--prob", "p", "--label", "y", "--by", "segment"]
+    args += ["--within", "model", "--resamples", "128", "--metrics", "ece"]
+    code, err = run_main(capsys, *args, "--progress")
+    assert code == 0, err
+    steps = [line for line in err.splitlines() if "replicates:" in line]
+    assert steps[0].endswith(" replicates: 1 of 2 (about " + steps[0].split("about ")[1])
+    assert steps[0].startswith("polars-calib: [0:") and steps[0].endswith(" left)")
+    assert steps[-1].endswith(" replicates: 2 of 2")
+    # Not on request and not a terminal: no step lines.
+    code, err = run_main(capsys, *args)
+    assert code == 0 and "replicates:" not in err
+
+
 @pytest.mark.slow
 def test_quiet_spark_prints_nothing_on_stderr(tmp_path: Path, parquet_log: Path) -> None:
     # A fresh process: Spark's JVM starts under --quiet (its log, pandas' warnings).

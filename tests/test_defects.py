@@ -324,3 +324,19 @@ def test_23_boolean_probabilities_are_hard_predictions_everywhere() -> None:
     expression = hard.select(ece=pc.ece("p", "y"), brier=pc.brier("p", "y"))
     assert expression.row(0) == pytest.approx((want["ece"].item(), want["brier"].item()))
     pc.validate(hard, "p", "y")
+
+
+def test_a_by_expression_named_like_an_input_column_is_refused() -> None:
+    # `pl.col("p") > 0.5` keeps the name "p": added as a key it replaced the
+    # probabilities, and every metric read 0/1 predictions (mean_predicted 0.0 and 1.0
+    # here instead of 0.2 and 0.7), silently.
+    lf = pl.LazyFrame({"p": [0.2, 0.7], "y": [0, 1], "w": [1.0, 2.0]})
+    for key, role in [
+        (pl.col("p") > 0.5, "probability"),
+        (pl.col("y") == 1, "label"),
+        (pl.col("w") > 1, "weight"),
+    ]:
+        with pytest.raises(ValueError, match=f"named like the {role} column"):
+            pc.summary(lf, "p", "y", by=key, weight="w")
+    table = pc.summary(lf, "p", "y", by=(pl.col("p") > 0.5).alias("high")).collect()
+    assert table.sort("high")["mean_predicted"].to_list() == [0.2, 0.7]

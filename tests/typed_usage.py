@@ -10,7 +10,7 @@ frame = pl.DataFrame({"p": [0.2], "y": [0]}).select(ece, pc.mce(pl.col("p"), "y"
 stats = pc.bin_statistics(pl.DataFrame({"p": [0.2], "y": [0]}), "p", "y", strategy="quantile")
 merged: pl.DataFrame = pc.metrics_from_statistics(stats, metrics=["ece", "brier"])
 plan: pl.LazyFrame = pc.summary(
-    pl.LazyFrame({"p": [0.2], "y": [0]}), "p", "y", by=pl.col("p") > 0.5
+    pl.LazyFrame({"p": [0.2], "y": [0]}), "p", "y", by=(pl.col("p") > 0.5).alias("high")
 )
 canonical: pl.Expr = pc.col("probs").calib.canonical_ece("y", n_bins=5, distance="sqeuclidean")
 kernel: pl.Expr = pc.skce("probs", "y", kernel="gaussian", estimator="block", block_size=4)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -78,6 +78,7 @@ def audit(
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
     batch_rows: int = BATCH_ROWS,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Audit:
     """Audit the calibration of every segment and intersection of segments, in one pass.
 
@@ -159,6 +160,13 @@ def audit(
         The most rows aggregated at a time (a positive int; default 8,000,000): data
         of more rows are read in slices of this many, and the slices' tables summed,
         so that memory is set by it and not by the data (see Notes).
+    progress
+        Called after each aggregation over the data as ``progress(stage, done,
+        total)``: `stage` is ``"cells"`` (the observed table, a batch of rows at a
+        time) or ``"replicates"`` (a chunk of replicates over a batch of rows),
+        `done` and `total` count that stage's aggregations (`total` is 1 until the
+        rows are counted). For a progress bar on large data: with intervals, the
+        replicates' aggregations are the long part. ``None`` (default): nothing.
 
     Returns
     -------
@@ -331,11 +339,13 @@ def audit(
     # One pass over the data: the finest cells; then every slice from their sums. The
     # replicates' pass sums each set's replicates (never a table of the finest cells').
     terms = terms_for(finished)
-    cells = cell_statistics(prepared, binning, terms, batch_rows)
+    cells = cell_statistics(prepared, binning, terms, batch_rows, progress)
     check_slice_count(count_slices(cells.table, keyed), order)
     replicates = None
     if resamples:
-        replicates = slice_replicates(cells, prepared, binning, terms, resamples, keyed, batch_rows)
+        replicates = slice_replicates(
+            cells, prepared, binning, terms, resamples, keyed, batch_rows, progress
+        )
     slices = rolled_up(
         cells.table,
         prepared,

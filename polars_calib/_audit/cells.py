@@ -28,7 +28,7 @@ batches and chunks. Figures: docs/performance.md, "Audit memory".
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -48,6 +48,14 @@ BATCH_ROWS = 8_000_000
 # Each row's position in the data (not in its batch): the draws' identity without `id`.
 _POSITION = "__audit_position__"
 
+Progress = Callable[[str, int, int], None]
+"""`audit`'s `progress`: called as ``progress(stage, done, total)`` after each aggregation."""
+
+
+def _said(progress: Progress | None, stage: str, done: int, total: int) -> None:
+    if progress is not None:
+        progress(stage, done, total)
+
 
 @dataclass(frozen=True)
 class Cells:
@@ -65,7 +73,11 @@ class Cells:
 
 
 def cell_statistics(
-    prepared: Prepared, binning: Binning, terms: Sequence[str], batch_rows: int = BATCH_ROWS
+    prepared: Prepared,
+    binning: Binning,
+    terms: Sequence[str],
+    batch_rows: int = BATCH_ROWS,
+    progress: Progress | None = None,
 ) -> Cells:
     """Compute the observed statistics table of the finest cells, `batch_rows` rows at a time.
 
@@ -85,9 +97,14 @@ def cell_statistics(
     n_rows = None
     if _rows(table) >= batch_rows:
         n_rows = _count(source)
-        for offset in range(batch_rows, n_rows, batch_rows):
+        offsets = range(batch_rows, n_rows, batch_rows)
+        _said(progress, "cells", 1, len(offsets) + 1)
+        for done, offset in enumerate(offsets, 2):
             more = batch(offset).table.collect(engine="streaming")
             table = merge_partials([table, more], partial.keys)
+            _said(progress, "cells", done, len(offsets) + 1)
+    else:
+        _said(progress, "cells", 1, 1)
     merged = dataclasses.replace(partial, table=table.lazy())
     cells = complete_statistics(merged, binning).with_columns(pl.col(strings).cast(pl.String))
     return Cells(collect_checked(prepared, cells), source, strings, n_rows)
@@ -101,6 +118,7 @@ def slice_replicates(
     resamples: Sequence[Resample],
     sets: Sequence[tuple[str, ...]],
     batch_rows: int = BATCH_ROWS,
+    progress: Progress | None = None,
 ) -> list[pl.LazyFrame]:
     """Compute the replicates' rows of each attribute set's statistics table (`sets` order).
 
@@ -126,12 +144,26 @@ def slice_replicates(
     offsets = range(0, max(n_rows, 1), rows)
     parts: list[list[pl.DataFrame]] = [[] for _ in sets]
     partial = None
-    for spec in resamples:
-        for replicates in chunks(spec.replicates, size):
-            chunk = dataclasses.replace(spec, first=replicates.start, n_resamples=len(replicates))
-            partial, tables = _chunk_sums(source, prepared, binning, terms, chunk, sets, offsets)
-            for part, table in zip(parts, tables, strict=True):
-                part.append(table)
+    passes = [
+        (spec, replicates) for spec in resamples for replicates in chunks(spec.replicates, size)
+    ]
+    total = len(passes) * len(offsets)
+    for done, (spec, replicates) in enumerate(passes):
+        chunk = dataclasses.replace(spec, first=replicates.start, n_resamples=len(replicates))
+        partial, tables = _chunk_sums(
+            source,
+            prepared,
+            binning,
+            terms,
+            chunk,
+            sets,
+            offsets,
+            lambda batch, done=done: _said(
+                progress, "replicates", done * len(offsets) + batch, total
+            ),
+        )
+        for part, table in zip(parts, tables, strict=True):
+            part.append(table)
     assert partial is not None  # one chunk at least: `resamples` is not empty
     return [
         complete_statistics(
@@ -149,16 +181,18 @@ def _chunk_sums(
     chunk: Resample,
     sets: Sequence[tuple[str, ...]],
     offsets: range,
+    batch_done: Callable[[int], None],
 ) -> tuple[Partial, list[pl.DataFrame]]:
     """Aggregate a chunk of replicates over each batch of rows (of `offsets.step` rows).
 
     Return the last batch's partial aggregation (its table aside: the keys and sums)
     and each set's partial table: each batch's finest table summed over the attributes
-    the set leaves free, then over the batches.
+    the set leaves free, then over the batches. `batch_done` is called with the number
+    of batches done after each.
     """
     summed: list[pl.DataFrame] = []
     partial = None
-    for offset in offsets:
+    for batch, offset in enumerate(offsets, 1):
         partial = partial_statistics(
             source.slice(offset, offsets.step),
             prepared.problem,
@@ -177,6 +211,7 @@ def _chunk_sums(
             merge_partials([*tables, finest.drop(free)], keys)
             for tables, (free, keys) in zip(before, keyed, strict=True)
         )
+        batch_done(batch)
     assert partial is not None  # one batch at least, even of empty data
     return partial, summed
 

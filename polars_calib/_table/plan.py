@@ -115,6 +115,7 @@ def prepare(
     )
     names = list(keys.names)
     added = keys.computed()
+    _check_key_names(added, {"probability": prob, "label": label, "weight": weight})
     if time is not None and every is not None:
         added.append(pl.col(time).dt.truncate(every).alias(time))
         names.append(time)
@@ -126,6 +127,24 @@ def prepare(
         return Prepared(data, lf, problem, names, used_reduction)
     problem = binary_problem(prob, label, weight, pos_label)
     return Prepared(data, lf, problem, names, None, label, pos_label)
+
+
+def _check_key_names(added: list[pl.Expr], columns: dict[str, str | None]) -> None:
+    """Refuse a computed `by` key named like the probability, label or weight column.
+
+    The key is added to the frame under its name: it would replace that column, and
+    the metrics would read the key (``by=pl.col("p") > 0.5`` made every probability 0
+    or 1).
+    """
+    for expr in added:
+        name = expr.meta.output_name()
+        for role, column in columns.items():
+            if name == column:
+                msg = (
+                    f"`by` key {name!r} is an expression named like the {role} column "
+                    f"{column!r}: it would replace that column; name it with .alias(...)"
+                )
+                raise ValueError(msg)
 
 
 def collect_checked(prepared: Prepared, plan: pl.LazyFrame) -> pl.DataFrame:
