@@ -258,9 +258,10 @@ def test_vector_scores_against_binary_ones() -> None:
     assert _value(two, pl.col("probs").calib.multiclass_brier("y")) == pytest.approx(
         2 * binary, abs=1e-15
     )
-    # A vector column in a binary metric is refused when the query is planned.
+    # A vector column in a binary metric is refused when the query is planned, with a
+    # message pointing to the multi-class functions.
     for metric in (pc.brier, pc.log_loss, pc.ece):
-        with pytest.raises(pl.exceptions.PolarsError, match="List"):
+        with pytest.raises(pl.exceptions.PolarsError, match="use pc.confidence_ece"):
             two.select(metric("probs", "y"))
     assert _value(two, pc.multiclass_log_loss("probs", "y")) == pytest.approx(
         _value(df, pc.log_loss("p", "y")), rel=1e-12

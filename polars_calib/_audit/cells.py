@@ -150,17 +150,12 @@ def slice_replicates(
     total = len(passes) * len(offsets)
     for done, (spec, replicates) in enumerate(passes):
         chunk = dataclasses.replace(spec, first=replicates.start, n_resamples=len(replicates))
+
+        def batch_done(batch: int, before: int = done * len(offsets)) -> None:
+            _said(progress, "replicates", before + batch, total)
+
         partial, tables = _chunk_sums(
-            source,
-            prepared,
-            binning,
-            terms,
-            chunk,
-            sets,
-            offsets,
-            lambda batch, done=done: _said(
-                progress, "replicates", done * len(offsets) + batch, total
-            ),
+            source, prepared, binning, terms, chunk, sets, offsets, batch_done
         )
         for part, table in zip(parts, tables, strict=True):
             part.append(table)

@@ -189,7 +189,7 @@ def _weight_total_check(
 ) -> list[Check]:
     """The group's check of its total weight: at most ``WEIGHT_LIMIT``, so that every
     weighted sum (terms up to ``-log(EPS)``, about 36, times bootstrap counts) stays finite."""
-    if w is None:
+    if w is None or weight is None:
         return []
     total = pl.when(present & weight_ok(w)).then(w).sum()
     problem = "weights of a group summing to 1e300 or more (rescale them)"
@@ -270,7 +270,7 @@ def binary_problem(
     # logic) it is false on a refused row, true on a used one, and null when an input
     # is null and nothing is refused: `refused` and `present` in half their passes.
     ok = raw_p.is_between(0.0, 1.0)
-    if pos_label is None:
+    if nan_label is None:
         ok = ok & ((raw_y == 0) | (raw_y == 1))
     else:
         ok = ok & pl.when(raw_y.is_not_null()).then(~nan_label.fill_null(False))
