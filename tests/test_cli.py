@@ -477,6 +477,48 @@ def test_a_report_directory_is_replaced_whole(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.parquet", "out"]
 
 
+def test_report_out_may_be_a_new_nested_directory(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    parquet_log: Path,
+) -> None:
+    for module in ("altair", "matplotlib"):  # no chart (quicker): the tables are enough
+        monkeypatch.setitem(sys.modules, module, None)
+    out = tmp_path / "runs" / "today"  # neither exists yet: both are made
+    code, err = run_main(
+        capsys, "report", parquet_log, "--prob", "p", "--label", "y", "-q", "--out", out
+    )
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == [
+        "reliability.csv",
+        "summary.csv",
+        "summary.parquet",
+    ]
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["today"]  # no leftovers
+
+
+def test_an_out_directory_holding_the_working_directory_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    parquet_log: Path,
+) -> None:
+    for module in ("altair", "matplotlib"):
+        monkeypatch.setitem(sys.modules, module, None)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.csv").write_text("a previous run's table")
+    before = contents(tmp_path)
+    monkeypatch.chdir(out)  # replacing `.` would delete the working directory
+    code, err = run_main(
+        capsys, "report", parquet_log, "--prob", "p", "--label", "y", "-q", "--out", "."
+    )
+    assert code == 1
+    assert "holds the working directory" in one_error(err)
+    assert contents(tmp_path) == before and Path.cwd() == out
+
+
 class _FullDisk(types.ModuleType):
     """A plotting library whose every use fails as a full disk would."""
 
