@@ -509,7 +509,7 @@ def test_report_out_may_be_a_new_nested_directory(
 ) -> None:
     for module in ("altair", "matplotlib"):  # no chart (quicker): the tables are enough
         monkeypatch.setitem(sys.modules, module, None)
-    out = tmp_path / "runs" / "today"  # neither exists yet: both are made
+    out = tmp_path / "runs" / "2026" / "today"  # none exists yet: all are made
     code, err = run_main(
         capsys, "report", parquet_log, "--prob", "p", "--label", "y", "-q", "--out", out
     )
@@ -519,7 +519,7 @@ def test_report_out_may_be_a_new_nested_directory(
         "summary.csv",
         "summary.parquet",
     ]
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["today"]  # no leftovers
+    assert sorted(p.name for p in out.parent.iterdir()) == ["today"]  # no leftovers
 
 
 def test_an_out_directory_holding_the_working_directory_is_refused(
