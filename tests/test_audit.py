@@ -863,6 +863,18 @@ def test_slice_labels_quote_values_that_could_be_misread() -> None:
     assert slices["slice"].is_unique().all()
 
 
+def test_slice_labels_quote_and_escape_key_names() -> None:
+    # A key's name is quoted like a value: a quote and a backslash in it are escaped.
+    df = pl.DataFrame({'say "hi"': ["x"], "a\\b": ["y"], "p": [0.5], "y": [1]})
+    slices = audit(df, "p", "y", by=['say "hi"', "a\\b"], min_count=0, test=None).slices
+    assert slices["slice"].to_list() == [
+        "overall",
+        '"say \\"hi\\""=x',
+        '"a\\\\b"=y',
+        '"say \\"hi\\""=x, "a\\\\b"=y',
+    ]
+
+
 @settings(max_examples=15, deadline=None)
 @given(
     st.lists(

@@ -453,6 +453,30 @@ def test_an_out_directory_with_other_files_is_refused(
     assert contents(out) == {"notes.txt": b"mine"}
 
 
+def test_an_out_over_a_glob_or_directory_input_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, log: pl.DataFrame, calibrator_file: Path
+) -> None:
+    # The input's files are those a glob matches or a directory holds: an output that
+    # is one of them, or a directory holding them, would write over the input.
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for i in range(2):
+        log.write_parquet(parts / f"part-{i}.parquet")
+    before = contents(tmp_path)
+    matched = str(parts / "*.parquet")
+    scores = ["--calibrator", calibrator_file, "--prob", "p", "--out", parts / "part-1.parquet"]
+    tables = ["--prob", "p", "--label", "y", "-q", "--out", tmp_path]
+    for argv in (
+        ["apply", matched, *scores],
+        ["report", matched, *tables],
+        ["report", parts, *tables],
+    ):
+        code, err = run_main(capsys, *argv)
+        assert code == 2, argv
+        assert "would write over the input" in one_error(err)
+        assert contents(tmp_path) == before
+
+
 def test_a_report_directory_is_replaced_whole(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
@@ -475,6 +499,48 @@ def test_a_report_directory_is_replaced_whole(
         "summary.parquet",
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["log.parquet", "out"]
+
+
+def test_report_out_may_be_a_new_nested_directory(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    parquet_log: Path,
+) -> None:
+    for module in ("altair", "matplotlib"):  # no chart (quicker): the tables are enough
+        monkeypatch.setitem(sys.modules, module, None)
+    out = tmp_path / "runs" / "2026" / "today"  # none exists yet: all are made
+    code, err = run_main(
+        capsys, "report", parquet_log, "--prob", "p", "--label", "y", "-q", "--out", out
+    )
+    assert code == 0, err
+    assert sorted(p.name for p in out.iterdir()) == [
+        "reliability.csv",
+        "summary.csv",
+        "summary.parquet",
+    ]
+    assert sorted(p.name for p in out.parent.iterdir()) == ["today"]  # no leftovers
+
+
+def test_an_out_directory_holding_the_working_directory_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    parquet_log: Path,
+) -> None:
+    for module in ("altair", "matplotlib"):
+        monkeypatch.setitem(sys.modules, module, None)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.csv").write_text("a previous run's table")
+    before = contents(tmp_path)
+    monkeypatch.chdir(out)  # replacing `.` would delete the working directory
+    code, err = run_main(
+        capsys, "report", parquet_log, "--prob", "p", "--label", "y", "-q", "--out", "."
+    )
+    assert code == 1
+    assert "holds the working directory" in one_error(err)
+    assert contents(tmp_path) == before and Path.cwd() == out
 
 
 class _FullDisk(types.ModuleType):

@@ -943,6 +943,7 @@ def set_row(frame: str, row: int, column: str, value: object) -> Callable[[dict[
         ("platt", set_row("params", 1, "g", "one"), r"params.rows\[1\].g: cannot be read as Int64"),
         ("platt", lambda c: c["params"].update(rows={}), r"params.rows: must be a list"),
         ("platt", lambda c: c.pop("method"), r"method: is missing"),
+        ("platt", lambda c: c.update(package_version=3), r"package_version: must be a string"),
     ],
 )
 def test_load_checks_every_field_and_names_it(
