@@ -261,7 +261,7 @@ def test_vector_scores_against_binary_ones() -> None:
     # A vector column in a binary metric is refused when the query is planned, with a
     # message pointing to the multi-class functions.
     for metric in (pc.brier, pc.log_loss, pc.ece):
-        with pytest.raises(pl.exceptions.PolarsError, match="use pc.confidence_ece"):
+        with pytest.raises(pl.exceptions.PolarsError, match=r"use pc\.confidence_ece"):
             two.select(metric("probs", "y"))
     assert _value(two, pc.multiclass_log_loss("probs", "y")) == pytest.approx(
         _value(df, pc.log_loss("p", "y")), rel=1e-12
