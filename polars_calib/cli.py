@@ -36,7 +36,7 @@ from polars_calib._audit import Audit, audit, check_one_model
 from polars_calib._core.binning import Binning
 from polars_calib._core.files import (
     atomic_path,
-    foreign_entries,
+    check_replaceable,
     overwritten_input,
     replaced_directory,
 )
@@ -616,18 +616,10 @@ def check_output_directory(
             "replaced whole): give another directory"
         )
         raise UsageError(msg)
-    if out.exists() and not out.is_dir():
-        msg = f"argument {option}: {str(out)!r} is a file: give a directory"
-        raise UsageError(msg)
-    foreign = foreign_entries(out, owned)
-    if foreign:
-        shown = ", ".join(repr(name) for name in foreign[:3])
-        msg = (
-            f"argument {option}: {str(out)!r} holds files this command does not write "
-            f"({shown}{', ...' if len(foreign) > 3 else ''}): it is replaced whole, so "
-            "give a new or empty directory"
-        )
-        raise UsageError(msg)
+    try:
+        check_replaceable(out, owned)
+    except ValueError as error:
+        raise UsageError(f"argument {option}: {error}") from error
 
 
 def parse_report(argv: Sequence[str]) -> ReportOptions:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 __all__ = [
     "atomic_path",
+    "check_replaceable",
     "foreign_entries",
     "input_files",
     "overwritten_input",
@@ -99,6 +100,29 @@ def foreign_entries(directory: str | Path, owned: Collection[str]) -> list[str]:
     return sorted(name for name in os.listdir(final) if name not in owned)
 
 
+def check_replaceable(directory: str | Path, owned: Collection[str]) -> None:
+    """Refuse a directory that :func:`replaced_directory` cannot replace whole.
+
+    Raises
+    ------
+    ValueError
+        `directory` is a file, or holds entries not in `owned`.
+    """
+    final = _resolved(directory)
+    if final.exists() and not final.is_dir():
+        msg = f"{str(directory)!r} is a file, not a directory"
+        raise ValueError(msg)
+    foreign = foreign_entries(final, owned)
+    if foreign:
+        shown = ", ".join(repr(name) for name in foreign[:3])
+        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+        msg = (
+            f"{str(directory)!r} holds files this command does not write ({shown}{more}): "
+            "it is replaced whole, so give a new or empty directory"
+        )
+        raise ValueError(msg)
+
+
 @contextmanager
 def replaced_directory(directory: str | Path, owned: Collection[str]) -> Iterator[Path]:
     """Yield a new empty directory that replaces `directory` whole when the block succeeds.
@@ -123,18 +147,7 @@ def replaced_directory(directory: str | Path, owned: Collection[str]) -> Iterato
         directory.
     """
     final = _resolved(directory)
-    if final.exists() and not final.is_dir():
-        msg = f"{str(directory)!r} is a file, not a directory"
-        raise ValueError(msg)
-    foreign = foreign_entries(final, owned)
-    if foreign:
-        shown = ", ".join(repr(name) for name in foreign[:3])
-        more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
-        msg = (
-            f"{str(directory)!r} holds files this command does not write ({shown}{more}): "
-            "it is replaced whole, so give a new or empty directory"
-        )
-        raise ValueError(msg)
+    check_replaceable(directory, owned)
     if Path.cwd().resolve().is_relative_to(final):
         msg = f"{str(directory)!r} holds the working directory: it cannot be replaced"
         raise ValueError(msg)
