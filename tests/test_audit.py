@@ -993,9 +993,9 @@ def test_the_forest_plot_of_an_audit_within_models_draws_each_model_against_its_
 
 
 def test_progress_is_told_each_aggregation_over_the_data() -> None:
-    # Batches of 1,000 rows over 3,000: three observed batches, then each chunk of
+    # Batches of 100 rows over 300: three observed batches, then each chunk of
     # replicates over each batch; the numbers do not depend on being watched.
-    n = 3_000
+    n = 300
     i = pl.int_range(n, eager=True)
     p = ((i * 37) % 101 / 100).alias("p")
     df = pl.DataFrame(
@@ -1006,7 +1006,7 @@ def test_progress_is_told_each_aggregation_over_the_data() -> None:
         }
     )
     calls: list[tuple[str, int, int]] = []
-    options = {"by": "a", "n_resamples": 100, "batch_rows": 1_000, "metrics": ["ece"]}
+    options = {"by": "a", "n_resamples": 6, "batch_rows": 100, "metrics": ["ece"]}
     watched = pc.audit(df, "p", "y", progress=lambda *step: calls.append(step), **options)
     cells = [step for step in calls if step[0] == "cells"]
     replicates = [step for step in calls if step[0] == "replicates"]

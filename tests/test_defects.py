@@ -259,8 +259,8 @@ def test_23_repeated_metrics_are_computed_once() -> None:
     assert_frame_equal(log.calib.summary("p", "y", by="g", metrics=twice), once)
     stats = pc.bin_statistics(log, "p", "y", by="g")
     assert_frame_equal(pc.metrics_from_statistics(stats, by="g", metrics=twice), once)
-    audited = pc.audit(log, "p", "y", by="g", metrics=twice).slices  # type: ignore[arg-type]
-    assert audited.columns.count("ece") == 1
+    audited = pc.audit(log, "p", "y", by="g", metrics=twice, n_resamples=None)  # type: ignore[arg-type]
+    assert audited.slices.columns.count("ece") == 1
     page = pc.html_report(log, "p", "y", by="g", metrics=twice)  # type: ignore[arg-type]
     assert page.summary.columns.count("ece") == 1
 
