@@ -112,8 +112,6 @@ def ece(
         The 10-item worked example with three bins:
 
         >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
         >>> import polars_calib as pc
         >>> df = pl.DataFrame({
         ...     "p": [0.61, 0.39, 0.31, 0.76, 0.22, 0.59, 0.92, 0.83, 0.57, 0.41],
@@ -183,8 +181,6 @@ def mce(
         Examples
         --------
         >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
         >>> import polars_calib as pc
         >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
         >>> df.select(mce=pc.mce("p", "y", n_bins=2).round(4))
@@ -233,8 +229,6 @@ def rmsce(
         Examples
         --------
         >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
         >>> import polars_calib as pc
         >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
         >>> df.select(rmsce=pc.rmsce("p", "y", n_bins=2).round(4))
@@ -275,8 +269,6 @@ def brier(
         Examples
         --------
         >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
         >>> import polars_calib as pc
         >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.3], "y": [0, 1, 1, 0]})
         >>> df.select(brier=pc.brier("p", "y").round(4))
@@ -308,8 +300,6 @@ def log_loss(
         Examples
         --------
         >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
         >>> import polars_calib as pc
         >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.35], "y": [0, 1, 1, 0]})
         >>> df.select(log_loss=pc.log_loss("p", "y").round(4))
