@@ -7,6 +7,9 @@
 * **Doctest examples as code.** The pages' ``>>>`` examples outside fenced blocks (run by
   ``pytest --doctest-glob='*.md'``) would render as a paragraph: the site shows each run of
   them, up to the next blank line, as a ``pycon`` code block.
+* **Sphinx roles as links.** The docstrings' ``:func:`polars_calib.ece``` roles, which
+  mkdocstrings shows as text, become cross-references to the API reference (a name not
+  under ``polars_calib`` is looked up there); one that names no documented object stays as code.
 """
 
 from __future__ import annotations
@@ -88,3 +91,23 @@ def relink(markdown: str, folder: str) -> str:
         return match[1] + posixpath.relpath(OUTSIDE[resolved], folder or ".")
 
     return LINK.sub(page_link, markdown)
+
+
+ROLE = re.compile(
+    r":(?:py:)?(?:func|class|meth|attr|data|obj|exc|mod):<code>(?P<short>~?)(?P<name>[\w.]+)"
+    r"(?P<call>\(\))?</code>"
+)
+"""A Sphinx role in the HTML of a docstring (its target as code)."""
+
+
+def on_page_content(html: str, page: Page, config: Any, files: Files) -> str:
+    """Turn the docstrings' Sphinx roles into cross-references that autorefs resolves."""
+
+    def reference(match: re.Match[str]) -> str:
+        name = match["name"]
+        identifier = name if name.startswith("polars_calib") else f"polars_calib.{name}"
+        shown = (name.rsplit(".", 1)[-1] if match["short"] else name) + (match["call"] or "")
+        # `optional`: a target that is not documented stays as code, without a warning
+        return f'<autoref identifier="{identifier}" optional><code>{shown}</code></autoref>'
+
+    return ROLE.sub(reference, html)

@@ -130,6 +130,13 @@ def test_site_builds_strictly_and_loads_nothing_from_the_network(site: Path) -> 
         )
     ]
     assert not remote, "\n".join(remote[:20])
+    # The docstrings' Sphinx roles are links: `mce` says "see :func:`ece`".
+    metrics = (site / "reference" / "metrics.html").read_text(encoding="utf-8")
+    assert re.search(
+        r'<a class="autorefs autorefs-internal"[^>]* href="#polars_calib\.ece"', metrics
+    )
+    roles = [page.name for page in pages if ":func:" in page.read_text(encoding="utf-8")]
+    assert not roles, roles
     assert (site / "search" / "search_index.js").exists()  # the index, for file:// pages
 
 
