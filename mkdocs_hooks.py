@@ -10,6 +10,8 @@
 * **Sphinx roles as links.** The docstrings' ``:func:`polars_calib.ece``` roles, which
   mkdocstrings shows as text, become cross-references to the API reference (a name not
   under ``polars_calib`` is looked up there); one that names no documented object stays as code.
+  ``:math:`` roles and ``.. math::`` blocks show their LaTeX source as code (no math
+  renderer: the site loads nothing from the network); ``.. warning::`` becomes a warning box.
 """
 
 from __future__ import annotations
@@ -110,4 +112,14 @@ def on_page_content(html: str, page: Page, config: Any, files: Files) -> str:
         # `optional`: a target that is not documented stays as code, without a warning
         return f'<autoref identifier="{identifier}" optional><code>{shown}</code></autoref>'
 
-    return ROLE.sub(reference, html)
+    html = ROLE.sub(reference, html)
+    html = html.replace(":math:<code>", "<code>").replace("<p>.. math::</p>\n", "")
+    html = DISPLAY_MATH.sub(r'<div class="highlight"><pre><code>\1</code></pre></div>', html)
+    return WARNING.sub(
+        r'<div class="admonition warning"><p class="admonition-title">Warning</p><p>\1</p></div>',
+        html,
+    )
+
+
+DISPLAY_MATH = re.compile(r"<p>\.\. math:: (.*?)</p>", re.S)
+WARNING = re.compile(r"<p>\.\. warning::\s*(.*?)</p>", re.S)
