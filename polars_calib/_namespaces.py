@@ -603,8 +603,10 @@ def frame(data: pl.LazyFrame) -> LazyFrameCalibNamespace: ...
 def frame(data: pl.DataFrame | pl.LazyFrame) -> DataFrameCalibNamespace | LazyFrameCalibNamespace:
     """``data.calib``, typed so that type checkers see its methods and their options.
 
-    Polars' registered namespaces are invisible to mypy and pyright: ``df.calib.summary``
-    type-checks as ``Any``. ``pc.frame(df).summary(...)`` is the same call, checked.
+    Polars registers ``.calib`` when the package is imported, which type checkers do not
+    see: mypy and pyright report ``df.calib`` as an unknown attribute.
+    ``pc.frame(df).summary(...)`` is the same call as ``df.calib.summary(...)``, with every
+    option and the result typed.
 
     Parameters
     ----------
