@@ -6,7 +6,7 @@ probabilities with a sign-changing miscalibration, ``--groups`` groups):
 ece           ``pc.ece("p", "y")`` alone (the reference cost)
 ks_kuiper     ``pc.ks_calibration``, ``pc.kuiper_calibration`` and their two p-values
 ece_ks        ECE and the four KS/Kuiper expressions in one query
-smooth_ece    ``pc.smooth_ece(df, "p", "y")`` (fine-grid table, then the numpy finisher)
+smooth_ece    ``pc.smooth_ece_summary(df, "p", "y")`` (fine-grid table, then the numpy finisher)
 numpy_ks      numpy: argsort, cumsum, ends of ties, the two tails (per group)
 relplot       ``relplot.smECE(p, y)`` per group (relplot is numpy)
 
@@ -116,7 +116,7 @@ def worker(contender: str, rows: int, groups: int, check: bool) -> dict[str, flo
         "ece": lambda: query(ece=pc.ece("p", "y")),
         "ks_kuiper": lambda: query(**ks),
         "ece_ks": lambda: query(ece=pc.ece("p", "y"), **ks),
-        "smooth_ece": lambda: pc.smooth_ece(df, "p", "y", by="g" if groups > 1 else None),
+        "smooth_ece": lambda: pc.smooth_ece_summary(df, "p", "y", by="g" if groups > 1 else None),
         "numpy_ks": lambda: _per_group(data, numpy_ks),
         "relplot": lambda: _per_group(data, _relplot),
     }

@@ -14,7 +14,6 @@ its validity rule), :mod:`~polars_calib._core.binning` (the bin rule),
 :mod:`~polars_calib._report` (the HTML report) and :mod:`~polars_calib.cli`.
 """
 
-from polars_calib import _namespaces as _frame  # noqa: F401  (registers `.calib` on frames)
 from polars_calib._audit import Audit, adjusted_p_values, audit
 from polars_calib._core.binning import Binning, bin_index, uniform_edges
 from polars_calib._core.exprs import IntoExpr, Keys
@@ -35,6 +34,7 @@ from polars_calib._core.options import (
 from polars_calib._core.validation import CalibrationDataError, refused_rows, validate
 from polars_calib._frames.frame import reliability, summary
 from polars_calib._frames.median_variance import median_variance_bins
+from polars_calib._frames.refused import refused_counts
 from polars_calib._frames.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -71,6 +71,7 @@ from polars_calib._metrics.multiclass import (
     top_label_ece,
 )
 from polars_calib._metrics.namespace import col
+from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
@@ -83,7 +84,12 @@ from polars_calib._recalibration import (
     load_calibrator,
 )
 from polars_calib._report.report import HtmlReport, html_report
-from polars_calib._smooth import smooth_ece, smooth_ece_from_statistics, smooth_ece_statistics
+from polars_calib._smooth import smooth_ece as smooth_ece  # deprecated, not in __all__
+from polars_calib._smooth import (
+    smooth_ece_from_statistics,
+    smooth_ece_statistics,
+    smooth_ece_summary,
+)
 from polars_calib._version import __version__ as __version__
 
 __all__ = [
@@ -123,6 +129,7 @@ __all__ = [
     "debiased_ece_squared",
     "ece",
     "fit_calibrator",
+    "frame",
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
     "html_report",
@@ -142,15 +149,16 @@ __all__ = [
     "plot_reliability",
     "prob_vector",
     "refinement_loss",
+    "refused_counts",
     "refused_rows",
     "reliability",
     "reliability_from_statistics",
     "rmsce",
     "save_png",
     "skce",
-    "smooth_ece",
     "smooth_ece_from_statistics",
     "smooth_ece_statistics",
+    "smooth_ece_summary",
     "spiegelhalter_p",
     "spiegelhalter_z",
     "summary",

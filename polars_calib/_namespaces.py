@@ -1,79 +1,585 @@
-"""The ``.calib`` namespaces of ``DataFrame`` and ``LazyFrame``: one-line delegations."""
+"""The ``.calib`` namespaces of ``DataFrame`` and ``LazyFrame``, and the typed :func:`frame`.
+
+Every method is the free function of the same name, ``pc.NAME(data, ...)``, with the same
+keyword signature less `data`, delegating in one call (``tests/test_namespaces.py`` keeps
+the signatures equal). A DataFrame's methods return DataFrames, a LazyFrame's plans.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Generic
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, overload
 
 import polars as pl
 
 from polars_calib._audit import Audit, audit
-from polars_calib._core.exprs import Keys
-from polars_calib._core.validation import refused_rows, validate
+from polars_calib._audit.cells import BATCH_ROWS
+from polars_calib._core.deprecation import deprecated_alias
+from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.options import (
+    METRICS,
+    SUM_TOLERANCE,
+    AuditTest,
+    BinAverage,
+    CalibrationMethod,
+    Closed,
+    Compat,
+    ConsistencyMetric,
+    Correction,
+    Diagnostic,
+    Distance,
+    Fallback,
+    Metric,
+    Reduction,
+    Resampling,
+    Strategy,
+    TableReduction,
+    TopLabelAverage,
+)
+from polars_calib._core.validation import validate
 from polars_calib._frames.frame import reliability, summary
 from polars_calib._frames.median_variance import median_variance_bins
+from polars_calib._frames.refused import refused_counts
 from polars_calib._frames.statistics import bin_statistics
 from polars_calib._recalibration import Calibrator, fit_calibrator
-from polars_calib._smooth import smooth_ece, smooth_ece_statistics
-from polars_calib._table.plan import FrameT, same_kind
+from polars_calib._recalibration.newton import SAMPLE_ROWS
+from polars_calib._smooth import smooth_ece_statistics, smooth_ece_summary
+from polars_calib._table.plan import FrameT
+
+__all__ = ["DataFrameCalibNamespace", "LazyFrameCalibNamespace", "frame"]
 
 
 class _FrameCalibNamespace(Generic[FrameT]):
     """The methods shared by the DataFrame and LazyFrame namespaces.
 
-    Each delegates in one line to the free function, and returns the kind of frame
-    it was called on.
+    Each is the free function of the same name, and returns the kind of frame it was
+    called on.
     """
 
     def __init__(self, data: FrameT) -> None:
         self._data: FrameT = data
 
-    def reliability(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Reliability table; see :func:`polars_calib.reliability` for the options."""
-        return reliability(self._data, prob, label, **options)
+    def reliability(
+        self,
+        prob: str,
+        label: str,
+        *,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        by: Keys = None,
+        weight: str | None = None,
+        confidence: float = 0.95,
+        reduction: Reduction | None = None,
+        sum_tol: float = SUM_TOLERANCE,
+        pos_label: Any = None,
+        compat: Compat | None = None,
+        min_size: int = 10,
+        max_bins: int | None = None,
+    ) -> FrameT:
+        """Compute the reliability table: per bin, mean prediction against observed frequency.
 
-    def summary(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Metrics per group and window; see :func:`polars_calib.summary` for the options."""
-        return summary(self._data, prob, label, **options)
+        See :func:`polars_calib.reliability`.
 
-    def bin_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Mergeable statistics per group and bin; see :func:`polars_calib.bin_statistics`."""
-        table: FrameT = bin_statistics(self._data, prob, label, **options)
-        return table
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "y": [0, 1, 0, 1]})
+        >>> df.calib.reliability("p", "y", n_bins=2).select(
+        ...     "bin", "count", "mean_predicted", "observed"
+        ... )
+        shape: (2, 4)
+        ┌─────┬───────┬────────────────┬──────────┐
+        │ bin ┆ count ┆ mean_predicted ┆ observed │
+        │ --- ┆ ---   ┆ ---            ┆ ---      │
+        │ i32 ┆ i64   ┆ f64            ┆ f64      │
+        ╞═════╪═══════╪════════════════╪══════════╡
+        │ 0   ┆ 2     ┆ 0.3            ┆ 0.5      │
+        │ 1   ┆ 2     ┆ 0.7            ┆ 0.5      │
+        └─────┴───────┴────────────────┴──────────┘
+        """
+        return reliability(
+            self._data,
+            prob,
+            label,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            by=by,
+            weight=weight,
+            confidence=confidence,
+            reduction=reduction,
+            sum_tol=sum_tol,
+            pos_label=pos_label,
+            compat=compat,
+            min_size=min_size,
+            max_bins=max_bins,
+        )
 
-    def smooth_ece(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Smooth ECE and its bandwidth per group; see :func:`polars_calib.smooth_ece`."""
-        return smooth_ece(self._data, prob, label, **options)
+    def summary(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
+        weight: str | None = None,
+        reduction: TableReduction | None = None,
+        sum_tol: float = SUM_TOLERANCE,
+        pos_label: Any = None,
+        average: TopLabelAverage | BinAverage | None = None,
+        compat: Compat | None = None,
+        min_size: int = 10,
+        max_bins: int | None = None,
+        confidence: float | None = None,
+        n_resamples: int | None = None,
+        seed: int = 0,
+        id: IntoExpr | None = None,  # noqa: A002  (as in summary)
+        distance: Distance | None = None,
+    ) -> FrameT:
+        """Compute calibration metrics per group and window.
 
-    def smooth_ece_statistics(self, prob: str, label: str, **options: Any) -> FrameT:
-        """Mergeable fine-grid sums per group; see :func:`polars_calib.smooth_ece_statistics`."""
-        return smooth_ece_statistics(self._data, prob, label, **options)
+        See :func:`polars_calib.summary`.
 
-    def median_variance_bins(self, prob: str, label: str, **options: Any) -> FrameT:
-        """The rows with their median-variance bin.
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> lf = pl.LazyFrame({"p": [0.2, 0.4, 0.6, 0.8], "y": [0, 1, 0, 1]})
+        >>> plan = lf.calib.summary("p", "y", n_bins=2, metrics=["ece", "brier"])
+        >>> plan.select("count", "refused", "ece", "brier").collect()
+        shape: (1, 4)
+        ┌───────┬─────────┬─────┬───────┐
+        │ count ┆ refused ┆ ece ┆ brier │
+        │ ---   ┆ ---     ┆ --- ┆ ---   │
+        │ i64   ┆ i64     ┆ f64 ┆ f64   │
+        ╞═══════╪═════════╪═════╪═══════╡
+        │ 4     ┆ 0       ┆ 0.2 ┆ 0.2   │
+        └───────┴─────────┴─────┴───────┘
+        """
+        return summary(
+            self._data,
+            prob,
+            label,
+            by=by,
+            time=time,
+            every=every,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            metrics=metrics,
+            weight=weight,
+            reduction=reduction,
+            sum_tol=sum_tol,
+            pos_label=pos_label,
+            average=average,
+            compat=compat,
+            min_size=min_size,
+            max_bins=max_bins,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            seed=seed,
+            id=id,
+            distance=distance,
+        )
+
+    def bin_statistics(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: str | None = None,
+        reduction: TableReduction | None = None,
+        sum_tol: float = SUM_TOLERANCE,
+        pos_label: Any = None,
+        metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
+        compat: Compat | None = None,
+        min_size: int = 10,
+        max_bins: int | None = None,
+        resampling: Resampling | Sequence[Resampling] | None = None,
+        n_resamples: int = 1000,
+        seed: int = 0,
+        id: IntoExpr | None = None,  # noqa: A002  (as in bin_statistics)
+    ) -> FrameT:
+        """Compute the mergeable statistics per group and bin.
+
+        See :func:`polars_calib.bin_statistics`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "y": [0, 1, 0, 1]})
+        >>> df.calib.bin_statistics("p", "y", n_bins=2).select("bin", "count")
+        shape: (2, 2)
+        ┌─────┬───────┐
+        │ bin ┆ count │
+        │ --- ┆ ---   │
+        │ i32 ┆ i64   │
+        ╞═════╪═══════╡
+        │ 0   ┆ 2     │
+        │ 1   ┆ 2     │
+        └─────┴───────┘
+        """
+        return bin_statistics(
+            self._data,
+            prob,
+            label,
+            by=by,
+            time=time,
+            every=every,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
+            reduction=reduction,
+            sum_tol=sum_tol,
+            pos_label=pos_label,
+            metrics=metrics,
+            compat=compat,
+            min_size=min_size,
+            max_bins=max_bins,
+            resampling=resampling,
+            n_resamples=n_resamples,
+            seed=seed,
+            id=id,
+        )
+
+    def smooth_ece_summary(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        weight: str | None = None,
+        pos_label: Any = None,
+    ) -> FrameT:
+        """Compute the smooth ECE and its bandwidth per group.
+
+        See :func:`polars_calib.smooth_ece_summary`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "y": [0, 1, 0, 1]})
+        >>> df.calib.smooth_ece_summary("p", "y").select(
+        ...     "count", pl.col("smooth_ece").round(4), "sigma"
+        ... )
+        shape: (1, 3)
+        ┌───────┬────────────┬──────────┐
+        │ count ┆ smooth_ece ┆ sigma    │
+        │ ---   ┆ ---        ┆ ---      │
+        │ i64   ┆ f64        ┆ f64      │
+        ╞═══════╪════════════╪══════════╡
+        │ 4     ┆ 0.1299     ┆ 0.131836 │
+        └───────┴────────────┴──────────┘
+        """
+        return smooth_ece_summary(
+            self._data, prob, label, by=by, weight=weight, pos_label=pos_label
+        )
+
+    def smooth_ece_statistics(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        weight: str | None = None,
+        pos_label: Any = None,
+    ) -> FrameT:
+        """Compute the mergeable fine-grid sums of the smooth ECE per group.
+
+        See :func:`polars_calib.smooth_ece_statistics`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "y": [0, 1, 0, 1]})
+        >>> stats = df.calib.smooth_ece_statistics("p", "y")
+        >>> stats.filter(pl.col("grid").is_null()).select("count", "refused", "weight")
+        shape: (1, 3)
+        ┌───────┬─────────┬────────┐
+        │ count ┆ refused ┆ weight │
+        │ ---   ┆ ---     ┆ ---    │
+        │ i64   ┆ i64     ┆ f64    │
+        ╞═══════╪═════════╪════════╡
+        │ 4     ┆ 0       ┆ 4.0    │
+        └───────┴─────────┴────────┘
+        """
+        return smooth_ece_statistics(
+            self._data, prob, label, by=by, weight=weight, pos_label=pos_label
+        )
+
+    def median_variance_bins(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        min_size: int = 10,
+        max_bins: int | None = None,
+        name: str = "bin",
+        weight: str | None = None,
+        pos_label: Any = None,
+        sum_tol: float = SUM_TOLERANCE,
+    ) -> FrameT:
+        """Add each row's median-variance bin.
 
         See :func:`polars_calib.median_variance_bins`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "y": [0, 1, 0, 1]})
+        >>> df.calib.median_variance_bins("p", "y", min_size=2)
+        shape: (4, 3)
+        ┌─────┬─────┬─────┐
+        │ p   ┆ y   ┆ bin │
+        │ --- ┆ --- ┆ --- │
+        │ f64 ┆ i64 ┆ i32 │
+        ╞═════╪═════╪═════╡
+        │ 0.2 ┆ 0   ┆ 0   │
+        │ 0.4 ┆ 1   ┆ 0   │
+        │ 0.6 ┆ 0   ┆ 1   │
+        │ 0.8 ┆ 1   ┆ 1   │
+        └─────┴─────┴─────┘
         """
-        return median_variance_bins(self._data, prob, label, **options)
+        return median_variance_bins(
+            self._data,
+            prob,
+            label,
+            by=by,
+            min_size=min_size,
+            max_bins=max_bins,
+            name=name,
+            weight=weight,
+            pos_label=pos_label,
+            sum_tol=sum_tol,
+        )
 
-    def refused_rows(self, prob: str, label: str, *, by: Keys = None, **options: Any) -> FrameT:
-        """Per group, the rows each data check refuses; see :func:`polars_calib.refused_rows`."""
-        counts = refused_rows(prob, label, **options)
-        query = self._data.lazy()
-        grouped = query.group_by(by, maintain_order=True) if by is not None else None
-        result = grouped.agg(counts) if grouped is not None else query.select(counts)
-        return same_kind(self._data, result.unnest("refused_rows"))
+    def refused_counts(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        weight: str | None = None,
+        pos_label: Any = None,
+    ) -> FrameT:
+        """Count, per group, the rows each data check refuses.
 
-    def audit(self, prob: str, label: str, **options: Any) -> Audit:
-        """Calibration of every slice and intersection; see :func:`polars_calib.audit`."""
-        return audit(self._data, prob, label, **options)
+        See :func:`polars_calib.refused_counts`.
 
-    def fit(self, prob: str, label: str, **options: Any) -> Calibrator:
-        """Fit recalibration maps per group; see :func:`polars_calib.fit_calibrator`."""
-        return fit_calibrator(self._data, prob, label, **options)
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 1.4, 0.6, 0.8], "y": [0, 1, 0, 1]})
+        >>> df.calib.refused_counts("p", "y").select(
+        ...     "rows", "refused", "probability outside [0, 1]"
+        ... )
+        shape: (1, 3)
+        ┌──────┬─────────┬────────────────────────────┐
+        │ rows ┆ refused ┆ probability outside [0, 1] │
+        │ ---  ┆ ---     ┆ ---                        │
+        │ u32  ┆ u32     ┆ u32                        │
+        ╞══════╪═════════╪════════════════════════════╡
+        │ 4    ┆ 1       ┆ 1                          │
+        └──────┴─────────┴────────────────────────────┘
+        """
+        return refused_counts(self._data, prob, label, by=by, weight=weight, pos_label=pos_label)
 
-    def validate(self, prob: str, label: str, weight: str | None = None, **options: Any) -> None:
-        """Raise on invalid data; see :func:`polars_calib.validate`."""
-        validate(self._data, prob, label, weight, **options)
+    def audit(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys,
+        within: Keys = None,
+        max_order: int | None = None,
+        metrics: Sequence[Metric] = ("ece", "brier"),
+        min_count: int = 100,
+        include_small: bool = False,
+        correction: Correction | None = "holm",
+        confidence: float = 0.95,
+        n_resamples: int | None = 1000,
+        seed: int = 0,
+        id: IntoExpr | None = None,  # noqa: A002  (as in audit)
+        test: AuditTest | None = "auto",
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: str | None = None,
+        reduction: Reduction | None = None,
+        sum_tol: float = SUM_TOLERANCE,
+        pos_label: Any = None,
+        batch_rows: int = BATCH_ROWS,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> Audit:
+        """Audit the calibration of every segment and intersection of segments.
+
+        See :func:`polars_calib.audit`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame(
+        ...     {"g": ["a", "a", "b", "b"], "p": [0.2, 0.4, 0.6, 0.8], "y": [0, 1, 0, 1]}
+        ... )
+        >>> report = df.calib.audit("p", "y", by="g", min_count=1, n_resamples=None)
+        >>> report.slices.select("g", "count")
+        shape: (3, 2)
+        ┌──────┬───────┐
+        │ g    ┆ count │
+        │ ---  ┆ ---   │
+        │ str  ┆ i64   │
+        ╞══════╪═══════╡
+        │ null ┆ 4     │
+        │ a    ┆ 2     │
+        │ b    ┆ 2     │
+        └──────┴───────┘
+        """
+        return audit(
+            self._data,
+            prob,
+            label,
+            by=by,
+            within=within,
+            max_order=max_order,
+            metrics=metrics,
+            min_count=min_count,
+            include_small=include_small,
+            correction=correction,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            seed=seed,
+            id=id,
+            test=test,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
+            reduction=reduction,
+            sum_tol=sum_tol,
+            pos_label=pos_label,
+            batch_rows=batch_rows,
+            progress=progress,
+        )
+
+    def fit_calibrator(
+        self,
+        prob: str,
+        label: str,
+        *,
+        method: CalibrationMethod = "platt",
+        by: str | Sequence[str] | None = None,
+        weight: str | None = None,
+        reduction: Reduction | None = None,
+        smoothed: bool = False,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        fallback: Fallback | None = None,
+        min_rows: int = 10,
+        max_iter: int = 50,
+        tol: float = 1e-8,
+        sum_tol: float = SUM_TOLERANCE,
+        pos_label: Any = None,
+        sample_rows: int | None = SAMPLE_ROWS,
+    ) -> Calibrator:
+        """Fit a recalibration map per group.
+
+        See :func:`polars_calib.fit_calibrator`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "y": [0, 0, 1, 1]})
+        >>> cal = df.calib.fit_calibrator("p", "y", method="histogram", n_bins=2, min_rows=1)
+        >>> df.select("p", recalibrated=cal.expr("p"))
+        shape: (4, 2)
+        ┌─────┬──────────────┐
+        │ p   ┆ recalibrated │
+        │ --- ┆ ---          │
+        │ f64 ┆ f64          │
+        ╞═════╪══════════════╡
+        │ 0.2 ┆ 0.0          │
+        │ 0.4 ┆ 0.0          │
+        │ 0.6 ┆ 1.0          │
+        │ 0.8 ┆ 1.0          │
+        └─────┴──────────────┘
+        """
+        return fit_calibrator(
+            self._data,
+            prob,
+            label,
+            method=method,
+            by=by,
+            weight=weight,
+            reduction=reduction,
+            smoothed=smoothed,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            fallback=fallback,
+            min_rows=min_rows,
+            max_iter=max_iter,
+            tol=tol,
+            sum_tol=sum_tol,
+            pos_label=pos_label,
+            sample_rows=sample_rows,
+        )
+
+    def validate(
+        self,
+        prob: str,
+        label: str,
+        weight: str | None = None,
+        *,
+        columns: Sequence[str] = (),
+        pos_label: Any = None,
+    ) -> None:
+        """Raise :class:`~polars_calib.CalibrationDataError` if the data cannot give metrics.
+
+        See :func:`polars_calib.validate`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 0.4, 0.6, 1.8], "y": [0, 1, 0, 1]})
+        >>> df.calib.validate("p", "y")
+        Traceback (most recent call last):
+        ...
+        polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'p':
+        probability outside [0, 1] in 1 of 4 rows (e.g. 1.8)
+        >>> df.head(3).calib.validate("p", "y")
+        """
+        validate(self._data, prob, label, weight, columns=columns, pos_label=pos_label)
+
+    # Old names, kept for one release (polars_calib._core.deprecation).
+    fit = deprecated_alias(fit_calibrator, ".calib.fit", ".calib.fit_calibrator")
+    refused_rows = deprecated_alias(refused_counts, ".calib.refused_rows", ".calib.refused_counts")
+    smooth_ece = deprecated_alias(
+        smooth_ece_summary, ".calib.smooth_ece", ".calib.smooth_ece_summary"
+    )
 
 
 @pl.api.register_lazyframe_namespace("calib")
@@ -84,3 +590,61 @@ class LazyFrameCalibNamespace(_FrameCalibNamespace[pl.LazyFrame]):
 @pl.api.register_dataframe_namespace("calib")
 class DataFrameCalibNamespace(_FrameCalibNamespace[pl.DataFrame]):
     """Calibration tables of a DataFrame of predictions; each method returns a DataFrame."""
+
+
+@overload
+def frame(data: pl.DataFrame) -> DataFrameCalibNamespace: ...
+
+
+@overload
+def frame(data: pl.LazyFrame) -> LazyFrameCalibNamespace: ...
+
+
+def frame(data: pl.DataFrame | pl.LazyFrame) -> DataFrameCalibNamespace | LazyFrameCalibNamespace:
+    """``data.calib``, typed so that type checkers see its methods and their options.
+
+    Polars registers ``.calib`` when the package is imported, which type checkers do not
+    see: mypy and pyright report ``df.calib`` as an unknown attribute.
+    ``pc.frame(df).summary(...)`` is the same call as ``df.calib.summary(...)``, with every
+    option and the result typed.
+
+    Parameters
+    ----------
+    data
+        A DataFrame (methods return DataFrames) or a LazyFrame (methods return plans).
+
+    Returns
+    -------
+    DataFrameCalibNamespace or LazyFrameCalibNamespace
+        The ``.calib`` namespace of `data`.
+
+    Raises
+    ------
+    TypeError
+        `data` is not a polars DataFrame or LazyFrame.
+
+    See Also
+    --------
+    col : the typed way to the ``.calib`` namespace of an expression.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.2, 0.4, 0.6, 0.8], "y": [0, 1, 0, 1]})
+    >>> pc.frame(df).summary("p", "y", n_bins=2, metrics=["ece"]).select("count", "ece")
+    shape: (1, 2)
+    ┌───────┬─────┐
+    │ count ┆ ece │
+    │ ---   ┆ --- │
+    │ i64   ┆ f64 │
+    ╞═══════╪═════╡
+    │ 4     ┆ 0.2 │
+    └───────┴─────┘
+    """
+    if isinstance(data, pl.DataFrame):
+        return DataFrameCalibNamespace(data)
+    if isinstance(data, pl.LazyFrame):
+        return LazyFrameCalibNamespace(data)
+    msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+    raise TypeError(msg)

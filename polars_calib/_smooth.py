@@ -47,6 +47,7 @@ import numpy as np
 import polars as pl
 
 from polars_calib._core.binning import linear_grid
+from polars_calib._core.deprecation import deprecated_alias
 from polars_calib._core.exprs import GroupKeys, Keys
 from polars_calib._core.problem import binary_problem
 from polars_calib._core.validation import (
@@ -60,9 +61,9 @@ from polars_calib._table.plan import FrameT, same_kind
 
 __all__ = [
     "GRIDS",
-    "smooth_ece",
     "smooth_ece_from_statistics",
     "smooth_ece_statistics",
+    "smooth_ece_summary",
 ]
 
 _BANDWIDTH_FLOOR = 0.001
@@ -164,7 +165,7 @@ def _prepared(
     if isinstance(prob, pl.Expr) or not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
         msg = (
             "`data` must be a polars DataFrame or LazyFrame: smooth ECE is a frame "
-            "function, `pc.smooth_ece(df, 'p', 'y', by=...)`, not an aggregating "
+            "function, `pc.smooth_ece_summary(df, 'p', 'y', by=...)`, not an aggregating "
             f"expression (see polars_calib._smooth); got {type(data).__name__}"
         )
         raise TypeError(msg)
@@ -188,7 +189,7 @@ def smooth_ece_statistics(
     weight: str | None = None,
     pos_label: Any = None,
 ) -> FrameT:
-    """Fine-grid sums per group: the mergeable input of :func:`smooth_ece`.
+    """Fine-grid sums per group: the mergeable input of :func:`smooth_ece_summary`.
 
     Parameters
     ----------
@@ -227,7 +228,7 @@ def smooth_ece_statistics(
 
     See Also
     --------
-    smooth_ece, smooth_ece_from_statistics, polars_calib.bin_statistics
+    smooth_ece_summary, smooth_ece_from_statistics, polars_calib.bin_statistics
 
     Examples
     --------
@@ -438,11 +439,11 @@ def smooth_ece_from_statistics(stats: FrameT, *, by: Keys = None) -> FrameT:
     Returns
     -------
     DataFrame or LazyFrame
-        As :func:`smooth_ece`.
+        As :func:`smooth_ece_summary`.
 
     See Also
     --------
-    smooth_ece, smooth_ece_statistics
+    smooth_ece_summary, smooth_ece_statistics
 
     Examples
     --------
@@ -452,7 +453,7 @@ def smooth_ece_from_statistics(stats: FrameT, *, by: Keys = None) -> FrameT:
     >>> import polars_calib as pc
     >>> df = pl.DataFrame({"p": [0.1, 0.3, 0.5, 0.7, 0.9] * 4, "y": [0, 1, 0, 1, 1] * 4})
     >>> parts = [pc.smooth_ece_statistics(half, "p", "y") for half in (df[:10], df[10:])]
-    >>> pc.smooth_ece_from_statistics(pl.concat(parts)).equals(pc.smooth_ece(df, "p", "y"))
+    >>> pc.smooth_ece_from_statistics(pl.concat(parts)).equals(pc.smooth_ece_summary(df, "p", "y"))
     True
     """
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
@@ -469,7 +470,7 @@ def smooth_ece_from_statistics(stats: FrameT, *, by: Keys = None) -> FrameT:
     return same_kind(stats, _finished(stats.lazy(), names, not names))
 
 
-def smooth_ece(
+def smooth_ece_summary(
     data: FrameT,
     prob: str,
     label: str,
@@ -510,7 +511,7 @@ def smooth_ece(
         A missing or mistyped column (from the schema); with a DataFrame, refused
         rows.
     TypeError
-        `data` is not a frame (``pc.smooth_ece("p", "y")`` in an aggregation: smooth
+        `data` is not a frame (``pc.smooth_ece_summary("p", "y")`` in an aggregation: smooth
         ECE is a frame function).
 
     Notes
@@ -550,7 +551,9 @@ def smooth_ece(
     ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9] * 2,
     ...     "y": [0, 0, 1, 0, 1, 1, 0, 1] + [1, 1, 1, 0, 0, 1, 0, 0],
     ... })
-    >>> pc.smooth_ece(df, "p", "y", by="model").with_columns(pl.col("smooth_ece").round(4))
+    >>> pc.smooth_ece_summary(df, "p", "y", by="model").with_columns(
+    ...     pl.col("smooth_ece").round(4)
+    ... )
     shape: (2, 5)
     ┌───────┬───────┬─────────┬────────────┬──────────┐
     │ model ┆ count ┆ refused ┆ smooth_ece ┆ sigma    │
@@ -570,3 +573,6 @@ def smooth_ece(
     if whole:
         plan = plan.drop(_ALL)
     return same_kind(data, _finished(plan, [] if whole else keys, whole))
+
+
+smooth_ece = deprecated_alias(smooth_ece_summary, "pc.smooth_ece", "pc.smooth_ece_summary")

@@ -136,7 +136,7 @@ def test_5_refused_rows_says_why_a_group_is_null() -> None:
         "weights of a group summing to 1e300 or more (rescale them)": 0,
     }
     assert got.filter(pl.col("g") == 2)["label not 0 or 1"].item() == 1
-    frame = df.calib.refused_rows("p", "y", by="g", weight="w")
+    frame = df.calib.refused_counts("p", "y", by="g", weight="w")
     assert frame["refused"].to_list() == [2, 1]
 
 

@@ -314,7 +314,7 @@ def test_a_lazy_plan_counts_refused_rows_and_gives_null(
     table = lf.calib.reliability("p", "y", by="g", weight="w").collect()
     assert table.filter(pl.col("g") == "bad")["observed"].null_count() == table.height // 2
     # The per-group diagnostic says why.
-    why = lf.calib.refused_rows("p", "y", by="g", weight="w").collect()
+    why = lf.calib.refused_counts("p", "y", by="g", weight="w").collect()
     assert why.filter(pl.col("g") == "bad")["refused"].item() == bad["refused"]
 
 

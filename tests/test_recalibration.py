@@ -485,7 +485,7 @@ def test_lazy_and_scan_fits_equal_the_eager_fit(method: str, frame_context: Fram
     df = make_log(16, 1_500, groups=2, nulls=0.05)
     eager = pc.fit_calibrator(df, "p", "y", method=method, by="g", weight="w")
     data = frame_context.frame(df)
-    cal = data.calib.fit("p", "y", method=method, by="g", weight="w")
+    cal = data.calib.fit_calibrator("p", "y", method=method, by="g", weight="w")
     assert_frame_equal(cal.params, eager.params, rel_tol=1e-9)
     # Null rows are ignored; their groups stay.
     assert cal.params["count"].sum() < df.height
@@ -496,7 +496,7 @@ def test_a_lazy_fit_reads_once_per_step_and_applying_reads_nothing() -> None:
 
     source = CountingSource(sign_changing_log(17, 3_000, groups=3).select("g", "p", "y"))
     lf = source.frame()
-    cal = lf.calib.fit("p", "y", method="platt", by="g")
+    cal = lf.calib.fit_calibrator("p", "y", method="platt", by="g")
     # One read to count the rows, then one per Newton step (the slowest group's; the
     # first step also checks every group). Small data: no subsample.
     assert source.reads == 1 + cal.params["iterations"].max()  # type: ignore[operator]
@@ -655,11 +655,11 @@ def test_a_lazy_fit_of_large_data_reads_twice_then_once_per_step() -> None:
 
     source = CountingSource(steep_log(36, [0.5, 2.0], 10_000))
     frame = source.frame()
-    cal = frame.calib.fit("p", "y", method="platt", by="g", sample_rows=1_000)
+    cal = frame.calib.fit_calibrator("p", "y", method="platt", by="g", sample_rows=1_000)
     # Counting the rows, selecting the subsample, then one read per Newton step.
     assert source.reads == 2 + cal.params["iterations"].max()  # type: ignore[operator]
     source.reads = 0
-    plain = frame.calib.fit("p", "y", method="platt", by="g", sample_rows=None)
+    plain = frame.calib.fit_calibrator("p", "y", method="platt", by="g", sample_rows=None)
     assert source.reads == 1 + plain.params["iterations"].max()  # type: ignore[operator]
 
 

@@ -33,7 +33,7 @@ def _relplot(df: pl.DataFrame) -> tuple[float, float]:
 
 
 def _ours(df: pl.DataFrame, **options: object) -> tuple[float, float]:
-    row = pc.smooth_ece(df, "p", "y", **options).row(0, named=True)  # type: ignore[arg-type]
+    row = pc.smooth_ece_summary(df, "p", "y", **options).row(0, named=True)  # type: ignore[arg-type]
     return row["smooth_ece"], row["sigma"]
 
 
@@ -122,7 +122,7 @@ def test_rows_order_and_nulls_do_not_matter() -> None:
 @needs_relplot
 def test_groups_in_every_context(frame_context: FrameContext) -> None:
     df = make_log(8, 900, decimals=2, groups=3)
-    got = frame_context.collect(frame_context.frame(df).calib.smooth_ece("p", "y", by="g"))
+    got = frame_context.collect(frame_context.frame(df).calib.smooth_ece_summary("p", "y", by="g"))
     assert got["g"].to_list() == [0, 1, 2]
     for row in got.iter_rows(named=True):
         part = df.filter(pl.col("g") == row["g"])
@@ -133,7 +133,7 @@ def test_groups_in_every_context(frame_context: FrameContext) -> None:
 
 def test_lazy_reads_nothing_until_collected(tmp_path: object) -> None:
     lf = pl.LazyFrame({"p": [0.2, 0.7], "y": [0, 1]})
-    plan = pc.smooth_ece(lf, "p", "y")
+    plan = pc.smooth_ece_summary(lf, "p", "y")
     assert isinstance(plan, pl.LazyFrame)
     assert isinstance(pc.smooth_ece_statistics(lf, "p", "y"), pl.LazyFrame)
     assert plan.collect().columns == ["count", "refused", "smooth_ece", "sigma"]
@@ -143,7 +143,7 @@ def test_statistics_of_partitions_merge_exactly() -> None:
     df = make_log(9, 1200, decimals=None, groups=2)
     parts = [pc.smooth_ece_statistics(df[i::3], "p", "y", by="g", weight="w") for i in range(3)]
     merged = pc.smooth_ece_from_statistics(pl.concat(parts), by="g")
-    whole = pc.smooth_ece(df, "p", "y", by="g", weight="w")
+    whole = pc.smooth_ece_summary(df, "p", "y", by="g", weight="w")
     assert merged["sigma"].to_list() == whole["sigma"].to_list()
     np.testing.assert_allclose(merged["smooth_ece"], whole["smooth_ece"], rtol=0, atol=1e-12)
     assert merged["count"].to_list() == whole["count"].to_list()
@@ -163,13 +163,16 @@ def test_degenerate_groups_give_null() -> None:
             "w": [1.0, 1.0, 0.0, 1.0],
         },
     )
-    got = {r["g"]: r for r in pc.smooth_ece(df, "p", "y", by="g", weight="w").iter_rows(named=True)}
+    got = {
+        r["g"]: r
+        for r in pc.smooth_ece_summary(df, "p", "y", by="g", weight="w").iter_rows(named=True)
+    }
     assert got["nulls"]["count"] == 0 and got["nulls"]["smooth_ece"] is None
     assert got["zero_weight"]["smooth_ece"] is None and got["zero_weight"]["sigma"] is None
     # One row: defined, as relplot's.
     value, sigma = _relplot(pl.DataFrame({"p": [0.3], "y": [1]}))
     assert got["one"]["sigma"] == sigma and got["one"]["smooth_ece"] == pytest.approx(value)
-    empty = pc.smooth_ece(
+    empty = pc.smooth_ece_summary(
         pl.DataFrame({"p": [], "y": []}, schema={"p": pl.Float64, "y": pl.Int64}), "p", "y"
     )
     assert empty.rows() == [(0, 0, None, None)]
@@ -178,22 +181,22 @@ def test_degenerate_groups_give_null() -> None:
 def test_refused_rows() -> None:
     df = pl.DataFrame({"g": [0, 0, 1, 1], "p": [0.2, 1.5, 0.3, 0.6], "y": [0, 1, 1, 0]})
     with pytest.raises(pc.CalibrationDataError, match="outside"):
-        pc.smooth_ece(df, "p", "y", by="g")
+        pc.smooth_ece_summary(df, "p", "y", by="g")
     with pytest.raises(pc.CalibrationDataError, match="outside"):
         pc.smooth_ece_statistics(df, "p", "y", by="g")
-    got = pc.smooth_ece(df.lazy(), "p", "y", by="g").collect()
+    got = pc.smooth_ece_summary(df.lazy(), "p", "y", by="g").collect()
     assert got.row(0) == (0, 1, 1, None, None)
     assert got["smooth_ece"][1] is not None
 
 
 def test_misuse_raises_when_built() -> None:
-    # Written as an aggregation (`pc.smooth_ece("p", "y")` lacks an argument): TypeError.
+    # Written as an aggregation (`pc.smooth_ece_summary("p", "y")` lacks an argument): TypeError.
     with pytest.raises(TypeError):
-        pc.smooth_ece("p", "y")  # type: ignore[call-arg, type-var]
+        pc.smooth_ece_summary("p", "y")  # type: ignore[call-arg, type-var]
     with pytest.raises(TypeError, match="frame function"):
-        pc.smooth_ece("frame", "p", "y")  # type: ignore[type-var]
+        pc.smooth_ece_summary("frame", "p", "y")  # type: ignore[type-var]
     with pytest.raises(pc.CalibrationDataError, match="missing"):
-        pc.smooth_ece(pl.DataFrame({"p": [0.5]}), "p", "y")
+        pc.smooth_ece_summary(pl.DataFrame({"p": [0.5]}), "p", "y")
     with pytest.raises(pc.CalibrationDataError, match="not a smooth ECE statistics table"):
         pc.smooth_ece_from_statistics(pl.DataFrame({"x": [1]}))
     with pytest.raises(TypeError):
@@ -205,7 +208,7 @@ def test_a_plan_reads_the_data_once(engine: str) -> None:
     from test_lazy import CountingSource
 
     source = CountingSource(make_log(10, 500, groups=2))
-    plan = source.frame().calib.smooth_ece("p", "y", by="g")
+    plan = source.frame().calib.smooth_ece_summary("p", "y", by="g")
     assert source.reads == 0
     got = plan.collect(engine=engine)  # type: ignore[call-overload]
     assert source.reads == 1 and got.height == 2
@@ -217,6 +220,6 @@ def test_no_unstable_polars_feature() -> None:
     df = make_log(11, 200, groups=2)
     with pl.Config(warn_unstable=True), warnings.catch_warnings():
         warnings.simplefilter("error")
-        pc.smooth_ece(df, "p", "y", by="g")
-        pc.smooth_ece(df.lazy(), "p", "y", weight="w").collect()
+        pc.smooth_ece_summary(df, "p", "y", by="g")
+        pc.smooth_ece_summary(df.lazy(), "p", "y", weight="w").collect()
         pc.smooth_ece_from_statistics(pc.smooth_ece_statistics(df, "p", "y"))

@@ -1,8 +1,11 @@
-"""Checked by mypy in tests/test_typing.py: the typed path to the `.calib` namespace."""
+"""Checked by mypy and pyright in tests/test_typing.py: the typed paths to `.calib`."""
+
+from typing import assert_type
 
 import polars as pl
 
 import polars_calib as pc
+from polars_calib import _namespaces as pc_namespaces
 
 ece: pl.Expr = pc.col("p").calib.ece("y", n_bins=10)
 brier: pl.Expr = pc.brier("p", "y", weight="w")
@@ -44,3 +47,20 @@ def windowed_summary(
         lf, "probs", "y", time="ts", every="1d", strategy=strategy, reduction=reduction
     )
     return pc.metrics_from_statistics(table, by="ts", reduction=reduction)
+
+
+def typed_frame_namespaces(df: pl.DataFrame, lf: pl.LazyFrame) -> None:
+    """`pc.frame` gives the `.calib` methods of a frame, each typed, returning its kind."""
+    eager = pc.frame(df)
+    lazy = pc.frame(lf)
+    assert_type(eager, pc_namespaces.DataFrameCalibNamespace)
+    assert_type(lazy, pc_namespaces.LazyFrameCalibNamespace)
+    assert_type(eager.summary("p", "y", by="g", strategy="quantile", n_bins=10), pl.DataFrame)
+    assert_type(lazy.summary("p", "y", metrics=["ece", "brier"], weight="w"), pl.LazyFrame)
+    assert_type(eager.reliability("p", "y", closed="left"), pl.DataFrame)
+    assert_type(lazy.bin_statistics("p", "y", resampling="bootstrap", seed=1), pl.LazyFrame)
+    assert_type(lazy.smooth_ece_summary("p", "y", by="g"), pl.LazyFrame)
+    assert_type(eager.refused_counts("p", "y", by=pl.col("p") > 0.5), pl.DataFrame)
+    assert_type(eager.audit("p", "y", by=["g"], correction="bh"), pc.Audit)
+    assert_type(lazy.fit_calibrator("p", "y", method="isotonic"), pc.Calibrator)
+    assert_type(eager.validate("p", "y", "w", columns=["g"]), None)

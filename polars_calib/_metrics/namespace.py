@@ -483,6 +483,10 @@ class CalibExpr(pl.Expr):
 def col(name: str) -> CalibExpr:
     """``pl.col(name)``, typed so that type checkers see its ``.calib`` namespace.
 
+    See Also
+    --------
+    polars_calib.frame : the same for the ``.calib`` namespace of a frame.
+
     Examples
     --------
     >>> import polars as pl
