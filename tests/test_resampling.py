@@ -392,7 +392,7 @@ def test_bin_statistics_bad_resampling_and_missing_replicates() -> None:
     with pytest.raises(pc.CalibrationDataError, match="replicates"):
         pc.metrics_from_statistics(pc.bin_statistics(df, "p", "y"), confidence=0.9)
     with pytest.raises(ValueError, match="`by` cannot hold"):
-        pc.summary(df.with_columns(replicate=1), "p", "y", by="replicate", confidence=0.9)
+        pc.summary(df.with_columns(replicate=1), "p", "y", by="replicate", n_resamples=5)
 
 
 def test_small_group_gets_a_null_interval_and_refused_rows_null() -> None:

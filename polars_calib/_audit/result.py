@@ -57,9 +57,9 @@ class Audit:
             A metric column of :attr:`slices`; by default the first of the audit's
             metrics (the calibration error when asked for).
         include_small
-            Also rank the slices flagged ``too_small``; by default as the audit was
-            asked (:func:`audit`'s `include_small`, itself ``False``: a small slice's
-            metric is mostly sampling noise).
+            Also rank the slices flagged ``too_small``; ``None`` (default): as the
+            audit was asked (:func:`audit`'s `include_small`, whose default leaves
+            them out: a small slice's metric is mostly sampling noise).
 
         Returns
         -------

@@ -401,7 +401,7 @@ class ExprCalibNamespace:
         norm: Norm = "l1",
         weight: IntoExpr | None = None,
         sum_tol: float = SUM_TOLERANCE,
-        average: TopLabelAverage = "macro",
+        average: TopLabelAverage | None = None,
     ) -> pl.Expr:
         """Top-label calibration error of probability vectors.
 
@@ -427,7 +427,7 @@ class ExprCalibNamespace:
         strategy: Strategy = "uniform",
         closed: Closed = "right",
         distance: Distance = "tv",
-        average: BinAverage = "weighted",
+        average: BinAverage | None = None,
         bins: IntoExpr | None = None,
         weight: IntoExpr | None = None,
         sum_tol: float = SUM_TOLERANCE,

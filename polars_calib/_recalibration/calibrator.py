@@ -70,6 +70,11 @@ class Calibrator:
         ``fallback``, ``min_rows``, ``sum_tol``, ``pos_label``, ``n_classes``).
     schema
         The input column dtypes at fit time, as strings: the probability and each key.
+    computed
+        The keys of `by` that are expressions (``fit_calibrator(by=pl.col("ts").dt.year())``),
+        by name: computed again from the data a calibrator is applied to. A calibrator
+        with such keys works in memory but cannot be saved (Polars does not keep a
+        serialized expression readable across its versions).
     """
 
     method: CalibrationMethod
@@ -79,6 +84,11 @@ class Calibrator:
     global_params: pl.DataFrame | None = None
     options: dict[str, Any] = field(default_factory=dict)
     schema: dict[str, str] = field(default_factory=dict)
+    computed: dict[str, pl.Expr] = field(default_factory=dict, compare=False)
+
+    def key_exprs(self) -> list[pl.Expr]:
+        """The expression of each key of `by`: its column, or the expression it was fitted with."""
+        return [self.computed.get(name, pl.col(name)) for name in self.by]
 
     @property
     def keys(self) -> list[str]:
@@ -157,15 +167,14 @@ class Calibrator:
             msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
             raise TypeError(msg)
         schema = data.collect_schema()
-        problems = []
-        for name in [prob, *self.by]:
-            if name not in schema:
-                problems.append(f"column {name!r} is missing")
-        for name in self.by:
-            if name in schema and not _same_key_kind(schema[name], self.schema.get(name)):
-                problems.append(
-                    f"column {name!r} holds {schema[name]}, fitted on {self.schema[name]}"
-                )
+        read: list[str] = sorted(
+            {root for expr in self.key_exprs() for root in expr.meta.root_names()}
+        )
+        problems = [f"column {name!r} is missing" for name in [prob, *read] if name not in schema]
+        keys = {} if problems else data.lazy().select(self.key_exprs()).collect_schema()
+        for name, dtype in keys.items():
+            if not _same_key_kind(dtype, self.schema.get(name)):
+                problems.append(f"column {name!r} holds {dtype}, fitted on {self.schema[name]}")
         if problems:
             raise CalibrationDataError("cannot apply the calibrator: " + "; ".join(problems))
         name = alias or f"{prob}_calibrated"
@@ -220,6 +229,13 @@ class Calibrator:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the calibrator as the JSON-ready dictionary :meth:`save` writes."""
+        if self.computed:
+            msg = (
+                f"a calibrator with expression keys ({', '.join(self.computed)}) cannot be "
+                "saved: Polars does not keep a serialized expression readable across its "
+                "versions; add the keys as columns and fit `by` their names"
+            )
+            raise ValueError(msg)
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,

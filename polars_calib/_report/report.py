@@ -106,7 +106,7 @@ def html_report(
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
-    average: TopLabelAverage = "macro",
+    average: TopLabelAverage | None = None,
     min_count: int = SMALL_GROUP,
     title: str | None = None,
     source: str | None = None,
