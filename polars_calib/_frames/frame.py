@@ -35,6 +35,7 @@ from polars_calib._core.options import (
     Strategy,
     TableReduction,
     TopLabelAverage,
+    asked_names,
     check_confidence,
     check_metrics,
 )
@@ -60,10 +61,10 @@ def reliability(
     prob: str,
     label: str,
     *,
+    by: Keys = None,
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    by: Keys = None,
     weight: str | None = None,
     confidence: float = 0.95,
     reduction: Reduction | None = None,
@@ -83,6 +84,8 @@ def reliability(
         Name of the column holding the probability of the positive class.
     label
         Name of the 0/1 (or boolean) outcome column.
+    by
+        Group keys: column names or expressions; ``None`` for one group.
     n_bins
         Number of bins, a positive int.
     strategy
@@ -93,8 +96,6 @@ def reliability(
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
-    by
-        Group keys: column names or expressions; ``None`` for one group.
     weight
         Name of an optional column of non-negative sample weights.
     confidence
@@ -219,8 +220,8 @@ def summary(
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     weight: str | None = None,
+    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     reduction: TableReduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
@@ -266,22 +267,25 @@ def summary(
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
+    weight
+        Name of an optional column of non-negative sample weights.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
         compute, in this order; binary data also take the tests and decompositions
         of :mod:`polars_calib._metrics.diagnostics` (``"spiegelhalter_z"``,
         ``"spiegelhalter_p"`` (two-sided), ``"hosmer_lemeshow"``,
         ``"hosmer_lemeshow_p"``, ``"debiased_ece_squared"``, ``"debiased_ece"``,
-        ``"brier_decomposition"`` (a struct), ``"brier_calibration_loss"``,
-        ``"brier_refinement_loss"``, ``"log_loss_calibration_loss"``,
-        ``"log_loss_refinement_loss"``), over the summary's bins (``ValueError`` for
+        ``"brier_decomposition"`` (a struct), ``"calibration_loss"`` and
+        ``"refinement_loss"`` (of the Brier score: the functions at their defaults),
+        ``"log_loss_calibration_loss"`` and ``"log_loss_refinement_loss"`` (with
+        ``score="log_loss"``); the names ``"brier_calibration_loss"`` and
+        ``"brier_refinement_loss"`` are deprecated, and still give columns of those
+        names), over the summary's bins (``ValueError`` for
         Hosmer-Lemeshow with fewer than 3 bins, or any of them on vectors); and the
         p-values of the consistency-resampling test (`n_resamples` label sets drawn
         from ``p``): ``"consistency_p"`` (of ECE), ``"consistency_p_mce"``,
         ``"consistency_p_rmsce"``, ``"consistency_p_brier"``,
         ``"consistency_p_log_loss"`` (see ``docs/significance.md``).
-    weight
-        Name of an optional column of non-negative sample weights.
     reduction
         For probability vectors (an ``Array`` or ``List`` column, labels
         ``0 .. K - 1``), which multi-class calibration error ``ece``, ``mce`` and
@@ -478,6 +482,7 @@ def summary(
     table = finish_summary(
         plan.checked(), plan.prepared, names, top_label_average, interval, bool(resamples)
     )
+    table = table.rename(asked_names(metrics, table.collect_schema().names()))
     return same_kind(data, table)
 
 

@@ -24,6 +24,7 @@ from polars_calib._core.options import (
     Strategy,
     TableReduction,
     TopLabelAverage,
+    asked_names,
     check_choice,
     check_confidence,
     check_metrics,
@@ -639,7 +640,8 @@ def metrics_from_statistics(
         table = finish_resampled(merged, keys, names, top_label_average, confidence)
     else:
         table = finish_metrics(merged, keys, names, top_label_average)
-    return same_kind(stats, summary_names(table, reduction))
+    table = summary_names(table, reduction)
+    return same_kind(stats, table.rename(asked_names(metrics, table.collect_schema().names())))
 
 
 def _is_canonical(stats: object) -> bool:

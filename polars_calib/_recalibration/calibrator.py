@@ -192,10 +192,10 @@ class Calibrator:
         prob: str,
         label: str,
         *,
-        weight: str | None = None,
         n_bins: int = 15,
         strategy: Strategy = "uniform",
         closed: Closed = "right",
+        weight: str | None = None,
         confidence: float = 0.95,
     ) -> Evaluation:
         """Compute calibration before and after, per group, on held-out data: one statistics table.
