@@ -52,97 +52,95 @@ def ece(
 ) -> pl.Expr:
     r"""Expected calibration error of binary probabilities.
 
-        Parameters
-        ----------
-        prob
-            Probability of the positive class, in [0, 1].
-        label
-            Outcome: bool, or integers/floats equal to 0 or 1.
-        n_bins
-            Number of bins, a positive int.
-        strategy
-            ``"uniform"``: equal-width bins; ``"quantile"``: equal-mass bins with edges at
-            the linear-interpolation quantiles of the group's probabilities.
-        closed
-            ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ..., ((B-1)/B, 1]``;
-            ``"left"``: ``[0, 1/B), ..., [(B-1)/B, 1]``.
-        norm
-            ``"l1"`` (ECE), ``"l2"`` (RMSCE) or ``"max"`` (MCE).
-        weight
-            Optional non-negative sample weights; every count and mean becomes weighted.
-        pos_label
-            The label of the positive class when labels are not 0/1 (1/2, -1/1,
-            strings): a label is 1 when it equals `pos_label`, else 0, as scikit-learn's.
-        compat
-            Reproduce a peer's bins exactly: ``"sklearn"``, ``"netcal"``,
-            ``"torchmetrics"`` or ``"mapie"`` (see :func:`polars_calib._core.binning.binning`
-            and ``docs/conventions.md``). The default is the exact ``k / B`` rule.
-        distance
-            ``"tv"``, ``"cityblock"`` or ``"sqeuclidean"``: the ECE of the vectors
-            ``[1 - p, p]`` (:func:`polars_calib.canonical_ece`), binned on both
-            components. Where no ``p`` sits on an edge, ``"tv"`` is the classic ECE and
-            ``"cityblock"`` twice it; a ``p`` on an edge gets a cell of its own (see
-            ``docs/ece-family.md``). ``norm`` must stay ``"l1"``.
-        bins
-            A column of precomputed bins (for example from
-            :func:`polars_calib.median_variance_bins`) replacing `n_bins` and
-            `strategy`; with no `distance`, the classic ECE over those bins.
+    Parameters
+    ----------
+    prob
+        Probability of the positive class, in [0, 1].
+    label
+        Outcome: bool, or integers/floats equal to 0 or 1.
+    n_bins
+        Number of bins, a positive int.
+    strategy
+        ``"uniform"``: equal-width bins; ``"quantile"``: equal-mass bins with edges at
+        the linear-interpolation quantiles of the group's probabilities.
+    closed
+        ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ..., ((B-1)/B, 1]``;
+        ``"left"``: ``[0, 1/B), ..., [(B-1)/B, 1]``.
+    norm
+        ``"l1"`` (ECE), ``"l2"`` (RMSCE) or ``"max"`` (MCE).
+    weight
+        Optional non-negative sample weights; every count and mean becomes weighted.
+    pos_label
+        The label of the positive class when labels are not 0/1 (1/2, -1/1,
+        strings): a label is 1 when it equals `pos_label`, else 0, as scikit-learn's.
+    compat
+        Reproduce a peer's bins exactly: ``"sklearn"``, ``"netcal"``,
+        ``"torchmetrics"`` or ``"mapie"`` (see :func:`polars_calib._core.binning.binning`
+        and ``docs/conventions.md``). The default is the exact ``k / B`` rule.
+    distance
+        ``"tv"``, ``"cityblock"`` or ``"sqeuclidean"``: the ECE of the vectors
+        ``[1 - p, p]`` (:func:`polars_calib.canonical_ece`), binned on both
+        components. Where no ``p`` sits on an edge, ``"tv"`` is the classic ECE and
+        ``"cityblock"`` twice it; a ``p`` on an edge gets a cell of its own (see
+        ``docs/ece-family.md``). ``norm`` must stay ``"l1"``.
+    bins
+        A column of precomputed bins (for example from
+        :func:`polars_calib.median_variance_bins`) replacing `n_bins` and
+        `strategy`; with no `distance`, the classic ECE over those bins.
 
-        Returns
-        -------
-        Expr
-            Float64, one value per group; null for an empty or invalid group.
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
 
-        Notes
-        -----
-        With :math:`W_b` the weight in bin :math:`b`, :math:`W = \sum_b W_b` and
-        :math:`\mathrm{gap}_b` the observed frequency of positives minus the mean
-        predicted probability in the bin,
+    Notes
+    -----
+    With :math:`W_b` the weight in bin :math:`b`, :math:`W = \sum_b W_b` and
+    :math:`\mathrm{gap}_b` the observed frequency of positives minus the mean
+    predicted probability in the bin,
 
-        * ``l1``: :math:`\sum_b (W_b / W) |\mathrm{gap}_b|` (Naeini et al., 2015),
-        * ``l2``: :math:`\sqrt{\sum_b (W_b / W)\, \mathrm{gap}_b^2}`,
-        * ``max``: :math:`\max_b |\mathrm{gap}_b|` over bins with :math:`W_b > 0`.
+    * ``l1``: :math:`\sum_b (W_b / W) |\mathrm{gap}_b|` (Naeini et al., 2015),
+    * ``l2``: :math:`\sqrt{\sum_b (W_b / W)\, \mathrm{gap}_b^2}`,
+    * ``max``: :math:`\max_b |\mathrm{gap}_b|` over bins with :math:`W_b > 0`.
 
-        Empty bins contribute nothing. Edges are exact: ``0.7`` with 10 bins is in
-        ``(0.6, 0.7]`` right-closed and in ``[0.7, 0.8)`` left-closed. Quantile edges are
-        the unweighted quantiles of the group's probabilities; tied edges give empty bins.
+    Empty bins contribute nothing. Edges are exact: ``0.7`` with 10 bins is in
+    ``(0.6, 0.7]`` right-closed and in ``[0.7, 0.8)`` left-closed. Quantile edges are
+    the unweighted quantiles of the group's probabilities; tied edges give empty bins.
 
-        Examples
-        --------
-        The 10-item worked example with three bins:
+    Examples
+    --------
+    The 10-item worked example with three bins:
 
-        >>> import polars as pl
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({
+    ...     "p": [0.61, 0.39, 0.31, 0.76, 0.22, 0.59, 0.92, 0.83, 0.57, 0.41],
+    ...     "y": [1, 1, 0, 1, 1, 1, 0, 1, 1, 0],
+    ... })
+    >>> df.select(ece=pc.ece("p", "y", n_bins=3).round(4))
+    shape: (1, 1)
+    ┌───────┐
+    │ ece   │
+    │ ---   │
+    │ f64   │
+    ╞═══════╡
+    │ 0.241 │
+    └───────┘
 
-    from polars_calib._table.distance import binary_distance_error, check_distance
-        >>> import polars_calib as pc
-        >>> df = pl.DataFrame({
-        ...     "p": [0.61, 0.39, 0.31, 0.76, 0.22, 0.59, 0.92, 0.83, 0.57, 0.41],
-        ...     "y": [1, 1, 0, 1, 1, 1, 0, 1, 1, 0],
-        ... })
-        >>> df.select(ece=pc.ece("p", "y", n_bins=3).round(4))
-        shape: (1, 1)
-        ┌───────┐
-        │ ece   │
-        │ ---   │
-        │ f64   │
-        ╞═══════╡
-        │ 0.241 │
-        └───────┘
+    Per group, with the namespace form:
 
-        Per group, with the namespace form:
-
-        >>> df.with_columns(half=pl.int_range(pl.len()) % 2).group_by(
-        ...     "half", maintain_order=True
-        ... ).agg(ece=pl.col("p").calib.ece("y", n_bins=3).round(4))
-        shape: (2, 2)
-        ┌──────┬───────┐
-        │ half ┆ ece   │
-        │ ---  ┆ ---   │
-        │ i64  ┆ f64   │
-        ╞══════╪═══════╡
-        │ 0    ┆ 0.442 │
-        │ 1    ┆ 0.204 │
-        └──────┴───────┘
+    >>> df.with_columns(half=pl.int_range(pl.len()) % 2).group_by(
+    ...     "half", maintain_order=True
+    ... ).agg(ece=pl.col("p").calib.ece("y", n_bins=3).round(4))
+    shape: (2, 2)
+    ┌──────┬───────┐
+    │ half ┆ ece   │
+    │ ---  ┆ ---   │
+    │ i64  ┆ f64   │
+    ╞══════╪═══════╡
+    │ 0    ┆ 0.442 │
+    │ 1    ┆ 0.204 │
+    └──────┴───────┘
     """
     check_choice("norm", norm, NORMS)
     if distance is not None or bins is not None:
@@ -173,29 +171,27 @@ def mce(
 ) -> pl.Expr:
     """Maximum calibration error: :func:`ece` with ``norm="max"``.
 
-        The largest ``|observed - mean predicted|`` over the non-empty bins.
+    The largest ``|observed - mean predicted|`` over the non-empty bins.
 
-        Returns
-        -------
-        Expr
-            Float64, one value per group; null for an empty or invalid group.
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
 
-        Examples
-        --------
-        >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
-        >>> import polars_calib as pc
-        >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
-        >>> df.select(mce=pc.mce("p", "y", n_bins=2).round(4))
-        shape: (1, 1)
-        ┌────────┐
-        │ mce    │
-        │ ---    │
-        │ f64    │
-        ╞════════╡
-        │ 0.3167 │
-        └────────┘
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
+    >>> df.select(mce=pc.mce("p", "y", n_bins=2).round(4))
+    shape: (1, 1)
+    ┌────────┐
+    │ mce    │
+    │ ---    │
+    │ f64    │
+    ╞════════╡
+    │ 0.3167 │
+    └────────┘
     """
     return ece(
         prob,
@@ -223,29 +219,27 @@ def rmsce(
 ) -> pl.Expr:
     """Root-mean-square calibration error: :func:`ece` with ``norm="l2"``.
 
-        ``sqrt(sum_b (W_b / W) * gap_b**2)``.
+    ``sqrt(sum_b (W_b / W) * gap_b**2)``.
 
-        Returns
-        -------
-        Expr
-            Float64, one value per group; null for an empty or invalid group.
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
 
-        Examples
-        --------
-        >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
-        >>> import polars_calib as pc
-        >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
-        >>> df.select(rmsce=pc.rmsce("p", "y", n_bins=2).round(4))
-        shape: (1, 1)
-        ┌────────┐
-        │ rmsce  │
-        │ ---    │
-        │ f64    │
-        ╞════════╡
-        │ 0.2918 │
-        └────────┘
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.25, 0.25, 0.55, 0.75, 0.75], "y": [0, 0, 1, 1, 1]})
+    >>> df.select(rmsce=pc.rmsce("p", "y", n_bins=2).round(4))
+    shape: (1, 1)
+    ┌────────┐
+    │ rmsce  │
+    │ ---    │
+    │ f64    │
+    ╞════════╡
+    │ 0.2918 │
+    └────────┘
     """
     return ece(
         prob,
@@ -265,29 +259,27 @@ def brier(
 ) -> pl.Expr:
     """Brier score: the (weighted) mean of ``(p - y)**2``, in [0, 1].
 
-        Matches scikit-learn's ``brier_score_loss`` for binary labels.
+    Matches scikit-learn's ``brier_score_loss`` for binary labels.
 
-        Returns
-        -------
-        Expr
-            Float64, one value per group; null for an empty or invalid group.
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
 
-        Examples
-        --------
-        >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
-        >>> import polars_calib as pc
-        >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.3], "y": [0, 1, 1, 0]})
-        >>> df.select(brier=pc.brier("p", "y").round(4))
-        shape: (1, 1)
-        ┌────────┐
-        │ brier  │
-        │ ---    │
-        │ f64    │
-        ╞════════╡
-        │ 0.0375 │
-        └────────┘
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.3], "y": [0, 1, 1, 0]})
+    >>> df.select(brier=pc.brier("p", "y").round(4))
+    shape: (1, 1)
+    ┌────────┐
+    │ brier  │
+    │ ---    │
+    │ f64    │
+    ╞════════╡
+    │ 0.0375 │
+    └────────┘
     """
     return row_mean(binary_problem(prob, label, weight, pos_label), "squared_error")
 
@@ -297,29 +289,27 @@ def log_loss(
 ) -> pl.Expr:
     """Log-loss (cross-entropy), natural log, with p clipped to ``[eps, 1 - eps]``.
 
-        ``eps`` is the float64 machine epsilon, as in scikit-learn's ``log_loss``, so a
-        confident wrong prediction costs about 36 rather than infinity.
+    ``eps`` is the float64 machine epsilon, as in scikit-learn's ``log_loss``, so a
+    confident wrong prediction costs about 36 rather than infinity.
 
-        Returns
-        -------
-        Expr
-            Float64, one value per group; null for an empty or invalid group.
+    Returns
+    -------
+    Expr
+        Float64, one value per group; null for an empty or invalid group.
 
-        Examples
-        --------
-        >>> import polars as pl
-
-    from polars_calib._table.distance import binary_distance_error, check_distance
-        >>> import polars_calib as pc
-        >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.35], "y": [0, 1, 1, 0]})
-        >>> df.select(log_loss=pc.log_loss("p", "y").round(4))
-        shape: (1, 1)
-        ┌──────────┐
-        │ log_loss │
-        │ ---      │
-        │ f64      │
-        ╞══════════╡
-        │ 0.2162   │
-        └──────────┘
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.1, 0.9, 0.8, 0.35], "y": [0, 1, 1, 0]})
+    >>> df.select(log_loss=pc.log_loss("p", "y").round(4))
+    shape: (1, 1)
+    ┌──────────┐
+    │ log_loss │
+    │ ---      │
+    │ f64      │
+    ╞══════════╡
+    │ 0.2162   │
+    └──────────┘
     """
     return row_mean(binary_problem(prob, label, weight, pos_label), "log_loss")
