@@ -230,11 +230,11 @@ def test_weight_by_position_still_works_with_a_warning() -> None:
         pc.validate(df, "p", "y", weight="w")
     old = r"pc.validate\(\.\.\., weight\) by position"
     with pytest.warns(DeprecationWarning, match=old), pytest.raises(pc.CalibrationDataError):
-        pc.validate(df, "p", "y", "w")  # type: ignore[misc]
+        pc.validate(df, "p", "y", "w")  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="multiple values for argument 'weight'"):
         pc.validate(df, "p", "y", "w", weight="w")  # type: ignore[misc]
     with pytest.raises(TypeError, match="at most 4 positional arguments"):
-        pc.validate(df, "p", "y", "w", ["g"])  # type: ignore[misc]
+        pc.validate(df, "p", "y", "w", ["g"])  # type: ignore[call-arg]
 
 
 def test_adjusted_p_values_takes_correction() -> None:
@@ -245,7 +245,7 @@ def test_adjusted_p_values_takes_correction() -> None:
     with pytest.warns(DeprecationWarning, match=r"use pc.adjusted_p_values\(correction=...\)"):
         assert_frame_equal(df.select(pc.adjusted_p_values(pl.col("p"), method="bh")), bh)
     with pytest.warns(DeprecationWarning, match="by position"):
-        assert_frame_equal(df.select(pc.adjusted_p_values(pl.col("p"), "bh")), bh)  # type: ignore[misc]
+        assert_frame_equal(df.select(pc.adjusted_p_values(pl.col("p"), "bh")), bh)  # type: ignore[call-arg]
 
 
 def test_n_resamples_asks_for_intervals_and_confidence_is_their_level() -> None:
@@ -293,11 +293,15 @@ def test_include_small_has_one_default_that_follows_the_audit() -> None:
 def test_average_defaults_to_none_everywhere() -> None:
     """`average=None` is each function's natural average, the same as naming it."""
     df = make_log(26, 300, classes=3)
-    for function, natural in ((pc.top_label_ece, "macro"), (pc.canonical_ece, "weighted")):
-        assert inspect.signature(function).parameters["average"].default is None
-        got = df.select(function("probs", "cls", n_bins=4))
-        assert_frame_equal(got, df.select(function("probs", "cls", n_bins=4, average=natural)))
-    for function in (pc.summary, pc.html_report, pc.metrics_from_statistics):
+    top_label = df.select(pc.top_label_ece("probs", "cls", n_bins=4))
+    macro = df.select(pc.top_label_ece("probs", "cls", n_bins=4, average="macro"))
+    assert_frame_equal(top_label, macro)
+    canonical = df.select(pc.canonical_ece("probs", "cls", n_bins=4))
+    weighted = df.select(pc.canonical_ece("probs", "cls", n_bins=4, average="weighted"))
+    assert_frame_equal(canonical, weighted)
+    functions: list[Callable[..., Any]] = [pc.top_label_ece, pc.canonical_ece, pc.summary]
+    functions += [pc.html_report, pc.metrics_from_statistics]
+    for function in functions:
         assert inspect.signature(function).parameters["average"].default is None
 
 

@@ -1136,7 +1136,6 @@ def test_argument_errors() -> None:
         ({"tol": 0}, ValueError, "`tol` must be a number in"),
         ({"sample_rows": 0}, ValueError, "`sample_rows` must be a positive int"),
         ({"sample_rows": 1e5}, TypeError, "`sample_rows` must be a positive int"),
-        ({"by": pl.col("g")}, TypeError, "`by` must be column names"),
         ({"by": "count"}, ValueError, "`by` cannot hold 'count'"),
         ({"n_bins": 0}, ValueError, "`n_bins` must be a positive int"),
         ({"method": "temperature"}, pc.CalibrationDataError, "Array or List"),

@@ -427,7 +427,7 @@ def test_small_group_gets_a_null_interval_and_refused_rows_null() -> None:
 def test_lazy_summary_reads_nothing_until_collected() -> None:
     source = CountingSource(make_log(1, 50))
     plan = source.frame().calib.summary(
-        "p", "y", confidence=0.9, n_resamples=100, metrics=["consistency_p"]
+        "p", "y", confidence=0.9, n_resamples=100, metrics=["ece", "consistency_p"]
     )
     assert isinstance(plan, pl.LazyFrame)
     assert "consistency_p" in plan.collect_schema().names()

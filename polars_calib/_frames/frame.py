@@ -453,16 +453,11 @@ def summary(
     # consistency p-values: then it is their number of label sets); `confidence` is
     # their level. `confidence` alone asked for 1000 replicates until 0.3.0.
     intervals = set(names) - set(TESTED_METRIC)
-    if confidence is not None and n_resamples is None and intervals:
-        warn_renamed(
-            "pc.summary(confidence=...) without n_resamples (intervals of 1000 replicates)",
-            "pc.summary(confidence=..., n_resamples=1000)",
-        )
-        n_resamples = 1000
+    alone = confidence is not None and n_resamples is None and bool(intervals)
     level = 0.95 if confidence is None else confidence
     check_confidence(level)
     methods: list[Resampling] = []
-    if n_resamples is not None and intervals:
+    if (n_resamples is not None or alone) and intervals:
         methods.append("bootstrap")
     if set(names) & set(TESTED_METRIC):
         methods.append("consistency")
@@ -478,6 +473,11 @@ def summary(
         pos_label=pos_label,
         **frame,
     )
+    if alone:  # after the plan's checks: a bad option raises rather than warns
+        warn_renamed(
+            "pc.summary(confidence=...) without n_resamples (intervals of 1000 replicates)",
+            "pc.summary(confidence=..., n_resamples=1000)",
+        )
     interval = level if "bootstrap" in methods else None
     table = finish_summary(
         plan.checked(), plan.prepared, names, top_label_average, interval, bool(resamples)

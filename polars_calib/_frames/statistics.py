@@ -432,7 +432,11 @@ def _keyed(stats: FrameT, by: Keys) -> tuple[FrameT, list[str]]:
     keys = GroupKeys(by, _STATISTICS_COLUMNS)
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         return stats, keys.names  # _statistics_frame says why
-    _statistics_frame(stats, keys.columns())
+    schema = stats.collect_schema()
+    missing = [name for name in keys.columns() if name not in schema]
+    if missing:
+        msg = f"`stats` has no key column(s) {', '.join(map(repr, missing))} for `by`"
+        raise CalibrationDataError(msg)
     return keys.added_to(stats), keys.names
 
 

@@ -555,15 +555,8 @@ class ExprCalibNamespace:
         >>> import polars as pl
         >>> import polars_calib as pc
         >>> df = pl.DataFrame({"p": [0.2, 1.5, 0.7], "y": [0, 1, 2]})
-        >>> df.select(pl.col("p").calib.refused_rows("y").struct.field("rows", "refused"))
-        shape: (1, 2)
-        ┌──────┬─────────┐
-        │ rows ┆ refused │
-        │ ---  ┆ ---     │
-        │ i64  ┆ i64     │
-        ╞══════╪═════════╡
-        │ 3    ┆ 2       │
-        └──────┴─────────┘
+        >>> df.select(pl.col("p").calib.refused_rows("y").struct.field("rows", "refused")).row(0)
+        (3, 2)
         """
         return refused_rows(self._prob, label, weight=weight, pos_label=pos_label)
 
