@@ -435,7 +435,7 @@ def _keyed(stats: FrameT, by: Keys) -> tuple[FrameT, list[str]]:
     schema = stats.collect_schema()
     missing = [name for name in keys.columns() if name not in schema]
     if missing:
-        msg = f"`stats` has no key column(s) {', '.join(map(repr, missing))} for `by`"
+        msg = f"`stats` has no key of `by`: missing column(s) {', '.join(map(repr, missing))}"
         raise CalibrationDataError(msg)
     return keys.added_to(stats), keys.names
 
