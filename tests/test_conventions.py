@@ -40,7 +40,8 @@ _EMPTY = inspect.Parameter.empty
 AGREED: dict[str, tuple[set[str], set[object]]] = {
     # parameter: (accepted annotations, accepted defaults)
     "by": ({"Keys"}, {None}),
-    # Expressions take a column or an expression; frame functions a column name.
+    # Expressions (returning ``pl.Expr``) take a column or an expression; frame
+    # functions a column name.
     "weight": ({"IntoExpr | None", "str | None"}, {None}),
     "n_bins": ({"int"}, {15}),
     "strategy": ({"Strategy"}, {"uniform"}),
@@ -151,6 +152,9 @@ def problems(name: str, function: Callable[..., Any]) -> list[str]:
                     found.append(f"{parameter.name}: {annotation} = {default!r} (exception)")
             else:
                 annotations, defaults = AGREED[parameter.name]
+                if parameter.name == "weight":  # per surface: an expression's, a frame's
+                    expression = inspect.signature(function).return_annotation == "pl.Expr"
+                    annotations = {"IntoExpr | None" if expression else "str | None"}
                 if annotation not in annotations or default not in defaults:
                     found.append(f"{parameter.name}: {annotation} = {default!r}")
         positional = parameter.kind in (
@@ -210,6 +214,18 @@ def test_the_conventions_test_can_fail() -> None:
         "seed: int = 1",
         "no Examples section with a `>>>` example in the docstring",
     ]
+
+    def expression(prob: str, *, weight: str | None = None) -> pl.Expr:
+        """Return nothing useful.
+
+        Examples
+        --------
+        >>> 1
+        1
+        """
+        return pl.lit(prob)
+
+    assert problems("expression", expression) == ["weight: str | None = None"]
     assert problems("misordered", misordered) == [
         f"options ['weight', 'by'] are not in the order {ORDER}"
     ]
