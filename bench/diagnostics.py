@@ -42,8 +42,8 @@ ALL = [
     "hosmer_lemeshow_p",
     "debiased_ece",
     "brier_decomposition",
-    "brier_calibration_loss",
-    "brier_refinement_loss",
+    "calibration_loss",
+    "refinement_loss",
     "log_loss_calibration_loss",
     "log_loss_refinement_loss",
 ]

@@ -434,7 +434,9 @@ def smooth_ece_from_statistics(stats: FrameT, *, by: Keys = None) -> FrameT:
         A table of :func:`smooth_ece_statistics`, or several concatenated (rows of
         the same group, grid and point are summed first).
     by
-        The group key columns of `stats` to keep; others are summed over.
+        The group keys of the result: key columns of `stats`, or expressions of them
+        (``pl.col("segment").str.to_uppercase()``); keys left out are summed over,
+        and so are the rows an expression gives the same value.
 
     Returns
     -------
@@ -459,15 +461,16 @@ def smooth_ece_from_statistics(stats: FrameT, *, by: Keys = None) -> FrameT:
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
-    names: list[str] = list(GroupKeys(by).names)
-    missing = [c for c in (*names, *_COLUMNS) if c not in stats.collect_schema()]
+    keys: GroupKeys = GroupKeys(by, frozenset(_COLUMNS) | {"smooth_ece", "sigma"})
+    names: list[str] = list(keys.names)
+    missing = [c for c in (*keys.columns(), *_COLUMNS) if c not in stats.collect_schema()]
     if missing:
         msg = (
             "`stats` is not a smooth ECE statistics table (see `smooth_ece_statistics`): "
             f"missing column(s) {', '.join(map(repr, missing))}"
         )
         raise CalibrationDataError(msg)
-    return same_kind(stats, _finished(stats.lazy(), names, not names))
+    return same_kind(stats, _finished(keys.added_to(stats.lazy()), names, not names))
 
 
 def smooth_ece_summary(

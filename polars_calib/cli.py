@@ -47,6 +47,7 @@ from polars_calib._core.options import (
     Closed,
     ConsistencyMetric,
     Correction,
+    Diagnostic,
     Fallback,
     Metric,
     Reduction,
@@ -88,6 +89,10 @@ CSV_SUFFIXES = (".csv", ".tsv")
 
 METRICS: tuple[Metric, ...] = get_args(Metric)
 CONSISTENCY_METRICS: tuple[ConsistencyMetric, ...] = get_args(ConsistencyMetric)
+DIAGNOSTICS: tuple[Diagnostic, ...] = tuple(
+    name for name in get_args(Diagnostic) if name != "brier_decomposition"
+)
+"""The tests and decompositions ``--metrics`` takes: one number each (a CSV column)."""
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CLOSED: tuple[Closed, ...] = get_args(Closed)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
@@ -149,7 +154,7 @@ class ReportOptions:
     n_bins: int
     strategy: Strategy
     closed: Closed
-    metrics: list[Metric | ConsistencyMetric]
+    metrics: list[Metric | ConsistencyMetric | Diagnostic]
     weight: str | None
     confidence: float
     reduction: Reduction | None
@@ -329,8 +334,9 @@ def _add_report_options(report: argparse.ArgumentParser) -> None:
         type=_names,
         default=list(METRICS),
         metavar="NAMES",
-        help=f"comma-separated metrics among {','.join(METRICS)} (default: all), and "
-        f"consistency-test p-values among {','.join(CONSISTENCY_METRICS)}",
+        help=f"comma-separated metrics among {','.join(METRICS)} (default: all), "
+        f"consistency-test p-values among {','.join(CONSISTENCY_METRICS)}, and (binary data) "
+        f"tests and decompositions among {','.join(DIAGNOSTICS)}",
     )
     report.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     report.add_argument(
@@ -635,7 +641,7 @@ def parse_report(argv: Sequence[str]) -> ReportOptions:
         Binning(args.bins, args.strategy, args.closed)  # the library's bounds, as usage
     except ValueError as error:
         raise UsageError(f"argument --bins: {error}") from error
-    known = (*METRICS, *CONSISTENCY_METRICS)
+    known = (*METRICS, *CONSISTENCY_METRICS, *DIAGNOSTICS)
     unknown = [name for name in args.metrics if name not in known]
     if unknown:
         choices = ", ".join(known)
@@ -972,7 +978,7 @@ def _statistics(
     windows: bool,
     resampling: list[Resampling] | None = None,
     reduction: Reduction | None = None,
-    metrics: Sequence[Metric | ConsistencyMetric] = (),
+    metrics: Sequence[Metric | ConsistencyMetric | Diagnostic] = (),
 ) -> pl.DataFrame:
     """The statistics table of the log, per `--by` key (and window, with `windows`).
 

@@ -464,8 +464,8 @@ def test_adjusted_p_values_agree_with_statsmodels(values: list[float | None]) ->
 
     frame = pl.DataFrame({"p": values}, schema={"p": pl.Float64})
     adjusted = frame.select(
-        holm=pc.adjusted_p_values(pl.col("p"), "holm"),
-        bh=pc.adjusted_p_values(pl.col("p"), "bh"),
+        holm=pc.adjusted_p_values(pl.col("p"), correction="holm"),
+        bh=pc.adjusted_p_values(pl.col("p"), correction="bh"),
     )
     present = frame["p"].is_not_null()
     assert adjusted.filter(~present).null_count().sum_horizontal().sum() == 2 * (~present).sum()
@@ -479,8 +479,8 @@ def test_adjusted_p_values_agree_with_statsmodels(values: list[float | None]) ->
 
 
 def test_unknown_correction_is_refused() -> None:
-    with pytest.raises(ValueError, match="`method` must be one of 'holm', 'bh'"):
-        pc.adjusted_p_values(pl.col("p"), "bonferroni")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="`correction` must be one of 'holm', 'bh'"):
+        pc.adjusted_p_values(pl.col("p"), correction="bonferroni")  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------

@@ -715,3 +715,18 @@ def test_bins_bounded_in_every_command(tmp_path: Path, command: list[str]) -> No
     args = [command[0], "log.parquet", "--prob", "p", "--label", "y", *command[1:]]
     result = run(*args, "--bins", "100000", cwd=tmp_path)
     assert "argument --bins: must be at most 10000" in assert_one_line_error(result, 2)
+
+
+def test_report_metrics_take_the_function_names(
+    tmp_path: Path, parquet_log: Path, log: pl.DataFrame, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--metrics`` takes the tests and decompositions by the names ``summary`` takes."""
+    names = "ece,calibration_loss,refinement_loss,spiegelhalter_p"
+    args = ["report", parquet_log, "--prob", "p", "--label", "y", "--by", "model"]
+    code, err = run_main(capsys, *args, "--metrics", names, "--out", tmp_path / "out", "--quiet")
+    assert (code, err) == (0, "")
+    expected = pc.summary(log, "p", "y", by="model", metrics=names.split(","))  # type: ignore[arg-type]
+    got = pl.read_parquet(tmp_path / "out" / "summary.parquet")
+    assert_frame_equal(got, expected, check_dtypes=False)
+    code, err = run_main(capsys, *args, "--metrics", "brier_calibration_loss", "--quiet")
+    assert code == 2 and "unknown metric 'brier_calibration_loss'" in err

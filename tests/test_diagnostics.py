@@ -13,6 +13,7 @@ import math
 import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -37,8 +38,8 @@ DIAGNOSTICS = [
     "debiased_ece_squared",
     "debiased_ece",
     "brier_decomposition",
-    "brier_calibration_loss",
-    "brier_refinement_loss",
+    "calibration_loss",
+    "refinement_loss",
     "log_loss_calibration_loss",
     "log_loss_refinement_loss",
 ]
@@ -124,8 +125,8 @@ def np_losses(p, y, w, n_bins, strategy):
         bins = np_bins(p, y, w, n_bins, strategy)
     out = dict.fromkeys(
         [
-            "brier_calibration_loss",
-            "brier_refinement_loss",
+            "calibration_loss",
+            "refinement_loss",
             "log_loss_calibration_loss",
             "log_loss_refinement_loss",
         ],
@@ -135,8 +136,8 @@ def np_losses(p, y, w, n_bins, strategy):
         n = bw.sum()
         pbar = np.clip(np.sum(bw * bp) / n, 0.0, 1.0)
         ybar = np.sum(bw * by) / n
-        out["brier_calibration_loss"] += n * (pbar - ybar) ** 2 / total
-        out["brier_refinement_loss"] += n * ybar * (1 - ybar) / total
+        out["calibration_loss"] += n * (pbar - ybar) ** 2 / total
+        out["refinement_loss"] += n * ybar * (1 - ybar) / total
         q = np.clip(pbar, ref.EPS, 1 - ref.EPS)
         entropy = -sum(v * math.log(v) for v in (ybar, 1 - ybar) if v > 0)
         kl = sum(v * math.log(v / m) for v, m in ((ybar, q), (1 - ybar, 1 - q)) if v > 0)
@@ -156,8 +157,8 @@ def expressions(n_bins: int, strategy: str, weight: str | None) -> list[pl.Expr]
         pc.debiased_ece_squared("p", "y", **binned).alias("debiased_ece_squared"),
         pc.debiased_ece("p", "y", **binned).alias("debiased_ece"),
         pc.brier_decomposition("p", "y", **binned).alias("brier_decomposition"),
-        pc.calibration_loss("p", "y", **binned).alias("brier_calibration_loss"),
-        pc.refinement_loss("p", "y", **binned).alias("brier_refinement_loss"),
+        pc.calibration_loss("p", "y", **binned).alias("calibration_loss"),
+        pc.refinement_loss("p", "y", **binned).alias("refinement_loss"),
         pc.calibration_loss("p", "y", score="log_loss", **binned).alias(
             "log_loss_calibration_loss"
         ),
@@ -221,8 +222,8 @@ def test_unique_strategy_matches_numpy() -> None:
     p, y, w = df["p"].to_numpy(), df["y"].to_numpy().astype(float), df["w"].to_numpy()
     want = np_losses(p, y, w, 0, "unique")
     got = df.select(
-        brier_calibration_loss=pc.calibration_loss("p", "y", strategy="unique", weight="w"),
-        brier_refinement_loss=pc.refinement_loss("p", "y", strategy="unique", weight="w"),
+        calibration_loss=pc.calibration_loss("p", "y", strategy="unique", weight="w"),
+        refinement_loss=pc.refinement_loss("p", "y", strategy="unique", weight="w"),
         log_loss_calibration_loss=pc.calibration_loss(
             "p", "y", score="log_loss", strategy="unique", weight="w"
         ),
@@ -416,7 +417,7 @@ def test_statistics_hold_exactly_the_sums_asked_for() -> None:
         table = pc.bin_statistics(df, "p", "y", metrics=metrics)  # type: ignore[arg-type]
         return [c for c in table.columns if c.startswith("sum_")]
 
-    assert sums(["ece", "hosmer_lemeshow_p", "debiased_ece", "brier_calibration_loss"]) == [
+    assert sums(["ece", "hosmer_lemeshow_p", "debiased_ece", "calibration_loss"]) == [
         "sum_p",
         "sum_y",
     ]
@@ -708,3 +709,36 @@ def test_expressions_are_named_after_the_probability() -> None:
         )
     ]
     assert names == [["p"]] * 8
+
+
+def test_metric_names_are_the_function_names() -> None:
+    """``"calibration_loss"`` is ``pc.calibration_loss`` at its defaults; the old names warn
+    and keep their columns (and their intervals')."""
+    df = make_log(24, 500)
+    options: dict[str, Any] = {"n_bins": 8, "weight": "w"}
+    new = pc.summary(df, "p", "y", metrics=["calibration_loss", "refinement_loss"], **options)
+    expected = df.select(
+        calibration_loss=pc.calibration_loss("p", "y", **options),
+        refinement_loss=pc.refinement_loss("p", "y", **options),
+    )
+    assert_frame_equal(new.select(expected.columns), expected, rel_tol=1e-12)
+    old_names = ["brier_calibration_loss", "brier_refinement_loss"]
+    with pytest.warns(DeprecationWarning, match="brier_calibration_loss"):
+        old = pc.summary(df, "p", "y", metrics=old_names, **options)  # type: ignore[list-item]
+    assert_frame_equal(old, new.rename(dict(zip(expected.columns, old_names))))
+    message = "use metrics=\\['calibration_loss', 'refinement_loss'\\]"
+    with pytest.warns(DeprecationWarning, match=message):
+        stats = pc.bin_statistics(df, "p", "y", metrics=old_names, **options)  # type: ignore[list-item]
+    with pytest.warns(DeprecationWarning):
+        finished = pc.metrics_from_statistics(stats, metrics=old_names)  # type: ignore[list-item]
+    assert finished.columns[-2:] == old_names
+    with pytest.warns(DeprecationWarning):
+        bounded = pc.summary(
+            df,
+            "p",
+            "y",
+            metrics=["brier_calibration_loss"],
+            n_resamples=5,
+            **options,  # type: ignore[list-item]
+        )
+    assert bounded.columns[-3:] == [f"brier_calibration_loss{s}" for s in ("", "_lower", "_upper")]

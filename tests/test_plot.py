@@ -432,3 +432,27 @@ def test_forest_plot_labels_are_whole() -> None:
     assert long_name in svg and "…" not in svg
     figure = pc.plot_audit(slices, backend="matplotlib")
     assert long_name in [label.get_text() for label in figure.axes[0].get_yticklabels()]
+
+
+def test_charts_take_expression_keys(table: pl.DataFrame) -> None:
+    """`by` of the charts: an expression draws what the column it computes draws."""
+    upper = table.with_columns(pl.col("model").str.to_uppercase())
+    by_expression = pc.plot_reliability(table, by=pl.col("model").str.to_uppercase())
+    assert by_expression.to_dict() == pc.plot_reliability(upper, by="model").to_dict()
+    figure = pc.plot_reliability(
+        table, by=[pl.col("model").str.to_uppercase()], backend="matplotlib"
+    )
+    assert figure.axes[0].get_legend_handles_labels()[1][1:] == ["A", "B"]
+    windows = pl.DataFrame(
+        {
+            "model": [1, 1, 2, 2],
+            "day": [date(2024, 3, 1), date(2024, 3, 2)] * 2,
+            "count": [5, 6, 7, 8],
+            "ece": [0.1, 0.2, 0.3, 0.4],
+        }
+    )
+    cast = pc.plot_metric_over_time(windows, "ece", "day", by=pl.col("model").cast(pl.String))
+    named = windows.with_columns(pl.col("model").cast(pl.String))
+    assert cast.to_dict() == pc.plot_metric_over_time(named, "ece", "day", by="model").to_dict()
+    with pytest.raises(ValueError, match="'segment' is not in the reliability table"):
+        pc.plot_reliability(table, by=pl.col("segment").str.to_uppercase())

@@ -1136,7 +1136,6 @@ def test_argument_errors() -> None:
         ({"tol": 0}, ValueError, "`tol` must be a number in"),
         ({"sample_rows": 0}, ValueError, "`sample_rows` must be a positive int"),
         ({"sample_rows": 1e5}, TypeError, "`sample_rows` must be a positive int"),
-        ({"by": pl.col("g")}, TypeError, "`by` must be column names"),
         ({"by": "count"}, ValueError, "`by` cannot hold 'count'"),
         ({"n_bins": 0}, ValueError, "`n_bins` must be a positive int"),
         ({"method": "temperature"}, pc.CalibrationDataError, "Array or List"),
@@ -1502,3 +1501,30 @@ def test_parametric_maps_stream_without_an_in_memory_fallback(
     # Columnar functions (replace_strict, search_sorted) run in the in-memory engine.
     assert "columnar-function" not in graph, graph[:2000]
     assert_frame_equal(query.collect(engine="streaming"), df.with_columns(q=cal.expr("p")))
+
+
+def test_fit_calibrator_takes_expression_keys(tmp_path: Path) -> None:
+    """`by` an expression: the maps, the calibrated column and the evaluation of the key by name."""
+    df = make_log(23, 2_000, groups=4).with_columns(
+        segment=pl.col("g").replace_strict([0, 1, 2, 3], ["a", "A", "b", "B"])
+    )
+    upper = df.with_columns(pl.col("segment").str.to_uppercase())
+    key = pl.col("segment").str.to_uppercase()
+    methods: list[pc.CalibrationMethod] = ["platt", "isotonic"]
+    for method in methods:
+        cal = pc.fit_calibrator(df, "p", "y", method=method, by=key, weight="w")
+        named = pc.fit_calibrator(upper, "p", "y", method=method, by="segment", weight="w")
+        assert cal.by == ("segment",) and cal.params["segment"].to_list() == ["A", "B"]
+        assert_frame_equal(cal.params, named.params, rel_tol=1e-9)
+        applied = cal.apply(df.lazy(), "p").collect()  # the key computed from `segment`
+        assert_frame_equal(
+            applied.drop("segment"), named.apply(upper, "p").drop("segment"), rel_tol=1e-9
+        )
+        got = cal.evaluate(df, "p", "y", weight="w")
+        want = named.evaluate(upper, "p", "y", weight="w")
+        assert_frame_equal(got.metrics, want.metrics, rel_tol=1e-9)
+        assert_frame_equal(got.reliability, want.reliability, rel_tol=1e-9)
+    with pytest.raises(pc.CalibrationDataError, match="column 'segment' is missing"):
+        cal.apply(df.drop("segment"), "p")
+    with pytest.raises(ValueError, match="expression keys"):
+        cal.save(tmp_path / "cal.json")

@@ -392,7 +392,7 @@ def test_bin_statistics_bad_resampling_and_missing_replicates() -> None:
     with pytest.raises(pc.CalibrationDataError, match="replicates"):
         pc.metrics_from_statistics(pc.bin_statistics(df, "p", "y"), confidence=0.9)
     with pytest.raises(ValueError, match="`by` cannot hold"):
-        pc.summary(df.with_columns(replicate=1), "p", "y", by="replicate", confidence=0.9)
+        pc.summary(df.with_columns(replicate=1), "p", "y", by="replicate", n_resamples=5)
 
 
 def test_small_group_gets_a_null_interval_and_refused_rows_null() -> None:
@@ -427,7 +427,7 @@ def test_small_group_gets_a_null_interval_and_refused_rows_null() -> None:
 def test_lazy_summary_reads_nothing_until_collected() -> None:
     source = CountingSource(make_log(1, 50))
     plan = source.frame().calib.summary(
-        "p", "y", confidence=0.9, n_resamples=100, metrics=["consistency_p"]
+        "p", "y", confidence=0.9, n_resamples=100, metrics=["ece", "consistency_p"]
     )
     assert isinstance(plan, pl.LazyFrame)
     assert "consistency_p" in plan.collect_schema().names()

@@ -223,3 +223,17 @@ def test_no_unstable_polars_feature() -> None:
         pc.smooth_ece_summary(df, "p", "y", by="g")
         pc.smooth_ece_summary(df.lazy(), "p", "y", weight="w").collect()
         pc.smooth_ece_from_statistics(pc.smooth_ece_statistics(df, "p", "y"))
+
+
+def test_smooth_ece_from_statistics_takes_expression_keys() -> None:
+    df = make_log(22, 600, groups=4).with_columns(
+        segment=pl.col("g").replace_strict([0, 1, 2, 3], ["a", "A", "b", "B"])
+    )
+    stats = pc.smooth_ece_statistics(df, "p", "y", by=["g", "segment"], weight="w")
+    got = pc.smooth_ece_from_statistics(stats, by=pl.col("segment").str.to_uppercase())
+    upper = df.with_columns(pl.col("segment").str.to_uppercase())
+    want = pc.smooth_ece(upper, "p", "y", by="segment", weight="w")
+    assert got["segment"].to_list() == ["A", "B"]
+    assert got.drop("smooth_ece", "sigma").equals(want.drop("smooth_ece", "sigma"))
+    np.testing.assert_allclose(got["smooth_ece"], want["smooth_ece"], rtol=1e-9)
+    np.testing.assert_allclose(got["sigma"], want["sigma"], rtol=1e-9)

@@ -385,3 +385,38 @@ def test_the_sparse_table_has_one_row_per_bin_and_keeps_every_group(reduction: A
     assert empty["bin"].to_list() == [None]
     summary = pc.summary(df, "probs", "y", by="g", n_bins=4, reduction=reduction)
     assert summary["g"].to_list() == [1, 2, 3]
+
+
+def _segmented(seed: int) -> pl.DataFrame:
+    """A log of four segments, two pairs differing only in case (``a``/``A``, ``b``/``B``)."""
+    df = make_log(seed, 800, groups=4)
+    return df.with_columns(segment=pl.col("g").replace_strict([0, 1, 2, 3], ["a", "A", "b", "B"]))
+
+
+def test_finishers_take_expression_keys() -> None:
+    """`by` of the finishers: an expression of the key columns, equal to that key by name."""
+    df = _segmented(21)
+    options: dict[str, Any] = {"n_bins": 5, "weight": "w", "metrics": ["ece", "brier"]}
+    stats = pc.bin_statistics(df, "p", "y", by=["g", "segment"], **options)
+    upper = df.with_columns(pl.col("segment").str.to_uppercase())
+    named = pc.bin_statistics(upper, "p", "y", by="segment", **options)
+    expression = pl.col("segment").str.to_uppercase()
+    got = pc.metrics_from_statistics(stats, by=expression, metrics=["ece", "brier"])
+    want = pc.metrics_from_statistics(named, by="segment", metrics=["ece", "brier"])
+    assert got["segment"].to_list() == ["A", "B"]
+    assert_frame_equal(got, want, rel_tol=1e-12, abs_tol=1e-12)
+    assert_frame_equal(got, pc.summary(upper, "p", "y", by="segment", **options), rel_tol=1e-12)
+    got_rows = pc.reliability_from_statistics(stats.lazy(), by=[expression]).collect()
+    want_rows = pc.reliability_from_statistics(named, by="segment")
+    assert_frame_equal(got_rows, want_rows, rel_tol=1e-12, abs_tol=1e-12)
+    # A cast key gives the numbers of the column cast first.
+    cast = pc.metrics_from_statistics(stats, by=pl.col("g").cast(pl.String), metrics=["ece"])
+    by_name = pc.metrics_from_statistics(
+        stats.with_columns(pl.col("g").cast(pl.String)), by="g", metrics=["ece"]
+    )
+    assert cast.schema["g"] == pl.String
+    assert_frame_equal(cast, by_name)
+    with pytest.raises(pc.CalibrationDataError, match="'model'"):
+        pc.metrics_from_statistics(stats, by=pl.col("model").str.to_uppercase())
+    with pytest.raises(ValueError, match="`by` cannot hold 'count'"):
+        pc.metrics_from_statistics(stats, by=pl.col("g").alias("count"))

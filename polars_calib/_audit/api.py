@@ -60,20 +60,20 @@ def audit(
     *,
     by: Keys,
     within: Keys = None,
+    n_bins: int = 15,
+    strategy: Strategy = "uniform",
+    closed: Closed = "right",
+    weight: str | None = None,
     max_order: int | None = None,
     metrics: Sequence[Metric] = ("ece", "brier"),
     min_count: int = 100,
-    include_small: bool = False,
+    include_small: bool | None = None,
     correction: Correction | None = "holm",
     confidence: float = 0.95,
     n_resamples: int | None = 1000,
     seed: int = 0,
     id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
     test: AuditTest | None = "auto",
-    n_bins: int = 15,
-    strategy: Strategy = "uniform",
-    closed: Closed = "right",
-    weight: str | None = None,
     reduction: Reduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
@@ -119,7 +119,10 @@ def audit(
         Slices with fewer used rows are flagged ``too_small``, and left out of
         :meth:`Audit.worst` and of the disparities unless `include_small`.
     include_small
-        Count the small slices in the disparities and in :meth:`Audit.worst` too.
+        Count the small slices in the disparities, and by default in
+        :meth:`Audit.worst` and :func:`polars_calib.plot_audit`, too. ``None``
+        (default, the same in all three): leave them out (a small slice's metric is
+        mostly sampling noise).
     correction
         Multiple-testing control across all reported slices (the overall row and
         the small ones included): ``"holm"`` (default, the family-wise error
@@ -360,10 +363,10 @@ def audit(
     slices = compared(slices, metrics_found, min_count, correction, 1.0 - confidence, control)
     return Audit(
         slices,
-        disparities(slices, sets[1:], metrics_found, include_small, control),
+        disparities(slices, sets[1:], metrics_found, bool(include_small), control),
         tuple(attributes),
         tuple(metrics_found),
         min_count,
-        include_small,
+        bool(include_small),
         tuple(control),
     )

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_calib._core.deprecation import positional_options, renamed_keyword
 from polars_calib._core.options import CORRECTIONS, Correction, check_choice
 
 __all__ = ["TEST_COLUMNS", "adjusted_p_values", "compared", "disparities"]
@@ -19,7 +20,10 @@ TEST_COLUMNS = ("p_value", "p_adjusted", "too_small", "significant")
 """The columns of each slice's test and flags (`by` cannot use them)."""
 
 
-def adjusted_p_values(p: pl.Expr, method: Correction) -> pl.Expr:
+@positional_options("pc.adjusted_p_values", ["correction"])
+def adjusted_p_values(
+    p: pl.Expr, *, correction: Correction = "holm", method: Correction | None = None
+) -> pl.Expr:
     """Adjust a column of p-values for multiple testing (Holm or Benjamini–Hochberg).
 
     An expression over the whole column (use it in ``select`` or ``with_columns``):
@@ -29,9 +33,13 @@ def adjusted_p_values(p: pl.Expr, method: Correction) -> pl.Expr:
     ----------
     p
         The p-values, Float64 in [0, 1].
+    correction
+        ``"holm"`` (Holm 1979: controls the family-wise error rate; the default, as
+        in :func:`audit`) or ``"bh"`` (Benjamini & Hochberg 1995: controls the false
+        discovery rate).
     method
-        ``"holm"`` (Holm 1979: controls the family-wise error rate) or ``"bh"``
-        (Benjamini & Hochberg 1995: controls the false discovery rate).
+        Deprecated spelling of `correction` (a ``DeprecationWarning``; removed in
+        0.3.0), as is passing it by position.
 
     Returns
     -------
@@ -65,8 +73,8 @@ def adjusted_p_values(p: pl.Expr, method: Correction) -> pl.Expr:
     >>> import polars_calib as pc
     >>> df = pl.DataFrame({"p": [0.01, 0.04, None, 0.03, 0.5]})
     >>> df.with_columns(
-    ...     holm=pc.adjusted_p_values(pl.col("p"), "holm"),
-    ...     bh=pc.adjusted_p_values(pl.col("p"), "bh"),
+    ...     holm=pc.adjusted_p_values(pl.col("p"), correction="holm"),
+    ...     bh=pc.adjusted_p_values(pl.col("p"), correction="bh"),
     ... )
     shape: (5, 3)
     ┌──────┬──────┬──────────┐
@@ -81,12 +89,13 @@ def adjusted_p_values(p: pl.Expr, method: Correction) -> pl.Expr:
     │ 0.5  ┆ 0.5  ┆ 0.5      │
     └──────┴──────┴──────────┘
     """
-    check_choice("method", method, CORRECTIONS)
+    correction = renamed_keyword("pc.adjusted_p_values", "method", "correction", method, correction)
+    check_choice("correction", correction, CORRECTIONS)
     p = p.cast(pl.Float64)
     m = p.count().cast(pl.Float64)
     ordered = p.drop_nulls().sort()
     i = pl.int_range(1, p.count() + 1, dtype=pl.Int64).cast(pl.Float64)
-    if method == "holm":
+    if correction == "holm":
         steps = (ordered * (m - i + 1.0)).cum_max()
     else:
         steps = (ordered * m / i).reverse().cum_min().reverse()
@@ -125,7 +134,7 @@ def compared(
     if "p_value" in slices.columns:
         p_value = pl.col("p_value")
         if correction is not None:
-            adjusted = adjusted_p_values(p_value, correction)
+            adjusted = adjusted_p_values(p_value, correction=correction)
             adjusted = adjusted.over(within) if within else adjusted
         else:
             adjusted = p_value

@@ -57,9 +57,9 @@ class Audit:
             A metric column of :attr:`slices`; by default the first of the audit's
             metrics (the calibration error when asked for).
         include_small
-            Also rank the slices flagged ``too_small``; by default as the audit was
-            asked (:func:`audit`'s `include_small`, itself ``False``: a small slice's
-            metric is mostly sampling noise).
+            Also rank the slices flagged ``too_small``; ``None`` (default): as the
+            audit was asked (:func:`audit`'s `include_small`, whose default leaves
+            them out: a small slice's metric is mostly sampling noise).
 
         Returns
         -------
@@ -67,6 +67,29 @@ class Audit:
             Rows of :attr:`slices`, largest `metric` first (ties by count, larger
             first; with :attr:`within`, per group, in the order of :attr:`slices`);
             slices with a null metric are left out.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "sex": ["F", "M"] * 100,
+        ...     "age": ["young"] * 100 + ["old"] * 100,
+        ...     "p": [0.2, 0.7, 0.4, 0.9] * 50,
+        ...     "y": [0, 1, 1, 1] * 50,
+        ... })
+        >>> result = pc.audit(df, "p", "y", by=["sex", "age"], min_count=10, n_resamples=None)
+        >>> result.worst(3).select("slice", "count", pl.col("ece").round(4))
+        shape: (3, 3)
+        ┌──────────────────┬───────┬─────┐
+        │ slice            ┆ count ┆ ece │
+        │ ---              ┆ ---   ┆ --- │
+        │ str              ┆ i64   ┆ f64 │
+        ╞══════════════════╪═══════╪═════╡
+        │ sex=F            ┆ 100   ┆ 0.4 │
+        │ sex=F, age=old   ┆ 50    ┆ 0.4 │
+        │ sex=F, age=young ┆ 50    ┆ 0.4 │
+        └──────────────────┴───────┴─────┘
         """
         if isinstance(k, bool) or not isinstance(k, int):
             msg = f"`k` must be a positive int, got {type(k).__name__} {k!r}"

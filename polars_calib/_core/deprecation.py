@@ -7,8 +7,9 @@ the warning says the same thing everywhere; the CHANGELOG lists every rename.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,3 +79,59 @@ def renamed_keyword(where: str, old: str, new: str, old_value: T | None, new_val
         return new_value
     warn_renamed(f"{where}({old}=...)", f"{where}({new}=...)", stacklevel=4)
     return old_value
+
+
+def positional_options(where: str, names: Sequence[str]) -> Callable[[F], F]:
+    """Accept options that became keyword-only by position for one more release, with a warning.
+
+    The decorated function keeps its keyword-only signature (what editors, type checkers
+    and :func:`inspect.signature` show); a call giving more positional arguments than
+    the function's positional parameters passes the extra ones, in order, as the
+    keywords `names` and warns once. `where` names the function for the message.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from polars_calib._core.deprecation import positional_options
+    >>> @positional_options("f", ["scale"])
+    ... def f(x: float, *, scale: float = 1.0) -> float:
+    ...     return x * scale
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     f(2.0, 3.0)
+    6.0
+    >>> message = str(caught[0].message)
+    >>> message.startswith("f(..., scale) by position is deprecated")
+    True
+    >>> message.endswith("; use f(..., scale=...)")
+    True
+    """
+
+    def decorate(function: F) -> F:
+        kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        parameters = inspect.signature(function).parameters.values()
+        n_positional = sum(parameter.kind in kinds for parameter in parameters)
+
+        @functools.wraps(function)
+        def accepting(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > n_positional:
+                extra = args[n_positional:]
+                if len(extra) > len(names):
+                    most = n_positional + len(names)
+                    msg = f"{where}() takes at most {most} positional arguments"
+                    raise TypeError(msg)
+                moved = dict(zip(names, extra))
+                for name in moved:
+                    if name in kwargs:
+                        msg = f"{where}() got multiple values for argument {name!r}"
+                        raise TypeError(msg)
+                given = ", ".join(moved)
+                keywords = ", ".join(f"{name}=..." for name in moved)
+                warn_renamed(f"{where}(..., {given}) by position", f"{where}(..., {keywords})")
+                kwargs.update(moved)
+                args = args[:n_positional]
+            return function(*args, **kwargs)
+
+        return accepting  # type: ignore[return-value]
+
+    return decorate

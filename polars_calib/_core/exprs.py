@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
 import polars as pl
 
@@ -13,6 +14,8 @@ IntoExpr = str | pl.Expr
 
 Keys = IntoExpr | Sequence[IntoExpr] | None
 """Group keys: a column name, an expression, a sequence of them, or None for one group."""
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 
 def to_expr(value: IntoExpr, argument: str) -> pl.Expr:
@@ -61,6 +64,15 @@ class GroupKeys:
             for expr, name in zip(self.exprs, self.names)
             if not expr.meta.is_column() or expr.meta.output_name() != name
         ]
+
+    def added_to(self, frame: FrameT) -> FrameT:
+        """`frame` with the computed keys added under their names (plain keys: as it is).
+
+        A key reading a column that `frame` lacks raises ``ColumnNotFoundError`` from
+        the schema (no data read); callers check :meth:`columns` first.
+        """
+        added = self.computed()
+        return frame.with_columns(added) if added else frame
 
     def columns(self) -> list[str]:
         """The names of existing columns the keys read (for the schema check)."""

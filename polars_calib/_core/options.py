@@ -13,10 +13,13 @@ from collections.abc import Collection, Sequence
 from statistics import NormalDist
 from typing import Literal, TypeVar, get_args
 
+from polars_calib._core.deprecation import warn_renamed
+
 __all__ = [
     "DURATION",
     "MAX_BINS",
     "MAX_EDGE_BINS",
+    "RENAMED_METRICS",
     "Alternative",
     "AuditTest",
     "BinAverage",
@@ -39,6 +42,7 @@ __all__ = [
     "Strategy",
     "TableReduction",
     "TopLabelAverage",
+    "asked_names",
     "check_choice",
     "check_confidence",
     "check_every",
@@ -102,13 +106,25 @@ Diagnostic = Literal[
     "debiased_ece_squared",
     "debiased_ece",
     "brier_decomposition",
-    "brier_calibration_loss",
-    "brier_refinement_loss",
+    "calibration_loss",
+    "refinement_loss",
     "log_loss_calibration_loss",
     "log_loss_refinement_loss",
 ]
 """A test statistic, p-value or decomposition a summary can finish from its sums
-(binary data; see ``polars_calib._metrics.diagnostics``). Not in the default metrics."""
+(binary data; see ``polars_calib._metrics.diagnostics``). Not in the default metrics.
+
+Each is named after the function that computes it at its defaults
+(``"calibration_loss"`` is ``pc.calibration_loss(p, y)``, of the Brier score); a
+non-default score prefixes the name (``"log_loss_calibration_loss"`` is
+``pc.calibration_loss(p, y, score="log_loss")``)."""
+
+RENAMED_METRICS: dict[str, Diagnostic] = {
+    "brier_calibration_loss": "calibration_loss",
+    "brier_refinement_loss": "refinement_loss",
+}
+"""Metric names deprecated in 0.2 (a ``DeprecationWarning``; removed in 0.3.0), and
+their new names. The result keeps the column named as asked."""
 
 Alternative = Literal["two-sided", "greater", "less"]
 """The alternative hypothesis of a one-statistic test (``"greater"``: large values)."""
@@ -227,7 +243,30 @@ def check_metrics(metrics: str | Sequence[str], tests: bool = False) -> list[str
     if isinstance(metrics, str):
         metrics = [metrics]
     allowed = (*METRICS, *DIAGNOSTICS, *(CONSISTENCY_METRICS if tests else ()))
-    return list(dict.fromkeys(check_choice("metrics", metric, allowed) for metric in metrics))
+    old = [m for m in metrics if isinstance(m, str) and m in RENAMED_METRICS]
+    if old:
+        new = [RENAMED_METRICS[m] for m in old]
+        warn_renamed(f"metrics={old!r}", f"metrics={new!r}", stacklevel=4)
+    names = [check_choice("metrics", RENAMED_METRICS.get(m, m), allowed) for m in metrics]
+    return list(dict.fromkeys(names))
+
+
+def asked_names(metrics: str | Sequence[str], columns: Sequence[str]) -> dict[str, str]:
+    """The renames giving the `columns` of metrics asked for by an old name that name.
+
+    A metric asked for as ``"brier_calibration_loss"`` is computed as
+    ``"calibration_loss"``; its column (and its interval's) keep the asked name.
+    """
+    asked = [metrics] if isinstance(metrics, str) else metrics
+    renames = {}
+    for old in asked:
+        if not isinstance(old, str) or old not in RENAMED_METRICS:
+            continue
+        new = RENAMED_METRICS[old]
+        for suffix in ("", "_lower", "_upper"):
+            if new + suffix in columns:
+                renames[new + suffix] = old + suffix
+    return renames
 
 
 def check_hosmer_lemeshow_bins(n_bins: int) -> int:

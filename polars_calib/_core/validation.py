@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_calib._core.deprecation import positional_options
 from polars_calib._core.exprs import IntoExpr
 from polars_calib._core.problem import Check, binary_problem
 
@@ -161,12 +162,13 @@ def raise_for_problems(counts: pl.DataFrame, checks: Sequence[Check]) -> None:
         raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
 
 
+@positional_options("pc.validate", ["weight"])
 def validate(
     data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
-    weight: str | None = None,
     *,
+    weight: str | None = None,
     columns: Sequence[str] = (),
     pos_label: Any = None,
 ) -> None:
@@ -185,7 +187,9 @@ def validate(
     label
         Name of the 0/1 (or boolean) outcome column.
     weight
-        Name of an optional column of non-negative sample weights.
+        Name of an optional column of non-negative sample weights (keyword-only, as
+        everywhere; by position it still works, with a ``DeprecationWarning``, until
+        0.3.0).
     columns
         Further column names that must exist (group keys, a time column).
     pos_label

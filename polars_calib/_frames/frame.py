@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from polars_calib._core.deprecation import warn_renamed
 from polars_calib._core.exprs import IntoExpr, Keys
 from polars_calib._core.options import (
     METRICS,
@@ -34,6 +35,7 @@ from polars_calib._core.options import (
     Strategy,
     TableReduction,
     TopLabelAverage,
+    asked_names,
     check_confidence,
     check_metrics,
 )
@@ -59,10 +61,10 @@ def reliability(
     prob: str,
     label: str,
     *,
+    by: Keys = None,
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    by: Keys = None,
     weight: str | None = None,
     confidence: float = 0.95,
     reduction: Reduction | None = None,
@@ -82,6 +84,8 @@ def reliability(
         Name of the column holding the probability of the positive class.
     label
         Name of the 0/1 (or boolean) outcome column.
+    by
+        Group keys: column names or expressions; ``None`` for one group.
     n_bins
         Number of bins, a positive int.
     strategy
@@ -92,8 +96,6 @@ def reliability(
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
-    by
-        Group keys: column names or expressions; ``None`` for one group.
     weight
         Name of an optional column of non-negative sample weights.
     confidence
@@ -218,8 +220,8 @@ def summary(
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
-    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     weight: str | None = None,
+    metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     reduction: TableReduction | None = None,
     sum_tol: float = SUM_TOLERANCE,
     pos_label: Any = None,
@@ -265,22 +267,25 @@ def summary(
     closed
         ``"right"`` (default): ``[0, 1/B], (1/B, 2/B], ...``; ``"left"``:
         ``[0, 1/B), ..., [(B-1)/B, 1]``.
+    weight
+        Name of an optional column of non-negative sample weights.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
         compute, in this order; binary data also take the tests and decompositions
         of :mod:`polars_calib._metrics.diagnostics` (``"spiegelhalter_z"``,
         ``"spiegelhalter_p"`` (two-sided), ``"hosmer_lemeshow"``,
         ``"hosmer_lemeshow_p"``, ``"debiased_ece_squared"``, ``"debiased_ece"``,
-        ``"brier_decomposition"`` (a struct), ``"brier_calibration_loss"``,
-        ``"brier_refinement_loss"``, ``"log_loss_calibration_loss"``,
-        ``"log_loss_refinement_loss"``), over the summary's bins (``ValueError`` for
+        ``"brier_decomposition"`` (a struct), ``"calibration_loss"`` and
+        ``"refinement_loss"`` (of the Brier score: the functions at their defaults),
+        ``"log_loss_calibration_loss"`` and ``"log_loss_refinement_loss"`` (with
+        ``score="log_loss"``); the names ``"brier_calibration_loss"`` and
+        ``"brier_refinement_loss"`` are deprecated, and still give columns of those
+        names), over the summary's bins (``ValueError`` for
         Hosmer-Lemeshow with fewer than 3 bins, or any of them on vectors); and the
         p-values of the consistency-resampling test (`n_resamples` label sets drawn
         from ``p``): ``"consistency_p"`` (of ECE), ``"consistency_p_mce"``,
         ``"consistency_p_rmsce"``, ``"consistency_p_brier"``,
         ``"consistency_p_log_loss"`` (see ``docs/significance.md``).
-    weight
-        Name of an optional column of non-negative sample weights.
     reduction
         For probability vectors (an ``Array`` or ``List`` column, labels
         ``0 .. K - 1``), which multi-class calibration error ``ece``, ``mce`` and
@@ -312,16 +317,18 @@ def summary(
     min_size, max_bins
         ``strategy="median_variance"``: fewest rows per bin and most bins per group.
     confidence
-        Level of a percentile Poisson-bootstrap interval of each metric, in (0, 1):
-        adds ``<metric>_lower`` and ``<metric>_upper``. ``None`` (default): 0.95 when
-        `n_resamples` is given, else no interval.
+        Level of the percentile Poisson-bootstrap intervals, in (0, 1); ``None``
+        (default): 0.95. It gives the level only (see ``docs/significance.md``);
+        `n_resamples` asks for the intervals. **Deprecated:** `confidence` without
+        `n_resamples` still asks for intervals of 1000 replicates, with a
+        ``DeprecationWarning``; from 0.3.0 it gives none (pass ``n_resamples=1000``).
     n_resamples
-        Bootstrap replicates and consistency label sets, an int from 1 to 2**30.
-        Giving it asks for intervals of `metrics` other than the consistency
-        p-values (at `confidence`, 0.95 by default), as in
-        :func:`polars_calib.audit` and :func:`polars_calib.html_report`. ``None``
-        (default): intervals only with `confidence`, of 1000 replicates; the
-        consistency p-values draw 1000 label sets.
+        Bootstrap replicates, an int from 1 to 2**30: giving it adds
+        ``<metric>_lower`` and ``<metric>_upper`` to each metric other than the
+        consistency p-values, as in :func:`polars_calib.audit` and
+        :func:`polars_calib.html_report`; ``None`` (default): no intervals. It is
+        also the number of label sets of the consistency p-values (1000 when
+        ``None``).
     seed
         Seed of the draws, an int in ``[0, 2**32)``: the same seed gives the same
         intervals and p-values in memory and streaming, on a DataFrame or a scan.
@@ -345,7 +352,7 @@ def summary(
         then one Float64 column per metric, named after it. For probability vectors
         the means are ``mean_confidence`` and ``accuracy``, and the binned metrics
         are named after the reduction: ``confidence_ece``, ``classwise_mce``,
-        ``top_label_rmsce``, ... With `confidence`, each metric is followed by its
+        ``top_label_rmsce``, ... With `n_resamples`, each metric is followed by its
         ``_lower`` and ``_upper`` bounds (null for a group so small that a
         resample drew none of its rows); consistency p-values are Float64, null
         where the metric is.
@@ -441,16 +448,16 @@ def summary(
         renamed = {m: f"canonical_{m}" for m in ("ece", "mce", "rmsce") if m in names}
         return same_kind(data, table.rename(renamed))
     top_label_average = top_label_choice(average, distance)
-    # One meaning, as in the audit and the report: `n_resamples` asks for intervals
-    # (at 0.95 unless `confidence` says otherwise) of the metrics that have them (not
-    # of consistency p-values: then it is their number of label sets); `confidence`
-    # alone asks for them too.
-    if confidence is None and n_resamples is not None and set(names) - set(TESTED_METRIC):
-        confidence = 0.95
-    if confidence is not None:
-        check_confidence(confidence)
+    # One meaning, as in the audit and the report (docs/significance.md): `n_resamples`
+    # asks for intervals, of that many replicates, of the metrics that have them (not of
+    # consistency p-values: then it is their number of label sets); `confidence` is
+    # their level. `confidence` alone asked for 1000 replicates until 0.3.0.
+    intervals = set(names) - set(TESTED_METRIC)
+    alone = confidence is not None and n_resamples is None and bool(intervals)
+    level = 0.95 if confidence is None else confidence
+    check_confidence(level)
     methods: list[Resampling] = []
-    if confidence is not None:
+    if (n_resamples is not None or alone) and intervals:
         methods.append("bootstrap")
     if set(names) & set(TESTED_METRIC):
         methods.append("consistency")
@@ -466,9 +473,16 @@ def summary(
         pos_label=pos_label,
         **frame,
     )
+    if alone:  # after the plan's checks: a bad option raises rather than warns
+        warn_renamed(
+            "pc.summary(confidence=...) without n_resamples (intervals of 1000 replicates)",
+            "pc.summary(confidence=..., n_resamples=1000)",
+        )
+    interval = level if "bootstrap" in methods else None
     table = finish_summary(
-        plan.checked(), plan.prepared, names, top_label_average, confidence, bool(resamples)
+        plan.checked(), plan.prepared, names, top_label_average, interval, bool(resamples)
     )
+    table = table.rename(asked_names(metrics, table.collect_schema().names()))
     return same_kind(data, table)
 
 

@@ -24,6 +24,7 @@ from polars_calib._core.options import (
     Strategy,
     TableReduction,
     TopLabelAverage,
+    asked_names,
     check_choice,
     check_confidence,
     check_metrics,
@@ -415,6 +416,30 @@ def _engine_statistics(
     return engine_statistics(data, spec, engine, check)[0]
 
 
+_STATISTICS_COLUMNS = frozenset(
+    {"bin", "lower", "upper", "closed", "n_bins", "resampling", "replicate", CELL, *SUMS}
+)
+"""Columns of a statistics table that a `by` key of its finishers cannot be named."""
+
+
+def _keyed(stats: FrameT, by: Keys) -> tuple[FrameT, list[str]]:
+    """`stats` with the `by` keys that are expressions added (from its schema), and their names.
+
+    Keys name key columns of the table, or are expressions of them
+    (``pl.col("segment").str.to_uppercase()``): the rows of a new key's value are
+    summed, as keys left out are.
+    """
+    keys = GroupKeys(by, _STATISTICS_COLUMNS)
+    if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
+        return stats, keys.names  # _statistics_frame says why
+    schema = stats.collect_schema()
+    missing = [name for name in keys.columns() if name not in schema]
+    if missing:
+        msg = f"`stats` has no key of `by`: missing column(s) {', '.join(map(repr, missing))}"
+        raise CalibrationDataError(msg)
+    return keys.added_to(stats), keys.names
+
+
 def _statistics_frame(stats: object, keys: list[str]) -> pl.LazyFrame:
     """`stats` as a LazyFrame, checking that it has the keys and the statistics columns."""
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
@@ -456,7 +481,7 @@ def _merged(stats: FrameT, keys: list[str]) -> pl.LazyFrame:
 def metrics_from_statistics(
     stats: FrameT,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Keys = None,
     metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
     average: TopLabelAverage | BinAverage | None = None,
     confidence: float | None = None,
@@ -472,9 +497,11 @@ def metrics_from_statistics(
         example one per partition of a log, or yesterday's and today's): rows of the
         same group and bin are summed first.
     by
-        The group keys of the result, any of the statistics' key columns; keys left
+        The group keys of the result: any of the statistics' key columns, or
+        expressions of them (``pl.col("segment").str.to_uppercase()``); keys left
         out are summed over (statistics per ``("model", "segment")`` give metrics
-        per ``"model"``). ``None``: one group, all rows.
+        per ``"model"``), and so are the rows that an expression gives the same
+        value. ``None``: one group, all rows.
     metrics
         Which of ``"ece"``, ``"mce"``, ``"rmsce"``, ``"brier"``, ``"log_loss"`` to
         compute, in this order (Brier and log-loss need the table's sums of them),
@@ -581,7 +608,7 @@ def metrics_from_statistics(
     │ 0.18 ┆ 0.182 │
     └──────┴───────┘
     """
-    keys = GroupKeys(by).names
+    stats, keys = _keyed(stats, by)
     names = check_metrics(metrics, tests=True)
     if confidence is not None:
         check_confidence(confidence)
@@ -617,7 +644,8 @@ def metrics_from_statistics(
         table = finish_resampled(merged, keys, names, top_label_average, confidence)
     else:
         table = finish_metrics(merged, keys, names, top_label_average)
-    return same_kind(stats, summary_names(table, reduction))
+    table = summary_names(table, reduction)
+    return same_kind(stats, table.rename(asked_names(metrics, table.collect_schema().names())))
 
 
 def _is_canonical(stats: object) -> bool:
@@ -630,7 +658,7 @@ def _is_canonical(stats: object) -> bool:
 def reliability_from_statistics(
     stats: FrameT,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Keys = None,
     confidence: float = 0.95,
 ) -> FrameT:
     """The reliability table per group from one or many statistics tables.
@@ -643,8 +671,9 @@ def reliability_from_statistics(
         A table with replicates (``bin_statistics(resampling=...)``) gives the
         reliability of its observed rows; the replicates are left out.
     by
-        The group keys of the result, any of the statistics' key columns; keys left
-        out are summed over. ``None``: one group, all rows.
+        The group keys of the result: any of the statistics' key columns, or
+        expressions of them, as :func:`metrics_from_statistics`'s; keys left out are
+        summed over. ``None``: one group, all rows.
     confidence
         Confidence level of the Wilson interval on the observed fraction.
 
@@ -681,7 +710,7 @@ def reliability_from_statistics(
     │ 3   ┆ 1.0   ┆ 2     ┆ 1.0      │
     └─────┴───────┴───────┴──────────┘
     """
-    keys = GroupKeys(by).names
+    stats, keys = _keyed(stats, by)
     z = check_confidence(confidence)
     if _is_canonical(stats):
         msg = (

@@ -29,7 +29,7 @@ def canonical_ece(
     strategy: Strategy = "uniform",
     closed: Closed = "right",
     distance: Distance = "tv",
-    average: BinAverage = "weighted",
+    average: BinAverage | None = None,
     bins: IntoExpr | None = None,
     weight: IntoExpr | None = None,
     sum_tol: float = SUM_TOLERANCE,
@@ -57,7 +57,7 @@ def canonical_ece(
         ``"tv"`` (total variation, the default), ``"cityblock"`` or
         ``"sqeuclidean"``.
     average
-        ``"weighted"`` (default): bins weighted by their share of the rows;
+        ``"weighted"`` (``None``, the default): bins weighted by their share of the rows;
         ``"bins"``: the plain mean over the non-empty bins.
     bins
         A column (or expression) of precomputed bins, one key per row (for example
@@ -136,7 +136,7 @@ def canonical_ece(
     """
     # Given bins replace the grid (whatever the strategy says, median-variance included).
     binning = Binning(n_bins, strategy, closed) if bins is None else None
-    distance, average = check_distance(distance, average)
+    distance, average = check_distance(distance, average or "weighted")
     problem = vector_problem(prob, label, weight, check_sum_tol(sum_tol), "classwise")
     error = problem_error(problem, problem.prob, problem.label, bins, binning, distance, average)
     name = to_expr(prob, "prob").meta.output_name(raise_if_undetermined=False)

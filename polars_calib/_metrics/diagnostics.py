@@ -364,7 +364,14 @@ def hosmer_lemeshow_p(
 
     Examples
     --------
-    See :func:`hosmer_lemeshow`.
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({
+    ...     "p": [0.1, 0.2, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.9],
+    ...     "y": [0, 0, 1, 0, 1, 0, 1, 1, 1, 0],
+    ... })
+    >>> df.select(pc.hosmer_lemeshow_p("p", "y", n_bins=3, strategy="uniform").round(4)).item()
+    0.2967
     """
     return _hosmer_lemeshow(
         prob, label, n_bins, strategy, closed, weight, pos_label, _finish.hosmer_lemeshow_p

@@ -34,6 +34,8 @@ Data policy (as the binary metrics, plus what vectors add):
 
 from __future__ import annotations
 
+from typing import cast
+
 import polars as pl
 
 from polars_calib._core.binning import Binning
@@ -299,7 +301,7 @@ def top_label_ece(
     norm: Norm = "l1",
     weight: IntoExpr | None = None,
     sum_tol: float = SUM_TOLERANCE,
-    average: TopLabelAverage = "macro",
+    average: TopLabelAverage | None = None,
     compat: Compat | None = None,
 ) -> pl.Expr:
     r"""Top-label calibration error (Gupta and Ramdas, 2021).
@@ -323,7 +325,7 @@ def top_label_ece(
         As :func:`confidence_ece`; with ``"quantile"`` the edges are the quantiles of
         the confidences of the rows predicted ``j``, per predicted class.
     average
-        ``"macro"`` (default): every predicted class counts once, as MAPIE's
+        ``"macro"`` (``None``, the default): every predicted class counts once, as MAPIE's
         ``top_label_ece``; ``"weighted"``: classes weighted by their total weight
         (row count), which is the binned estimate of Gupta and Ramdas' top-label
         ECE, :math:`E\,|P(Y = c(X) \mid c(X), h(X)) - h(X)|`.
@@ -374,9 +376,9 @@ def top_label_ece(
     └────────┘
     """
     binning, norm, tol = _check(n_bins, strategy, closed, norm, sum_tol, compat)
-    check_choice("average", average, TOP_LABEL_AVERAGES)
+    chosen = cast(TopLabelAverage, check_choice("average", average or "macro", TOP_LABEL_AVERAGES))
     problem = vector_problem(prob, label, weight, tol, "top_label")
-    return _named(keyed_binned_error(problem, binning, norm, average), prob)
+    return _named(keyed_binned_error(problem, binning, norm, chosen), prob)
 
 
 def multiclass_brier(

@@ -57,7 +57,19 @@ class ExprCalibNamespace:
         distance: Distance | None = None,
         bins: IntoExpr | None = None,
     ) -> pl.Expr:
-        """Expected calibration error; see :func:`polars_calib.ece`."""
+        """Expected calibration error; see :func:`polars_calib.ece`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.ece("y", n_bins=2).round(4)).item()
+        0.125
+        """
         return binary.ece(
             self._prob,
             label,
@@ -81,7 +93,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Maximum calibration error; see :func:`polars_calib.mce`."""
+        """Maximum calibration error; see :func:`polars_calib.mce`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.mce("y", n_bins=2).round(4)).item()
+        0.25
+        """
         return binary.mce(
             self._prob,
             label,
@@ -102,7 +126,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Root-mean-square calibration error; see :func:`polars_calib.rmsce`."""
+        """Root-mean-square calibration error; see :func:`polars_calib.rmsce`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.rmsce("y", n_bins=2).round(4)).item()
+        0.1768
+        """
         return binary.rmsce(
             self._prob,
             label,
@@ -116,37 +152,109 @@ class ExprCalibNamespace:
     def brier(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """Brier score of binary probabilities; see :func:`polars_calib.brier`."""
+        """Brier score of binary probabilities; see :func:`polars_calib.brier`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.brier("y").round(4)).item()
+        0.225
+        """
         return binary.brier(self._prob, label, weight=weight, pos_label=pos_label)
 
     def log_loss(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """Log-loss of binary probabilities; see :func:`polars_calib.log_loss`."""
+        """Log-loss of binary probabilities; see :func:`polars_calib.log_loss`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.log_loss("y").round(4)).item()
+        0.6289
+        """
         return binary.log_loss(self._prob, label, weight=weight, pos_label=pos_label)
 
     def ks_calibration(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """KS calibration error; see :func:`polars_calib.ks_calibration`."""
+        """KS calibration error; see :func:`polars_calib.ks_calibration`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.ks_calibration("y").round(4)).item()
+        0.175
+        """
         return cumulative.ks_calibration(self._prob, label, weight=weight, pos_label=pos_label)
 
     def ks_calibration_p(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """p-value of the KS calibration test; see :func:`polars_calib.ks_calibration_p`."""
+        """p-value of the KS calibration test; see :func:`polars_calib.ks_calibration_p`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.ks_calibration_p("y").round(4)).item()
+        0.4727
+        """
         return cumulative.ks_calibration_p(self._prob, label, weight=weight, pos_label=pos_label)
 
     def kuiper_calibration(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """Kuiper calibration error; see :func:`polars_calib.kuiper_calibration`."""
+        """Kuiper calibration error; see :func:`polars_calib.kuiper_calibration`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.kuiper_calibration("y").round(4)).item()
+        0.1875
+        """
         return cumulative.kuiper_calibration(self._prob, label, weight=weight, pos_label=pos_label)
 
     def kuiper_calibration_p(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """p-value of Kuiper's calibration test; see :func:`polars_calib.kuiper_calibration_p`."""
+        """p-value of Kuiper's calibration test; see :func:`polars_calib.kuiper_calibration_p`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.kuiper_calibration_p("y").round(4)).item()
+        0.7314
+        """
         return cumulative.kuiper_calibration_p(
             self._prob, label, weight=weight, pos_label=pos_label
         )
@@ -154,7 +262,19 @@ class ExprCalibNamespace:
     def spiegelhalter_z(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """Spiegelhalter's Z; see :func:`polars_calib.spiegelhalter_z`."""
+        """Spiegelhalter's Z; see :func:`polars_calib.spiegelhalter_z`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.spiegelhalter_z("y").round(4)).item()
+        0.7107
+        """
         return diagnostics.spiegelhalter_z(self._prob, label, weight=weight, pos_label=pos_label)
 
     def spiegelhalter_p(
@@ -165,7 +285,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Spiegelhalter's p-value; see :func:`polars_calib.spiegelhalter_p`."""
+        """Spiegelhalter's p-value; see :func:`polars_calib.spiegelhalter_p`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.spiegelhalter_p("y").round(4)).item()
+        0.4773
+        """
         return diagnostics.spiegelhalter_p(
             self._prob, label, alternative=alternative, weight=weight, pos_label=pos_label
         )
@@ -180,7 +312,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Hosmer-Lemeshow statistic; see :func:`polars_calib.hosmer_lemeshow`."""
+        """Hosmer-Lemeshow statistic; see :func:`polars_calib.hosmer_lemeshow`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.hosmer_lemeshow("y", n_bins=3).round(4)).item()
+        6.8333
+        """
         return diagnostics.hosmer_lemeshow(
             self._prob,
             label,
@@ -201,7 +345,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Hosmer-Lemeshow p-value; see :func:`polars_calib.hosmer_lemeshow_p`."""
+        """Hosmer-Lemeshow p-value; see :func:`polars_calib.hosmer_lemeshow_p`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.hosmer_lemeshow_p("y", n_bins=3).round(4)).item()
+        0.0089
+        """
         return diagnostics.hosmer_lemeshow_p(
             self._prob,
             label,
@@ -222,7 +378,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Debiased squared calibration error; see :func:`polars_calib.debiased_ece_squared`."""
+        """Debiased squared calibration error; see :func:`polars_calib.debiased_ece_squared`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.debiased_ece_squared("y", n_bins=2).round(4)).item()
+        -0.0417
+        """
         return diagnostics.debiased_ece_squared(
             self._prob,
             label,
@@ -243,7 +411,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Debiased L2 calibration error; see :func:`polars_calib.debiased_ece`."""
+        """Debiased L2 calibration error; see :func:`polars_calib.debiased_ece`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.debiased_ece("y", n_bins=2).round(4)).item()
+        0.0
+        """
         return diagnostics.debiased_ece(
             self._prob,
             label,
@@ -264,7 +444,27 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Brier score decomposition (a struct); see :func:`polars_calib.brier_decomposition`."""
+        """Brier score decomposition (a struct); see :func:`polars_calib.brier_decomposition`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> parts = pl.col("p").calib.brier_decomposition("y", n_bins=2)
+        >>> df.select(parts.struct.field("brier", "reliability", "resolution", "uncertainty"))
+        shape: (1, 4)
+        ┌───────┬─────────────┬────────────┬─────────────┐
+        │ brier ┆ reliability ┆ resolution ┆ uncertainty │
+        │ ---   ┆ ---         ┆ ---        ┆ ---         │
+        │ f64   ┆ f64         ┆ f64        ┆ f64         │
+        ╞═══════╪═════════════╪════════════╪═════════════╡
+        │ 0.225 ┆ 0.03125     ┆ 0.015625   ┆ 0.234375    │
+        └───────┴─────────────┴────────────┴─────────────┘
+        """
         return diagnostics.brier_decomposition(
             self._prob,
             label,
@@ -286,7 +486,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Calibration loss of a score; see :func:`polars_calib.calibration_loss`."""
+        """Calibration loss of a score; see :func:`polars_calib.calibration_loss`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.calibration_loss("y", n_bins=2).round(4)).item()
+        0.0312
+        """
         return diagnostics.calibration_loss(
             self._prob,
             label,
@@ -309,7 +521,19 @@ class ExprCalibNamespace:
         weight: IntoExpr | None = None,
         pos_label: Any = None,
     ) -> pl.Expr:
-        """Refinement loss of a score; see :func:`polars_calib.refinement_loss`."""
+        """Refinement loss of a score; see :func:`polars_calib.refinement_loss`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9],
+        ...     "y": [0, 1, 1, 0, 0, 1, 1, 1],
+        ... })
+        >>> df.select(pl.col("p").calib.refinement_loss("y", n_bins=2).round(4)).item()
+        0.2188
+        """
         return diagnostics.refinement_loss(
             self._prob,
             label,
@@ -324,19 +548,52 @@ class ExprCalibNamespace:
     def refused_rows(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, pos_label: Any = None
     ) -> pl.Expr:
-        """Rows refused per data check; see :func:`polars_calib.refused_rows`."""
+        """Rows refused per data check; see :func:`polars_calib.refused_rows`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.2, 1.5, 0.7], "y": [0, 1, 2]})
+        >>> df.select(pl.col("p").calib.refused_rows("y").struct.field("rows", "refused")).row(0)
+        (3, 2)
+        """
         return refused_rows(self._prob, label, weight=weight, pos_label=pos_label)
 
     def multiclass_brier(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, sum_tol: float = SUM_TOLERANCE
     ) -> pl.Expr:
-        """Brier score of probability vectors; see :func:`polars_calib.multiclass_brier`."""
+        """Brier score of probability vectors; see :func:`polars_calib.multiclass_brier`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "probs": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]],
+        ...     "y": [0, 2, 2, 1],
+        ... }).with_columns(pl.col("probs").list.to_array(3))
+        >>> df.select(pl.col("probs").calib.multiclass_brier("y").round(4)).item()
+        0.435
+        """
         return multiclass.multiclass_brier(self._prob, label, weight=weight, sum_tol=sum_tol)
 
     def multiclass_log_loss(
         self, label: IntoExpr, *, weight: IntoExpr | None = None, sum_tol: float = SUM_TOLERANCE
     ) -> pl.Expr:
-        """Log-loss of probability vectors; see :func:`polars_calib.multiclass_log_loss`."""
+        """Log-loss of probability vectors; see :func:`polars_calib.multiclass_log_loss`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "probs": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]],
+        ...     "y": [0, 2, 2, 1],
+        ... }).with_columns(pl.col("probs").list.to_array(3))
+        >>> df.select(pl.col("probs").calib.multiclass_log_loss("y").round(4)).item()
+        0.7469
+        """
         return multiclass.multiclass_log_loss(self._prob, label, weight=weight, sum_tol=sum_tol)
 
     def confidence_ece(
@@ -353,6 +610,17 @@ class ExprCalibNamespace:
         """Confidence calibration error of probability vectors.
 
         See :func:`polars_calib.confidence_ece`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "probs": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]],
+        ...     "y": [0, 2, 2, 1],
+        ... }).with_columns(pl.col("probs").list.to_array(3))
+        >>> df.select(pl.col("probs").calib.confidence_ece("y", n_bins=2).round(4)).item()
+        0.4
         """
         return multiclass.confidence_ece(
             self._prob,
@@ -379,6 +647,17 @@ class ExprCalibNamespace:
         """Classwise calibration error of probability vectors.
 
         See :func:`polars_calib.classwise_ece`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "probs": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]],
+        ...     "y": [0, 2, 2, 1],
+        ... }).with_columns(pl.col("probs").list.to_array(3))
+        >>> df.select(pl.col("probs").calib.classwise_ece("y", n_bins=2).round(4)).item()
+        0.1833
         """
         return multiclass.classwise_ece(
             self._prob,
@@ -401,11 +680,22 @@ class ExprCalibNamespace:
         norm: Norm = "l1",
         weight: IntoExpr | None = None,
         sum_tol: float = SUM_TOLERANCE,
-        average: TopLabelAverage = "macro",
+        average: TopLabelAverage | None = None,
     ) -> pl.Expr:
         """Top-label calibration error of probability vectors.
 
         See :func:`polars_calib.top_label_ece`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "probs": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]],
+        ...     "y": [0, 2, 2, 1],
+        ... }).with_columns(pl.col("probs").list.to_array(3))
+        >>> df.select(pl.col("probs").calib.top_label_ece("y", n_bins=2).round(4)).item()
+        0.4167
         """
         return multiclass.top_label_ece(
             self._prob,
@@ -427,7 +717,7 @@ class ExprCalibNamespace:
         strategy: Strategy = "uniform",
         closed: Closed = "right",
         distance: Distance = "tv",
-        average: BinAverage = "weighted",
+        average: BinAverage | None = None,
         bins: IntoExpr | None = None,
         weight: IntoExpr | None = None,
         sum_tol: float = SUM_TOLERANCE,
@@ -435,6 +725,17 @@ class ExprCalibNamespace:
         """Canonical calibration error of probability vectors.
 
         See :func:`polars_calib.canonical_ece`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "probs": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]],
+        ...     "y": [0, 2, 2, 1],
+        ... }).with_columns(pl.col("probs").list.to_array(3))
+        >>> df.select(pl.col("probs").calib.canonical_ece("y", n_bins=2).round(4)).item()
+        0.325
         """
         return canonical.canonical_ece(
             self._prob,
@@ -459,7 +760,19 @@ class ExprCalibNamespace:
         block_size: int = 2,
         sum_tol: float = SUM_TOLERANCE,
     ) -> pl.Expr:
-        """Squared kernel calibration error; see :func:`polars_calib.skce`."""
+        """Squared kernel calibration error; see :func:`polars_calib.skce`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({
+        ...     "probs": [[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.3, 0.6], [0.4, 0.4, 0.2]],
+        ...     "y": [0, 2, 2, 1],
+        ... }).with_columns(pl.col("probs").list.to_array(3))
+        >>> df.select(pl.col("probs").calib.skce("y").round(4)).item()
+        -0.0461
+        """
         return kernel_module.skce(
             self._prob,
             label,

@@ -48,6 +48,9 @@ class AuditResult(Protocol):
     def slices(self) -> pl.DataFrame: ...
 
     @property
+    def include_small(self) -> bool: ...
+
+    @property
     def metrics(self) -> tuple[str, ...]: ...
 
 
@@ -57,7 +60,7 @@ def plot_audit(
     *,
     metric: str | None = ...,
     backend: Literal["altair"] = ...,
-    include_small: bool = ...,
+    include_small: bool | None = ...,
     title: str | None = ...,
 ) -> alt.LayerChart: ...
 
@@ -68,7 +71,7 @@ def plot_audit(
     *,
     metric: str | None = ...,
     backend: Literal["matplotlib"],
-    include_small: bool = ...,
+    include_small: bool | None = ...,
     title: str | None = ...,
 ) -> Figure: ...
 
@@ -78,7 +81,7 @@ def plot_audit(
     *,
     metric: str | None = None,
     backend: str = "altair",
-    include_small: bool = True,
+    include_small: bool | None = None,
     title: str | None = None,
 ) -> alt.LayerChart | Figure:
     """Draw a forest plot of an audit: each slice's metric, its interval, the overall line.
@@ -108,7 +111,10 @@ def plot_audit(
     backend
         ``"altair"`` (default) or ``"matplotlib"``.
     include_small
-        Draw the slices flagged ``too_small`` (hollow); ``False`` leaves them out.
+        Draw the slices flagged ``too_small`` (hollow) or leave them out; ``None``
+        (default): as the audit was asked (:func:`polars_calib.audit`'s
+        `include_small`, itself left out by default), and a slices table's rows as
+        given (they were chosen already, as by ``audit.worst(20)``).
     title
         Title of the chart; ``"Calibration by slice"`` by default.
 
@@ -156,13 +162,15 @@ def plot_audit(
 
 
 def _drawing_frame(
-    audit: AuditResult | pl.DataFrame, metric: str | None, include_small: bool
+    audit: AuditResult | pl.DataFrame, metric: str | None, include_small: bool | None
 ) -> tuple[pl.DataFrame, float | None, str]:
     """The slices to draw (not the overall row), the overall value and the metric column."""
     if isinstance(audit, pl.DataFrame):
         table, column = audit, "ece" if metric is None else metric
+        include_small = True if include_small is None else include_small
     elif isinstance(audit, AuditResult):
         table, column = audit.slices, audit.metrics[0] if metric is None else metric
+        include_small = audit.include_small if include_small is None else include_small
     else:
         msg = f"`audit` must be an Audit or its slices table, got {type(audit).__name__}"
         raise TypeError(msg)

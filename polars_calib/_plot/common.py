@@ -12,16 +12,18 @@ from typing import Any
 
 import polars as pl
 
+from polars_calib._core.exprs import GroupKeys, Keys
+
 __all__ = [
     "BACKENDS",
     "INSTALL_HINT",
     "MAX_FACETS",
     "OverTimeFrame",
-    "as_list",
     "date_time",
     "default_layout",
     "escape",
     "group_label",
+    "keyed",
     "palette",
     "require",
     "window_ticks",
@@ -116,16 +118,20 @@ def escape(name: str) -> str:
     return re.sub(r"([.\[\]\\])", r"\\\1", name)
 
 
-def as_list(value: str | Sequence[str] | None, argument: str) -> list[str] | None:
-    """`value` (a column name or a sequence of them) as a list; None stays None."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
-        return list(value)
-    msg = f"`{argument}` must be a column name or a sequence of them, got {value!r}"
-    raise TypeError(msg)
+def keyed(table: pl.DataFrame, by: Keys, what: str) -> tuple[pl.DataFrame, list[str] | None]:
+    """`table` with the `by` keys that are expressions added, and the keys' names.
+
+    ``None`` stays ``None`` (the chart's default layout). A key reading a column
+    that `table` lacks raises ``ValueError`` naming it (`what` names the table).
+    """
+    if by is None:
+        return table, None
+    keys = GroupKeys(by)
+    missing = [name for name in keys.columns() if name not in table.columns]
+    if missing:
+        msg = f"column {missing[0]!r} is not in the {what} (columns: {table.columns})"
+        raise ValueError(msg)
+    return keys.added_to(table), keys.names
 
 
 def group_label(keys: Sequence[str], default: str) -> pl.Expr:

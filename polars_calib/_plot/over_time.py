@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, overload
 
 import polars as pl
 
+from polars_calib._core.exprs import Keys
 from polars_calib._core.options import check_choice
 from polars_calib._plot import altair_backend, matplotlib_backend
 from polars_calib._plot.common import (
@@ -14,9 +14,9 @@ from polars_calib._plot.common import (
     GROUP,
     PANEL,
     OverTimeFrame,
-    as_list,
     default_layout,
     group_label,
+    keyed,
     require,
     window_ticks,
 )
@@ -35,7 +35,7 @@ def plot_metric_over_time(
     time: str,
     *,
     backend: Literal["altair"] = ...,
-    by: str | Sequence[str] | None = ...,
+    by: Keys = ...,
     title: str | None = ...,
     facet: str | None = ...,
 ) -> alt.LayerChart | alt.FacetChart: ...
@@ -48,7 +48,7 @@ def plot_metric_over_time(
     time: str,
     *,
     backend: Literal["matplotlib"],
-    by: str | Sequence[str] | None = ...,
+    by: Keys = ...,
     title: str | None = ...,
     facet: str | None = ...,
 ) -> Figure: ...
@@ -60,7 +60,7 @@ def plot_metric_over_time(
     time: str,
     *,
     backend: str = "altair",
-    by: str | Sequence[str] | None = None,
+    by: Keys = None,
     title: str | None = None,
     facet: str | None = None,
 ) -> alt.LayerChart | alt.FacetChart | Figure:
@@ -89,7 +89,8 @@ def plot_metric_over_time(
     backend
         ``"altair"`` (default) or ``"matplotlib"``.
     by
-        Column(s) giving one colour per group. By default every column before
+        Column(s) giving one colour per group: names or expressions of the
+        summary's columns, as a summary's `by`. By default every column before
         ``count`` other than `time` (the summary's group keys), other than
         `facet` or the default facet.
     title
@@ -148,8 +149,8 @@ def plot_metric_over_time(
 
 
 def _layout(
-    summary: pl.DataFrame, time: str, by: str | Sequence[str] | None, facet: str | None
-) -> tuple[list[str], str | None]:
+    summary: pl.DataFrame, time: str, by: Keys, facet: str | None
+) -> tuple[pl.DataFrame, list[str], str | None]:
     """The colour keys and the facet column: as given, else by :func:`default_layout`.
 
     The summary's group keys are its columns before ``count``, other than `time`.
@@ -157,21 +158,21 @@ def _layout(
     if facet is not None and not isinstance(facet, str):
         msg = f"`facet` must be a column name, got {facet!r}"
         raise TypeError(msg)
-    keys = as_list(by, "by")
+    summary, keys = keyed(summary, by, "summary")
     if keys is not None:
-        return keys, facet
+        return summary, keys, facet
     before = summary.columns[: summary.columns.index("count")] if "count" in summary.columns else []
     found = [name for name in before if name != time]
     if facet is None:
-        return default_layout(summary, found)
-    return [name for name in found if name != facet], facet
+        return summary, *default_layout(summary, found)
+    return summary, [name for name in found if name != facet], facet
 
 
 def _drawing_frame(
     summary: pl.DataFrame,
     metric: str,
     time: str,
-    by: str | Sequence[str] | None,
+    by: Keys,
     facet: str | None,
     title: str | None,
 ) -> OverTimeFrame:
@@ -179,7 +180,7 @@ def _drawing_frame(
     if not isinstance(summary, pl.DataFrame):
         msg = f"`summary` must be a summary table (a DataFrame), got {type(summary).__name__}"
         raise TypeError(msg)
-    keys, facet = _layout(summary, time, by, facet)
+    summary, keys, facet = _layout(summary, time, by, facet)
     missing = [
         name
         for name in (time, metric, *keys, *([facet] if facet else []))

@@ -9,11 +9,11 @@ matplotlib); the libraries are imported only when a diagram is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal, overload
 
 import polars as pl
 
+from polars_calib._core.exprs import Keys
 from polars_calib._core.options import check_choice
 from polars_calib._plot import altair_backend, matplotlib_backend
 from polars_calib._plot.common import (
@@ -22,9 +22,9 @@ from polars_calib._plot.common import (
     BAR_UPPER,
     GROUP,
     RELIABILITY_TITLE,
-    as_list,
     default_layout,
     group_label,
+    keyed,
     require,
 )
 
@@ -57,7 +57,7 @@ def plot_reliability(
     table: pl.DataFrame,
     *,
     backend: Literal["altair"] = ...,
-    by: str | Sequence[str] | None = ...,
+    by: Keys = ...,
     facet: str | None = ...,
     title: str | None = ...,
 ) -> AltairChart: ...
@@ -68,7 +68,7 @@ def plot_reliability(
     table: pl.DataFrame,
     *,
     backend: Literal["matplotlib"],
-    by: str | Sequence[str] | None = ...,
+    by: Keys = ...,
     facet: str | None = ...,
     title: str | None = ...,
 ) -> Figure: ...
@@ -78,7 +78,7 @@ def plot_reliability(
     table: pl.DataFrame,
     *,
     backend: str = "altair",
-    by: str | Sequence[str] | None = None,
+    by: Keys = None,
     facet: str | None = None,
     title: str | None = None,
 ) -> AltairChart | Figure:
@@ -110,9 +110,11 @@ def plot_reliability(
         ``"altair"`` (default, the library behind Polars' ``DataFrame.plot``) or
         ``"matplotlib"``.
     by
-        Column(s) giving one colour per group. By default, every column before
-        ``bin`` (the table's group keys, and ``class`` for a multi-class table)
-        other than `facet`, or than the last key when it is the default facet.
+        Column(s) giving one colour per group: names or expressions of the table's
+        columns (``pl.col("model").cast(pl.String)``), as a summary's `by`. By
+        default, every column before ``bin`` (the table's group keys, and ``class``
+        for a multi-class table) other than `facet`, or than the last key when it
+        is the default facet.
     facet
         Column with one diagram per value, side by side. By default none, except
         with several keys and `by` not given: the last key, when it has at most
@@ -171,7 +173,7 @@ def plot_reliability(
 
 
 def _drawing_frame(
-    table: pl.DataFrame, by: str | Sequence[str] | None, facet: str | None
+    table: pl.DataFrame, by: Keys, facet: str | None
 ) -> tuple[pl.DataFrame, list[str], str | None, list[object]]:
     """Check the table; add the group key and each bar's horizontal extent.
 
@@ -194,7 +196,7 @@ def _drawing_frame(
     if facet is not None and not isinstance(facet, str):
         msg = f"`facet` must be a column name, got {facet!r}"
         raise TypeError(msg)
-    groups = as_list(by, "by")
+    table, groups = keyed(table, by, "reliability table")
     if groups is None:
         keys = table.columns[: table.columns.index("bin")]
         if facet is None:

@@ -52,6 +52,8 @@ class FittedMaps(Protocol):
     @property
     def options(self) -> dict[str, Any]: ...
 
+    def key_exprs(self) -> list[pl.Expr]: ...
+
 
 def calibrated(cal: FittedMaps, prob: IntoExpr) -> pl.Expr:
     """Return each row's calibrated probability (see :meth:`polars_calib.Calibrator.expr`)."""
@@ -117,7 +119,7 @@ def _lookup_table(cal: FittedMaps) -> tuple[pl.DataFrame, Callable[[pl.Expr], pl
     table = rows if extra is None else pl.concat([rows, extra])
 
     def index(class_expr: pl.Expr) -> pl.Expr:
-        by_exprs = [pl.col(k) for k in cal.by]
+        by_exprs = cal.key_exprs()
         exprs = [*by_exprs, *([class_expr] if "class" in keys else [])]
         fitted = group_index(exprs, params.select(keys))
         if extra is None:

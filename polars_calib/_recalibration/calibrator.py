@@ -70,6 +70,11 @@ class Calibrator:
         ``fallback``, ``min_rows``, ``sum_tol``, ``pos_label``, ``n_classes``).
     schema
         The input column dtypes at fit time, as strings: the probability and each key.
+    computed
+        The keys of `by` that are expressions (``fit_calibrator(by=pl.col("ts").dt.year())``),
+        by name: computed again from the data a calibrator is applied to. A calibrator
+        with such keys works in memory but cannot be saved (Polars does not keep a
+        serialized expression readable across its versions).
     """
 
     method: CalibrationMethod
@@ -79,6 +84,27 @@ class Calibrator:
     global_params: pl.DataFrame | None = None
     options: dict[str, Any] = field(default_factory=dict)
     schema: dict[str, str] = field(default_factory=dict)
+    computed: dict[str, pl.Expr] = field(default_factory=dict, compare=False)
+
+    def key_exprs(self) -> list[pl.Expr]:
+        """Return the expression of each key of `by`: its column, or the expression fitted `by`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({
+        ...     "model": ["a"] * 8 + ["b"] * 8,
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9] * 2,
+        ...     "y": [0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1],
+        ... })
+        >>> cal = pc.fit_calibrator(
+        ...     train, "p", "y", by=pl.col("model").str.to_uppercase(), min_rows=5
+        ... )
+        >>> cal.by, [str(key) for key in cal.key_exprs()]
+        (('model',), ['col("model").str.to_uppercase()'])
+        """
+        return [self.computed.get(name, pl.col(name)) for name in self.by]
 
     @property
     def keys(self) -> list[str]:
@@ -152,20 +178,40 @@ class Calibrator:
         column is named `alias` (default ``f"{prob}_calibrated"``); a column of
         that name already in `data` (the probabilities themselves, a key) raises
         ``ValueError`` unless `replace` is True.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({
+        ...     "model": ["a"] * 8 + ["b"] * 8,
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9] * 2,
+        ...     "y": [0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1],
+        ... })
+        >>> cal = pc.fit_calibrator(train, "p", "y", by="model", min_rows=5)
+        >>> cal.apply(pl.DataFrame({"model": ["a", "b"], "p": [0.5, 0.5]}), "p")
+        shape: (2, 3)
+        ┌───────┬─────┬──────────────┐
+        │ model ┆ p   ┆ p_calibrated │
+        │ ---   ┆ --- ┆ ---          │
+        │ str   ┆ f64 ┆ f64          │
+        ╞═══════╪═════╪══════════════╡
+        │ a     ┆ 0.5 ┆ 0.809505     │
+        │ b     ┆ 0.5 ┆ 0.5          │
+        └───────┴─────┴──────────────┘
         """
         if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
             msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
             raise TypeError(msg)
         schema = data.collect_schema()
-        problems = []
-        for name in [prob, *self.by]:
-            if name not in schema:
-                problems.append(f"column {name!r} is missing")
-        for name in self.by:
-            if name in schema and not _same_key_kind(schema[name], self.schema.get(name)):
-                problems.append(
-                    f"column {name!r} holds {schema[name]}, fitted on {self.schema[name]}"
-                )
+        read: list[str] = sorted(
+            {root for expr in self.key_exprs() for root in expr.meta.root_names()}
+        )
+        problems = [f"column {name!r} is missing" for name in [prob, *read] if name not in schema]
+        keys = {} if problems else data.lazy().select(self.key_exprs()).collect_schema()
+        for name, dtype in keys.items():
+            if not _same_key_kind(dtype, self.schema.get(name)):
+                problems.append(f"column {name!r} holds {dtype}, fitted on {self.schema[name]}")
         if problems:
             raise CalibrationDataError("cannot apply the calibrator: " + "; ".join(problems))
         name = alias or f"{prob}_calibrated"
@@ -183,10 +229,10 @@ class Calibrator:
         prob: str,
         label: str,
         *,
-        weight: str | None = None,
         n_bins: int = 15,
         strategy: Strategy = "uniform",
         closed: Closed = "right",
+        weight: str | None = None,
         confidence: float = 0.95,
     ) -> Evaluation:
         """Compute calibration before and after, per group, on held-out data: one statistics table.
@@ -215,11 +261,59 @@ class Calibrator:
             ``multiclass_brier``, ``multiclass_log_loss``) and ``reliability``
             (keys, ``stage``, then the reliability columns);
             ``Evaluation.plot()`` draws both stages.
+
+        Examples
+        --------
+        Evaluated on its training data, for brevity (use held-out data):
+
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({
+        ...     "model": ["a"] * 8 + ["b"] * 8,
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9] * 2,
+        ...     "y": [0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1],
+        ... })
+        >>> cal = pc.fit_calibrator(train, "p", "y", by="model", min_rows=5)
+        >>> result = cal.evaluate(train, "p", "y", n_bins=2)
+        >>> result.metrics.select("model", "stage", pl.col("ece", "brier").round(4))
+        shape: (4, 4)
+        ┌───────┬────────┬────────┬────────┐
+        │ model ┆ stage  ┆ ece    ┆ brier  │
+        │ ---   ┆ ---    ┆ ---    ┆ ---    │
+        │ str   ┆ enum   ┆ f64    ┆ f64    │
+        ╞═══════╪════════╪════════╪════════╡
+        │ a     ┆ before ┆ 0.125  ┆ 0.125  │
+        │ a     ┆ after  ┆ 0.1237 ┆ 0.1024 │
+        │ b     ┆ before ┆ 0.25   ┆ 0.3    │
+        │ b     ┆ after  ┆ 0.0644 ┆ 0.2449 │
+        └───────┴────────┴────────┴────────┘
         """
         return before_after(self, data, prob, label, weight, n_bins, strategy, closed, confidence)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the calibrator as the JSON-ready dictionary :meth:`save` writes."""
+        """Return the calibrator as the JSON-ready dictionary :meth:`save` writes.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({
+        ...     "model": ["a"] * 8 + ["b"] * 8,
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9] * 2,
+        ...     "y": [0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1],
+        ... })
+        >>> cal = pc.fit_calibrator(train, "p", "y", by="model", min_rows=5)
+        >>> content = cal.to_dict()
+        >>> content["method"], content["by"], content["params"]["columns"]["a"]
+        ('platt', ['model'], 'Float64')
+        """
+        if self.computed:
+            msg = (
+                f"a calibrator with expression keys ({', '.join(self.computed)}) cannot be "
+                "saved: Polars does not keep a serialized expression readable across its "
+                "versions; add the keys as columns and fit `by` their names"
+            )
+            raise ValueError(msg)
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
@@ -240,6 +334,23 @@ class Calibrator:
 
         The file is written under a temporary name beside `path`, then renamed: a
         failed save (a non-finite parameter, a full disk) leaves `path` as it was.
+
+        Examples
+        --------
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({
+        ...     "model": ["a"] * 8 + ["b"] * 8,
+        ...     "p": [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9] * 2,
+        ...     "y": [0, 0, 1, 0, 1, 1, 1, 1, 0, 1, 1, 0, 0, 1, 0, 1],
+        ... })
+        >>> cal = pc.fit_calibrator(train, "p", "y", by="model", min_rows=5)
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     path = cal.save(Path(folder) / "calibrator.json")
+        ...     pc.load_calibrator(path).params.equals(cal.params)
+        True
         """
         text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
         return write_text(path, text)

@@ -83,7 +83,7 @@ def before_after(
     if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
         raise TypeError(msg)
-    keys = list(cal.by)
+    keys, key_exprs = list(cal.by), cal.key_exprs()
     lf = data.lazy()
     extra = [weight] if weight is not None else []
     stage = pl.Enum(["before", "after"])
@@ -106,14 +106,14 @@ def before_after(
     stacked = pl.concat(
         [
             lf.select(
-                *keys,
+                *key_exprs,
                 before_p.alias(prob),
                 y.alias(label),
                 *extra,
                 pl.lit("before", stage).alias("stage"),
             ),
             lf.select(
-                *keys,
+                *key_exprs,
                 after_p.alias(prob),
                 y.alias(label),
                 *extra,

@@ -10,13 +10,13 @@ fitted raise or get their fallback.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, cast
 
 import polars as pl
 
 from polars_calib._core.binning import Binning
+from polars_calib._core.exprs import GroupKeys, Keys
 from polars_calib._core.options import (
     CALIBRATION_METHODS,
     CLOSED,
@@ -54,13 +54,13 @@ def fit_calibrator(
     label: str,
     *,
     method: CalibrationMethod = "platt",
-    by: str | Sequence[str] | None = None,
-    weight: str | None = None,
-    reduction: Reduction | None = None,
-    smoothed: bool = False,
+    by: Keys = None,
     n_bins: int = 15,
     strategy: Strategy = "uniform",
     closed: Closed = "right",
+    weight: str | None = None,
+    reduction: Reduction | None = None,
+    smoothed: bool = False,
     fallback: Fallback | None = None,
     min_rows: int = 10,
     max_iter: int = 50,
@@ -94,7 +94,9 @@ def fit_calibrator(
         `strategy`, `closed`). ``"temperature"`` (vectors only):
         ``q = softmax(ln p / T)``, maximum likelihood ``T > 0``.
     by
-        Group-key column names: one map per group. None: one map.
+        Group keys, column names or expressions (``pl.col("ts").dt.year()``): one
+        map per group; the calibrator computes the expressions again on the data
+        it calibrates. ``None``: one map.
     weight
         Optional column of non-negative sample weights.
     reduction
@@ -253,7 +255,7 @@ def fit_calibrator(
     │ a     ┆ 0.3 ┆ 1   ┆ 0.354556 │
     └───────┴─────┴─────┴──────────┘
     """
-    keys = _check_arguments(
+    group = _check_arguments(
         method,
         by,
         fallback,
@@ -266,6 +268,7 @@ def fit_calibrator(
         tol,
         sample_rows,
     )
+    keys = group.names
     check_sum_tol(sum_tol)
     if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
@@ -277,7 +280,7 @@ def fit_calibrator(
         data,
         prob,
         label,
-        by=keys,
+        by=by,
         weight=weight,
         reduction=used,
         sum_tol=sum_tol,
@@ -316,13 +319,17 @@ def fit_calibrator(
         "n_classes": n_classes,
         "eps": EPS,
     }
-    kinds = {name: str(schema[name]) for name in [prob, *keys]}
-    return Calibrator(method, kept_reduction, tuple(keys), params, global_params, options, kinds)
+    fitted = prepared.lf.collect_schema()
+    kinds = {prob: str(schema[prob]), **{name: str(fitted[name]) for name in keys}}
+    computed = {expr.meta.output_name(): expr for expr in group.computed()}
+    return Calibrator(
+        method, kept_reduction, tuple(keys), params, global_params, options, kinds, computed
+    )
 
 
 def _check_arguments(
     method: object,
-    by: str | Sequence[str] | None,
+    by: Keys,
     fallback: object,
     n_bins: object,
     strategy: object,
@@ -332,10 +339,10 @@ def _check_arguments(
     max_iter: object,
     tol: object,
     sample_rows: object,
-) -> list[str]:
+) -> GroupKeys:
     """Check the options of :func:`fit_calibrator` (no data read); return the keys."""
     check_choice("method", method, CALIBRATION_METHODS)
-    keys = _check_by(by)
+    keys = GroupKeys(by)
     if fallback is not None:
         check_choice("fallback", fallback, FALLBACKS)
     check_n_bins(n_bins)
@@ -367,16 +374,6 @@ def _check_arguments(
         msg = f"`tol` must be a number in (0, 1), got {tol!r}"
         raise ValueError(msg)
     return keys
-
-
-def _check_by(by: str | Sequence[str] | None) -> list[str]:
-    """Return the group-key column names of `by`; refuse expressions."""
-    values = [] if by is None else [by] if isinstance(by, (str, pl.Expr)) else list(by)
-    for value in values:
-        if not isinstance(value, str):
-            msg = f"`by` must be column names (a calibrator reads its keys by name), got {value!r}"
-            raise TypeError(msg)
-    return values
 
 
 def _problem_reduction(method: str, reduction: Reduction | None, vectors: bool) -> Reduction | None:

@@ -52,7 +52,7 @@ class Request:
     reduction: Reduction | None
     sum_tol: float
     pos_label: Any
-    average: TopLabelAverage
+    average: TopLabelAverage | None
     n_resamples: int | None
     seed: int
     id: IntoExpr | None

@@ -165,7 +165,7 @@ def _diagnostic(name: str, bins: BinSums) -> pl.Expr:
         return _finish.debiased_ece(bins)
     if name == "brier_decomposition":
         return _finish.brier_decomposition(bins)
-    score: Score = "brier" if name.startswith("brier") else "log_loss"
+    score: Score = "log_loss" if name.startswith("log_loss") else "brier"
     calibration, refinement = _finish.calibration_refinement(bins, score)
     return calibration if name.endswith("calibration_loss") else refinement
 
