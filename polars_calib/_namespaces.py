@@ -14,7 +14,7 @@ import polars as pl
 
 from polars_calib._audit import Audit, audit
 from polars_calib._audit.cells import BATCH_ROWS
-from polars_calib._core.deprecation import deprecated_alias
+from polars_calib._core.deprecation import deprecated_alias, positional_options
 from polars_calib._core.exprs import IntoExpr, Keys
 from polars_calib._core.options import (
     METRICS,
@@ -64,10 +64,10 @@ class _FrameCalibNamespace(Generic[FrameT]):
         prob: str,
         label: str,
         *,
+        by: Keys = None,
         n_bins: int = 15,
         strategy: Strategy = "uniform",
         closed: Closed = "right",
-        by: Keys = None,
         weight: str | None = None,
         confidence: float = 0.95,
         reduction: Reduction | None = None,
@@ -103,10 +103,10 @@ class _FrameCalibNamespace(Generic[FrameT]):
             self._data,
             prob,
             label,
+            by=by,
             n_bins=n_bins,
             strategy=strategy,
             closed=closed,
-            by=by,
             weight=weight,
             confidence=confidence,
             reduction=reduction,
@@ -128,8 +128,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
         n_bins: int = 15,
         strategy: Strategy = "uniform",
         closed: Closed = "right",
-        metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
         weight: str | None = None,
+        metrics: Sequence[Metric | Diagnostic | ConsistencyMetric] = METRICS,
         reduction: TableReduction | None = None,
         sum_tol: float = SUM_TOLERANCE,
         pos_label: Any = None,
@@ -173,8 +173,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
             n_bins=n_bins,
             strategy=strategy,
             closed=closed,
-            metrics=metrics,
             weight=weight,
+            metrics=metrics,
             reduction=reduction,
             sum_tol=sum_tol,
             pos_label=pos_label,
@@ -411,20 +411,20 @@ class _FrameCalibNamespace(Generic[FrameT]):
         *,
         by: Keys,
         within: Keys = None,
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: str | None = None,
         max_order: int | None = None,
         metrics: Sequence[Metric] = ("ece", "brier"),
         min_count: int = 100,
-        include_small: bool = False,
+        include_small: bool | None = None,
         correction: Correction | None = "holm",
         confidence: float = 0.95,
         n_resamples: int | None = 1000,
         seed: int = 0,
         id: IntoExpr | None = None,  # noqa: A002  (as in audit)
         test: AuditTest | None = "auto",
-        n_bins: int = 15,
-        strategy: Strategy = "uniform",
-        closed: Closed = "right",
-        weight: str | None = None,
         reduction: Reduction | None = None,
         sum_tol: float = SUM_TOLERANCE,
         pos_label: Any = None,
@@ -461,6 +461,10 @@ class _FrameCalibNamespace(Generic[FrameT]):
             label,
             by=by,
             within=within,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
             max_order=max_order,
             metrics=metrics,
             min_count=min_count,
@@ -471,10 +475,6 @@ class _FrameCalibNamespace(Generic[FrameT]):
             seed=seed,
             id=id,
             test=test,
-            n_bins=n_bins,
-            strategy=strategy,
-            closed=closed,
-            weight=weight,
             reduction=reduction,
             sum_tol=sum_tol,
             pos_label=pos_label,
@@ -488,13 +488,13 @@ class _FrameCalibNamespace(Generic[FrameT]):
         label: str,
         *,
         method: CalibrationMethod = "platt",
-        by: str | Sequence[str] | None = None,
-        weight: str | None = None,
-        reduction: Reduction | None = None,
-        smoothed: bool = False,
+        by: Keys = None,
         n_bins: int = 15,
         strategy: Strategy = "uniform",
         closed: Closed = "right",
+        weight: str | None = None,
+        reduction: Reduction | None = None,
+        smoothed: bool = False,
         fallback: Fallback | None = None,
         min_rows: int = 10,
         max_iter: int = 50,
@@ -532,12 +532,12 @@ class _FrameCalibNamespace(Generic[FrameT]):
             label,
             method=method,
             by=by,
-            weight=weight,
-            reduction=reduction,
-            smoothed=smoothed,
             n_bins=n_bins,
             strategy=strategy,
             closed=closed,
+            weight=weight,
+            reduction=reduction,
+            smoothed=smoothed,
             fallback=fallback,
             min_rows=min_rows,
             max_iter=max_iter,
@@ -547,12 +547,13 @@ class _FrameCalibNamespace(Generic[FrameT]):
             sample_rows=sample_rows,
         )
 
+    @positional_options(".calib.validate", ["weight"])
     def validate(
         self,
         prob: str,
         label: str,
-        weight: str | None = None,
         *,
+        weight: str | None = None,
         columns: Sequence[str] = (),
         pos_label: Any = None,
     ) -> None:
@@ -572,7 +573,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
         probability outside [0, 1] in 1 of 4 rows (e.g. 1.8)
         >>> df.head(3).calib.validate("p", "y")
         """
-        validate(self._data, prob, label, weight, columns=columns, pos_label=pos_label)
+        validate(self._data, prob, label, weight=weight, columns=columns, pos_label=pos_label)
 
     # Old names, kept for one release (polars_calib._core.deprecation).
     fit = deprecated_alias(fit_calibrator, ".calib.fit", ".calib.fit_calibrator")

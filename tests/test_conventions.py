@@ -253,6 +253,9 @@ def test_weight_by_position_still_works_with_a_warning() -> None:
         pc.validate(df, "p", "y", "w", weight="w")  # type: ignore[misc]
     with pytest.raises(TypeError, match="at most 4 positional arguments"):
         pc.validate(df, "p", "y", "w", ["g"])  # type: ignore[call-arg]
+    method = r"\.calib\.validate\(\.\.\., weight\) by position"
+    with pytest.warns(DeprecationWarning, match=method), pytest.raises(pc.CalibrationDataError):
+        df.calib.validate("p", "y", "w")
 
 
 def test_adjusted_p_values_takes_correction() -> None:

@@ -63,4 +63,4 @@ def typed_frame_namespaces(df: pl.DataFrame, lf: pl.LazyFrame) -> None:
     assert_type(eager.refused_counts("p", "y", by=pl.col("p") > 0.5), pl.DataFrame)
     assert_type(eager.audit("p", "y", by=["g"], correction="bh"), pc.Audit)
     assert_type(lazy.fit_calibrator("p", "y", method="isotonic"), pc.Calibrator)
-    assert_type(eager.validate("p", "y", "w", columns=["g"]), None)
+    assert_type(eager.validate("p", "y", weight="w", columns=["g"]), None)
