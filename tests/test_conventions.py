@@ -126,12 +126,6 @@ def _public_callables() -> dict[str, Callable[..., Any]]:
 CALLABLES = _public_callables()
 
 
-def _untyped(function: Callable[..., Any]) -> bool:
-    """A method that passes ``**options`` on untyped (typed in issue 24, item 1)."""
-    parameters = inspect.signature(function).parameters.values()
-    return any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
-
-
 def _annotation(parameter: inspect.Parameter) -> str:
     annotation = parameter.annotation
     text = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
@@ -163,6 +157,8 @@ def problems(name: str, function: Callable[..., Any]) -> list[str]:
         )
         if positional and parameter.name not in DATA | POSITIONAL.get(name, set()):
             found.append(f"{parameter.name} is positional: options are keyword-only")
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            found.append(f"**{parameter.name}: options are typed, one by one")
     keyword = inspect.Parameter.KEYWORD_ONLY
     shared = [p.name for p in parameters.values() if p.name in ORDER and p.kind is keyword]
     if shared != sorted(shared, key=ORDER.index):
@@ -178,8 +174,6 @@ def test_public_callable_follows_the_conventions(name: str) -> None:
     function = CALLABLES[name]
     if (inspect.getdoc(function) or "").startswith("Deprecated alias"):
         pytest.skip("an old name (polars_calib._core.deprecation), checked under its new one")
-    if _untyped(function):
-        pytest.skip("passes **options on untyped: the typed frame namespace (issue 24, item 1)")
     assert problems(name, function) == []
 
 
@@ -231,6 +225,17 @@ def test_the_conventions_test_can_fail() -> None:
     assert problems("misordered", misordered) == [
         f"options ['weight', 'by'] are not in the order {ORDER}"
     ]
+
+    def untyped(data: pl.DataFrame, prob: str, **options: Any) -> None:
+        """Do nothing.
+
+        Examples
+        --------
+        >>> 1
+        1
+        """
+
+    assert problems("untyped", untyped) == ["**options: options are typed, one by one"]
     assert len(CALLABLES) > 100  # the functions and every namespace method are found
 
 
