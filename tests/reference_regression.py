@@ -1,9 +1,10 @@
 """Independent numpy-only reference for the calibration of regression predictions (issue #25).
 
 Each measure follows its published definition; where a peer departs from it, a
-``*_compat`` function (or a ``compat=`` option) reproduces the peer instead, and the
-docstring says how the two differ.  No polars, no polars_calib, no peer and no scipy:
-the Gaussian CDF is ``math.erfc``, its quantile function is :func:`norm_ppf` below.
+``*_compat`` function reproduces the peer instead (``ut_*`` functions reproduce
+uncertainty-toolbox's own computation), and the docstring says how the two differ.
+No polars, no polars_calib, no peer and no scipy: the Gaussian CDF is ``math.erfc``,
+its quantile function is :func:`norm_ppf` below.
 ``tests/test_reference_regression.py`` checks every function against the peers'
 outputs stored in ``tests/data/regression/fixtures.json``; ``PEERS.md`` beside that
 file lists the peers' quirks with their source lines.
@@ -380,15 +381,17 @@ def coverage_gap(y, lower, upper, groups, confidence_level, weighted=False):
     return float(np.mean(gaps))
 
 
-def size_stratified_coverage(y, lower, upper, num_bins=3, kind=None):
+def size_stratified_coverage(y, lower, upper, num_bins=3, order=None):
     """MAPIE's ``regression_ssc``: coverage in num_bins near-equal groups of rows ranked by width.
 
-    Rows are ordered by ``np.argsort(width, kind=kind)`` (MAPIE uses numpy's default,
-    which does not promise an order among equal widths; ``kind="stable"`` keeps row
-    order) and split with ``np.array_split`` (the first n % num_bins groups one row larger).
+    Rows are ranked by width |upper - lower| with ties in row order (a stable sort), or
+    in the given ``order``; MAPIE uses numpy's default ``np.argsort``, which does not
+    promise an order among equal widths.  The ranked rows are split with
+    ``np.array_split`` (the first n % num_bins groups one row larger).
     """
     y, lo, hi = _f64(y), _f64(lower), _f64(upper)
-    order = np.argsort(np.abs(hi - lo), kind=kind)
+    if order is None:
+        order = np.argsort(np.abs(hi - lo), kind="stable")
     return np.array(
         [np.mean((lo[i] <= y[i]) & (y[i] <= hi[i])) for i in np.array_split(order, num_bins)]
     )
@@ -434,19 +437,19 @@ def _bin_means(idx, n_bins, *values):
     return counts, means
 
 
-def _binning_sigma(sigma, compat):
-    """netcal bins sqrt(sigma^2), which can differ from sigma in the last bit."""
+def _binning_sigma(sigma):
+    """netcal bins sqrt(sigma^2); in IEEE arithmetic that is sigma exactly (no over/underflow)."""
     sigma = _f64(sigma)
-    return np.sqrt(np.square(sigma)) if compat else sigma
+    return np.sqrt(np.square(sigma))
 
 
-def ence(y, mu, sigma, n_bins=10, value_range=None, compat=True):
+def ence(y, mu, sigma, n_bins=10, value_range=None):
     """ENCE (Levi et al. 2022): mean over non-empty sigma-bins of |RMV_b - RMSE_b| / RMV_b.
 
     RMV_b = sqrt(mean_b sigma^2), RMSE_b = sqrt(mean_b (mu - y)^2); equal-width bins of
     sigma over its min and max (or ``value_range``).
     """
-    s = _binning_sigma(sigma, compat)
+    s = _binning_sigma(sigma)
     var = np.square(_f64(sigma))
     idx = equal_width_bins(s, n_bins, value_range)
     counts, (mv, mse) = _bin_means(idx, n_bins, var, np.square(_f64(mu) - _f64(y)))
@@ -486,7 +489,7 @@ def qce(y, mu, sigma, levels, n_bins=10, marginal=True, value_range=None, reduce
     if marginal:
         per = np.abs(np.mean(inside, axis=1) - levels)
     else:
-        idx = equal_width_bins(_binning_sigma(sigma, True), n_bins, value_range)
+        idx = equal_width_bins(_binning_sigma(sigma), n_bins, value_range)
         counts, freqs = _bin_means(idx, n_bins, *inside)
         ok = counts > 0
         per = np.array(

@@ -426,7 +426,34 @@ def mapie_examples(datasets: dict) -> None:
         {},
         regression_mean_width_score(yi),
     )
+    ssc_ties(datasets)
     split_conformal(datasets)
+
+
+def ssc_ties(datasets: dict) -> None:
+    """Size-stratified coverage where equal widths straddle a split between bins.
+
+    MAPIE orders rows with numpy's default ``np.argsort`` (not stable: the order among
+    equal widths is the sort's, and can depend on the CPU's SIMD path); the order it
+    used here is stored as ``argsort_order``.
+    """
+    rng = np.random.default_rng(0)
+    n = 24
+    w = rng.choice([1.0, 2.0, 3.0], n)
+    w[:4] = [0.5, 0.7, 3.5, 4.0]
+    y = np.where(rng.random(n) < 0.5, 0.2, 9.0)
+    d = {
+        "y": y,
+        "group": np.zeros(n, dtype=np.int64),
+        "lower": np.zeros((n, 1)),
+        "upper": w[:, None],
+        "levels": [0.9],
+        "argsort_order": np.argsort(w),
+    }
+    datasets["mapie_ssc_ties"] = d
+    yi = np.stack([d["lower"], d["upper"]], axis=1)
+    v = regression_ssc(y, yi, num_bins=3)
+    record("mapie", "regression_ssc", "mapie_ssc_ties", None, {"num_bins": 3}, v)
 
 
 def split_conformal(datasets: dict) -> None:
@@ -759,7 +786,12 @@ def suite_values() -> list[dict]:
             "function": "interval_score",
             "inputs": {"y": [0.1, 0.2, 0.3], "lower": [0.0, 0.1, 0.2], "upper": [0.4, 0.3, 0.5]},
             "options": {"alpha": 0.5},
-            "expected": [0.4, 0.2, 0.4],
+            # the docstring prints [0.4, 0.2, 0.4]; the code returns 0.3 for the third
+            # (width 0.5 - 0.2, y inside): the expected value is the code's
+            "expected": sr.interval_score(
+                np.array([0.1, 0.2, 0.3]), np.array([0.0, 0.1, 0.2]), np.array([0.4, 0.3, 0.5]), 0.5
+            ).tolist(),
+            "docstring_says": [0.4, 0.2, 0.4],
             "tolerance": 1e-15,
         },
         {
