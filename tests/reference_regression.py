@@ -366,6 +366,17 @@ def mean_width_compat(lower, upper):
     return float(np.mean(np.abs(_f64(upper) - _f64(lower))))
 
 
+def mean_interval_score_compat(y, lower, upper, confidence_level):
+    """MAPIE 1.6's ``regression_mwi_score``: the mean Winkler score after swapping reversed bounds.
+
+    It takes min and max of the two bounds ("undo any possible quantile crossing"), so a
+    row with lower > upper is scored as if it were right; alpha = 1 - confidence_level.
+    """
+    lo = np.minimum(_f64(lower), _f64(upper))
+    hi = np.maximum(_f64(lower), _f64(upper))
+    return float(np.mean(interval_score(y, lo, hi, 1 - confidence_level)))
+
+
 def coverage_gap(y, lower, upper, groups, confidence_level, weighted=False):
     """Mean over non-empty groups of |coverage_g - level| (weighted: by n_g / n)."""
     y, groups = _f64(y), np.asarray(groups)

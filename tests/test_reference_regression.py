@@ -154,6 +154,9 @@ def mapie(d, o, function, dataset):
         return [rr.interval_coverage(y, lo[:, j], hi[:, j]) for j in range(len(levels))]
     if function == "regression_mean_width_score":
         return [rr.mean_width_compat(lo[:, j], hi[:, j]) for j in range(len(levels))]
+    if function == "regression_mwi_score":
+        j = o["level_index"]
+        return rr.mean_interval_score_compat(y, lo[:, j], hi[:, j], o["confidence_level"])
     if function == "coverage_gap":
         j = o["level_index"]
         return rr.coverage_gap(
@@ -453,12 +456,17 @@ def test_scoringrules_log_score_overflows_in_the_tails() -> None:
     assert float(np.mean(published)) == pytest.approx(ut_nll, rel=1e-14)
 
 
-def test_mapie_width_takes_reversed_bounds_as_if_swapped() -> None:
+def test_mapie_width_and_winkler_score_take_reversed_bounds_as_if_swapped() -> None:
     d = rows("mapie_reversed", None)
     lo, hi = d["lower"][:, 0], d["upper"][:, 0]
     assert np.any(lo > hi)
     peer = find("mapie", "regression_mean_width_score", "mapie_reversed")["value"][0]
     assert rr.mean_width_compat(lo, hi) == peer != rr.mean_width(lo, hi)
+    # the Winkler score swaps them: a reversed row scores as the interval the right way round
+    mwi = find("mapie", "regression_mwi_score", "mapie_reversed")["value"]
+    swapped = rr.interval_score(d["y"], np.minimum(lo, hi), np.maximum(lo, hi), 0.1)
+    assert mwi == pytest.approx(float(np.mean(swapped)), rel=RTOL)
+    assert mwi != pytest.approx(float(np.mean(rr.interval_score(d["y"], lo, hi, 0.1))))
     cov = find("mapie", "regression_coverage_score", "mapie_reversed")["value"][0]
     assert cov == rr.interval_coverage(d["y"], lo, hi) == 0.5  # the two reversed rows miss
 

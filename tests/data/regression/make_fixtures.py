@@ -37,6 +37,7 @@ from mapie.metrics.conditional import coverage_gap  # noqa: E402
 from mapie.metrics.regression import (  # noqa: E402
     regression_coverage_score,
     regression_mean_width_score,
+    regression_mwi_score,
     regression_ssc,
     regression_ssc_score,
 )
@@ -330,6 +331,9 @@ def interval_peers(name: str, data: dict) -> None:
         rec("regression_mean_width_score", regression_mean_width_score(yi[m]))
         rec("regression_ssc", regression_ssc(y, yi[m], num_bins=3), num_bins=3)
         rec("regression_ssc_score", regression_ssc_score(y, yi[m], num_bins=3), num_bins=3)
+        for j, lev in enumerate(levels):
+            v = regression_mwi_score(y, yi[m][:, :, j : j + 1], lev)
+            rec("regression_mwi_score", v, confidence_level=lev, level_index=j)
         for j, lev in enumerate(levels if gid is None else []):
             sc = sr.interval_score(y, yi[m, 0, j], yi[m, 1, j], 1 - lev, backend="numpy")
             record(
@@ -400,7 +404,7 @@ def mapie_examples(datasets: dict) -> None:
             v,
         )
     # reversed bounds (lower > upper) in rows 1 and 2: coverage counts them as misses,
-    # the width takes |upper - lower|
+    # the width takes |upper - lower|, the Winkler score swaps them
     r = {
         "y": np.array([0.5, 1.5, 1.0, 3.0]),
         "group": np.array([0, 0, 1, 1]),
@@ -417,6 +421,15 @@ def mapie_examples(datasets: dict) -> None:
         None,
         {},
         regression_coverage_score(r["y"], yi),
+    )
+    v = regression_mwi_score(r["y"], yi, 0.9)
+    record(
+        "mapie",
+        "regression_mwi_score",
+        "mapie_reversed",
+        None,
+        {"confidence_level": 0.9, "level_index": 0},
+        v,
     )
     record(
         "mapie",
