@@ -438,13 +438,18 @@ def equal_width_bins(v, n_bins, value_range=None):
     return idx
 
 
-def _bin_means(idx, n_bins, *values):
+def _bin_means(idx, n_bins, *values, sample_threshold=1):
+    """Row count and mean of each value per bin; the mean is 0 where count < sample_threshold.
+
+    That is netcal's ``_Miscalibration.binning`` (empty bins and bins under the threshold
+    get mean NaN, then 0); the count is left as it is.
+    """
     counts = np.bincount(idx[idx >= 0], minlength=n_bins).astype(np.float64)
     means = []
     for val in values:
         s = np.bincount(idx[idx >= 0], weights=_f64(val)[idx >= 0], minlength=n_bins)
         with np.errstate(invalid="ignore", divide="ignore"):
-            means.append(np.where(counts > 0, s / counts, np.nan))
+            means.append(np.where(counts >= max(sample_threshold, 1), s / counts, 0.0))
     return counts, means
 
 
@@ -454,30 +459,36 @@ def _binning_sigma(sigma):
     return np.sqrt(np.square(sigma))
 
 
-def ence(y, mu, sigma, n_bins=10, value_range=None):
+def ence(y, mu, sigma, n_bins=10, value_range=None, sample_threshold=1):
     """ENCE (Levi et al. 2022): mean over non-empty sigma-bins of |RMV_b - RMSE_b| / RMV_b.
 
     RMV_b = sqrt(mean_b sigma^2), RMSE_b = sqrt(mean_b (mu - y)^2); equal-width bins of
-    sigma over its min and max (or ``value_range``).
+    sigma over its min and max (or ``value_range``).  netcal's ``sample_threshold`` drops
+    the bins with fewer rows.
     """
     s = _binning_sigma(sigma)
     var = np.square(_f64(sigma))
     idx = equal_width_bins(s, n_bins, value_range)
-    counts, (mv, mse) = _bin_means(idx, n_bins, var, np.square(_f64(mu) - _f64(y)))
-    ok = counts > 0
+    mse_rows = np.square(_f64(mu) - _f64(y))
+    counts, (mv, mse) = _bin_means(idx, n_bins, var, mse_rows, sample_threshold=sample_threshold)
+    ok = counts >= max(sample_threshold, 1)
+    if not ok.any():
+        return math.nan  # netcal: nanmean of no bin
     rmv, rmse = np.sqrt(mv[ok]), np.sqrt(mse[ok])
     return float(np.mean(np.abs(rmv - rmse) / rmv))
 
 
-def uce(y, mu, sigma, n_bins=10, value_range=None):
+def uce(y, mu, sigma, n_bins=10, value_range=None, sample_threshold=1):
     """UCE (Laves et al. 2020): sum_b N_b / N |MSE_b - MV_b| over equal-width bins of sigma^2.
 
     N counts every row, in a bin or not, as netcal does: with a ``value_range`` that
     leaves rows out, the weights sum to less than 1 (QCE renormalizes; UCE does not).
+    netcal's ``sample_threshold`` adds 0 for the bins with fewer rows (no renormalizing).
     """
     var = np.square(_f64(sigma))
     idx = equal_width_bins(var, n_bins, value_range)
-    counts, (mv, mse) = _bin_means(idx, n_bins, var, np.square(_f64(mu) - _f64(y)))
+    mse_rows = np.square(_f64(mu) - _f64(y))
+    counts, (mv, mse) = _bin_means(idx, n_bins, var, mse_rows, sample_threshold=sample_threshold)
     ok = counts > 0
     return float(np.sum(counts[ok] / len(var) * np.abs(mse[ok] - mv[ok])))
 
@@ -488,12 +499,23 @@ def in_central_interval(y, mu, sigma, tau):
     return m[None, :] <= chi2_1_ppf(_f64(tau))[:, None]
 
 
-def qce(y, mu, sigma, levels, n_bins=10, marginal=True, value_range=None, reduce=True):
+def qce(
+    y,
+    mu,
+    sigma,
+    levels,
+    n_bins=10,
+    marginal=True,
+    value_range=None,
+    reduce=True,
+    sample_threshold=1,
+):
     """netcal 1.4's QCE (Kuppers et al. 2022) per level, or their mean.
 
     Marginal: |mean(in_tau) - tau|.  Conditional: sum_b N_b |mean_b(in_tau) - tau| / sum_b N_b
     over equal-width sigma-bins (rows outside ``value_range`` drop out; the weights are
-    renormalized over the rows inside).
+    renormalized over the rows inside).  netcal's ``sample_threshold`` sets the frequency
+    of a bin with fewer rows to 0 and keeps its weight: such a bin adds N_b tau.
     """
     levels = _f64(levels)
     inside = in_central_interval(y, mu, sigma, levels).astype(np.float64)
@@ -501,7 +523,7 @@ def qce(y, mu, sigma, levels, n_bins=10, marginal=True, value_range=None, reduce
         per = np.abs(np.mean(inside, axis=1) - levels)
     else:
         idx = equal_width_bins(_binning_sigma(sigma), n_bins, value_range)
-        counts, freqs = _bin_means(idx, n_bins, *inside)
+        counts, freqs = _bin_means(idx, n_bins, *inside, sample_threshold=sample_threshold)
         ok = counts > 0
         per = np.array(
             [

@@ -79,14 +79,15 @@ def netcal(d, o, function):
     rng = o.get("range_")
     rng = None if rng is None else tuple(rng[0])
     q = o.get("q")
+    thr = o.get("sample_threshold", 1)
     if function == "QCE":
         marginal = o.get("marginal", True)  # the constructor's default (the docstring says False)
-        per = rr.qce(y, mu, s, q, bins, marginal, rng, reduce=False)
+        per = rr.qce(y, mu, s, q, bins, marginal, rng, reduce=False, sample_threshold=thr)
         return per[:, None] if o["reduction"] == "none" else [np.mean(per)]
     if function == "ENCE":
-        return rr.ence(y, mu, s, bins, rng)
+        return rr.ence(y, mu, s, bins, rng, sample_threshold=thr)
     if function == "UCE":
-        return rr.uce(y, mu, s, bins, rng)
+        return rr.uce(y, mu, s, bins, rng, sample_threshold=thr)
     if function == "PICP":
         return rr.picp_gaussian(y, mu, s, q)[:, None]
     if function == "MPIW":
@@ -375,7 +376,14 @@ def test_netcal_qce_default_is_marginal_whatever_its_docstring_says() -> None:
     default = find("netcal", "QCE", "gaussian", default_constructor=True)["value"]
     marginal = find("netcal", "QCE", "gaussian", bins=10, marginal=True, reduction="batchmean")
     conditional = find(
-        "netcal", "QCE", "gaussian", bins=10, marginal=False, reduction="batchmean", range_="absent"
+        "netcal",
+        "QCE",
+        "gaussian",
+        bins=10,
+        marginal=False,
+        reduction="batchmean",
+        range_="absent",
+        sample_threshold="absent",
     )
     assert default == marginal["value"] != conditional["value"]
 
@@ -509,3 +517,26 @@ def test_quantile_curve_from_quantiles_counts_ties_as_at_or_below() -> None:
     assert np.all(np.diff(obs) >= 0)  # equal adjacent quantiles keep the curve monotone
     assert d["y"][10] == d["q"][10, 3]  # a target on its median counts as y <= q
     assert obs[3] == np.mean(d["y"] <= d["q"][:, 3])
+
+
+def test_netcal_qce_sample_threshold_keeps_the_weight_of_the_bins_it_blanks() -> None:
+    d = rows("gaussian", None)
+    y, mu, s = gaussian(d)
+    rec = find("netcal", "QCE", "gaussian", bins=10, marginal=False, sample_threshold=8)
+    levels = np.array(rec["options"]["q"])
+    idx = rr.equal_width_bins(s, 10)
+    counts = np.bincount(idx, minlength=10)
+    kept = counts[idx] >= 8
+    assert 0 < kept.sum() < len(y)
+    inside = rr.in_central_interval(y, mu, s, levels)
+    # a bin under the threshold counts with frequency 0: it adds N_b tau / N
+    blanked = (~kept).sum() / len(y) * levels
+    per_kept = [
+        sum(
+            np.sum(idx[kept] == b) * abs(np.mean(inside[j][kept & (idx == b)]) - t)
+            for b in np.unique(idx[kept])
+        )
+        / len(y)
+        for j, t in enumerate(levels)
+    ]
+    assert float(np.mean(per_kept + blanked)) == pytest.approx(rec["value"][0], rel=1e-12)

@@ -280,6 +280,24 @@ def netcal_gaussian(name: str, gid, mu, sd, y) -> None:
         q=QCE_LEVELS,
         reduction="batchmean",
     )
+    # sample_threshold > 1: bins with fewer rows are blanked to 0 but keep their weight
+    # in QCE; ENCE drops them; UCE adds 0 for them without renormalizing
+    for thr in (3, 8):
+        conditional = nm.QCE(bins=10, marginal=False, sample_threshold=thr)
+        v = conditional.measure((mu, sd), y, q)
+        rec(
+            "QCE",
+            v,
+            bins=10,
+            marginal=False,
+            q=QCE_LEVELS,
+            reduction="batchmean",
+            sample_threshold=thr,
+        )
+        v = nm.ENCE(bins=10, sample_threshold=thr).measure((mu, sd), y)
+        rec("ENCE", v, bins=10, sample_threshold=thr)
+        v = nm.UCE(bins=10, sample_threshold=thr).measure((mu, sd), y)
+        rec("UCE", v, bins=10, sample_threshold=thr)
     res = nm.PICP().measure((mu, sd), y, q, reduction="none")
     rec("PICP", res.picp, q=QCE_LEVELS, reduction="none")
     rec("MPIW", res.mpiw, q=QCE_LEVELS, reduction="none")
