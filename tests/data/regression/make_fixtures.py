@@ -1026,12 +1026,16 @@ def jsonable(d):
 
 
 def dump(doc: dict) -> str:
-    """JSON with each innermost list of numbers on one line (readable and compact)."""
-    text = json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=True)
+    """JSON, readable and compact: each list of numbers on one line, each record on one line."""
+    records = doc["records"]
+    text = json.dumps({**doc, "records": "@RECORDS@"}, indent=1, ensure_ascii=False)
     number_list = re.compile(
-        r"\[\s*((?:-?[\d.eE+-]+|Infinity|-Infinity|NaN|true|false|null)(?:,\s*(?:-?[\d.eE+-]+|Infinity|-Infinity|NaN|true|false|null))*)\s*\]"
+        r"\[\s*((?:-?[\d.eE+-]+|Infinity|-Infinity|NaN|true|false|null)"
+        r"(?:,\s*(?:-?[\d.eE+-]+|Infinity|-Infinity|NaN|true|false|null))*)\s*\]"
     )
-    return number_list.sub(lambda m: "[" + re.sub(r",\s*", ", ", m.group(1)) + "]", text) + "\n"
+    text = number_list.sub(lambda m: "[" + re.sub(r",\s*", ", ", m.group(1)) + "]", text)
+    lines = ",\n  ".join(json.dumps(r, ensure_ascii=False) for r in records)
+    return text.replace('"@RECORDS@"', "[\n  " + lines + "\n ]") + "\n"
 
 
 def main() -> None:
