@@ -38,7 +38,11 @@ def _f64(a):
 
 
 def norm_cdf(z):
-    """Phi(z) = erfc(-z / sqrt 2) / 2, accurate to a few ulp in the lower tail too."""
+    """Phi(z) = erfc(-z / sqrt 2) / 2, relatively accurate in the lower tail too.
+
+    Rounding z / sqrt 2 costs about z^2 2^-53 relative: 7.3e-15 on |z| <= 8, 1.7e-13 at
+    z = -37.5 (measured against mpmath in the tests).
+    """
     return np.vectorize(lambda v: 0.5 * math.erfc(-v / SQRT2), otypes=[np.float64])(_f64(z))
 
 
@@ -48,7 +52,7 @@ def norm_sf(z):
 
 
 def norm_cdf_erf(z):
-    """(1 + erf(z / sqrt 2)) / 2: the form that loses all relative accuracy below z = -6."""
+    """(1 + erf(z / sqrt 2)) / 2: loses the lower tail (3.2e-2 relative at z = -7.96, 0 at -8.5)."""
     return np.vectorize(lambda v: 0.5 * (1.0 + math.erf(v / SQRT2)), otypes=[np.float64])(_f64(z))
 
 

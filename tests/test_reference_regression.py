@@ -540,3 +540,16 @@ def test_netcal_qce_sample_threshold_keeps_the_weight_of_the_bins_it_blanks() ->
         for j, t in enumerate(levels)
     ]
     assert float(np.mean(per_kept + blanked)) == pytest.approx(rec["value"][0], rel=1e-12)
+
+
+def test_the_reference_imports_numpy_and_the_standard_library_only() -> None:
+    import ast
+
+    tree = ast.parse((Path(__file__).parent / "reference_regression.py").read_text())
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {node.module.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    assert imported == {"math", "fractions", "numpy"}
