@@ -26,6 +26,10 @@ from polars.io.plugins import register_io_source
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# tests/data/ holds fixtures and the side-environment scripts that wrote them (they import
+# peers the suite does not install): neither test modules nor doctest files.
+collect_ignore_glob = ["data/*"]
+
 settings.register_profile(
     "default", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow]
 )
