@@ -51,8 +51,8 @@ __all__ = [
     "check_hosmer_lemeshow_bins",
     "check_metrics",
     "check_min_size",
-    "check_n_levels",
     "check_n_bins",
+    "check_n_levels",
     "check_sum_tol",
 ]
 
