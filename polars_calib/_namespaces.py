@@ -614,7 +614,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
         >>> import polars as pl
         >>> import polars_calib as pc
         >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "s": [0.1, 0.5, 1.0]})
-        >>> df.calib.regression_summary("y", mean="mu", std="s", metrics="crps")["crps"].round(6).item()
+        >>> df.calib.regression_summary("y", mean="mu", std="s", metrics="crps")["crps"].round(6)[0]
         0.590806
         """
         return regression_summary(

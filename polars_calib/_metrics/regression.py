@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import CURVES, Curve, check_choice, check_n_levels
 from polars_calib._core.problem import Problem
 from polars_calib._core.regression import gaussian_problem
 from polars_calib._table.bin_sums import per_bin
-from polars_calib._table.regression import curve_scalar, curve_weights, level_binning
+from polars_calib._table.regression import bin_pairs, curve_scalar, level_binning
 
 __all__ = [
     "crps",
@@ -29,6 +29,12 @@ __all__ = [
     "root_mean_squared_calibration_error",
     "sharpness",
 ]
+
+
+def _named(value: pl.Expr, column: IntoExpr) -> pl.Expr:
+    """`value` named after `column` (the target's name, as ``pc.ece`` the probability's)."""
+    name = to_expr(column, "target").meta.output_name(raise_if_undetermined=False)
+    return value if name is None else value.alias(name)
 
 
 def pit(target: IntoExpr, *, mean: IntoExpr, std: IntoExpr) -> pl.Expr:
@@ -71,7 +77,7 @@ def pit(target: IntoExpr, *, mean: IntoExpr, std: IntoExpr) -> pl.Expr:
     └──────────┘
     """
     problem = gaussian_problem(target, mean, std)
-    return pl.when(problem.ok).then(problem.prob)
+    return _named(pl.when(problem.ok).then(problem.prob), target)
 
 
 def _curve_metric(
@@ -94,10 +100,10 @@ def _curve_metric(
     bin_weight = per_bin(pl.when(used).then(row_weight), bins, binning)
     bin_index = bins.filter(bins.is_first_distinct() & bins.is_not_null())
     center = pl.when(used).then(problem.weighted(problem.terms["center"])).sum()
-    total = bin_weight.sum()
-    observed = curve_weights(bin_weight, bin_index, center, n_levels, curve) / total
-    value = curve_scalar(observed, n_levels, metric)
-    return pl.when(~problem.invalid & (total > 0.0)).then(value)
+    total = pl.when(used).then(row_weight).sum()
+    pairs = bin_pairs(bin_index, bin_weight, center)
+    value = pairs.list.eval(curve_scalar(n_levels, curve, metric)).list.first()
+    return _named(pl.when(~problem.invalid & (total > 0.0)).then(value), target)
 
 
 def _mean_term(problem: Problem, term: str) -> pl.Expr:
@@ -399,7 +405,7 @@ def crps(
     │ 0.590806 │
     └──────────┘
     """
-    return _mean_term(gaussian_problem(target, mean, std, weight), "crps")
+    return _named(_mean_term(gaussian_problem(target, mean, std, weight), "crps"), target)
 
 
 def nll(
@@ -442,7 +448,7 @@ def nll(
     │ 4.920361 │
     └──────────┘
     """
-    return _mean_term(gaussian_problem(target, mean, std, weight), "nll")
+    return _named(_mean_term(gaussian_problem(target, mean, std, weight), "nll"), target)
 
 
 def sharpness(std: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
@@ -482,4 +488,5 @@ def sharpness(std: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
     """
     # The target and mean are the standard deviation's own zero: only its rule applies.
     zero = pl.lit(0.0, pl.Float64)
-    return _mean_term(gaussian_problem(zero, zero, std, weight), "variance").sqrt()
+    value = _mean_term(gaussian_problem(zero, zero, std, weight), "variance").sqrt()
+    return _named(value, std)

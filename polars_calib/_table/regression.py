@@ -34,7 +34,9 @@ from polars_calib._table.plan import Prepared, group_keys, with_keys
 
 __all__ = [
     "REGRESSION_METRICS",
+    "bin_pairs",
     "curve_scalar",
+    "curve_shares",
     "curve_weights",
     "finish_regression",
     "gaussian_plan",
@@ -62,47 +64,73 @@ def level_binning(n_levels: int) -> Binning:
     return Binning(2 * (n_levels - 1))
 
 
-def _cumulative(bin_weight: pl.Expr, bin_index: pl.Expr, targets: Sequence[int]) -> pl.Expr:
-    """The weight of the bins up to each of `targets` (bin indices), in the current group.
+CENTER_BIN = -2
+"""The bin of a group's pairs that carries its weight of rows with ``y == μ``."""
 
-    `bin_weight` and `bin_index` are series of the same length, one entry per non-empty
-    bin in any order. A sentinel bin -1 of weight 0 makes every target at least -1 find
-    a bin; the search is over integer bin indices (no second bin rule).
+
+def bin_pairs(bin_index: pl.Expr, bin_weight: pl.Expr, center: pl.Expr) -> pl.Expr:
+    """The pairs ``{bin, weight}`` of the current group, one per non-empty bin, and
+    the pair ``{CENTER_BIN, center}``, gathered in one list: what the finishers read.
+
+    The finishers read the bins many times; a list's elements are computed once
+    (an aggregation would evaluate its input at each reference).
     """
-    weights = bin_weight.append(pl.lit(0.0, pl.Float64))
-    index = bin_index.cast(pl.Int64).append(pl.lit(-1, pl.Int64))
+    pairs = pl.struct(bin_index.cast(pl.Int64).alias("bin"), bin_weight.alias("weight"))
+    extra = pl.struct(
+        pl.lit(CENTER_BIN, pl.Int64).alias("bin"), center.cast(pl.Float64).alias("weight")
+    )
+    return pairs.append(extra).implode()
+
+
+def _cumulative(index: pl.Expr, weights: pl.Expr, targets: Sequence[int]) -> pl.Expr:
+    """The weight of the bins up to each of `targets` (bin indices): `index` and
+    `weights` hold one entry per non-empty bin and the sentinel bin -1 of weight 0, so
+    that every target (at least -1) finds a bin. The search is over integer bin
+    indices (no second bin rule)."""
     running = weights.sort_by(index).cum_sum()
     found = index.sort().search_sorted(pl.Series(targets, dtype=pl.Int64), side="right")
     return running.gather(found - 1)
 
 
-def curve_weights(
-    bin_weight: pl.Expr, bin_index: pl.Expr, center: pl.Expr, n_levels: int, curve: Curve
-) -> pl.Expr:
-    """The weight at or below each level (quantile) or inside each central interval, one
-    entry per level, from the per-bin series of the current group (see the module).
-
-    `center` is the group's weight of rows with ``y == μ`` (interval curve, level 0).
-    """
+def curve_weights(n_levels: int, curve: Curve) -> pl.Expr:
+    """Inside ``list.eval`` of :func:`bin_pairs`: the weight at or below each level
+    (quantile) or inside each central interval, one entry per level (see the module)."""
+    bins, weights = pl.element().struct.field("bin"), pl.element().struct.field("weight")
+    binned = bins >= 0
+    index = bins.filter(binned).append(pl.lit(-1, pl.Int64))
+    weights_ = weights.filter(binned).append(pl.lit(0.0, pl.Float64))
     last = n_levels - 1
     if curve == "quantile":
-        return _cumulative(bin_weight, bin_index, [2 * j - 1 for j in range(n_levels)])
-    upper = _cumulative(bin_weight, bin_index, [last - 1 + j for j in range(n_levels)])
-    lower = _cumulative(bin_weight, bin_index, [last - 1 - j for j in range(n_levels)])
+        return _cumulative(index, weights_, [2 * j - 1 for j in range(n_levels)])
+    upper = _cumulative(index, weights_, [last - 1 + j for j in range(n_levels)])
+    lower = _cumulative(index, weights_, [last - 1 - j for j in range(n_levels)])
+    center = weights.filter(bins == CENTER_BIN).sum()
     at_zero = pl.lit(pl.Series([1.0] + [0.0] * last))
     return upper - lower + center * at_zero
 
 
-def curve_scalar(observed: pl.Expr, n_levels: int, metric: str) -> pl.Expr:
-    """A scalar of the observed shares `observed` (one per level) against the levels.
+def curve_shares(n_levels: int, curve: Curve) -> pl.Expr:
+    """Inside ``list.eval`` of :func:`bin_pairs`: the observed share per level.
+
+    Each share is the correctly rounded quotient: Polars divides by a scalar through
+    its reciprocal (35 / 100 -> 0.35000000000000003), so the divisor is column-shaped.
+    """
+    weights = pl.element().struct.field("weight")
+    total = weights.filter(pl.element().struct.field("bin") >= 0).sum()
+    inside = curve_weights(n_levels, curve)
+    return inside / (inside * 0.0 + total)
+
+
+def curve_scalar(n_levels: int, curve: Curve, metric: str) -> pl.Expr:
+    """Inside ``list.eval`` of :func:`bin_pairs`: a scalar of the curve.
 
     Mean absolute and root-mean-squared calibration errors (the mean over levels of
     ``|obs - p|`` and the root of that of ``(obs - p)²``), the miscalibration area
     (trapezoids between the piecewise-linear curve and the diagonal, two triangles
     where it crosses it: uncertainty-toolbox 0.1.1) and Kuleshov's score (the mean
-    over levels of ``(p - obs)²``, weights ``1 / L``).
+    over levels of ``(p - obs)²``, weights ``1 / L``, on the quantile curve).
     """
-    gap = observed - pl.lit(pl.Series(levels(n_levels)))
+    gap = curve_shares(n_levels, curve) - pl.lit(pl.Series(levels(n_levels)))
     if metric == "mean_absolute_calibration_error":
         return gap.abs().mean()
     if metric == "root_mean_squared_calibration_error":
@@ -202,11 +230,11 @@ def finish_regression(
         "nll": mean_of("nll"),
         "sharpness": mean_of("variance").sqrt(),
     }
+    pairs = _table_pairs()
     for metric in metrics:
         if metric in _CURVE_METRICS or metric == "quantile_calibration_score":
-            used = "quantile" if metric == "quantile_calibration_score" else curve
-            observed = _table_curve(n_levels, used) / total
-            values[metric] = curve_scalar(observed, n_levels, metric)
+            used: Curve = "quantile" if metric == "quantile_calibration_score" else curve
+            values[metric] = pairs.list.eval(curve_scalar(n_levels, used, metric)).list.first()
     per_group = stats.group_by(group).agg(
         pl.col("count").filter(binned).sum().alias("count"),
         pl.col("count").filter(~binned).sum().alias("refused"),
@@ -215,13 +243,11 @@ def finish_regression(
     return per_group.sort(group, nulls_last=True).select(*keys, "count", "refused", *metrics)
 
 
-def _table_curve(n_levels: int, curve: Curve) -> pl.Expr:
-    """The curve's weights per level from a group of a statistics table."""
+def _table_pairs() -> pl.Expr:
+    """:func:`bin_pairs` of a group of a statistics table."""
     binned = pl.col("bin").is_not_null()
     center = pl.col("sum_center").filter(binned).sum()
-    return curve_weights(
-        pl.col("weight").filter(binned), pl.col("bin").filter(binned), center, n_levels, curve
-    )
+    return bin_pairs(pl.col("bin").filter(binned), pl.col("weight").filter(binned), center)
 
 
 def reliability_levels(
@@ -236,22 +262,23 @@ def reliability_levels(
     stats, group = grouped(stats, keys)
     binned = pl.col("bin").is_not_null()
     total, ok = _validity(group)
-    inside = pl.when(ok).then(_table_curve(n_levels, curve))
+    pairs = _table_pairs()
+    # A group of only null rows has one pair (its center): a curve of zeros, masked.
+    masked = [pl.when("ok").then(pl.col(c)).alias(c) for c in ("inside", "observed")]
     lower, upper = wilson_interval(pl.col("inside"), pl.col("total"), z)
     return (
         stats.group_by(group)
         .agg(
             pl.lit(pl.Series(levels(n_levels))).alias("level"),
-            inside.alias("inside"),
+            pairs.list.eval(curve_weights(n_levels, curve)).alias("inside"),
+            pairs.list.eval(curve_shares(n_levels, curve)).alias("observed"),
             pl.col("count").filter(binned).sum().alias("count"),
             total.alias("total"),
+            ok.alias("ok"),
         )
-        .explode("level", "inside")
-        .with_columns(
-            (pl.col("inside") / pl.col("total")).alias("observed"),
-            lower.alias("lower"),
-            upper.alias("upper"),
-        )
+        .explode("level", "inside", "observed")
+        .with_columns(masked)
+        .with_columns(lower.alias("lower"), upper.alias("upper"))
         .sort(*group, "level", nulls_last=True)
         .select(*keys, "level", "observed", "count", "lower", "upper")
     )
