@@ -77,6 +77,7 @@ def pit(target: IntoExpr, *, mean: IntoExpr, std: IntoExpr) -> pl.Expr:
     └──────────┘
     """
     problem = gaussian_problem(target, mean, std)
+    assert problem.ok is not None  # a Gaussian problem has its one-pass rule
     return _named(pl.when(problem.ok).then(problem.prob), target)
 
 

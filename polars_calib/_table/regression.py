@@ -22,9 +22,15 @@ from typing import get_args
 import polars as pl
 
 from polars_calib._core.binning import Binning
-from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.exprs import Keys
 from polars_calib._core.intervals import wilson_interval
-from polars_calib._core.options import CURVES, Curve, RegressionMetric, check_choice
+from polars_calib._core.options import (
+    CURVES,
+    Curve,
+    RegressionMetric,
+    check_choice,
+    check_n_levels,
+)
 from polars_calib._core.problem import WEIGHT_LIMIT
 from polars_calib._core.regression import REGRESSION_TERMS, gaussian_problem
 from polars_calib._core.validation import CalibrationDataError
@@ -159,32 +165,38 @@ def prepare_gaussian(
     """Check a frame's schema (no data read) and build its Gaussian problem and keys."""
     keys = group_keys(data, by, time, every, frozenset(("level", "observed")))
     assert isinstance(data, (pl.DataFrame, pl.LazyFrame))  # group_keys checked it
-    columns = {"target": target, "mean": mean, "std": std, "weight": weight, "time": time}
-    for role, value in columns.items():
+    roles = {"target": target, "mean": mean, "std": std, "weight": weight}
+    for role, value in {**roles, "time": time}.items():
         if value is not None and not isinstance(value, str):
             msg = f"`{role}` must be a column name, got {type(value).__name__}"
             raise TypeError(msg)
     lf = data.lazy()
-    schema = lf.collect_schema()
-    problems = []
-    for name in dict.fromkeys([*(v for v in columns.values() if v), *keys.columns()]):
-        if name not in schema:
-            problems.append(f"column {name!r} is missing (columns: {', '.join(schema.names())})")
-    for role in ("target", "mean", "std", "weight"):
-        name = columns[role]
-        dtype = schema.get(name) if name is not None else None
-        if dtype is not None and not (dtype.is_numeric() or dtype == pl.Null):
-            problems.append(f"column {name!r} holds {dtype}, but the {role} must be numeric")
-    if time is not None and time in schema:
-        dtype = schema[time]
-        if not (dtype == pl.Date or isinstance(dtype, pl.Datetime)):
-            problems.append(f"column {time!r} holds {dtype}, but `time` must be a Date or Datetime")
-    if problems:
-        raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
-    roles: dict[str, str | None] = {"target": target, "mean": mean, "std": std, "weight": weight}
+    _check_schema(lf.collect_schema(), roles, keys.columns(), time)
     lf, names = with_keys(lf, keys, time, every, roles)
     problem = gaussian_problem(target, mean, std, weight)
     return Prepared(data, lf, problem, names, None)
+
+
+def _check_schema(
+    schema: pl.Schema, roles: dict[str, str | None], others: list[str], time: str | None
+) -> None:
+    """Raise :class:`CalibrationDataError` for missing columns, non-numeric inputs (role:
+    column in `roles`) and a `time` column that holds no dates."""
+    named = [name for name in (*roles.values(), time) if name is not None]
+    problems = [
+        f"column {name!r} is missing (columns: {', '.join(schema.names())})"
+        for name in dict.fromkeys([*named, *others])
+        if name not in schema
+    ]
+    for role, name in roles.items():
+        dtype = schema.get(name) if name is not None else None
+        if dtype is not None and not (dtype.is_numeric() or dtype == pl.Null):
+            problems.append(f"column {name!r} holds {dtype}, but the {role} must be numeric")
+    dtype = schema.get(time) if time is not None else None
+    if dtype is not None and not (dtype == pl.Date or isinstance(dtype, pl.Datetime)):
+        problems.append(f"column {time!r} holds {dtype}, but `time` must be a Date or Datetime")
+    if problems:
+        raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
 
 
 def gaussian_plan(
@@ -193,11 +205,17 @@ def gaussian_plan(
     *,
     mean: str,
     std: str,
-    n_levels: int,
-    **frame: IntoExpr | Keys,
+    by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
+    n_levels: int = 100,
+    weight: str | None = None,
 ) -> Plan:
     """Check a frame and plan the statistics table of its Gaussian predictions."""
-    prepared = prepare_gaussian(data, target, mean=mean, std=std, **frame)  # type: ignore[arg-type]
+    check_n_levels(n_levels)
+    prepared = prepare_gaussian(
+        data, target, mean=mean, std=std, by=by, time=time, every=every, weight=weight
+    )
     return prepared_plan(prepared, level_binning(n_levels), terms=REGRESSION_TERMS)
 
 
