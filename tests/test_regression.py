@@ -385,7 +385,10 @@ def test_time_windows_are_keys() -> None:
 BAD = [
     ("sigma", -1.0, "'sigma': standard deviation not a positive finite number in 1 of 4 rows"),
     ("sigma", 0.0, "'sigma': standard deviation not a positive finite number in 1 of 4 rows"),
+    ("sigma", float("nan"), "'sigma': standard deviation not a positive finite number in 1 of"),
+    ("sigma", float("inf"), "'sigma': standard deviation not a positive finite number in 1 of"),
     ("y", float("nan"), "'y': target NaN or infinite in 1 of 4 rows"),
+    ("y", float("-inf"), "'y': target NaN or infinite in 1 of 4 rows"),
     ("mu", float("inf"), "'mu': mean NaN or infinite in 1 of 4 rows"),
     ("w", -1.0, "'w': weight negative in 1 of 4 rows"),
 ]
