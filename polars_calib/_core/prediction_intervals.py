@@ -136,7 +136,7 @@ def interval_problem(
     present = _present(y, lo, hi, w)
     refused = ~ok
     width = hi - lo
-    terms = {"width": pl.when(present).then(width)}
+    terms: dict[str, pl.Expr] = {"width": pl.when(present).then(width)}
     if y is None:
         prob = label = pl.lit(None, dtype=pl.Float64)
     else:
@@ -199,7 +199,7 @@ def nested_intervals_problem(
     for part in parts:
         assert part.ok is not None
         ok = ok & part.ok
-    terms = {"absolute_error": pl.when(present).then((y - m).abs())}
+    terms: dict[str, pl.Expr] = {"absolute_error": pl.when(present).then((y - m).abs())}
     for k, part in enumerate(parts):
         terms |= {f"{name}_{k}": pl.when(present).then(term) for name, term in part.terms.items()}
     return Problem(parts[0].prob, y, parts[0].weight, present, ~ok, tuple(checks), terms, ok=ok)
