@@ -215,6 +215,7 @@ def interval_score(
     With :math:`\alpha = 1 - \text{level}`, the mean of
 
     .. math::
+
         (u - l) + \frac{2}{\alpha}(l - y)\,1\{y < l\} + \frac{2}{\alpha}(y - u)\,1\{y > u\},
 
     a proper score for the central :math:`(1 - \alpha)` interval (Winkler 1972;
@@ -380,6 +381,7 @@ def weighted_interval_score(
     interval score (:func:`interval_score`), the mean over rows of
 
     .. math::
+
         \mathrm{WIS} = \frac{1}{K + 1/2}\Big(\tfrac{1}{2}|y - m|
             + \sum_{k=1}^K \tfrac{\alpha_k}{2}\,\mathrm{IS}_{\alpha_k}\Big)
 
