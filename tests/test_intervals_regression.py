@@ -528,3 +528,15 @@ def test_a_text_column_fails_when_planned_naming_it() -> None:
     df = two_groups().with_columns(pl.col("hi").cast(pl.String))
     with pytest.raises(pl.exceptions.PolarsError, match="column 'hi' must hold numbers"):
         df.select(pc.interval_coverage("y", lower="lo", upper="hi"))
+
+
+def test_no_unstable_polars_feature() -> None:
+    import warnings
+
+    df = generated(5, [20, 20])
+    with pl.Config(warn_unstable=True), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df.select(**expressions("w"))
+        df.group_by("g").agg(**expressions("w"))
+        df.lazy().group_by("g").agg(**expressions("w")).collect(engine="streaming")
+        two_groups().group_by("g").agg(**all_measures("w"))
