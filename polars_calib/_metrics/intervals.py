@@ -219,7 +219,7 @@ def interval_score(
         (u - l) + \frac{2}{\alpha}(l - y)\,1\{y < l\} + \frac{2}{\alpha}(y - u)\,1\{y > u\},
 
     a proper score for the central :math:`(1 - \alpha)` interval (Winkler 1972;
-    Gneiting and Raftery 2007, eq. 43): scoringrules 0.10's ``interval_score`` and
+    Gneiting and Raftery 2007, section 6.2): scoringrules 0.10's ``interval_score`` and
     MAPIE 1.6's ``regression_mwi_score``, except that MAPIE swaps reversed bounds
     (``min``/``max``) and scores the row; here its group is null.
 
@@ -385,7 +385,7 @@ def weighted_interval_score(
         \mathrm{WIS} = \frac{1}{K + 1/2}\Big(\tfrac{1}{2}|y - m|
             + \sum_{k=1}^K \tfrac{\alpha_k}{2}\,\mathrm{IS}_{\alpha_k}\Big)
 
-    (Bracher, Ray, Gneiting and Reich 2021, eq. 3; with these weights it is twice the
+    (Bracher, Ray, Gneiting and Reich 2021; with these weights it is twice the
     mean pinball loss over the :math:`2K + 1` quantiles, and approximates the CRPS).
     scoringrules 0.10's ``weighted_interval_score`` agrees on its numba backend; its
     numpy backend adds :math:`\tfrac{1}{2}m` instead of :math:`\tfrac{1}{2}|y - m|`
