@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 import polars_calib as pc
 import reference_regression as rr
 from conftest import FrameContext
+from polars_calib._core.prediction_intervals import interval_problem, nested_intervals_problem
 
 FIXTURES = Path(__file__).parent / "data" / "regression" / "fixtures.json"
 RTOL = 1e-12
@@ -540,3 +542,79 @@ def test_no_unstable_polars_feature() -> None:
         df.group_by("g").agg(**expressions("w"))
         df.lazy().group_by("g").agg(**expressions("w")).collect(engine="streaming")
         two_groups().group_by("g").agg(**all_measures("w"))
+
+
+# --------------------------------------------------------------------------
+# The rule, row by row: its checks, and the documented fate of each row
+# --------------------------------------------------------------------------
+
+ODD = [None, NAN, INF, -INF, -0.0, 0.0, 1.0, -1.0, 5e-324, 2.5, -1e-300, 1e308]
+
+
+def fate(y: float | None, lo: float | None, hi: float | None, w: float | None) -> str:
+    """A row's fate by the documented rule, in plain Python (NaN compares false)."""
+    bad_y = y is not None and not math.isfinite(y)
+    bad_lo = lo is not None and (math.isnan(lo) or lo == INF)
+    bad_hi = hi is not None and (math.isnan(hi) or hi == -INF)
+    reversed_ = lo is not None and hi is not None and lo > hi
+    bad_w = w is not None and not (w == 0.0 or 2.2250738585072014e-308 <= w <= sys.float_info.max)
+    if bad_y or bad_lo or bad_hi or reversed_ or bad_w:
+        return "refused"
+    return "ignored" if None in (y, lo, hi, w) else "used"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(*[st.sampled_from(ODD) | st.floats(allow_nan=True)] * 4), min_size=1, max_size=25
+    )
+)
+@example(rows=[(0.0, NAN, None, 1.0), (None, 2.0, 1.0, 1.0), (1.0, -INF, INF, 0.0)])
+@example(rows=[(1.0, 0.0, NAN, None), (INF, None, None, None), (0.0, INF, INF, 1.0)])
+def test_each_row_is_used_refused_or_ignored_and_the_rule_is_its_checks(
+    rows: list[tuple[float | None, ...]],
+) -> None:
+    frame = pl.DataFrame(rows, schema=["y", "lo", "hi", "w"], orient="row")
+    problem = interval_problem("y", "lo", "hi", "w")
+    assert problem.ok is not None
+    got = frame.select(
+        ok=problem.ok,
+        present=problem.present,
+        rule=problem.refused.fill_null(False),
+        union=pl.any_horizontal([c.bad.fill_null(False) for c in problem.checks if not c.whole]),
+    )
+    expected = [fate(*row) for row in rows]
+    fates = ["ignored" if ok is None else "used" if ok else "refused" for ok in got["ok"]]
+    assert fates == expected
+    assert got["rule"].to_list() == got["union"].to_list() == [f == "refused" for f in expected]
+    used = [f == "used" for f in expected]
+    assert [p and not r for p, r in zip(got["present"], got["rule"])] == used
+    # A NaN bound is one reason, not also "above the upper bound" (Polars orders NaN last).
+    (reversed_,) = [c.bad for c in problem.checks if c.problem.startswith("lower bound above")]
+    flagged = frame.select(reversed_.fill_null(False)).to_series().to_list()
+    assert flagged == [lo is not None and hi is not None and lo > hi for _, lo, hi, _ in rows]
+
+
+def test_the_nested_rule_is_its_checks() -> None:
+    frame = pl.DataFrame(
+        {
+            "y": [0.0, 0.0, 0.0, 0.0, None, 0.0],
+            "m": [0.0, NAN, 0.0, 0.0, 0.0, None],
+            "lo1": [-1.0, -1.0, 2.0, -1.0, -1.0, -1.0],
+            "hi1": [1.0, 1.0, 1.0, 1.0, 1.0, 1.0],
+            "lo2": [-2.0, -2.0, -2.0, NAN, -2.0, -2.0],
+            "hi2": [2.0, 2.0, 2.0, 2.0, 2.0, 2.0],
+        }
+    )
+    problem = nested_intervals_problem("y", "m", ["lo1", "lo2"], ["hi1", "hi2"])
+    got = frame.select(
+        rule=problem.refused.fill_null(False),
+        union=pl.any_horizontal([c.bad.fill_null(False) for c in problem.checks if not c.whole]),
+        present=problem.present,
+    )
+    assert got["rule"].to_list() == got["union"].to_list()
+    assert got["rule"].to_list() == [False, True, True, True, False, False]
+    assert got["present"].to_list() == [True, True, True, True, False, False]
+    # One check per reason: the target's and the weight's are not repeated per interval.
+    reasons = [(c.column, c.problem) for c in problem.checks]
+    assert len(reasons) == len(set(reasons))
