@@ -61,6 +61,13 @@ from polars_calib._metrics.diagnostics import (
     spiegelhalter_p,
     spiegelhalter_z,
 )
+from polars_calib._metrics.intervals import (
+    coverage_gap,
+    interval_coverage,
+    interval_score,
+    interval_width,
+    weighted_interval_score,
+)
 from polars_calib._metrics.kernel import skce
 from polars_calib._metrics.multiclass import (
     classwise_ece,
@@ -125,6 +132,7 @@ __all__ = [
     "classwise_ece",
     "col",
     "confidence_ece",
+    "coverage_gap",
     "debiased_ece",
     "debiased_ece_squared",
     "ece",
@@ -133,6 +141,9 @@ __all__ = [
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
     "html_report",
+    "interval_coverage",
+    "interval_score",
+    "interval_width",
     "ks_calibration",
     "ks_calibration_p",
     "kuiper_calibration",
@@ -166,4 +177,5 @@ __all__ = [
     "uniform_edges",
     "validate",
     "validate_statistics",
+    "weighted_interval_score",
 ]

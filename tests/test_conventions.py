@@ -53,6 +53,9 @@ AGREED: dict[str, tuple[set[str], set[object]]] = {
     # is each function's: the audit's forest plot wants intervals, a summary does not.
     "n_resamples": ({"int | None"}, {None, 1000}),
     "seed": ({"int"}, {0}),
+    # The nominal coverage of a prediction interval, in (0, 1): no default (the
+    # intervals' own level, which only the user knows).
+    "level": ({"float"}, {_EMPTY}),
 }
 """The one annotation and default of each conventional parameter."""
 
@@ -88,7 +91,7 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
 """Parameters that differ from :data:`AGREED` on purpose: (annotation, default)."""
 
 DATA = {"self", "data", "stats", "prob", "label", "p", "table", "summary", "metric", "time"}
-DATA |= {"audit", "chart", "path", "name", "columns"}
+DATA |= {"audit", "chart", "path", "name", "columns", "target"}
 """Names of the data and column arguments, which may be positional."""
 
 POSITIONAL: dict[str, set[str]] = {

@@ -64,3 +64,16 @@ def typed_frame_namespaces(df: pl.DataFrame, lf: pl.LazyFrame) -> None:
     assert_type(eager.audit("p", "y", by=["g"], correction="bh"), pc.Audit)
     assert_type(lazy.fit_calibrator("p", "y", method="isotonic"), pc.Calibrator)
     assert_type(eager.validate("p", "y", weight="w", columns=["g"]), None)
+
+
+def typed_prediction_intervals(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The interval measures are expressions; `average` is a `Literal`, levels are floats."""
+    return lf.group_by("store").agg(
+        coverage=pc.interval_coverage("y", lower="lo", upper=pl.col("hi")),
+        width=pc.interval_width(lower="lo", upper="hi", weight="w"),
+        score=pc.interval_score("y", lower="lo", upper="hi", level=0.9),
+        gap=pc.coverage_gap("y", lower="lo", upper="hi", level=0.9, groups="g", average="weighted"),
+        wis=pc.weighted_interval_score(
+            "y", median="m", lower=["lo"], upper=[pl.col("hi")], levels=[0.9]
+        ),
+    )
