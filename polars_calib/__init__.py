@@ -68,6 +68,13 @@ from polars_calib._metrics.diagnostics import (
     spiegelhalter_p,
     spiegelhalter_z,
 )
+from polars_calib._metrics.intervals import (
+    coverage_gap,
+    interval_coverage,
+    interval_score,
+    interval_width,
+    weighted_interval_score,
+)
 from polars_calib._metrics.kernel import skce
 from polars_calib._metrics.multiclass import (
     classwise_ece,
@@ -144,6 +151,7 @@ __all__ = [
     "classwise_ece",
     "col",
     "confidence_ece",
+    "coverage_gap",
     "crps",
     "debiased_ece",
     "debiased_ece_squared",
@@ -153,6 +161,9 @@ __all__ = [
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
     "html_report",
+    "interval_coverage",
+    "interval_score",
+    "interval_width",
     "ks_calibration",
     "ks_calibration_p",
     "kuiper_calibration",
@@ -196,4 +207,5 @@ __all__ = [
     "uniform_edges",
     "validate",
     "validate_statistics",
+    "weighted_interval_score",
 ]

@@ -55,6 +55,9 @@ AGREED: dict[str, tuple[set[str], set[object]]] = {
     # is each function's: the audit's forest plot wants intervals, a summary does not.
     "n_resamples": ({"int | None"}, {None, 1000}),
     "seed": ({"int"}, {0}),
+    # The nominal coverage of a prediction interval, in (0, 1): no default (the
+    # intervals' own level, which only the user knows).
+    "level": ({"float"}, {_EMPTY}),
 }
 """The one annotation and default of each conventional parameter."""
 

@@ -232,7 +232,7 @@ def test_smooth_ece_from_statistics_takes_expression_keys() -> None:
     stats = pc.smooth_ece_statistics(df, "p", "y", by=["g", "segment"], weight="w")
     got = pc.smooth_ece_from_statistics(stats, by=pl.col("segment").str.to_uppercase())
     upper = df.with_columns(pl.col("segment").str.to_uppercase())
-    want = pc.smooth_ece(upper, "p", "y", by="segment", weight="w")
+    want = pc.smooth_ece_summary(upper, "p", "y", by="segment", weight="w")
     assert got["segment"].to_list() == ["A", "B"]
     assert got.drop("smooth_ece", "sigma").equals(want.drop("smooth_ece", "sigma"))
     np.testing.assert_allclose(got["smooth_ece"], want["smooth_ece"], rtol=1e-9)

@@ -74,3 +74,16 @@ def typed_regression(df: pl.DataFrame, lf: pl.LazyFrame, curve: pc.Curve) -> Non
     assert_type(pc.regression_summary(lf, "y", mean="mu", std="s", metrics=metrics), pl.LazyFrame)
     assert_type(pc.frame(df).quantile_reliability("y", mean="mu", std="s"), pl.DataFrame)
     assert_type(pc.frame(lf).regression_statistics("y", mean="mu", std="s"), pl.LazyFrame)
+
+
+def typed_prediction_intervals(lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The interval measures are expressions; `average` is a `Literal`, levels are floats."""
+    return lf.group_by("store").agg(
+        coverage=pc.interval_coverage("y", lower="lo", upper=pl.col("hi")),
+        width=pc.interval_width(lower="lo", upper="hi", weight="w"),
+        score=pc.interval_score("y", lower="lo", upper="hi", level=0.9),
+        gap=pc.coverage_gap("y", lower="lo", upper="hi", level=0.9, groups="g", average="weighted"),
+        wis=pc.weighted_interval_score(
+            "y", median="m", lower=["lo"], upper=[pl.col("hi")], levels=[0.9]
+        ),
+    )
