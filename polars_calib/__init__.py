@@ -24,9 +24,11 @@ from polars_calib._core.options import (
     Closed,
     ConsistencyMetric,
     Correction,
+    Curve,
     Fallback,
     Metric,
     Reduction,
+    RegressionMetric,
     Resampling,
     Strategy,
     TopLabelAverage,
@@ -35,6 +37,11 @@ from polars_calib._core.validation import CalibrationDataError, refused_rows, va
 from polars_calib._frames.frame import reliability, summary
 from polars_calib._frames.median_variance import median_variance_bins
 from polars_calib._frames.refused import refused_counts
+from polars_calib._frames.regression import (
+    quantile_reliability,
+    regression_statistics,
+    regression_summary,
+)
 from polars_calib._frames.statistics import (
     bin_statistics,
     metrics_from_statistics,
@@ -78,6 +85,16 @@ from polars_calib._metrics.multiclass import (
     top_label_ece,
 )
 from polars_calib._metrics.namespace import col
+from polars_calib._metrics.regression import (
+    crps,
+    mean_absolute_calibration_error,
+    miscalibration_area,
+    nll,
+    pit,
+    quantile_calibration_score,
+    root_mean_squared_calibration_error,
+    sharpness,
+)
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
@@ -111,6 +128,7 @@ __all__ = [
     "Closed",
     "ConsistencyMetric",
     "Correction",
+    "Curve",
     "Evaluation",
     "Fallback",
     "HtmlReport",
@@ -118,6 +136,7 @@ __all__ = [
     "Keys",
     "Metric",
     "Reduction",
+    "RegressionMetric",
     "Resampling",
     "Strategy",
     "TopLabelAverage",
@@ -133,6 +152,7 @@ __all__ = [
     "col",
     "confidence_ece",
     "coverage_gap",
+    "crps",
     "debiased_ece",
     "debiased_ece_squared",
     "ece",
@@ -151,21 +171,31 @@ __all__ = [
     "load_calibrator",
     "log_loss",
     "mce",
+    "mean_absolute_calibration_error",
     "median_variance_bins",
     "metrics_from_statistics",
+    "miscalibration_area",
     "multiclass_brier",
     "multiclass_log_loss",
+    "nll",
+    "pit",
     "plot_audit",
     "plot_metric_over_time",
     "plot_reliability",
     "prob_vector",
+    "quantile_calibration_score",
+    "quantile_reliability",
     "refinement_loss",
     "refused_counts",
     "refused_rows",
+    "regression_statistics",
+    "regression_summary",
     "reliability",
     "reliability_from_statistics",
     "rmsce",
+    "root_mean_squared_calibration_error",
     "save_png",
+    "sharpness",
     "skce",
     "smooth_ece_from_statistics",
     "smooth_ece_statistics",

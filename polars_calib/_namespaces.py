@@ -26,11 +26,13 @@ from polars_calib._core.options import (
     Compat,
     ConsistencyMetric,
     Correction,
+    Curve,
     Diagnostic,
     Distance,
     Fallback,
     Metric,
     Reduction,
+    RegressionMetric,
     Resampling,
     Strategy,
     TableReduction,
@@ -40,11 +42,17 @@ from polars_calib._core.validation import validate
 from polars_calib._frames.frame import reliability, summary
 from polars_calib._frames.median_variance import median_variance_bins
 from polars_calib._frames.refused import refused_counts
+from polars_calib._frames.regression import (
+    quantile_reliability,
+    regression_statistics,
+    regression_summary,
+)
 from polars_calib._frames.statistics import bin_statistics
 from polars_calib._recalibration import Calibrator, fit_calibrator
 from polars_calib._recalibration.newton import SAMPLE_ROWS
 from polars_calib._smooth import smooth_ece_statistics, smooth_ece_summary
 from polars_calib._table.plan import FrameT
+from polars_calib._table.regression import REGRESSION_METRICS
 
 __all__ = ["DataFrameCalibNamespace", "LazyFrameCalibNamespace", "frame"]
 
@@ -545,6 +553,122 @@ class _FrameCalibNamespace(Generic[FrameT]):
             sum_tol=sum_tol,
             pos_label=pos_label,
             sample_rows=sample_rows,
+        )
+
+    def regression_statistics(
+        self,
+        target: str,
+        *,
+        mean: str,
+        std: str,
+        by: Keys = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_levels: int = 100,
+        weight: str | None = None,
+    ) -> FrameT:
+        """Compute the mergeable statistics table of Gaussian predictions.
+
+        See :func:`polars_calib.regression_statistics`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"y": [1.5, 3.0], "mu": [1.0, 2.0], "s": [0.1, 0.5]})
+        >>> df.calib.regression_statistics("y", mean="mu", std="s", n_levels=3)["bin"].to_list()
+        [3]
+        """
+        return regression_statistics(
+            self._data,
+            target,
+            mean=mean,
+            std=std,
+            by=by,
+            time=time,
+            every=every,
+            n_levels=n_levels,
+            weight=weight,
+        )
+
+    def regression_summary(
+        self,
+        target: str,
+        *,
+        mean: str,
+        std: str,
+        by: Keys = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_levels: int = 100,
+        weight: str | None = None,
+        metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
+        curve: Curve = "interval",
+    ) -> FrameT:
+        """Compute calibration metrics of Gaussian predictions, one row per group.
+
+        See :func:`polars_calib.regression_summary`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "s": [0.1, 0.5, 1.0]})
+        >>> df.calib.regression_summary("y", mean="mu", std="s", metrics="crps")["crps"].round(6)[0]
+        0.590806
+        """
+        return regression_summary(
+            self._data,
+            target,
+            mean=mean,
+            std=std,
+            by=by,
+            time=time,
+            every=every,
+            n_levels=n_levels,
+            weight=weight,
+            metrics=metrics,
+            curve=curve,
+        )
+
+    def quantile_reliability(
+        self,
+        target: str,
+        *,
+        mean: str,
+        std: str,
+        by: Keys = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_levels: int = 100,
+        weight: str | None = None,
+        curve: Curve = "quantile",
+        confidence: float = 0.95,
+    ) -> FrameT:
+        """Compute the calibration curve of Gaussian predictions, per level.
+
+        See :func:`polars_calib.quantile_reliability`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "s": [0.1, 0.5, 1.0]})
+        >>> df.calib.quantile_reliability("y", mean="mu", std="s", n_levels=3)["count"].to_list()
+        [3, 3, 3]
+        """
+        return quantile_reliability(
+            self._data,
+            target,
+            mean=mean,
+            std=std,
+            by=by,
+            time=time,
+            every=every,
+            n_levels=n_levels,
+            weight=weight,
+            curve=curve,
+            confidence=confidence,
         )
 
     @positional_options(".calib.validate", ["weight"])

@@ -44,6 +44,8 @@ AGREED: dict[str, tuple[set[str], set[object]]] = {
     # functions a column name.
     "weight": ({"IntoExpr | None", "str | None"}, {None}),
     "n_bins": ({"int"}, {15}),
+    # The levels j / (n_levels - 1) of a regression calibration curve (uncertainty-toolbox's 100).
+    "n_levels": ({"int"}, {100}),
     "strategy": ({"Strategy"}, {"uniform"}),
     "closed": ({"Closed"}, {"right"}),
     "pos_label": ({"Any"}, {None}),
@@ -99,10 +101,12 @@ POSITIONAL: dict[str, set[str]] = {
     "Audit.worst": {"k"},
     # The grid's only argument.
     "uniform_edges": {"n_bins"},
+    # The column is the data: sharpness reads the standard deviations alone.
+    "sharpness": {"std"},
 }
 """Options that stay positional, with why."""
 
-ORDER = ("by", "time", "every", "n_bins", "strategy", "closed", "weight")
+ORDER = ("by", "time", "every", "n_bins", "n_levels", "strategy", "closed", "weight")
 """The order of the options frame functions share (keyword-only, so free to hold)."""
 
 

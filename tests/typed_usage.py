@@ -66,6 +66,16 @@ def typed_frame_namespaces(df: pl.DataFrame, lf: pl.LazyFrame) -> None:
     assert_type(eager.validate("p", "y", weight="w", columns=["g"]), None)
 
 
+def typed_regression(df: pl.DataFrame, lf: pl.LazyFrame, curve: pc.Curve) -> None:
+    """Gaussian predictions: expressions, frame functions and the typed namespace."""
+    assert_type(pc.crps("y", mean="mu", std="s", weight="w"), pl.Expr)
+    assert_type(pc.miscalibration_area("y", mean="mu", std="s", curve=curve), pl.Expr)
+    metrics: list[pc.RegressionMetric] = ["crps", "mean_absolute_calibration_error"]
+    assert_type(pc.regression_summary(lf, "y", mean="mu", std="s", metrics=metrics), pl.LazyFrame)
+    assert_type(pc.frame(df).quantile_reliability("y", mean="mu", std="s"), pl.DataFrame)
+    assert_type(pc.frame(lf).regression_statistics("y", mean="mu", std="s"), pl.LazyFrame)
+
+
 def typed_prediction_intervals(lf: pl.LazyFrame) -> pl.LazyFrame:
     """The interval measures are expressions; `average` is a `Literal`, levels are floats."""
     return lf.group_by("store").agg(

@@ -28,6 +28,7 @@ __all__ = [
     "Compat",
     "ConsistencyMetric",
     "Correction",
+    "Curve",
     "Diagnostic",
     "Distance",
     "Fallback",
@@ -36,6 +37,7 @@ __all__ = [
     "Metric",
     "Norm",
     "Reduction",
+    "RegressionMetric",
     "Resampling",
     "Score",
     "SkceEstimator",
@@ -50,6 +52,7 @@ __all__ = [
     "check_metrics",
     "check_min_size",
     "check_n_bins",
+    "check_n_levels",
     "check_sum_tol",
 ]
 
@@ -152,6 +155,21 @@ CalibrationMethod = Literal["platt", "sigmoid", "beta", "isotonic", "histogram",
 """A recalibration map (see :func:`polars_calib.fit_calibrator`): ``"platt"`` is logistic
 in ``logit(p)``, ``"sigmoid"`` in the score ``p`` itself (scikit-learn's sigmoid method)."""
 
+Curve = Literal["interval", "quantile"]
+"""The calibration curve of a regression metric: the share of targets inside each central
+interval (uncertainty-toolbox's default) or at or below each quantile (Kuleshov et al. 2018)."""
+
+RegressionMetric = Literal[
+    "mean_absolute_calibration_error",
+    "root_mean_squared_calibration_error",
+    "miscalibration_area",
+    "quantile_calibration_score",
+    "crps",
+    "nll",
+    "sharpness",
+]
+"""A metric of :func:`polars_calib.regression_summary` (each the name of its expression)."""
+
 Fallback = Literal["identity", "global"]
 """What a group that cannot be fitted (or was not seen) gets instead of an error or null."""
 
@@ -177,6 +195,11 @@ SKCE_ESTIMATORS: tuple[SkceEstimator, ...] = get_args(SkceEstimator)
 BIN_AVERAGES: tuple[BinAverage, ...] = get_args(BinAverage)
 CALIBRATION_METHODS: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
 FALLBACKS: tuple[Fallback, ...] = get_args(Fallback)
+CURVES: tuple[Curve, ...] = get_args(Curve)
+
+MAX_LEVELS = 5_001
+"""The most levels of a regression calibration curve: its PIT is binned on
+``2 (n_levels - 1)`` bins, within :data:`MAX_BINS`."""
 
 SUM_TOLERANCE = 1e-6
 """Default largest ``|sum(p) - 1|`` accepted for a probability vector.
@@ -222,6 +245,17 @@ def check_n_bins(n_bins: object, largest: int = MAX_BINS) -> int:
         msg = f"`n_bins` must be at most {largest:_} (see docs/binning.md), got {n_bins:_}"
         raise ValueError(msg)
     return n_bins
+
+
+def check_n_levels(n_levels: object) -> int:
+    """Return `n_levels` if it is an int in ``2 .. MAX_LEVELS``; ``TypeError`` or ``ValueError``."""
+    if isinstance(n_levels, bool) or not isinstance(n_levels, int):
+        msg = f"`n_levels` must be an int, got {type(n_levels).__name__}"
+        raise TypeError(msg)
+    if not 2 <= n_levels <= MAX_LEVELS:
+        msg = f"`n_levels` must be between 2 and {MAX_LEVELS}, got {n_levels}"
+        raise ValueError(msg)
+    return n_levels
 
 
 def check_choice(argument: str, value: object, choices: Collection[str]) -> str:

@@ -130,16 +130,19 @@ def prepared_plan(
     resamples: Sequence[Resample] = (),
     bin_column: str | None = None,
     lf: pl.LazyFrame | None = None,
+    terms: Sequence[str] | None = None,
 ) -> Plan:
     """Plan the statistics table of a problem already prepared (the second step of
     :func:`table_plan`; a fit that prepared its problem itself starts here).
 
     `lf` holds the rows when they differ from ``prepared.lf`` (a column of given bins,
-    `bin_column`).
+    `bin_column`). `terms` are the row terms summed, when not those `metrics` need
+    (a regression problem's).
     """
     rows = prepared.lf if lf is None else lf
+    summed = terms_for(metrics) if terms is None else terms
     table = statistics_query(
-        rows, prepared.problem, prepared.keys, binning, terms_for(metrics), bin_column, resamples
+        rows, prepared.problem, prepared.keys, binning, summed, bin_column, resamples
     )
     uniform = bin_column is None and binning.strategy == "uniform"
     return Plan(prepared, table, binning.grid() if uniform else None)

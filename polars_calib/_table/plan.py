@@ -76,18 +76,7 @@ def prepare(
     by default); binary data refuse a `reduction`. ``"canonical"`` only with
     `canonical` (the functions that build and finish canonical tables).
     """
-    keys = GroupKeys(by, reserved | RESERVED)
-    if (time is None) != (every is None):
-        msg = "`time` and `every` go together: give both or neither"
-        raise ValueError(msg)
-    if every is not None:
-        check_every(every)
-    if time is not None and time in keys.names:
-        msg = f"`by` cannot hold {time!r}: it is the `time` window key"
-        raise ValueError(msg)
-    if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
-        msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
-        raise TypeError(msg)
+    keys = group_keys(data, by, time, every, reserved)
     dtype = data.collect_schema().get(prob) if isinstance(prob, str) else None
     vectors = dtype is not None and is_vector(dtype)
     if reduction is not None:
@@ -113,20 +102,52 @@ def prepare(
         time=time,
         pos_label=pos_label,
     )
-    names = list(keys.names)
-    added = keys.computed()
-    _check_key_names(added, {"probability": prob, "label": label, "weight": weight})
-    if time is not None and every is not None:
-        added.append(pl.col(time).dt.truncate(every).alias(time))
-        names.append(time)
-    if added:
-        lf = lf.with_columns(added)
+    roles = {"probability": prob, "label": label, "weight": weight}
+    lf, names = with_keys(lf, keys, time, every, roles)
     if vectors:
         used_reduction: TableReduction = reduction or "confidence"
         problem = vector_problem(prob, label, weight, tol, used_reduction)
         return Prepared(data, lf, problem, names, used_reduction)
     problem = binary_problem(prob, label, weight, pos_label)
     return Prepared(data, lf, problem, names, None, label, pos_label)
+
+
+def group_keys(
+    data: object, by: Keys, time: str | None, every: str | None, reserved: frozenset[str]
+) -> GroupKeys:
+    """Check the group keys and the `time`/`every` window of a frame function."""
+    keys = GroupKeys(by, reserved | RESERVED)
+    if (time is None) != (every is None):
+        msg = "`time` and `every` go together: give both or neither"
+        raise ValueError(msg)
+    if every is not None:
+        check_every(every)
+    if time is not None and time in keys.names:
+        msg = f"`by` cannot hold {time!r}: it is the `time` window key"
+        raise ValueError(msg)
+    if not isinstance(data, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"`data` must be a polars DataFrame or LazyFrame, got {type(data).__name__}"
+        raise TypeError(msg)
+    return keys
+
+
+def with_keys(
+    lf: pl.LazyFrame,
+    keys: GroupKeys,
+    time: str | None,
+    every: str | None,
+    roles: dict[str, str | None],
+) -> tuple[pl.LazyFrame, list[str]]:
+    """`lf` with its computed keys and its `time` window (truncated to `every`) added,
+    and the names of all its keys; a computed key named like a column of `roles`
+    (role: column) is refused."""
+    names = list(keys.names)
+    added = keys.computed()
+    _check_key_names(added, roles)
+    if time is not None and every is not None:
+        added.append(pl.col(time).dt.truncate(every).alias(time))
+        names.append(time)
+    return (lf.with_columns(added) if added else lf), names
 
 
 def _check_key_names(added: list[pl.Expr], columns: dict[str, str | None]) -> None:

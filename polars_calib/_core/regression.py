@@ -1,0 +1,110 @@
+"""Regression problems: a Gaussian prediction (mean, standard deviation) and its refused rule.
+
+A Gaussian prediction N(μ, σ²) of a target y is a :class:`~polars_calib._core.problem.Problem`
+like a binary one, so that the statistics table, its merging, the refused counts and the
+error messages work unchanged:
+
+* ``prob`` is the probability integral transform (PIT) ``u = Φ(z) = erfc(-z/√2) / 2``
+  with ``z = (y - μ) / σ``: binned by the one bin rule, it gives the calibration curves;
+  ``erfc`` keeps Φ's relative accuracy in the lower tail, where ``(1 + erf(z/√2)) / 2``
+  loses it (see ``docs/regression.md``, "Accuracy");
+* ``label`` is the target (the table's ``sum_y`` is the weighted sum of targets);
+* ``terms`` are the per-row score terms: ``crps`` (the closed form
+  ``σ [z (2Φ(z) - 1) + 2φ(z) - 1/√π]``), ``nll`` (``log(2π)/2 + log σ + z²/2``, finite for
+  every finite z), ``squared_error`` (``(y - μ)²``), ``variance`` (``σ²``) and ``center``
+  (1 where ``y == μ``: the PIT's point 1/2, the central interval of level 0).
+
+A row is **present** when its target, mean, standard deviation and weight are non-null;
+it is **refused** when a non-null value breaks a check: a NaN or infinite target or
+mean, a standard deviation that is not a positive finite number, or a weight the
+classification problems refuse. Rows that are not present are ignored. Non-numeric
+columns are refused when the query is planned.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from polars_calib._core.exprs import IntoExpr
+from polars_calib._core.problem import (
+    Check,
+    Problem,
+    _name,
+    _numbers_only,
+    _present,
+    _weight_checks,
+    _weight_total_check,
+    weight_ok,
+)
+from polars_calib._core.special import normal_cdf
+
+__all__ = ["REGRESSION_TERMS", "gaussian_problem"]
+
+REGRESSION_TERMS = ("crps", "nll", "squared_error", "variance", "center")
+"""The row terms of a Gaussian problem, summed by its statistics table."""
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
+
+
+def _numeric(value: IntoExpr, role: str) -> pl.Expr:
+    name = _name(value, role)
+    return _numbers_only(value, role, f"column {name!r} must hold numbers (the {role})").cast(
+        pl.Float64
+    )
+
+
+def gaussian_problem(
+    target: IntoExpr, mean: IntoExpr, std: IntoExpr, weight: IntoExpr | None = None
+) -> Problem:
+    """The problem of Gaussian predictions N(`mean`, `std`²) of `target` (see the module)."""
+    y, mu, sigma = _numeric(target, "target"), _numeric(mean, "mean"), _numeric(std, "std")
+    w, weight_checks = _weight_checks(weight)
+    y_ok, mu_ok = y.is_finite(), mu.is_finite()
+    # NaN compares above every number in Polars: `sigma > 0` alone would take it.
+    sigma_ok = (sigma > 0.0) & sigma.is_finite()
+    checks = [
+        Check(_name(target, "target"), "target NaN or infinite", ~y_ok, y),
+        Check(_name(mean, "mean"), "mean NaN or infinite", ~mu_ok, mu),
+        Check(
+            _name(std, "std"),
+            "standard deviation not a positive finite number",
+            ~sigma_ok,
+            sigma,
+        ),
+        *weight_checks,
+    ]
+    # Null where an input is null and nothing is refused, false on a refused row.
+    ok = y_ok & mu_ok & sigma_ok
+    if w is not None:
+        ok = ok & weight_ok(w)
+    present = _present(y, mu, sigma, w)
+    z = (y - mu) / sigma
+    pit = normal_cdf(z)
+    return Problem(
+        pit,
+        y,
+        w,
+        present,
+        ~ok,
+        (*checks, *_weight_total_check(weight, w, present)),
+        gaussian_terms(y, mu, sigma, z, pit),
+        ok=ok,
+    )
+
+
+def gaussian_terms(
+    y: pl.Expr, mu: pl.Expr, sigma: pl.Expr, z: pl.Expr, pit: pl.Expr
+) -> dict[str, pl.Expr]:
+    """The per-row score terms of a Gaussian prediction (see the module)."""
+    density = (z * z * -0.5).exp() * _INV_SQRT_2PI
+    return {
+        "crps": sigma * (z * (2.0 * pit - 1.0) + 2.0 * density - _INV_SQRT_PI),
+        "nll": _LOG_SQRT_2PI + sigma.log() + 0.5 * z * z,
+        "squared_error": (y - mu) * (y - mu),
+        "variance": sigma * sigma,
+        "center": (y == mu).cast(pl.Float64),
+    }

@@ -1,0 +1,302 @@
+"""Regression tables: a Gaussian problem's statistics table and its finishers.
+
+The PIT ``u`` of each row is binned by the one bin rule on ``B = 2 (L - 1)`` uniform,
+right-closed bins, for ``L`` levels ``p_j = j / (L - 1)``. Both calibration curves are
+then cumulative weights of bins (``docs/regression.md``, "One table, both curves"):
+
+* quantile: ``W(u <= p_j)`` is the weight of bins ``0 .. 2j - 1``;
+* central interval: ``W((1 - p_j)/2 <= u <= (1 + p_j)/2)`` is the weight of bins
+  ``L - 1 - j .. L - 2 + j`` (the endpoints ``(L - 1 ∓ j) / B`` are edges of the grid),
+  plus, at level 0, the weight of rows with ``y == μ`` (the table's ``sum_center``).
+
+:func:`curve_weights` computes a curve from the per-bin series of one group, whichever
+holds them: a statistics table (:func:`finish_regression`, :func:`reliability_levels`)
+or the rows of a group (the expressions of :mod:`polars_calib._metrics.regression`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import get_args
+
+import polars as pl
+
+from polars_calib._core.binning import Binning
+from polars_calib._core.exprs import Keys
+from polars_calib._core.intervals import wilson_interval
+from polars_calib._core.options import (
+    CURVES,
+    Curve,
+    RegressionMetric,
+    check_choice,
+    check_n_levels,
+)
+from polars_calib._core.problem import WEIGHT_LIMIT
+from polars_calib._core.regression import REGRESSION_TERMS, gaussian_problem
+from polars_calib._core.validation import CalibrationDataError
+from polars_calib._table.columns import grouped
+from polars_calib._table.pipeline import Plan, prepared_plan
+from polars_calib._table.plan import Prepared, group_keys, with_keys
+
+__all__ = [
+    "REGRESSION_METRICS",
+    "bin_pairs",
+    "curve_scalar",
+    "curve_shares",
+    "curve_weights",
+    "finish_regression",
+    "gaussian_plan",
+    "level_binning",
+    "levels",
+    "reliability_levels",
+]
+
+REGRESSION_METRICS: tuple[RegressionMetric, ...] = get_args(RegressionMetric)
+
+_CURVE_METRICS = {
+    "mean_absolute_calibration_error",
+    "root_mean_squared_calibration_error",
+    "miscalibration_area",
+}
+
+
+def levels(n_levels: int) -> list[float]:
+    """The levels ``j / (n_levels - 1)``, each the correctly rounded fraction."""
+    return [j / (n_levels - 1) for j in range(n_levels)]
+
+
+def level_binning(n_levels: int) -> Binning:
+    """The bins of the PIT for `n_levels` levels: ``2 (n_levels - 1)`` uniform, right-closed."""
+    return Binning(2 * (n_levels - 1))
+
+
+CENTER_BIN = -2
+"""The bin of a group's pairs that carries its weight of rows with ``y == μ``."""
+
+
+def bin_pairs(bin_index: pl.Expr, bin_weight: pl.Expr, center: pl.Expr) -> pl.Expr:
+    """The pairs ``{bin, weight}`` of the current group, one per non-empty bin, and
+    the pair ``{CENTER_BIN, center}``, gathered in one list: what the finishers read.
+
+    The finishers read the bins many times; a list's elements are computed once
+    (an aggregation would evaluate its input at each reference).
+    """
+    pairs = pl.struct(bin_index.cast(pl.Int64).alias("bin"), bin_weight.alias("weight"))
+    extra = pl.struct(
+        pl.lit(CENTER_BIN, pl.Int64).alias("bin"), center.cast(pl.Float64).alias("weight")
+    )
+    return pairs.append(extra).implode()
+
+
+def _cumulative(index: pl.Expr, weights: pl.Expr, targets: Sequence[int]) -> pl.Expr:
+    """The weight of the bins up to each of `targets` (bin indices): `index` and
+    `weights` hold one entry per non-empty bin and the sentinel bin -1 of weight 0, so
+    that every target (at least -1) finds a bin. The search is over integer bin
+    indices (no second bin rule)."""
+    running = weights.sort_by(index).cum_sum()
+    found = index.sort().search_sorted(pl.Series(targets, dtype=pl.Int64), side="right")
+    return running.gather(found - 1)
+
+
+def curve_weights(n_levels: int, curve: Curve) -> pl.Expr:
+    """Inside ``list.eval`` of :func:`bin_pairs`: the weight at or below each level
+    (quantile) or inside each central interval, one entry per level (see the module)."""
+    bins, weights = pl.element().struct.field("bin"), pl.element().struct.field("weight")
+    binned = bins >= 0
+    index = bins.filter(binned).append(pl.lit(-1, pl.Int64))
+    weights_ = weights.filter(binned).append(pl.lit(0.0, pl.Float64))
+    last = n_levels - 1
+    if curve == "quantile":
+        return _cumulative(index, weights_, [2 * j - 1 for j in range(n_levels)])
+    upper = _cumulative(index, weights_, [last - 1 + j for j in range(n_levels)])
+    lower = _cumulative(index, weights_, [last - 1 - j for j in range(n_levels)])
+    center = weights.filter(bins == CENTER_BIN).sum()
+    at_zero = pl.lit(pl.Series([1.0] + [0.0] * last))
+    return upper - lower + center * at_zero
+
+
+def curve_shares(n_levels: int, curve: Curve) -> pl.Expr:
+    """Inside ``list.eval`` of :func:`bin_pairs`: the observed share per level.
+
+    Each share is the correctly rounded quotient: Polars divides by a scalar through
+    its reciprocal (35 / 100 -> 0.35000000000000003), so the divisor is column-shaped.
+    """
+    weights = pl.element().struct.field("weight")
+    total = weights.filter(pl.element().struct.field("bin") >= 0).sum()
+    inside = curve_weights(n_levels, curve)
+    return inside / (inside * 0.0 + total)
+
+
+def curve_scalar(n_levels: int, curve: Curve, metric: str) -> pl.Expr:
+    """Inside ``list.eval`` of :func:`bin_pairs`: a scalar of the curve.
+
+    Mean absolute and root-mean-squared calibration errors (the mean over levels of
+    ``|obs - p|`` and the root of that of ``(obs - p)²``), the miscalibration area
+    (trapezoids between the piecewise-linear curve and the diagonal, two triangles
+    where it crosses it: uncertainty-toolbox 0.1.1) and Kuleshov's score (the mean
+    over levels of ``(p - obs)²``, weights ``1 / L``, on the quantile curve).
+    """
+    gap = curve_shares(n_levels, curve) - pl.lit(pl.Series(levels(n_levels)))
+    if metric == "mean_absolute_calibration_error":
+        return gap.abs().mean()
+    if metric == "root_mean_squared_calibration_error":
+        return (gap * gap).mean().sqrt()
+    if metric == "quantile_calibration_score":
+        return (gap * gap).mean()
+    left, right = gap.head(n_levels - 1), gap.tail(n_levels - 1)
+    step = 1.0 / (n_levels - 1)
+    crossing = left * right < 0.0
+    triangles = step * (left * left + right * right) / (2.0 * (left.abs() + right.abs()))
+    trapezoid = step * (left + right).abs() / 2.0
+    return pl.when(crossing).then(triangles).otherwise(trapezoid).sum()
+
+
+def prepare_gaussian(
+    data: pl.DataFrame | pl.LazyFrame,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
+    weight: str | None = None,
+) -> Prepared:
+    """Check a frame's schema (no data read) and build its Gaussian problem and keys."""
+    keys = group_keys(data, by, time, every, frozenset(("level", "observed")))
+    assert isinstance(data, (pl.DataFrame, pl.LazyFrame))  # group_keys checked it
+    roles = {"target": target, "mean": mean, "std": std, "weight": weight}
+    for role, value in {**roles, "time": time}.items():
+        if value is not None and not isinstance(value, str):
+            msg = f"`{role}` must be a column name, got {type(value).__name__}"
+            raise TypeError(msg)
+    lf = data.lazy()
+    _check_schema(lf.collect_schema(), roles, keys.columns(), time)
+    lf, names = with_keys(lf, keys, time, every, roles)
+    problem = gaussian_problem(target, mean, std, weight)
+    return Prepared(data, lf, problem, names, None)
+
+
+def _check_schema(
+    schema: pl.Schema, roles: dict[str, str | None], others: list[str], time: str | None
+) -> None:
+    """Raise :class:`CalibrationDataError` for missing columns, non-numeric inputs (role:
+    column in `roles`) and a `time` column that holds no dates."""
+    named = [name for name in (*roles.values(), time) if name is not None]
+    problems = [
+        f"column {name!r} is missing (columns: {', '.join(schema.names())})"
+        for name in dict.fromkeys([*named, *others])
+        if name not in schema
+    ]
+    for role, name in roles.items():
+        dtype = schema.get(name) if name is not None else None
+        if dtype is not None and not (dtype.is_numeric() or dtype == pl.Null):
+            problems.append(f"column {name!r} holds {dtype}, but the {role} must be numeric")
+    dtype = schema.get(time) if time is not None else None
+    if dtype is not None and not (dtype == pl.Date or isinstance(dtype, pl.Datetime)):
+        problems.append(f"column {time!r} holds {dtype}, but `time` must be a Date or Datetime")
+    if problems:
+        raise CalibrationDataError("invalid calibration data: " + "; ".join(problems))
+
+
+def gaussian_plan(
+    data: pl.DataFrame | pl.LazyFrame,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
+    n_levels: int = 100,
+    weight: str | None = None,
+) -> Plan:
+    """Check a frame and plan the statistics table of its Gaussian predictions."""
+    check_n_levels(n_levels)
+    prepared = prepare_gaussian(
+        data, target, mean=mean, std=std, by=by, time=time, every=every, weight=weight
+    )
+    return prepared_plan(prepared, level_binning(n_levels), terms=REGRESSION_TERMS)
+
+
+def _validity(group: list[str]) -> tuple[pl.Expr, pl.Expr]:
+    """Per group of a table: (used weight, whether the group's numbers are defined)."""
+    binned = pl.col("bin").is_not_null()
+    total = pl.col("weight").filter(binned).sum()
+    refused = pl.col("count").filter(~binned).sum()
+    ok = (refused == 0) & (total > 0.0) & (total < WEIGHT_LIMIT)
+    return total, ok
+
+
+def finish_regression(
+    stats: pl.LazyFrame, keys: list[str], metrics: Sequence[str], n_levels: int, curve: Curve
+) -> pl.LazyFrame:
+    """One row per group of a Gaussian table: keys, ``count``, ``refused``, `metrics`.
+
+    A group holding a refused row, or with no used weight, gets null metrics.
+    """
+    check_choice("curve", curve, CURVES)
+    stats, group = grouped(stats, keys)
+    binned = pl.col("bin").is_not_null()
+    total, ok = _validity(group)
+
+    def mean_of(term: str) -> pl.Expr:
+        return pl.col(f"sum_{term}").filter(binned).sum() / total
+
+    values: dict[str, pl.Expr] = {
+        "crps": mean_of("crps"),
+        "nll": mean_of("nll"),
+        "sharpness": mean_of("variance").sqrt(),
+    }
+    pairs = _table_pairs()
+    for metric in metrics:
+        if metric in _CURVE_METRICS or metric == "quantile_calibration_score":
+            used: Curve = "quantile" if metric == "quantile_calibration_score" else curve
+            values[metric] = pairs.list.eval(curve_scalar(n_levels, used, metric)).list.first()
+    per_group = stats.group_by(group).agg(
+        pl.col("count").filter(binned).sum().alias("count"),
+        pl.col("count").filter(~binned).sum().alias("refused"),
+        *(pl.when(ok).then(values[m]).alias(m) for m in metrics),
+    )
+    return per_group.sort(group, nulls_last=True).select(*keys, "count", "refused", *metrics)
+
+
+def _table_pairs() -> pl.Expr:
+    """:func:`bin_pairs` of a group of a statistics table."""
+    binned = pl.col("bin").is_not_null()
+    center = pl.col("sum_center").filter(binned).sum()
+    return bin_pairs(pl.col("bin").filter(binned), pl.col("weight").filter(binned), center)
+
+
+def reliability_levels(
+    stats: pl.LazyFrame, keys: list[str], n_levels: int, curve: Curve, z: float
+) -> pl.LazyFrame:
+    """Per group and level of a Gaussian table: ``level``, ``observed``, ``count`` (rows
+    used in the group), ``lower`` and ``upper`` (Wilson, on the group's weight).
+
+    A group holding a refused row, or with no used weight, has null shares and bounds.
+    """
+    check_choice("curve", curve, CURVES)
+    stats, group = grouped(stats, keys)
+    binned = pl.col("bin").is_not_null()
+    total, ok = _validity(group)
+    pairs = _table_pairs()
+    # A group of only null rows has one pair (its center): a curve of zeros, masked.
+    masked = [pl.when("ok").then(pl.col(c)).alias(c) for c in ("inside", "observed")]
+    lower, upper = wilson_interval(pl.col("inside"), pl.col("total"), z)
+    return (
+        stats.group_by(group)
+        .agg(
+            pl.lit(pl.Series(levels(n_levels))).alias("level"),
+            pairs.list.eval(curve_weights(n_levels, curve)).alias("inside"),
+            pairs.list.eval(curve_shares(n_levels, curve)).alias("observed"),
+            pl.col("count").filter(binned).sum().alias("count"),
+            total.alias("total"),
+            ok.alias("ok"),
+        )
+        .explode("level", "inside", "observed")
+        .with_columns(masked)
+        .with_columns(lower.alias("lower"), upper.alias("upper"))
+        .sort(*group, "level", nulls_last=True)
+        .select(*keys, "level", "observed", "count", "lower", "upper")
+    )
