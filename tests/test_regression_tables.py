@@ -106,15 +106,14 @@ def test_tables_that_cannot_be_finished_are_refused() -> None:
     classification = pc.bin_statistics(
         pl.DataFrame({"p": [0.2, 0.7], "y": [0, 1]}), "p", "y", n_bins=4
     )
-    with pytest.raises(pc.CalibrationDataError, match="not a regression statistics.*sum_crps"):
+    with pytest.raises(pc.CalibrationDataError, match=r"not a regression statistics.*sum_crps"):
         pc.regression_metrics_from_statistics(classification)
     with pytest.raises(pc.CalibrationDataError, match="not a regression statistics"):
         pc.quantile_reliability_from_statistics(classification.lazy())
-    mixed = pl.concat(
-        [pc.regression_statistics(df, "y", n_levels=n, **OPTIONS) for n in (11, 21)]
-    )
-    for finisher in (pc.regression_metrics_from_statistics, pc.quantile_reliability_from_statistics):
-        with pytest.raises(pc.CalibrationDataError, match="mixes grids.*n_bins=20.*n_bins=40"):
+    mixed = pl.concat([pc.regression_statistics(df, "y", n_levels=n, **OPTIONS) for n in (11, 21)])
+    finishers = (pc.regression_metrics_from_statistics, pc.quantile_reliability_from_statistics)
+    for finisher in finishers:
+        with pytest.raises(pc.CalibrationDataError, match=r"mixes grids.*n_bins=20.*n_bins=40"):
             finisher(mixed)
         with pytest.raises(pc.CalibrationDataError, match="has no key of `by`"):
             finisher(mixed, by="nope")

@@ -198,7 +198,8 @@ def regression_statistics(
         every=every,
         weight=weight,
     )
-    return same_kind(data, plan.checked())
+    table: pl.DataFrame | pl.LazyFrame = same_kind(data, plan.checked())
+    return table
 
 
 def regression_summary(
