@@ -261,7 +261,8 @@ def engine_statistics(
     """The statistics table of `data` (a Spark or Dask DataFrame), computed on its engine.
 
     Returns the table, identical in schema to the Polars one (see
-    :func:`~polars_calib.bin_statistics`), and the prepared problem (for finishers
+    :func:`~polars_calib.bin_statistics`, or :func:`~polars_calib.regression_statistics`
+    for a Gaussian `spec`), and the prepared problem (for finishers
     that need the keys and reduction). Raises
     :class:`~polars_calib.CalibrationDataError` on a missing or mistyped column (from
     the schema, before any job) and on refused rows (counted on the engine); `check`
