@@ -39,6 +39,8 @@ from polars_calib._frames.median_variance import median_variance_bins
 from polars_calib._frames.refused import refused_counts
 from polars_calib._frames.regression import (
     quantile_reliability,
+    quantile_reliability_from_statistics,
+    regression_metrics_from_statistics,
     regression_statistics,
     regression_summary,
 )
@@ -185,9 +187,11 @@ __all__ = [
     "prob_vector",
     "quantile_calibration_score",
     "quantile_reliability",
+    "quantile_reliability_from_statistics",
     "refinement_loss",
     "refused_counts",
     "refused_rows",
+    "regression_metrics_from_statistics",
     "regression_statistics",
     "regression_summary",
     "reliability",

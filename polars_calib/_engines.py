@@ -44,12 +44,14 @@ from polars_calib._core.validation import problem_counts
 from polars_calib._table.build import Partial, complete_statistics, partial_statistics
 from polars_calib._table.merge import merge_partials
 from polars_calib._table.plan import Prepared, check_statistics, prepare
+from polars_calib._table.regression import prepare_gaussian
 from polars_calib._table.replicates import RESAMPLING_KEYS, Resample
 
 __all__ = [
     "ENGINES",
     "Engine",
     "EngineSpec",
+    "GaussianColumns",
     "column_keys",
     "engine_of",
     "engine_resamples",
@@ -118,15 +120,25 @@ def engine_of(data: object) -> Engine | None:
 
 
 @dataclass(frozen=True)
+class GaussianColumns:
+    """The columns of a Gaussian problem (:func:`~polars_calib.regression_statistics`)."""
+
+    target: str
+    mean: str
+    std: str
+
+
+@dataclass(frozen=True)
 class EngineSpec:
-    """The arguments of :func:`~polars_calib.bin_statistics`, as plain values.
+    """The arguments of :func:`~polars_calib.bin_statistics` (or, with `gaussian`, of
+    :func:`~polars_calib.regression_statistics`), as plain values.
 
     Shipped to the engine's workers (pickled), which rebuild the problem with their
     own Polars from these values: no Polars expression crosses the wire.
     """
 
-    prob: str
-    label: str
+    prob: str = ""
+    label: str = ""
     by: tuple[str, ...] = ()
     weight: str | None = None
     reduction: Reduction | None = None
@@ -140,6 +152,8 @@ class EngineSpec:
     every: str | None = None
     resamples: tuple[Resample, ...] = ()
     """Resampling requests; their `id` is a column name (see :func:`engine_resamples`)."""
+    gaussian: GaussianColumns | None = None
+    """A Gaussian regression problem instead of `prob` and `label` (binned on its PIT)."""
 
     @property
     def binning(self) -> Binning:
@@ -147,8 +161,11 @@ class EngineSpec:
 
     @property
     def columns(self) -> list[str]:
-        """The columns read: the probability, label, weight, time and keys."""
-        named = (self.prob, self.label, self.weight, self.time, *self.by, *self.identity)
+        """The columns read: the problem's (probability and label, or target, mean and
+        std), the weight, time and keys."""
+        form = self.gaussian
+        problem = (self.prob, self.label) if form is None else (form.target, form.mean, form.std)
+        named = (*problem, self.weight, self.time, *self.by, *self.identity)
         return list(dict.fromkeys(name for name in named if name is not None))
 
     @property
@@ -159,6 +176,18 @@ class EngineSpec:
 
     def prepared(self, frame: pl.DataFrame | pl.LazyFrame) -> Prepared:
         """The problem and keys of `frame` (its schema is checked, no data read)."""
+        if self.gaussian is not None:
+            form = self.gaussian
+            return prepare_gaussian(
+                frame,
+                form.target,
+                mean=form.mean,
+                std=form.std,
+                by=list(self.by),
+                time=self.time,
+                every=self.every,
+                weight=self.weight,
+            )
         return prepare(
             frame,
             self.prob,
@@ -232,7 +261,8 @@ def engine_statistics(
     """The statistics table of `data` (a Spark or Dask DataFrame), computed on its engine.
 
     Returns the table, identical in schema to the Polars one (see
-    :func:`~polars_calib.bin_statistics`), and the prepared problem (for finishers
+    :func:`~polars_calib.bin_statistics`, or :func:`~polars_calib.regression_statistics`
+    for a Gaussian `spec`), and the prepared problem (for finishers
     that need the keys and reduction). Raises
     :class:`~polars_calib.CalibrationDataError` on a missing or mistyped column (from
     the schema, before any job) and on refused rows (counted on the engine); `check`

@@ -614,3 +614,61 @@ def test_spark_workers_without_the_package_say_so(
     data = spark.createDataFrame(make_log(31, 20).to_pandas())
     with pytest.raises(ImportError, match="set PYSPARK_PYTHON to a Python that has polars_calib"):
         pc.bin_statistics(data, "p", "y")
+
+
+def _gaussian_log(seed: int, n: int) -> pl.DataFrame:
+    """Gaussian predictions in 3 groups, under-confident (0), over-confident (1) and both
+    by sigma (2), with nulls, integer weights and a day column."""
+    from datetime import date
+
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, 3, n)
+    mu = rng.normal(0.0, 2.0, n)
+    sigma = rng.uniform(0.2, 2.0, n)
+    scale = np.where(group == 0, 0.6, np.where(group == 1, 1.7, np.where(sigma < 1, 1.6, 0.6)))
+    y = mu + scale * sigma * rng.normal(size=n)
+    df = pl.DataFrame(
+        {"g": group, "mu": mu, "sigma": sigma, "y": y, "w": rng.integers(0, 4, n).astype(float)}
+    )
+    return df.with_columns(
+        y=pl.when(pl.Series(rng.random(n) >= 0.05)).then(pl.col("y")),
+        day=pl.lit(date(2024, 3, 1)) + pl.duration(days=pl.int_range(pl.len()) % 9),
+    )
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"by": "g", "weight": "w"},
+        {"n_levels": 11, "time": "day", "every": "1w", "by": ["g"]},
+    ],
+)
+def test_regression_statistics_on_engines(to_engine: Convert, options: dict[str, Any]) -> None:
+    """The Gaussian table on the engine equals the Polars table, and finishes alike."""
+    df = _gaussian_log(41, 2_000)
+    got = pc.regression_statistics(to_engine(df), "y", mean="mu", std="sigma", **options)
+    want = pc.regression_statistics(df, "y", mean="mu", std="sigma", **options)
+    assert_frame_equal(got, want, **TOL)
+    keys = [key for key in ("g", "day") if key in got.columns]
+    finished = pc.regression_metrics_from_statistics(got, by=keys)
+    summary = pc.regression_summary(df, "y", mean="mu", std="sigma", **options)
+    assert_frame_equal(finished, summary, **TOL)
+
+
+def test_regression_refused_rows_counted_on_engines(to_engine: Convert) -> None:
+    """Refused Gaussian rows raise the Polars message: each column, problem and count;
+    a missing column and a `by` expression are refused before any job."""
+    df = _gaussian_log(43, 600).with_columns(
+        sigma=pl.when(pl.int_range(pl.len()) % 50 == 0).then(-1.0).otherwise(pl.col("sigma")),
+        mu=pl.when(pl.int_range(pl.len()) == 7).then(float("inf")).otherwise(pl.col("mu")),
+    )
+    data = to_engine(df)
+    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "by": "g", "weight": "w"}
+    message = _error(lambda: pc.regression_statistics(data, "y", **options))
+    assert message == _error(lambda: pc.regression_statistics(df, "y", **options))
+    assert " 12 of 600 rows" in message and " 1 of 600 rows" in message
+    assert "column 'nope' is missing" in _error(
+        lambda: pc.regression_statistics(data, "y", mean="mu", std="nope")
+    )
+    with pytest.raises(TypeError, match="column names"):
+        pc.regression_statistics(data, "y", mean="mu", std="sigma", by=pl.col("g") % 2)

@@ -74,6 +74,10 @@ def typed_regression(df: pl.DataFrame, lf: pl.LazyFrame, curve: pc.Curve) -> Non
     assert_type(pc.regression_summary(lf, "y", mean="mu", std="s", metrics=metrics), pl.LazyFrame)
     assert_type(pc.frame(df).quantile_reliability("y", mean="mu", std="s"), pl.DataFrame)
     assert_type(pc.frame(lf).regression_statistics("y", mean="mu", std="s"), pl.LazyFrame)
+    stats = assert_type(pc.regression_statistics(df, "y", mean="mu", std="s"), pl.DataFrame)
+    finished = pc.regression_metrics_from_statistics(stats.lazy(), by=["g"], metrics=metrics)
+    assert_type(finished, pl.LazyFrame)
+    assert_type(pc.quantile_reliability_from_statistics(stats, curve=curve), pl.DataFrame)
 
 
 def typed_prediction_intervals(lf: pl.LazyFrame) -> pl.LazyFrame:

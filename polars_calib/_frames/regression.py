@@ -10,6 +10,9 @@ null metrics); a DataFrame runs it and raises
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, overload
+
+import polars as pl
 
 from polars_calib._core.exprs import Keys
 from polars_calib._core.options import (
@@ -20,6 +23,16 @@ from polars_calib._core.options import (
     check_confidence,
     check_n_levels,
 )
+from polars_calib._core.regression import REGRESSION_TERMS
+from polars_calib._core.validation import CalibrationDataError
+from polars_calib._engines import (
+    EngineSpec,
+    GaussianColumns,
+    column_keys,
+    engine_of,
+    engine_statistics,
+)
+from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
 from polars_calib._table.plan import FrameT, same_kind
 from polars_calib._table.regression import (
     REGRESSION_METRICS,
@@ -28,11 +41,59 @@ from polars_calib._table.regression import (
     reliability_levels,
 )
 
-__all__ = ["quantile_reliability", "regression_statistics", "regression_summary"]
+__all__ = [
+    "quantile_reliability",
+    "quantile_reliability_from_statistics",
+    "regression_metrics_from_statistics",
+    "regression_statistics",
+    "regression_summary",
+]
+
+_TABLE_COLUMNS = (
+    "bin",
+    "lower",
+    "upper",
+    "closed",
+    "n_bins",
+    "count",
+    "weight",
+    *(f"sum_{term}" for term in REGRESSION_TERMS),
+)
+"""The columns a regression statistics table holds besides its keys."""
+
+
+@overload
+def regression_statistics(
+    data: FrameT,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
+    n_levels: int = ...,
+    weight: str | None = ...,
+) -> FrameT: ...
+
+
+@overload
+def regression_statistics(
+    data: _SparkFrame | _DaskFrame,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
+    n_levels: int = ...,
+    weight: str | None = ...,
+) -> pl.DataFrame: ...
 
 
 def regression_statistics(
-    data: FrameT,
+    data: Any,
     target: str,
     *,
     mean: str,
@@ -42,13 +103,15 @@ def regression_statistics(
     every: str | None = None,
     n_levels: int = 100,
     weight: str | None = None,
-) -> FrameT:
+) -> pl.DataFrame | pl.LazyFrame:
     """Return the mergeable statistics table of Gaussian predictions.
 
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions.
+        DataFrame or LazyFrame of predictions; or a Spark or Dask DataFrame (`by` as
+        column names; ``polars_calib`` installed on the workers): each partition runs
+        this table's Polars aggregation, the engine sums them (``docs/scale-out.md``).
     target
         Name of the column of observed values.
     mean, std
@@ -67,23 +130,27 @@ def regression_statistics(
     Returns
     -------
     DataFrame or LazyFrame
-        The same kind as `data`: one row per group and non-empty bin of the PIT (a
+        The same kind as `data` (a DataFrame for Spark and Dask data), sorted by the
+        keys and bin: one row per group and non-empty bin of the PIT (a
         null ``bin`` counts a group's refused rows; a group of only null rows has one
         row counting 0), with ``lower``, ``upper`` (exact edges ``k / n_bins``),
         ``closed``, ``n_bins``, ``count``, ``weight``, ``sum_p`` (the PIT), ``sum_y``
         (the target), ``sum_crps``, ``sum_nll``, ``sum_squared_error``,
         ``sum_variance`` and ``sum_center`` (rows with ``y == μ``), all weighted.
-        Tables of parts of the rows merge by summing the rows of the same keys and bin.
+        Tables of parts of the rows merge by summing the rows of the same keys and bin;
+        :func:`regression_metrics_from_statistics` and
+        :func:`quantile_reliability_from_statistics` finish them.
 
     Raises
     ------
     CalibrationDataError
-        A missing or mistyped column; with a DataFrame, refused rows (a NaN or
-        infinite target or mean, ``std`` not a positive finite number, a bad weight).
+        A missing or mistyped column; with a DataFrame (or Spark or Dask data, counted
+        on the engine), refused rows (a NaN or infinite target or mean, ``std`` not a
+        positive finite number, a bad weight).
 
     See Also
     --------
-    regression_summary, quantile_reliability
+    regression_summary, quantile_reliability, regression_metrics_from_statistics
 
     Examples
     --------
@@ -104,6 +171,22 @@ def regression_statistics(
     └─────┴───────┴───────┴───────┴──────────┘
     """
     check_n_levels(n_levels)
+    engine = engine_of(data)
+    if engine is not None:
+        for role, name in {"target": target, "mean": mean, "std": std}.items():
+            if not isinstance(name, str):
+                msg = f"`{role}` must be a column name, got {type(name).__name__}"
+                raise TypeError(msg)
+        spec = EngineSpec(
+            by=column_keys(by),
+            weight=weight,
+            n_bins=2 * (n_levels - 1),
+            terms=REGRESSION_TERMS,
+            time=time,
+            every=every,
+            gaussian=GaussianColumns(target, mean, std),
+        )
+        return engine_statistics(data, spec, engine)[0]
     plan = gaussian_plan(
         data,
         target,
@@ -115,7 +198,8 @@ def regression_statistics(
         every=every,
         weight=weight,
     )
-    return same_kind(data, plan.checked())
+    table: pl.DataFrame | pl.LazyFrame = same_kind(data, plan.checked())
+    return table
 
 
 def regression_summary(
@@ -302,3 +386,189 @@ def quantile_reliability(
     )
     result = reliability_levels(plan.checked(), plan.keys, n_levels, curve, z)
     return same_kind(data, result)
+
+
+def _level_count(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> int:
+    """The number of levels of a regression statistics table, read from its ``n_bins``.
+
+    Raises :class:`CalibrationDataError` for a table that is not a regression table
+    (missing columns), whose binned rows mix grids or closures, or that has no binned
+    row (its grid is unknown). A LazyFrame's grid is read here: one small query.
+    """
+    schema = stats.collect_schema()
+    missing = [name for name in (*keys, *_TABLE_COLUMNS) if name not in schema]
+    if missing:
+        msg = (
+            "`stats` is not a regression statistics table (see `regression_statistics`): "
+            f"missing column(s) {', '.join(map(repr, missing))}"
+        )
+        raise CalibrationDataError(msg)
+    grids = (
+        stats.lazy()
+        .filter(pl.col("bin").is_not_null())
+        .select(pl.struct("n_bins", "closed").unique().sort())
+        .collect()
+        .to_series()
+        .to_list()
+    )
+    if len(grids) != 1:
+        msg = (
+            "`stats` has no binned row: its grid of levels is unknown"
+            if not grids
+            else "`stats` mixes grids (tables of different `n_levels` cannot be merged): "
+            + ", ".join(f"n_bins={g['n_bins']} closed={g['closed']!r}" for g in grids)
+        )
+        raise CalibrationDataError(msg)
+    n_bins, closed = grids[0]["n_bins"], grids[0]["closed"]
+    if not isinstance(n_bins, int) or n_bins < 2 or n_bins % 2 or closed != "right":
+        msg = (
+            "`stats` is not a regression statistics table (see `regression_statistics`): "
+            f"its bins (n_bins={n_bins}, closed={closed!r}) are not 2 (n_levels - 1) "
+            "right-closed bins of the PIT"
+        )
+        raise CalibrationDataError(msg)
+    return n_bins // 2 + 1
+
+
+def regression_metrics_from_statistics(
+    stats: FrameT,
+    *,
+    by: Keys = None,
+    metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
+    curve: Curve = "interval",
+) -> FrameT:
+    """Finish calibration metrics of Gaussian predictions from one or many statistics tables.
+
+    Parameters
+    ----------
+    stats
+        Output of :func:`regression_statistics`, or several of them concatenated (one
+        per partition of a log, or yesterday's and today's): rows of the same group and
+        bin are summed. The table carries its grid: ``n_levels`` is read from its
+        ``n_bins`` (``2 (n_levels - 1)``), which all its rows must share.
+    by
+        The group keys of the result: any of the table's key columns, or expressions
+        of them; keys left out are summed over. ``None``: one group, all rows.
+    metrics
+        Metrics to compute, as :func:`regression_summary`'s (all by default).
+    curve
+        The curve of the first three metrics: ``"interval"`` (default) or
+        ``"quantile"``, as :func:`regression_summary`'s.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `stats`, with the columns of :func:`regression_summary`: the
+        keys, ``count``, ``refused``, then the metrics (null for a group holding a
+        refused row or with no used row), one row per group, sorted by the keys.
+
+    Raises
+    ------
+    CalibrationDataError
+        `stats` is not a regression statistics table (a classification table has no
+        ``sum_crps``), mixes grids (tables of different `n_levels`), or has no binned
+        row. A LazyFrame's grid is read when this is called (one small query of its
+        ``n_bins`` column); the rest is a plan.
+
+    See Also
+    --------
+    regression_statistics, regression_summary, quantile_reliability_from_statistics
+
+    Examples
+    --------
+    Statistics of two days, merged:
+
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> day1 = pl.DataFrame({"y": [1.5, 3.0], "mu": [1.0, 2.0], "sigma": [0.1, 0.5]})
+    >>> day2 = pl.DataFrame({"y": [2.0], "mu": [3.0], "sigma": [1.0]})
+    >>> stats = pl.concat([
+    ...     pc.regression_statistics(day, "y", mean="mu", std="sigma") for day in (day1, day2)
+    ... ])
+    >>> pc.regression_metrics_from_statistics(stats, metrics=["miscalibration_area", "crps"])
+    shape: (1, 4)
+    ┌───────┬─────────┬─────────────────────┬──────────┐
+    │ count ┆ refused ┆ miscalibration_area ┆ crps     │
+    │ ---   ┆ ---     ┆ ---                 ┆ ---      │
+    │ i64   ┆ i64     ┆ f64                 ┆ f64      │
+    ╞═══════╪═════════╪═════════════════════╪══════════╡
+    │ 3     ┆ 0       ┆ 0.377104            ┆ 0.590806 │
+    └───────┴─────────┴─────────────────────┴──────────┘
+    """
+    check_choice("curve", curve, CURVES)
+    asked = [metrics] if isinstance(metrics, str) else list(metrics)
+    for metric in asked:
+        check_choice("metrics", metric, REGRESSION_METRICS)
+    stats, keys = _keyed(stats, by)
+    if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
+        raise TypeError(msg)
+    n_levels = _level_count(stats, keys)
+    return same_kind(stats, finish_regression(stats.lazy(), keys, asked, n_levels, curve))
+
+
+def quantile_reliability_from_statistics(
+    stats: FrameT,
+    *,
+    by: Keys = None,
+    curve: Curve = "quantile",
+    confidence: float = 0.95,
+) -> FrameT:
+    """Finish the calibration curve of Gaussian predictions from one or many statistics tables.
+
+    Parameters
+    ----------
+    stats
+        Output of :func:`regression_statistics`, or several concatenated; rows of the
+        same group and bin are summed. ``n_levels`` is read from the table's
+        ``n_bins`` (``2 (n_levels - 1)``), which all its rows must share.
+    by
+        The group keys of the result: any of the table's key columns, or expressions
+        of them; keys left out are summed over. ``None``: one group, all rows.
+    curve
+        ``"quantile"`` (default) or ``"interval"``, as :func:`quantile_reliability`'s.
+    confidence
+        Confidence level of the Wilson interval on the observed share.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        The same kind as `stats`, with the columns of :func:`quantile_reliability`:
+        the keys, ``level``, ``observed``, ``count``, ``lower`` and ``upper``,
+        ``n_levels`` rows per group, sorted.
+
+    Raises
+    ------
+    CalibrationDataError
+        As :func:`regression_metrics_from_statistics`.
+
+    See Also
+    --------
+    regression_statistics, quantile_reliability, regression_metrics_from_statistics
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "sigma": [0.1, 0.5, 1.0]})
+    >>> stats = pc.regression_statistics(df, "y", mean="mu", std="sigma", n_levels=3)
+    >>> pc.quantile_reliability_from_statistics(stats).select("level", "observed", "count")
+    shape: (3, 3)
+    ┌───────┬──────────┬───────┐
+    │ level ┆ observed ┆ count │
+    │ ---   ┆ ---      ┆ ---   │
+    │ f64   ┆ f64      ┆ i64   │
+    ╞═══════╪══════════╪═══════╡
+    │ 0.0   ┆ 0.0      ┆ 3     │
+    │ 0.5   ┆ 0.333333 ┆ 3     │
+    │ 1.0   ┆ 1.0      ┆ 3     │
+    └───────┴──────────┴───────┘
+    """
+    check_choice("curve", curve, CURVES)
+    z = check_confidence(confidence)
+    stats, keys = _keyed(stats, by)
+    if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
+        msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
+        raise TypeError(msg)
+    n_levels = _level_count(stats, keys)
+    return same_kind(stats, reliability_levels(stats.lazy(), keys, n_levels, curve, z))

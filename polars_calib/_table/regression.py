@@ -48,6 +48,7 @@ __all__ = [
     "gaussian_plan",
     "level_binning",
     "levels",
+    "prepare_gaussian",
     "reliability_levels",
 ]
 
