@@ -16,6 +16,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_calib as pc
+from conftest import CountingSource
 
 OPTIONS: dict[str, Any] = {"mean": "mu", "std": "sigma", "weight": "w"}
 MERGE_KEYS = ["bin", "lower", "upper", "closed", "n_bins"]
@@ -50,8 +51,10 @@ def test_finishers_give_the_summary_and_the_curve(lazy: bool, curve: Any, n_leve
     data = df.lazy() if lazy else df
     options = {**OPTIONS, "by": "g", "n_levels": n_levels}
     stats = pc.regression_statistics(data, "y", **options)
-    metrics = pc.regression_metrics_from_statistics(stats, by="g", curve=curve)
-    curve_table = pc.quantile_reliability_from_statistics(stats, by="g", curve=curve)
+    # A LazyFrame's grid is given (a plan reads nothing); a DataFrame's is read.
+    grid = {"n_levels": n_levels} if lazy else {}
+    metrics = pc.regression_metrics_from_statistics(stats, by="g", curve=curve, **grid)
+    curve_table = pc.quantile_reliability_from_statistics(stats, by="g", curve=curve, **grid)
     assert isinstance(metrics, type(data)) and isinstance(curve_table, type(data))
     summary = pc.regression_summary(data, "y", curve=curve, **options)
     reliability = pc.quantile_reliability(data, "y", curve=curve, **options)
@@ -109,7 +112,7 @@ def test_tables_that_cannot_be_finished_are_refused() -> None:
     with pytest.raises(pc.CalibrationDataError, match=r"not a regression statistics.*sum_crps"):
         pc.regression_metrics_from_statistics(classification)
     with pytest.raises(pc.CalibrationDataError, match="not a regression statistics"):
-        pc.quantile_reliability_from_statistics(classification.lazy())
+        pc.quantile_reliability_from_statistics(classification.lazy(), n_levels=5)
     mixed = pl.concat([pc.regression_statistics(df, "y", n_levels=n, **OPTIONS) for n in (11, 21)])
     finishers = (pc.regression_metrics_from_statistics, pc.quantile_reliability_from_statistics)
     for finisher in finishers:
@@ -124,3 +127,27 @@ def test_tables_that_cannot_be_finished_are_refused() -> None:
         pc.regression_metrics_from_statistics(empty)
     with pytest.raises(ValueError, match="curve"):
         pc.quantile_reliability_from_statistics(mixed, curve="both")  # type: ignore[arg-type]
+
+
+def test_a_lazy_table_is_finished_without_reading_it_and_never_misread() -> None:
+    df = _frame(3, 120)
+    eleven = pc.regression_statistics(df, "y", by="g", n_levels=11, **OPTIONS)
+    with pytest.raises(ValueError, match="give `n_levels` for a LazyFrame"):
+        pc.regression_metrics_from_statistics(eleven.lazy(), by="g")
+    with pytest.raises(ValueError, match="`n_levels` is 21, but the table's grid has 11"):
+        pc.quantile_reliability_from_statistics(eleven, n_levels=21)
+    source = CountingSource(eleven)
+    plan = pc.regression_metrics_from_statistics(source.frame(), by="g", n_levels=11)
+    assert source.reads == 0
+    assert_frame_equal(plan.collect(), pc.regression_metrics_from_statistics(eleven, by="g"))
+    assert source.reads == 1
+    # Rows of another grid (a table of 21 levels appended to group 0) refuse their group:
+    # null numbers, never those of a misread grid.
+    other = pc.regression_statistics(df.filter(pl.col("g") == 0), "y", by="g", **OPTIONS)
+    mixed = pl.concat([eleven, other]).lazy()
+    got = pc.regression_metrics_from_statistics(mixed, by="g", n_levels=11).collect()
+    assert got.filter(pl.col("g") == 0)["crps"].to_list() == [None]
+    assert got.filter(pl.col("g") == 0)["refused"].item() > 0
+    assert got.filter(pl.col("g") != 0)["crps"].null_count() == 0
+    curve = pc.quantile_reliability_from_statistics(mixed, by="g", n_levels=11).collect()
+    assert curve.filter(pl.col("g") == 0)["observed"].null_count() == 11

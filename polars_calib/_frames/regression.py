@@ -388,13 +388,9 @@ def quantile_reliability(
     return same_kind(data, result)
 
 
-def _level_count(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> int:
-    """The number of levels of a regression statistics table, read from its ``n_bins``.
-
-    Raises :class:`CalibrationDataError` for a table that is not a regression table
-    (missing columns), whose binned rows mix grids or closures, or that has no binned
-    row (its grid is unknown). A LazyFrame's grid is read here: one small query.
-    """
+def _check_columns(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> None:
+    """Raise :class:`CalibrationDataError` for a table without a regression table's
+    columns (its schema only: nothing is read)."""
     schema = stats.collect_schema()
     missing = [name for name in (*keys, *_TABLE_COLUMNS) if name not in schema]
     if missing:
@@ -403,6 +399,16 @@ def _level_count(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> int:
             f"missing column(s) {', '.join(map(repr, missing))}"
         )
         raise CalibrationDataError(msg)
+
+
+def _level_count(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> int:
+    """The number of levels of a regression statistics table, read from its ``n_bins``.
+
+    Raises :class:`CalibrationDataError` for a table that is not a regression table
+    (missing columns), whose binned rows mix grids or closures, or that has no binned
+    row (its grid is unknown).
+    """
+    _check_columns(stats, keys)
     grids = (
         stats.lazy()
         .filter(pl.col("bin").is_not_null())
@@ -430,10 +436,41 @@ def _level_count(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> int:
     return n_bins // 2 + 1
 
 
+def _grid_of(stats: pl.DataFrame | pl.LazyFrame, keys: list[str], n_levels: int | None) -> int:
+    """The table's number of levels: read from a DataFrame (and checked against
+    `n_levels` if given); a LazyFrame's must be given, since a plan reads nothing until
+    collected (its rows of another grid are refused there: :func:`_on_grid`)."""
+    if isinstance(stats, pl.DataFrame):
+        found = _level_count(stats, keys)
+        if n_levels is not None and n_levels != found:
+            msg = f"`n_levels` is {n_levels}, but the table's grid has {found} levels"
+            raise ValueError(msg)
+        return found
+    if n_levels is None:
+        msg = (
+            "give `n_levels` for a LazyFrame table: its grid is in the data, and a plan "
+            "reads nothing until collected (or collect the table first)"
+        )
+        raise ValueError(msg)
+    check_n_levels(n_levels)
+    _check_columns(stats, keys)
+    return n_levels
+
+
+def _on_grid(stats: pl.LazyFrame, n_levels: int) -> pl.LazyFrame:
+    """`stats` with its binned rows of another grid made refused rows (a null bin), so
+    that their group's numbers are null, never numbers of a misread grid."""
+    other = pl.col("bin").is_not_null() & (
+        (pl.col("n_bins") != 2 * (n_levels - 1)) | (pl.col("closed") != "right")
+    )
+    return stats.with_columns(pl.when(other).then(None).otherwise(pl.col("bin")).alias("bin"))
+
+
 def regression_metrics_from_statistics(
     stats: FrameT,
     *,
     by: Keys = None,
+    n_levels: int | None = None,
     metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
     curve: Curve = "interval",
 ) -> FrameT:
@@ -449,6 +486,11 @@ def regression_metrics_from_statistics(
     by
         The group keys of the result: any of the table's key columns, or expressions
         of them; keys left out are summed over. ``None``: one group, all rows.
+    n_levels
+        The table's number of levels (its `n_levels` when built). A DataFrame's is read
+        from the table (and checked if given); a LazyFrame's must be given, since a
+        plan reads nothing until collected: there a group holding rows of another
+        grid is counted as refused, and its metrics are null.
     metrics
         Metrics to compute, as :func:`regression_summary`'s (all by default).
     curve
@@ -467,8 +509,9 @@ def regression_metrics_from_statistics(
     CalibrationDataError
         `stats` is not a regression statistics table (a classification table has no
         ``sum_crps``), mixes grids (tables of different `n_levels`), or has no binned
-        row. A LazyFrame's grid is read when this is called (one small query of its
-        ``n_bins`` column); the rest is a plan.
+        row (a DataFrame; a LazyFrame's rows of another grid give null metrics).
+    ValueError
+        A LazyFrame without `n_levels`, or an `n_levels` other than the table's.
 
     See Also
     --------
@@ -503,14 +546,16 @@ def regression_metrics_from_statistics(
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
-    n_levels = _level_count(stats, keys)
-    return same_kind(stats, finish_regression(stats.lazy(), keys, asked, n_levels, curve))
+    n_levels = _grid_of(stats, keys, n_levels)
+    table = _on_grid(stats.lazy(), n_levels)
+    return same_kind(stats, finish_regression(table, keys, asked, n_levels, curve))
 
 
 def quantile_reliability_from_statistics(
     stats: FrameT,
     *,
     by: Keys = None,
+    n_levels: int | None = None,
     curve: Curve = "quantile",
     confidence: float = 0.95,
 ) -> FrameT:
@@ -525,6 +570,8 @@ def quantile_reliability_from_statistics(
     by
         The group keys of the result: any of the table's key columns, or expressions
         of them; keys left out are summed over. ``None``: one group, all rows.
+    n_levels
+        As :func:`regression_metrics_from_statistics`'s: required for a LazyFrame.
     curve
         ``"quantile"`` (default) or ``"interval"``, as :func:`quantile_reliability`'s.
     confidence
@@ -570,5 +617,6 @@ def quantile_reliability_from_statistics(
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
-    n_levels = _level_count(stats, keys)
-    return same_kind(stats, reliability_levels(stats.lazy(), keys, n_levels, curve, z))
+    n_levels = _grid_of(stats, keys, n_levels)
+    table = _on_grid(stats.lazy(), n_levels)
+    return same_kind(stats, reliability_levels(table, keys, n_levels, curve, z))
