@@ -87,6 +87,9 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("metrics_from_statistics", "confidence"): ("float | None", None),
     # `resampling` asks for the table's replicates; `n_resamples` is their number.
     ("bin_statistics", "n_resamples"): ("int", 1000),
+    # A finisher's grid is the table's: read from a DataFrame, given for a LazyFrame.
+    ("regression_metrics_from_statistics", "n_levels"): ("int | None", None),
+    ("quantile_reliability_from_statistics", "n_levels"): ("int | None", None),
     # The grid's only argument.
     ("uniform_edges", "n_bins"): ("int", _EMPTY),
 }
