@@ -89,6 +89,8 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("bin_statistics", "n_resamples"): ("int", 1000),
     # The grid's only argument.
     ("uniform_edges", "n_bins"): ("int", _EMPTY),
+    # The PIT histogram draws its table's bins unless asked to merge them.
+    ("plot_pit_histogram", "n_bins"): ("int | None", None),
 }
 """Parameters that differ from :data:`AGREED` on purpose: (annotation, default)."""
 

@@ -66,7 +66,7 @@ OBSERVED_TITLE = "Observed frequency"
 
 # The PIT histogram.
 PIT_TITLE = "PIT histogram"
-DENSITY_TITLE = "Density (share of weight x bins)"
+DENSITY_TITLE = "Density (share of weight × bins)"
 UNIFORM_LABEL = "uniform (density 1)"
 
 # The forest plot of an audit.
@@ -145,7 +145,7 @@ class PitFrame:
     @property
     def legend(self) -> str:
         """The legend's title: the keys, then the test's degrees of freedom."""
-        test = f"chi-square test of uniformity, {self.n_bins - 1} df"
+        test = f"χ² test of uniformity, {self.n_bins - 1} df"
         return f"{' / '.join(self.groups)} ({test})" if self.groups else test
 
     @property
