@@ -534,7 +534,7 @@ def test_quantile_reliability_groups_facets_and_gaps(forecasts: pl.DataFrame) ->
     )
     gappy = bad.calib.quantile_reliability("y", mean="mu", std="sigma", by="store").collect()
     figure = pc.plot_quantile_reliability(gappy, backend="matplotlib")
-    b_line = [line for line in figure.axes[0].get_lines() if line.get_label() == "b"][0]
+    b_line = next(line for line in figure.axes[0].get_lines() if line.get_label() == "b")
     assert all(value != value for value in b_line.get_ydata())  # NaN: nothing drawn
     observed = _rows(pc.plot_quantile_reliability(gappy).to_dict(), "observed")
     assert observed.filter(pl.col("store") == "b").get_column("observed").null_count() == 100
@@ -627,10 +627,11 @@ def test_pit_histogram_groups_facets_and_refused_rows(forecasts: pl.DataFrame) -
     assert [axes.get_title() for axes in figure.axes] == ["model = m1", "model = m2"]
     assert figure.axes[1].get_legend().get_texts()[2].get_text() == "b: 1 refused row, no test"
     # Keys not drawn are summed: by store alone, the two models' rows add up.
-    summed = _rows(
-        pc.plot_pit_histogram(table.filter(pl.col("bin").is_not_null()), by="store").to_dict(),
-        "count",
-    )
+    used = table.filter(pl.col("bin").is_not_null())
+    summed = _rows(pc.plot_pit_histogram(used, by="store").to_dict(), "share").sort("lower")
+    a = summed.filter(pl.col("__group__") == "a")
+    assert a.get_column("count").to_list() == [0, 0, 4, 0, 2, 0, 2, 0]
+    assert a.get_column("density").to_list() == [0.0, 0.0, 4.0, 0.0, 2.0, 0.0, 2.0, 0.0]
     assert summed.get_column("count").sum() == 15
 
 

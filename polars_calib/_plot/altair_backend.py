@@ -253,7 +253,7 @@ def pit_histogram(drawn: PitFrame) -> alt.LayerChart | alt.HConcatChart:
     ]
     # Each panel's legend gives its groups' tests; the colours are the groups' own.
     chart = alt.hconcat(*panels, spacing=24).resolve_scale(color="independent")
-    return chart.properties(title=chart_title)
+    return cast("alt.HConcatChart", chart.properties(title=chart_title))
 
 
 def _pit_panel(data: pl.DataFrame, drawn: PitFrame, colours: dict[str, str]) -> alt.LayerChart:
