@@ -172,7 +172,8 @@ def quantile_reliability(
             f"{GROUP}:N",
             title=legend_title,
             sort=order,
-            scale=_colours(order),
+            # matplotlib's colours, as the PIT histogram's and the other backend's
+            scale=alt.Scale(domain=order, range=palette(len(order))),
             legend=alt.Legend(symbolOpacity=1.0),
         )
         if groups
