@@ -101,6 +101,7 @@ from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
+from polars_calib._plot.regression import plot_pit_histogram, plot_quantile_reliability
 from polars_calib._plot.reliability import plot_reliability
 from polars_calib._recalibration import (
     Calibrator,
@@ -183,6 +184,8 @@ __all__ = [
     "pit",
     "plot_audit",
     "plot_metric_over_time",
+    "plot_pit_histogram",
+    "plot_quantile_reliability",
     "plot_reliability",
     "prob_vector",
     "quantile_calibration_score",

@@ -92,6 +92,8 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("quantile_reliability_from_statistics", "n_levels"): ("int | None", None),
     # The grid's only argument.
     ("uniform_edges", "n_bins"): ("int", _EMPTY),
+    # The PIT histogram draws its table's bins unless asked to merge them.
+    ("plot_pit_histogram", "n_bins"): ("int | None", None),
 }
 """Parameters that differ from :data:`AGREED` on purpose: (annotation, default)."""
 

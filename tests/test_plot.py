@@ -456,3 +456,226 @@ def test_charts_take_expression_keys(table: pl.DataFrame) -> None:
     assert cast.to_dict() == pc.plot_metric_over_time(named, "ece", "day", by="model").to_dict()
     with pytest.raises(ValueError, match="'segment' is not in the reliability table"):
         pc.plot_reliability(table, by=pl.col("segment").str.to_uppercase())
+
+
+# --------------------------------------------------------------------------
+# Regression: the quantile reliability diagram and the PIT histogram
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def forecasts() -> pl.DataFrame:
+    """Gaussian forecasts of two stores: a's σ too large, b's too small (the PIT
+    piles in the middle for a, at both ends for b: the curves cross the diagonal)."""
+    return pl.DataFrame(
+        {
+            "store": ["a", "a", "a", "a", "b", "b", "b", "b"],
+            "y": [10.0, 12.0, 9.0, 14.0, 20.0, 26.0, 15.0, 22.0],
+            "mu": [11.0, 11.5, 10.0, 12.0, 21.0, 21.0, 20.0, 21.0],
+            "sigma": [2.0, 2.0, 1.5, 2.5, 1.0, 1.0, 1.5, 1.0],
+        }
+    )
+
+
+def _rows(spec: dict[str, Any], column: str) -> pl.DataFrame:
+    """The rows of the chart's datasets that hold `column`."""
+    found = [row for rows in spec["datasets"].values() for row in rows if column in row]
+    return pl.DataFrame(found)
+
+
+def test_quantile_reliability_draws_the_table_as_given(forecasts: pl.DataFrame) -> None:
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    table = forecasts.calib.quantile_reliability("y", mean="mu", std="sigma", by="store")
+    chart = pc.plot_quantile_reliability(table, title="Two stores")
+    assert isinstance(chart, alt.LayerChart)
+    spec = chart.to_dict()
+    assert spec["title"]["text"] == "Two stores"
+    views = _views(spec)
+    (band,) = [v for v in views if _mark(v)["type"] == "area"]
+    assert (_field(band, "x"), _field(band, "y"), _field(band, "y2")) == ("level", "lower", "upper")
+    (curve,) = [v for v in views if _mark(v)["type"] == "line" and "strokeDash" not in _mark(v)]
+    assert (_field(curve, "x"), _field(curve, "y")) == ("level", "observed")
+    assert curve["encoding"]["x"]["title"] == "Nominal level"
+    assert [v for v in views if "strokeDash" in _mark(v)]  # the diagonal
+    drawn = _rows(spec, "observed").select("store", "level", "observed", "lower", "upper")
+    assert drawn.sort("store", "level").equals(table.drop("count"))
+
+    figure = pc.plot_quantile_reliability(table, backend="matplotlib")
+    (axes,) = figure.axes
+    lines = {line.get_label(): line for line in axes.get_lines()}
+    for store in ("a", "b"):
+        expected = table.filter(pl.col("store") == store)
+        assert list(lines[store].get_ydata()) == expected.get_column("observed").to_list()
+    assert len(axes.collections) == 2  # one band per store
+    assert [text.get_text() for text in axes.get_legend().get_texts()] == [
+        "perfectly calibrated",
+        "a",
+        "b",
+    ]
+
+
+def test_quantile_reliability_groups_facets_and_gaps(forecasts: pl.DataFrame) -> None:
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    two = pl.concat([forecasts.with_columns(model=pl.lit(m)) for m in ("m1", "m2")])
+    table = two.calib.quantile_reliability(
+        "y", mean="mu", std="sigma", by=["store", "model"], n_levels=5
+    )
+    chart = pc.plot_quantile_reliability(table)  # the last key (2 values) is the facet
+    assert isinstance(chart, alt.HConcatChart)
+    assert [panel["title"] for panel in chart.to_dict()["hconcat"]] == ["model = m1", "model = m2"]
+    assert len(pc.plot_quantile_reliability(table, backend="matplotlib").axes) == 2
+    one = pc.plot_quantile_reliability(table, by=["store", "model"], backend="matplotlib")
+    assert len(one.axes) == 1 and len(one.axes[0].get_lines()) == 5  # diagonal and 4 groups
+    # A group holding refused rows (a lazy table) is a gap, not a curve of zeros.
+    bad = forecasts.lazy().with_columns(
+        sigma=pl.when(pl.col("y") == 26.0).then(0.0).otherwise("sigma")
+    )
+    gappy = bad.calib.quantile_reliability("y", mean="mu", std="sigma", by="store").collect()
+    figure = pc.plot_quantile_reliability(gappy, backend="matplotlib")
+    b_line = next(line for line in figure.axes[0].get_lines() if line.get_label() == "b")
+    assert all(value != value for value in b_line.get_ydata())  # NaN: nothing drawn
+    observed = _rows(pc.plot_quantile_reliability(gappy).to_dict(), "observed")
+    assert observed.filter(pl.col("store") == "b").get_column("observed").null_count() == 100
+
+
+def test_quantile_reliability_refuses_other_tables(forecasts: pl.DataFrame) -> None:
+    statistics = forecasts.calib.regression_statistics("y", mean="mu", std="sigma")
+    with pytest.raises(ValueError, match="not a quantile reliability table: missing column"):
+        pc.plot_quantile_reliability(statistics)
+    binary = pl.DataFrame({"p": [0.2, 0.8], "y": [0, 1]}).calib.reliability("p", "y")
+    with pytest.raises(ValueError, match=r"missing column\(s\) level"):
+        pc.plot_quantile_reliability(binary)
+    table = forecasts.lazy().calib.quantile_reliability("y", mean="mu", std="sigma")
+    with pytest.raises(TypeError, match="collect the LazyFrame first"):
+        pc.plot_quantile_reliability(table)  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match="'segment' is not in the quantile reliability table"):
+        pc.plot_quantile_reliability(table.collect(), by="segment")
+
+
+def test_pit_histogram_completes_the_sparse_table(forecasts: pl.DataFrame) -> None:
+    """8 bins (5 levels): a holds bins 2 (2 rows), 4, 6; b holds 0, 1, 6, 7."""
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    table = forecasts.calib.regression_statistics(
+        "y", mean="mu", std="sigma", by="store", n_levels=5
+    )
+    assert table.height == 7  # sparse: 9 of the 16 bins are empty
+    chart = pc.plot_pit_histogram(table)
+    assert isinstance(chart, alt.LayerChart)
+    bars = _rows(chart.to_dict(), "share")
+    assert bars.height == 16
+    a = bars.filter(pl.col("__group__") == "a").sort("lower")
+    assert a.get_column("density").to_list() == [0.0, 0.0, 4.0, 0.0, 2.0, 0.0, 2.0, 0.0]
+    assert a.get_column("count").to_list() == [0, 0, 2, 0, 1, 0, 1, 0]
+    assert a.get_column("upper").to_list() == [(k + 1) / 8 for k in range(8)]
+    # Merged to 4 bins: a [0, 2, 1, 1] and b [2, 0, 0, 2], expected 1 each:
+    # chi-square 2 and 4 on 3 df, P(X > 2) = 0.5724067, P(X > 4) = 0.2614641.
+    merged = pc.plot_pit_histogram(table, n_bins=4)
+    (view,) = [v for v in _views(merged.to_dict()) if _mark(v)["type"] == "bar"]
+    legend = view["encoding"]["color"]
+    assert legend["title"] == "store (χ² test of uniformity, 3 df)"
+    assert legend["scale"]["domain"] == ["a: χ² = 2, p = 0.572", "b: χ² = 4, p = 0.261"]
+    assert view["encoding"]["x"]["title"] == "PIT (4 bins, right-closed)"
+    figure = pc.plot_pit_histogram(table, n_bins=4, backend="matplotlib")
+    (axes,) = figure.axes
+    texts = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert texts == ["uniform (density 1)", "a: χ² = 2, p = 0.572", "b: χ² = 4, p = 0.261"]
+    heights = [patch.get_height() for patch in axes.patches]
+    assert heights == [0.0, 2.0, 1.0, 1.0, 2.0, 0.0, 0.0, 2.0]  # density = share x 4
+
+
+def test_pit_histogram_weights_count_as_repeated_rows(forecasts: pl.DataFrame) -> None:
+    pytest.importorskip("altair")
+    weighted = forecasts.with_columns(w=pl.when(pl.col("y") == 12.0).then(3.0).otherwise(1.0))
+    twelve = forecasts.filter(pl.col("y") == 12.0)
+    repeated = pl.concat([forecasts, twelve, twelve])
+    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "by": "store", "n_levels": 5}
+    by_weight = weighted.calib.regression_statistics("y", weight="w", **options)
+    by_rows = repeated.calib.regression_statistics("y", **options)
+    drawn = [_rows(pc.plot_pit_histogram(t).to_dict(), "share") for t in (by_weight, by_rows)]
+    assert drawn[0].get_column("density").to_list() == drawn[1].get_column("density").to_list()
+    labels = [set(frame.get_column("__label__").to_list()) for frame in drawn]
+    assert labels[0] == labels[1]
+
+
+def test_pit_histogram_groups_facets_and_refused_rows(forecasts: pl.DataFrame) -> None:
+    alt = pytest.importorskip("altair")
+    pytest.importorskip("matplotlib")
+    two = pl.concat([forecasts.with_columns(model=pl.lit(m)) for m in ("m1", "m2")])
+    bad = two.lazy().with_columns(
+        sigma=pl.when((pl.col("y") == 26.0) & (pl.col("model") == "m2"))
+        .then(0.0)
+        .otherwise("sigma")
+    )
+    table = bad.calib.regression_statistics(
+        "y", mean="mu", std="sigma", by=["store", "model"], n_levels=5
+    ).collect()
+    chart = pc.plot_pit_histogram(table)  # one panel per model, each with its legend
+    assert isinstance(chart, alt.HConcatChart)
+    spec = chart.to_dict()
+    assert spec["resolve"]["scale"]["color"] == "independent"
+    domains = [
+        v["encoding"]["color"]["scale"]["domain"] for v in _views(spec) if _mark(v)["type"] == "bar"
+    ]
+    assert domains[0][1] == "b: χ² = 4, p = 0.78"  # 8 bins, 4 holding 1 of 4 rows: 7 df
+    assert domains[1][1] == "b: 1 refused row, no test"
+    bars = _rows(spec, "share").filter(pl.col("__panel__") == "m2", pl.col("__group__") == "b")
+    assert bars.height == 8 and bars.get_column("density").null_count() == 8
+    figure = pc.plot_pit_histogram(table, backend="matplotlib")
+    assert [axes.get_title() for axes in figure.axes] == ["model = m1", "model = m2"]
+    assert figure.axes[1].get_legend().get_texts()[2].get_text() == "b: 1 refused row, no test"
+    # Keys not drawn are summed: by store alone, the two models' rows add up.
+    used = table.filter(pl.col("bin").is_not_null())
+    summed = _rows(pc.plot_pit_histogram(used, by="store").to_dict(), "share").sort("lower")
+    a = summed.filter(pl.col("__group__") == "a")
+    assert a.get_column("count").to_list() == [0, 0, 4, 0, 2, 0, 2, 0]
+    assert a.get_column("density").to_list() == [0.0, 0.0, 4.0, 0.0, 2.0, 0.0, 2.0, 0.0]
+    assert summed.get_column("count").sum() == 15
+
+
+def test_pit_histogram_refuses_other_tables_and_bin_counts(forecasts: pl.DataFrame) -> None:
+    table = forecasts.calib.regression_statistics("y", mean="mu", std="sigma", n_levels=5)
+    with pytest.raises(
+        ValueError, match=r"must divide the table's 8 bins .*one of 1, 2, 4, 8; got 3"
+    ):
+        pc.plot_pit_histogram(table, n_bins=3)
+    with pytest.raises(ValueError, match="`n_bins` must be a positive int"):
+        pc.plot_pit_histogram(table, n_bins=0)
+    reliability = forecasts.calib.quantile_reliability("y", mean="mu", std="sigma")
+    with pytest.raises(ValueError, match="not a regression statistics table: missing column"):
+        pc.plot_pit_histogram(reliability)
+    binary = pl.DataFrame({"p": [0.2, 0.8], "y": [0, 1]}).calib.bin_statistics("p", "y")
+    with pytest.raises(ValueError, match=r"missing column\(s\) sum_crps"):
+        pc.plot_pit_histogram(binary)
+    finer = forecasts.calib.regression_statistics("y", mean="mu", std="sigma", n_levels=3)
+    with pytest.raises(ValueError, match="mixes PIT grids"):
+        pc.plot_pit_histogram(pl.concat([table, finer]))
+    with pytest.raises(TypeError, match="collect the LazyFrame first"):
+        pc.plot_pit_histogram(table.lazy())  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize(
+    ("backend", "module"), [("altair", "altair"), ("matplotlib", "matplotlib")]
+)
+def test_regression_charts_say_how_to_install(
+    forecasts: pl.DataFrame, monkeypatch: pytest.MonkeyPatch, backend: str, module: str
+) -> None:
+    table = forecasts.calib.regression_statistics("y", mean="mu", std="sigma", n_levels=5)
+    curve = forecasts.calib.quantile_reliability("y", mean="mu", std="sigma", n_levels=5)
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImportError, match=r"pip install 'polars_calib\[plot\]'"):
+        pc.plot_pit_histogram(table, backend=backend)  # type: ignore[call-overload]
+    with pytest.raises(ImportError, match=r"pip install 'polars_calib\[plot\]'"):
+        pc.plot_quantile_reliability(curve, backend=backend)  # type: ignore[call-overload]
+
+
+def test_regression_charts_save_as_png(forecasts: pl.DataFrame, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("vl_convert")
+    table = forecasts.calib.regression_statistics("y", mean="mu", std="sigma", n_levels=5)
+    for backend in ("altair", "matplotlib"):
+        chart = pc.plot_pit_histogram(table, backend=backend)  # type: ignore[call-overload]
+        written = pc.save_png(chart, tmp_path / f"{backend}.png", scale=1)
+        assert written.read_bytes().startswith(PNG_MAGIC)

@@ -4,8 +4,10 @@
 reliability table), :mod:`~polars_calib._plot.over_time`
 (:func:`~polars_calib.plot_metric_over_time`, from a summary per time window) and
 :mod:`~polars_calib._plot.audit` (:func:`~polars_calib.plot_audit`, the forest plot of an
-audit's slices) check their table and build a drawing frame; each backend draws the
-three charts in its own module (:mod:`~polars_calib._plot.altair_backend`,
+audit's slices) and :mod:`~polars_calib._plot.regression`
+(:func:`~polars_calib.plot_quantile_reliability` and :func:`~polars_calib.plot_pit_histogram`,
+from the regression tables) check their table and build a drawing frame; each backend
+draws the charts in its own module (:mod:`~polars_calib._plot.altair_backend`,
 :mod:`~polars_calib._plot.matplotlib_backend`); :mod:`~polars_calib._plot.png` writes
 either kind of chart to a PNG file (:func:`~polars_calib.save_png`). What they share
 (the backends, the install hint, the layout rule, the drawing frames' column names and

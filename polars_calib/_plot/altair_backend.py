@@ -16,23 +16,29 @@ from polars_calib._plot.common import (
     BAR_UPPER,
     BIN_TITLE,
     COUNT_TITLE,
+    DENSITY_TITLE,
     FOREST_KIND,
     FOREST_LOWER,
     FOREST_UPPER,
     GROUP,
+    LABEL,
+    LEVEL_TITLE,
+    OBSERVED_TITLE,
     ORDER_TITLE,
     PANEL,
     ROW_HEIGHT,
     SMALL,
+    UNIFORM_LABEL,
     X_TITLE,
     Y_TITLE,
     OverTimeFrame,
+    PitFrame,
     date_time,
     escape,
     palette,
 )
 
-__all__ = ["forest", "over_time", "reliability"]
+__all__ = ["forest", "over_time", "pit_histogram", "quantile_reliability", "reliability"]
 
 if TYPE_CHECKING:
     import altair as alt
@@ -147,6 +153,156 @@ def _reliability_panel(
         .properties(description="histogram: count per bin", width=360, height=110)
     )
     return alt.vconcat(diagram, histogram, spacing=8)
+
+
+def quantile_reliability(
+    frame: pl.DataFrame,
+    groups: list[str],
+    facet: str | None,
+    facets: list[object],
+    legend_title: str,
+    title: str,
+) -> alt.LayerChart | alt.HConcatChart:
+    """The curve per group over the diagonal, its interval as a band, one panel per facet."""
+    import altair as alt
+
+    order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
+    colour: Any = (
+        alt.Color(
+            f"{GROUP}:N",
+            title=legend_title,
+            sort=order,
+            # matplotlib's colours, as the PIT histogram's and the other backend's
+            scale=alt.Scale(domain=order, range=palette(len(order))),
+            legend=alt.Legend(symbolOpacity=1.0),
+        )
+        if groups
+        else alt.value("#1f77b4")
+    )
+    tooltip = [
+        *[alt.Tooltip(field=escape(name), type="nominal", title=name) for name in groups],
+        alt.Tooltip("level:Q", format=".4f"),
+        alt.Tooltip("observed:Q", format=".4f"),
+        alt.Tooltip("lower:Q", format=".4f"),
+        alt.Tooltip("upper:Q", format=".4f"),
+        alt.Tooltip("count:Q", format=","),
+    ]
+    chart_title = alt.TitleParams(title, anchor="middle", fontSize=15, offset=12)
+    if facet is None:
+        return _quantile_panel(frame, colour, tooltip).properties(title=chart_title)
+    panels = [
+        _quantile_panel(frame.filter(pl.col(facet).eq_missing(value)), colour, tooltip).properties(
+            title=f"{facet} = {value}"
+        )
+        for value in facets
+    ]
+    return alt.hconcat(*panels, spacing=24).properties(title=chart_title)
+
+
+def _quantile_panel(data: pl.DataFrame, colour: Any, tooltip: list[Any]) -> alt.LayerChart:
+    """One panel: the diagonal, and per group the band, the curve and its points."""
+    import altair as alt
+
+    unit = alt.Scale(domain=[0.0, 1.0], nice=False)
+    x = alt.X("level:Q", scale=unit, title=LEVEL_TITLE)
+    y = alt.Y("observed:Q", scale=unit, title=OBSERVED_TITLE)
+    diagonal = (
+        alt.Chart(pl.DataFrame({"x": [0.0, 1.0], "y": [0.0, 1.0]}))
+        .mark_line(color="gray", strokeDash=[4, 4], strokeWidth=1)
+        .encode(x=alt.X("x:Q", scale=unit), y=alt.Y("y:Q", scale=unit))
+        .properties(description="diagonal: perfect calibration")
+    )
+    base = alt.Chart(data)
+    band = (
+        base.mark_area(opacity=0.18, invalid=None)
+        .encode(
+            x=x,
+            y=alt.Y("lower:Q", scale=unit, title=OBSERVED_TITLE),
+            y2="upper:Q",
+            color=colour,
+        )
+        .properties(description="band: interval of the observed frequency")
+    )
+    curve = (
+        base.mark_line(strokeWidth=1.5, invalid=None)
+        .encode(x=x, y=y, color=colour, order=alt.Order("level:Q"))
+        .properties(description="curve: observed frequency against nominal level")
+    )
+    points = (
+        base.mark_point(filled=True, size=14, opacity=1.0)
+        .encode(x=x, y=y, color=colour, tooltip=tooltip)
+        .properties(description="points: one per level")
+    )
+    chart = alt.layer(diagonal, band, curve, points).properties(width=360, height=360)
+    return cast("alt.LayerChart", chart)
+
+
+def pit_histogram(drawn: PitFrame) -> alt.LayerChart | alt.HConcatChart:
+    """The density bars per group over the uniform line; one panel, and legend, per facet."""
+    import altair as alt
+
+    frame, facet = drawn.frame, drawn.facet
+    colours = dict(zip(drawn.order, palette(len(drawn.order))))
+    chart_title = alt.TitleParams(drawn.title, anchor="middle", fontSize=15, offset=12)
+    if facet is None:
+        return _pit_panel(frame, drawn, colours).properties(title=chart_title)
+    panels = [
+        _pit_panel(frame.filter(pl.col(PANEL) == label), drawn, colours).properties(
+            title=f"{facet} = {label}"
+        )
+        for label in frame.get_column(PANEL).unique(maintain_order=True).to_list()
+    ]
+    # Each panel's legend gives its groups' tests; the colours are the groups' own.
+    chart = alt.hconcat(*panels, spacing=24).resolve_scale(color="independent")
+    return cast("alt.HConcatChart", chart.properties(title=chart_title))
+
+
+def _pit_panel(data: pl.DataFrame, drawn: PitFrame, colours: dict[str, str]) -> alt.LayerChart:
+    """One panel: each group's bars (its legend entry names its test), the uniform line."""
+    import altair as alt
+
+    entries = data.select(GROUP, LABEL).unique(maintain_order=True)
+    scale = alt.Scale(
+        domain=entries.get_column(LABEL).to_list(),
+        range=[colours[group] for group in entries.get_column(GROUP).to_list()],
+    )
+    colour = alt.Color(
+        f"{LABEL}:N",
+        title=drawn.legend,
+        scale=scale,
+        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=0, titleLimit=0),
+    )
+    tooltip = [
+        *([alt.Tooltip(f"{GROUP}:N", title=" / ".join(drawn.groups))] if drawn.groups else []),
+        alt.Tooltip("lower:Q", format=".4f"),
+        alt.Tooltip("upper:Q", format=".4f"),
+        alt.Tooltip("count:Q", format=","),
+        alt.Tooltip("weight:Q", format=",.4g"),
+        alt.Tooltip("share:Q", format=".4f"),
+        alt.Tooltip("density:Q", format=".3f"),
+    ]
+    unit = alt.Scale(domain=[0.0, 1.0], nice=False)
+    bars = (
+        alt.Chart(data)
+        .mark_bar(opacity=0.85)
+        .encode(
+            x=alt.X(f"{BAR_LOWER}:Q", scale=unit, title=drawn.x_title),
+            x2=f"{BAR_UPPER}:Q",
+            y=alt.Y("density:Q", title=DENSITY_TITLE),
+            y2=alt.datum(0),
+            color=colour,
+            tooltip=tooltip,
+        )
+        .properties(description="bars: share of weight per bin over the bin's width")
+    )
+    uniform = (
+        alt.Chart(pl.DataFrame({"density": [1.0], "label": [UNIFORM_LABEL]}))
+        .mark_rule(color="gray", strokeDash=[4, 4], strokeWidth=1)
+        .encode(y="density:Q", tooltip=["label:N"])
+        .properties(description="line: the uniform density 1 of calibrated predictions")
+    )
+    chart = alt.layer(bars, uniform).properties(width=420, height=260)
+    return cast("alt.LayerChart", chart)
 
 
 def over_time(drawn: OverTimeFrame) -> alt.LayerChart | alt.FacetChart:

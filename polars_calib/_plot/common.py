@@ -19,13 +19,17 @@ __all__ = [
     "INSTALL_HINT",
     "MAX_FACETS",
     "OverTimeFrame",
+    "PitFrame",
+    "checked_table",
     "date_time",
     "default_layout",
     "escape",
     "group_label",
     "keyed",
+    "laid_out",
     "palette",
     "require",
+    "side_by_side",
     "window_ticks",
 ]
 
@@ -42,6 +46,10 @@ GROUP = "__group__"
 PANEL = "__panel__"
 BAR_LOWER = "__bar_lower__"
 BAR_UPPER = "__bar_upper__"
+LABEL = "__label__"
+
+# Share of each bin's width left empty on either side, so neighbouring bars stay apart.
+BAR_PADDING = 0.06
 
 # The reliability diagram.
 RELIABILITY_TITLE = "Reliability diagram"
@@ -50,6 +58,16 @@ Y_TITLE = "Observed frequency of positives"
 COUNT_TITLE = "Count"
 BIN_TITLE = "Predicted probability (bins)"
 DIAGONAL_LABEL = "perfectly calibrated"
+
+# The quantile reliability diagram.
+QUANTILE_TITLE = "Quantile reliability diagram"
+LEVEL_TITLE = "Nominal level"
+OBSERVED_TITLE = "Observed frequency"
+
+# The PIT histogram.
+PIT_TITLE = "PIT histogram"
+DENSITY_TITLE = "Density (share of weight × bins)"
+UNIFORM_LABEL = "uniform (density 1)"
 
 # The forest plot of an audit.
 FOREST_TITLE = "Calibration by slice"
@@ -104,6 +122,38 @@ class OverTimeFrame:
         return " / ".join(self.keys) if self.keys else ""
 
 
+@dataclass(frozen=True)
+class PitFrame:
+    """What a backend draws of a PIT histogram: one row per panel, group and bin.
+
+    `frame` holds the bin's ``lower`` and ``upper`` edges, its ``count``, ``weight``,
+    ``share`` and ``density``, the group (``GROUP``), the group's legend entry with its
+    test (``LABEL``), the bar's extent (``BAR_LOWER``, ``BAR_UPPER``) and, with a
+    `facet`, the panel (``PANEL``). `order` is the groups' order, `facets` the panels'
+    (``[None]`` without a facet).
+    """
+
+    frame: pl.DataFrame
+    groups: list[str]
+    facet: str | None
+    facets: list[Any]
+    order: list[str]
+    n_bins: int
+    closed: str
+    title: str
+
+    @property
+    def legend(self) -> str:
+        """The legend's title: the keys, then the test's degrees of freedom."""
+        test = f"χ² test of uniformity, {self.n_bins - 1} df"
+        return f"{' / '.join(self.groups)} ({test})" if self.groups else test
+
+    @property
+    def x_title(self) -> str:
+        """The PIT axis's title: the bins and their closure."""
+        return f"PIT ({self.n_bins} bins, {self.closed}-closed)"
+
+
 def require(module: str, purpose: str) -> None:
     """Import `module`, or raise ImportError saying how to install the plot extra."""
     try:
@@ -132,6 +182,73 @@ def keyed(table: pl.DataFrame, by: Keys, what: str) -> tuple[pl.DataFrame, list[
         msg = f"column {missing[0]!r} is not in the {what} (columns: {table.columns})"
         raise ValueError(msg)
     return keys.added_to(table), keys.names
+
+
+def checked_table(table: object, columns: Sequence[str], what: str, source: str) -> pl.DataFrame:
+    """`table` if it is a DataFrame with `columns`; ``TypeError`` or ``ValueError`` otherwise.
+
+    `what` names the table (``"reliability table"``), `source` the function computing it.
+    """
+    if isinstance(table, pl.LazyFrame):
+        msg = "`table` must be a DataFrame; collect the LazyFrame first"
+        raise TypeError(msg)
+    if not isinstance(table, pl.DataFrame):
+        msg = f"`table` must be a {what} (a DataFrame), got {type(table).__name__}"
+        raise TypeError(msg)
+    missing = [name for name in columns if name not in table.columns]
+    if missing:
+        msg = (
+            f"`table` is not a {what}: missing column(s) {', '.join(missing)}"
+            f" (compute it with polars_calib.{source})"
+        )
+        raise ValueError(msg)
+    return table
+
+
+def laid_out(
+    table: pl.DataFrame, by: Keys, facet: str | None, first: str, what: str
+) -> tuple[pl.DataFrame, list[str], str | None]:
+    """`table` with `by`'s expressions added, its colour columns and its facet column.
+
+    The table's keys are its columns before `first`. Without `by`, they give the
+    colours and the facet by :func:`default_layout` (or, with `facet`, every other key
+    gives the colours). Raises ``ValueError`` for a column not in `table` (`what` names
+    it) or a facet that is also a colour column.
+    """
+    if facet is not None and not isinstance(facet, str):
+        msg = f"`facet` must be a column name, got {facet!r}"
+        raise TypeError(msg)
+    table, groups = keyed(table, by, what)
+    if groups is None:
+        keys = table.columns[: table.columns.index(first)]
+        if facet is None:
+            groups, facet = default_layout(table, keys)
+        else:
+            groups = [name for name in keys if name != facet]
+    for name in [*groups, *([facet] if facet is not None else [])]:
+        if name not in table.columns:
+            msg = f"column {name!r} is not in the {what} (columns: {table.columns})"
+            raise ValueError(msg)
+    if facet is not None and facet in groups:
+        msg = f"`facet` column {facet!r} is also a `by` column"
+        raise ValueError(msg)
+    return table, groups, facet
+
+
+def side_by_side(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with each row's bar extent: the groups share each bin side by side.
+
+    Group i of k (``GROUP``, in order of first appearance) gets the i-th k-th of the
+    bin from ``lower`` to ``upper``, less ``BAR_PADDING`` of its width on either side.
+    """
+    order = frame.get_column(GROUP).unique(maintain_order=True)
+    position = pl.col(GROUP).replace_strict(order, pl.int_range(order.len(), eager=True))
+    width = pl.col("upper") - pl.col("lower")
+    share = (1.0 - 2.0 * BAR_PADDING) / max(order.len(), 1)
+    bar_lower = pl.col("lower") + width * (BAR_PADDING + share * position)
+    return frame.with_columns(
+        bar_lower.alias(BAR_LOWER), (bar_lower + width * share).alias(BAR_UPPER)
+    )
 
 
 def group_label(keys: Sequence[str], default: str) -> pl.Expr:

@@ -16,22 +16,28 @@ from polars_calib._plot.common import (
     BAR_UPPER,
     BIN_TITLE,
     COUNT_TITLE,
+    DENSITY_TITLE,
     DIAGONAL_LABEL,
     FOREST_KIND,
     FOREST_LOWER,
     FOREST_UPPER,
     GROUP,
+    LABEL,
+    LEVEL_TITLE,
+    OBSERVED_TITLE,
     ORDER_TITLE,
     PANEL,
     ROW_HEIGHT,
     SMALL,
+    UNIFORM_LABEL,
     X_TITLE,
     Y_TITLE,
     OverTimeFrame,
+    PitFrame,
     palette,
 )
 
-__all__ = ["forest", "over_time", "reliability"]
+__all__ = ["forest", "over_time", "pit_histogram", "quantile_reliability", "reliability"]
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -139,6 +145,110 @@ def _reliability_group(
         color=colour,
         label=label,
     )
+
+
+def quantile_reliability(
+    frame: pl.DataFrame,
+    groups: list[str],
+    facet: str | None,
+    facets: list[object],
+    legend_title: str,
+    title: str,
+) -> Figure:
+    """The curve per group over the diagonal, its interval as a band, one axes per facet."""
+    from matplotlib.figure import Figure
+
+    order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
+    colours = dict(zip(order, palette(len(order))))
+    figure = Figure(figsize=(1.0 + 4.4 * len(facets), 5.0), layout="constrained")
+    grid = figure.subplots(1, len(facets), squeeze=False, sharey=True)
+    for axes, value in zip(grid[0], facets):
+        data = frame if facet is None else frame.filter(pl.col(facet).eq_missing(value))
+        axes.plot([0.0, 1.0], [0.0, 1.0], "--", linewidth=1, color="gray", label=DIAGONAL_LABEL)
+        for name in order:
+            rows = data.filter(pl.col(GROUP) == name)
+            if rows.height == 0:
+                continue
+            levels = rows.get_column("level").to_numpy()
+            # Nulls as NaN: matplotlib breaks the line and the band there.
+            axes.fill_between(
+                levels,
+                rows.get_column("lower").to_numpy(),
+                rows.get_column("upper").to_numpy(),
+                color=colours[name],
+                alpha=0.18,
+                linewidth=0,
+            )
+            axes.plot(
+                levels,
+                rows.get_column("observed").to_numpy(),
+                ".-",
+                markersize=3,
+                linewidth=1.5,
+                color=colours[name],
+                label=name,
+            )
+        axes.set_xlim(0.0, 1.0)
+        axes.set_ylim(0.0, 1.0)
+        axes.grid(True, linewidth=0.5, alpha=0.4)
+        axes.set_xlabel(LEVEL_TITLE)
+        if facet is not None:
+            axes.set_title(f"{facet} = {value}")
+    grid[0, 0].set_ylabel(OBSERVED_TITLE)
+    entries: dict[str, Any] = {}  # every panel's groups, once each
+    for axes in grid[0]:
+        for handle, label in zip(*axes.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    grid[0, -1].legend(
+        list(entries.values()), list(entries), title=legend_title or None, loc="upper left"
+    )
+    figure.suptitle(title)
+    return figure
+
+
+def pit_histogram(drawn: PitFrame) -> Figure:
+    """The density bars per group over the uniform line; one axes, and legend, per facet."""
+    from matplotlib.figure import Figure
+
+    frame, facet = drawn.frame, drawn.facet
+    colours = dict(zip(drawn.order, palette(len(drawn.order))))
+    panels = frame.get_column(PANEL).unique(maintain_order=True).to_list() if facet else [None]
+    figure = Figure(figsize=(1.0 + 4.6 * len(panels), 4.6), layout="constrained")
+    grid = figure.subplots(1, len(panels), squeeze=False, sharey=True)
+    for axes, value in zip(grid[0], panels):
+        data = frame if value is None else frame.filter(pl.col(PANEL) == value)
+        for name in drawn.order:
+            rows = data.filter(pl.col(GROUP) == name)
+            if rows.height == 0:
+                continue
+            # A group without shares (refused rows, no weight) keeps its legend entry.
+            heights = rows.get_column("density").fill_null(0.0)
+            axes.bar(
+                rows.get_column(BAR_LOWER).to_list(),
+                heights.to_list(),
+                width=(rows.get_column(BAR_UPPER) - rows.get_column(BAR_LOWER)).to_list(),
+                align="edge",
+                color=colours[name],
+                alpha=0.85,
+                label=rows.item(0, LABEL),
+            )
+        axes.axhline(1.0, linestyle="--", linewidth=1, color="gray", label=UNIFORM_LABEL)
+        axes.set_xlim(0.0, 1.0)
+        axes.grid(True, axis="y", linewidth=0.5, alpha=0.4)
+        axes.set_xlabel(drawn.x_title)
+        if value is not None:
+            axes.set_title(f"{facet} = {value}")
+        axes.legend(
+            title=drawn.legend,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.14),
+            fontsize="small",
+            title_fontsize="small",
+            frameon=False,
+        )
+    grid[0, 0].set_ylabel(DENSITY_TITLE)
+    figure.suptitle(drawn.title)
+    return figure
 
 
 def over_time(drawn: OverTimeFrame) -> Figure:

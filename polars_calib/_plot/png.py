@@ -30,7 +30,9 @@ def save_png(
     chart
         An Altair chart (exported with ``vl-convert-python``) or a matplotlib
         ``Figure`` (rendered with the Agg backend): a diagram of
-        :func:`plot_reliability` or a forest plot of :func:`polars_calib.plot_audit`.
+        :func:`plot_reliability`, any other chart of the package
+        (:func:`plot_metric_over_time`, :func:`plot_quantile_reliability`,
+        :func:`plot_pit_histogram`) or a forest plot of :func:`polars_calib.plot_audit`.
     path
         Where to write the image; parent directories must exist. It is written
         under a temporary name beside `path`, then renamed (no partial image).

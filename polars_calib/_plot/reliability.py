@@ -18,14 +18,13 @@ from polars_calib._core.options import check_choice
 from polars_calib._plot import altair_backend, matplotlib_backend
 from polars_calib._plot.common import (
     BACKENDS,
-    BAR_LOWER,
-    BAR_UPPER,
     GROUP,
     RELIABILITY_TITLE,
-    default_layout,
+    checked_table,
     group_label,
-    keyed,
+    laid_out,
     require,
+    side_by_side,
 )
 
 __all__ = ["TABLE_COLUMNS", "plot_reliability"]
@@ -47,9 +46,6 @@ TABLE_COLUMNS = (
     "observed_upper",
 )
 """Columns :func:`plot_reliability` reads; a reliability table has them all."""
-
-# Share of each bin's width left empty on either side, so neighbouring bars stay apart.
-BAR_PADDING = 0.06
 
 
 @overload
@@ -180,47 +176,9 @@ def _drawing_frame(
     Returns the frame, the group columns, the facet column and the facet values
     (``[None]`` without facets), groups and facet values in order of first appearance.
     """
-    if isinstance(table, pl.LazyFrame):
-        msg = "`table` must be a DataFrame; collect the LazyFrame first"
-        raise TypeError(msg)
-    if not isinstance(table, pl.DataFrame):
-        msg = f"`table` must be a reliability table (a DataFrame), got {type(table).__name__}"
-        raise TypeError(msg)
-    missing = [name for name in TABLE_COLUMNS if name not in table.columns]
-    if missing:
-        msg = (
-            f"`table` is not a reliability table: missing column(s) {', '.join(missing)}"
-            " (compute it with polars_calib.reliability)"
-        )
-        raise ValueError(msg)
-    if facet is not None and not isinstance(facet, str):
-        msg = f"`facet` must be a column name, got {facet!r}"
-        raise TypeError(msg)
-    table, groups = keyed(table, by, "reliability table")
-    if groups is None:
-        keys = table.columns[: table.columns.index("bin")]
-        if facet is None:
-            groups, facet = default_layout(table, keys)
-        else:
-            groups = [name for name in keys if name != facet]
-    for name in [*groups, *([facet] if facet is not None else [])]:
-        if name not in table.columns:
-            msg = f"column {name!r} is not in the reliability table (columns: {table.columns})"
-            raise ValueError(msg)
-    if facet is not None and facet in groups:
-        msg = f"`facet` column {facet!r} is also a `by` column"
-        raise ValueError(msg)
-
-    frame = table.with_columns(group_label(groups, "all").alias(GROUP))
-    order = frame.get_column(GROUP).unique(maintain_order=True)
-    # Groups share each bin side by side: group i of k gets the i-th k-th of the bin.
-    position = pl.col(GROUP).replace_strict(order, pl.int_range(order.len(), eager=True))
-    width = pl.col("upper") - pl.col("lower")
-    share = (1.0 - 2.0 * BAR_PADDING) / max(order.len(), 1)
-    bar_lower = pl.col("lower") + width * (BAR_PADDING + share * position)
-    frame = frame.with_columns(
-        bar_lower.alias(BAR_LOWER), (bar_lower + width * share).alias(BAR_UPPER)
-    )
+    table = checked_table(table, TABLE_COLUMNS, "reliability table", "reliability")
+    table, groups, facet = laid_out(table, by, facet, "bin", "reliability table")
+    frame = side_by_side(table.with_columns(group_label(groups, "all").alias(GROUP)))
     facets: list[object] = (
         frame.get_column(facet).unique(maintain_order=True).to_list() if facet else [None]
     )
