@@ -70,6 +70,7 @@ from polars_calib._metrics.diagnostics import (
     spiegelhalter_p,
     spiegelhalter_z,
 )
+from polars_calib._metrics.ensembles import crps_ensemble, rank_pit
 from polars_calib._metrics.intervals import (
     coverage_gap,
     interval_coverage,
@@ -86,7 +87,6 @@ from polars_calib._metrics.multiclass import (
     prob_vector,
     top_label_ece,
 )
-from polars_calib._metrics.ensembles import crps_ensemble, rank_pit
 from polars_calib._metrics.namespace import col
 from polars_calib._metrics.regression import (
     crps,

@@ -108,7 +108,11 @@ def crps_ensemble(
 
 
 def rank_pit(
-    target: IntoExpr, *, ensemble: IntoExpr, seed: int = 0, id: IntoExpr | None = None
+    target: IntoExpr,
+    *,
+    ensemble: IntoExpr,
+    seed: int = 0,
+    id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
 ) -> pl.Expr:
     """Return the randomized rank PIT of ensemble predictions, row by row.
 
