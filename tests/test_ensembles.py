@@ -196,7 +196,8 @@ def test_rank_pit_with_an_id_is_the_same_in_any_order_and_context(
     assert not np.allclose(other_seed.to_numpy(), expected["u"].to_numpy())
 
 
-def _pit_histogram_p(u: np.ndarray, n_bins: int = 10) -> float:
+def _pit_histogram_p(u: np.ndarray, n_bins: int = 20) -> float:
+    # 20 bins: a multiple of neither M nor M + 1, so values on k / M or k / (M + 1) show
     counts = np.histogram(u, bins=n_bins, range=(0.0, 1.0))[0]
     return float(stats.chisquare(counts).pvalue)
 
@@ -233,3 +234,4 @@ def test_a_calibrated_ensemble_gives_a_flat_rank_pit_histogram() -> None:
     # the empirical interval [#{x<y}/M, #{x<=y}/M] is a point on k / M, not uniform
     lower, upper = rr.empirical_pit_bounds(y, x)
     assert np.mean(lower == upper) > 0.5
+    assert _pit_histogram_p(lower) < 1e-8
