@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from scipy import stats
 
@@ -235,3 +237,36 @@ def test_a_calibrated_ensemble_gives_a_flat_rank_pit_histogram() -> None:
     lower, upper = rr.empirical_pit_bounds(y, x)
     assert np.mean(lower == upper) > 0.5
     assert _pit_histogram_p(lower) < 1e-8
+
+
+def test_rank_pit_by_position_is_the_same_in_every_context(frame_context: FrameContext) -> None:
+    df = _ensemble("ensemble20", "list")
+    expr = pc.rank_pit("y", ensemble="x", seed=5)
+    expected = df.select(expr)
+    result = frame_context.collect(frame_context.frame(df).select(expr))
+    assert_frame_equal(result, expected)
+    v = np.array([word_int(k, 0, 5) / 2**32 for k in range(len(df))])
+    lower, upper = rr.rank_pit_bounds(df["y"], np.stack(df["x"].to_numpy()))
+    np.testing.assert_allclose(expected["y"].to_numpy(), lower + v * (upper - lower), rtol=1e-14)
+    # with an id, `over` gives each row the draw it has in the whole frame
+    ided = df.with_row_index("id")
+    over = ided.select(pc.rank_pit("y", ensemble="x", seed=5, id="id").over("group"))
+    assert_frame_equal(over, expected)
+
+
+_FINITE = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@settings(max_examples=30, deadline=None)
+@given(y=_FINITE, members=st.lists(_FINITE, min_size=2, max_size=12))
+@example(y=0.0, members=[0.0, 0.0])
+@example(y=1.0, members=[1.0, 1.0, -1.0, 3.0])
+def test_crps_ensemble_is_the_pairwise_reference(y: float, members: list[float]) -> None:
+    df = pl.DataFrame({"y": [y], "x": [members]})
+    scale = max(1.0, abs(y), *(abs(v) for v in members))
+    for estimator in ("energy", "fair"):
+        value = df.select(pc.crps_ensemble("y", ensemble="x", estimator=estimator)).item()  # type: ignore[arg-type]
+        expected = rr.crps_ensemble([y], [members], estimator)[0]
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-13 * scale)
+    energy = df.select(pc.crps_ensemble("y", ensemble="x")).item()
+    assert energy >= -1e-13 * scale
