@@ -70,6 +70,7 @@ from polars_calib._metrics.diagnostics import (
     spiegelhalter_p,
     spiegelhalter_z,
 )
+from polars_calib._metrics.ensembles import crps_ensemble, rank_pit
 from polars_calib._metrics.intervals import (
     coverage_gap,
     interval_coverage,
@@ -156,6 +157,7 @@ __all__ = [
     "confidence_ece",
     "coverage_gap",
     "crps",
+    "crps_ensemble",
     "debiased_ece",
     "debiased_ece_squared",
     "ece",
@@ -191,6 +193,7 @@ __all__ = [
     "quantile_calibration_score",
     "quantile_reliability",
     "quantile_reliability_from_statistics",
+    "rank_pit",
     "refinement_loss",
     "refused_counts",
     "refused_rows",

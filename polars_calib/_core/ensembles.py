@@ -1,0 +1,145 @@
+"""Ensemble predictions: M members drawn from the predictive distribution, and their refused rule.
+
+An ensemble prediction of a target y is an ``Array`` or ``List`` column of M numbers
+x_1 .. x_M per row (a sample from the predictive distribution). Its problem is a
+:class:`~polars_calib._core.problem.Problem`, so the refused rule, the checks and their
+messages are the ones every other problem has:
+
+* ``prob`` is null (the rank PIT needs a seed and a row identity, see :func:`rank_pit_expr`);
+* ``label`` is the target;
+* ``terms`` are the per-row CRPS of the two estimators, ``crps_energy`` (pairs over M²)
+  and ``crps_fair`` (pairs over M(M - 1)), computed from the members sorted per row with
+  ``sum_{i,j} |x_i - x_j| = 2 sum_i (2i - M - 1) x_(i)`` (1-based order statistics), so
+  no pairwise loop exists (``docs/regression.md``, "Ensembles").
+
+A row is **present** when its target, its ensemble and its weight are non-null; it is
+**refused** when a non-null value breaks a check: a NaN or infinite target, a null, NaN
+or infinite member inside a non-null ensemble, fewer members than ``min_members`` (1;
+2 for the fair CRPS, whose M(M - 1) is 0 for one member), or a weight the other problems
+refuse. Rows of a ``List`` column may hold different numbers of members: each row is
+scored with its own M (a row's CRPS and rank PIT only use its own members).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import polars as pl
+
+from polars_calib._core.draws import MASK, mix, seed_words
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.problem import (
+    Check,
+    Problem,
+    _name,
+    _present,
+    _weight_checks,
+    _weight_total_check,
+    weight_ok,
+)
+from polars_calib._core.regression import _numeric
+
+__all__ = ["ENSEMBLE_TERMS", "ensemble_problem", "rank_pit_expr"]
+
+ENSEMBLE_TERMS = ("crps_energy", "crps_fair")
+"""The row terms of an ensemble problem."""
+
+_TWO_32 = 4294967296.0
+
+
+def _members(ensemble: IntoExpr) -> pl.Expr:
+    """The ensemble as ``List(Float64)`` (an ``Array`` column is cast to a list)."""
+    return to_expr(ensemble, "ensemble").cast(pl.List(pl.Float64))
+
+
+def ensemble_problem(
+    target: IntoExpr,
+    ensemble: IntoExpr,
+    weight: IntoExpr | None = None,
+    *,
+    min_members: int = 1,
+) -> Problem:
+    """The problem of ensemble predictions `ensemble` of `target` (see the module)."""
+    y, x = _numeric(target, "target"), _members(ensemble)
+    w, weight_checks = _weight_checks(weight)
+    m = x.list.len()
+    y_ok = y.is_finite()
+    # A null member has a null is_finite: filled as not finite, so it is refused too.
+    bad_member = x.list.eval(~pl.element().is_finite().fill_null(False)).list.any()
+    too_few = m < min_members
+    ensemble_name = _name(ensemble, "ensemble")
+    few = (
+        "an ensemble with no member" if min_members <= 1 else "an ensemble of fewer than 2 members"
+    )
+    checks = [
+        Check(_name(target, "target"), "target NaN or infinite", ~y_ok, y),
+        Check(ensemble_name, "ensemble member null, NaN or infinite", bad_member),
+        Check(ensemble_name, few, too_few, m.cast(pl.Float64)),
+        *weight_checks,
+    ]
+    ok = y_ok & ~bad_member & ~too_few
+    if w is not None:
+        ok = ok & weight_ok(w)
+    present = _present(y, x, w)
+    return Problem(
+        pl.lit(None, dtype=pl.Float64),
+        y,
+        w,
+        present,
+        ~ok,
+        (*checks, *_weight_total_check(weight, w, present)),
+        ensemble_terms(y, x),
+        ok=ok,
+    )
+
+
+def ensemble_terms(y: pl.Expr, x: pl.Expr) -> dict[str, pl.Expr]:
+    """The per-row CRPS of an ensemble, energy (M²) and fair (M(M - 1)) forms."""
+    m = x.list.len()
+    spread = (x - y).list.eval(pl.element().abs()).list.mean()
+    # half the pair sum: sum_{i<j} |x_i - x_j| = sum_i (2i - M - 1) x_(i), i = 1 .. M
+    coefficients = pl.int_ranges(1, m + 1, dtype=pl.Int64) * 2 - m - 1
+    half_pairs = (x.list.sort() * coefficients).list.sum()
+    m = m.cast(pl.Float64)
+    return {
+        "crps_energy": spread - half_pairs / (m * m),
+        "crps_fair": spread - half_pairs / (m * (m - 1.0)),
+    }
+
+
+def _bound(value: pl.Expr, step: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
+    """``step(value)`` with `value` evaluated once: each mixer step reads its input several
+    times, so nested mixes written inline grow exponentially; inside ``list.eval`` the
+    input is ``pl.element()``, a leaf."""
+    return pl.concat_list(value).list.eval(step(pl.element())).list.first()
+
+
+def _uniform(identity: pl.Expr, seed: int) -> pl.Expr:
+    """The uniform of replicate 0 for the row key of (`identity`, `seed`) (``_core/draws``).
+
+    The same word as :func:`polars_calib._core.draws.word_int` ``(identity, 0, seed)``.
+    """
+    s1, s2 = seed_words(seed)
+    ident = identity.cast(pl.Int64)
+    lo, hi = ident & MASK, (ident // 2**32) & MASK
+    h1 = _bound(_bound(lo ^ s1, mix) ^ hi, mix)
+    h2 = _bound(_bound(hi ^ s2, mix) ^ lo, mix)
+    return (_bound(h1, mix) ^ h2).cast(pl.Float64) / _TWO_32
+
+
+def rank_pit_expr(
+    target: IntoExpr, ensemble: IntoExpr, seed: int, identity: pl.Expr
+) -> tuple[Problem, pl.Expr]:
+    """The randomized rank PIT of each row (unmasked) and its problem.
+
+    ``u = (B + V (E + 1)) / (M + 1)`` with ``B = #{x < y}``, ``E = #{x == y}`` and ``V``
+    the row's uniform draw: uniform on ``[B / (M + 1), (B + E + 1) / (M + 1)]``.
+    """
+    problem = ensemble_problem(target, ensemble)
+    x, y = _members(ensemble), problem.label
+    difference = x - y  # IEEE: x - y < 0 exactly when x < y, == 0 exactly when x == y
+    below = difference.list.eval((pl.element() < 0.0).cast(pl.Float64)).list.sum()
+    equal = difference.list.eval((pl.element() == 0.0).cast(pl.Float64)).list.sum()
+    m = x.list.len().cast(pl.Float64)
+    u = (below + _uniform(identity, seed) * (equal + 1.0)) / (m + 1.0)
+    return problem, u
