@@ -197,3 +197,24 @@ def test_load_refuses_a_tampered_file(tmp_path: Path) -> None:
     path.write_text(json.dumps({"format": "polars_calib.calibrator"}))
     with pytest.raises(pc.CalibrationDataError, match="not a regression calibrator"):
         pc.load_regression_calibrator(path)
+
+
+def test_expression_keys_are_computed_again_and_not_saved(tmp_path: Path) -> None:
+    data = gaussian_log(300, 8)
+    key = pl.col("g").str.to_uppercase().alias("G")
+    cal = pc.fit_regression_calibrator(data, "y", mean="mu", std="sigma", by=key)
+    plain = pc.fit_regression_calibrator(data, "y", mean="mu", std="sigma", by="g")
+    assert cal.params["scale"].equals(plain.params["scale"])
+    assert data.select(cal.expr()).equals(data.select(plain.expr()))
+    with pytest.raises(ValueError, match="expression keys"):
+        cal.save(tmp_path / "cal.json")
+
+
+def test_conformal_rank_is_the_exact_ceiling() -> None:
+    # (24 + 1) * 0.28 is 7.000000000000001 in floats: a float ceiling would take the 8th.
+    scores = [float(i) for i in range(1, 25)]
+    data = pl.DataFrame({"y": scores, "mu": 0.0, "sigma": 1.0})
+    cal = pc.fit_regression_calibrator(
+        data, "y", mean="mu", std="sigma", method="conformal", level=0.28
+    )
+    assert cal.params["quantile"].item() == 7.0 == rr.conformal_quantile(scores, 0.72)

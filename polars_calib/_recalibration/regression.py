@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import polars as pl
 
-from polars_calib._core.exprs import IntoExpr, Keys
+from polars_calib._core.exprs import GroupKeys, IntoExpr, Keys, to_expr
 from polars_calib._core.files import write_text
 from polars_calib._core.options import check_choice
 from polars_calib._core.validation import CalibrationDataError
@@ -71,7 +71,7 @@ _SCORE = "__polars_calib_score__"
 _PARAMETER: dict[str, str] = {"std_scaling": "scale", "conformal": "quantile"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RegressionCalibrator:
     """Fitted recalibration of Gaussian predictions, one row of ``params`` per group.
 
@@ -80,7 +80,9 @@ class RegressionCalibrator:
     ``fallback``, a group without used weight or with every y equal to its μ) or
     ``quantile`` (conformal: the interval μ ∓ quantile · σ; infinite where
     ``fallback``, a group with too few rows for its level). Build one with
-    :func:`fit_regression_calibrator`.
+    :func:`fit_regression_calibrator`. ``computed`` holds the keys fitted `by` an
+    expression (computed again from the data it is applied to; such a calibrator
+    cannot be saved).
     """
 
     method: RegressionRecalibration
@@ -90,6 +92,7 @@ class RegressionCalibrator:
     std: str
     level: float | None = None
     schema: dict[str, str] = field(default_factory=dict)
+    computed: dict[str, pl.Expr] = field(default_factory=dict)
 
     def _value(self) -> pl.Expr:
         """Each row's fitted value for its group (null for a group not fitted)."""
@@ -97,7 +100,10 @@ class RegressionCalibrator:
         values = self.params[name].cast(pl.Float64).to_numpy().reshape(-1, 1)
         table = self.params.select(list(self.by))
         (found,) = per_group(
-            [pl.col(k) for k in self.by], table, np.asarray(values, np.float64), [math.nan]
+            [self.computed.get(k, pl.col(k)) for k in self.by],
+            table,
+            np.asarray(values, np.float64),
+            [math.nan],
         )
         return pl.when(found.is_nan()).then(None).otherwise(found)
 
@@ -122,7 +128,7 @@ class RegressionCalibrator:
         >>> train.lazy().select(cal.expr()).collect()["sigma"].to_list()
         [1.5811388300841898, 1.5811388300841898, 1.5811388300841898, 1.5811388300841898]
         """
-        sigma = pl.col(self.std) if std is None else _to_expr(std)
+        sigma = pl.col(self.std) if std is None else to_expr(std, "std")
         return (sigma.cast(pl.Float64) * self._value()).alias(_output_name(sigma))
 
     def interval_exprs(
@@ -146,7 +152,7 @@ class RegressionCalibrator:
         if self.method != "conformal":
             msg = f"interval bounds need method 'conformal', this calibrator is {self.method!r}"
             raise ValueError(msg)
-        mu = (pl.col(self.mean) if mean is None else _to_expr(mean)).cast(pl.Float64)
+        mu = (pl.col(self.mean) if mean is None else to_expr(mean, "mean")).cast(pl.Float64)
         half = self.expr(std)
         return (mu - half).alias("lower"), (mu + half).alias("upper")
 
@@ -171,6 +177,12 @@ class RegressionCalibrator:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the file's content (see :func:`load_regression_calibrator`)."""
+        if self.computed:
+            msg = (
+                f"a calibrator with expression keys ({', '.join(self.computed)}) cannot be "
+                "saved: add the keys as columns and fit `by` their names"
+            )
+            raise ValueError(msg)
         name = _PARAMETER[self.method]
         finite = self.params.with_columns(
             pl.when(pl.col(name).is_finite()).then(pl.col(name)).alias(name)
@@ -202,10 +214,6 @@ class RegressionCalibrator:
         """
         text = json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n"
         return write_text(path, text)
-
-
-def _to_expr(value: IntoExpr) -> pl.Expr:
-    return pl.col(value) if isinstance(value, str) else value  # type: ignore[return-value]
 
 
 def _output_name(expr: pl.Expr) -> str:
@@ -354,6 +362,7 @@ def fit_regression_calibrator(
         std=std,
         level=float(level) if method == "conformal" else None,
         schema={k: str(schema[k]) for k in keys},
+        computed={e.meta.output_name(): e for e in GroupKeys(by).computed()},
     )
 
 
