@@ -48,7 +48,7 @@ def test_std_scaling_is_the_nll_minimum() -> None:
 def test_std_scaling_improves_held_out_calibration_per_group() -> None:
     cal = pc.fit_regression_calibrator(gaussian_log(900, 2), "y", mean="mu", std="sigma", by="g")
     test = cal.apply(gaussian_log(900, 3))
-    metrics = ["mean_absolute_calibration_error", "nll"]
+    metrics: list[pc.RegressionMetric] = ["mean_absolute_calibration_error", "nll"]
     before = pc.regression_summary(test, "y", mean="mu", std="sigma", by="g", metrics=metrics)
     after = pc.regression_summary(
         test, "y", mean="mu", std="sigma_calibrated", by="g", metrics=metrics
@@ -124,10 +124,10 @@ def test_conformal_coverage_on_held_out_data_per_group() -> None:
     test = cal.apply(gaussian_log(3000, 6))
     covered = (pl.col("lower") <= pl.col("y")) & (pl.col("y") <= pl.col("upper"))
     coverage = test.group_by("g").agg(covered.mean().alias("y"))
-    assert coverage["y"].min() >= 0.88  # 0.9 up to sampling error on 1000 rows
+    assert coverage["y"].cast(pl.Float64).to_numpy().min() >= 0.88  # 0.9 up to sampling error on 1000 rows
     inside = (pl.col("y") - pl.col("mu")).abs() <= 1.645 * pl.col("sigma")
     raw = test.group_by("g").agg(inside.mean().alias("y"))
-    assert raw["y"].min() < 0.7  # the raw 90% Gaussian intervals of group "a" undercover
+    assert raw["y"].cast(pl.Float64).to_numpy().min() < 0.7  # the raw 90% Gaussian intervals of group "a" undercover
 
 
 def test_refused_rows_raise_with_counts() -> None:
@@ -218,3 +218,29 @@ def test_conformal_rank_is_the_exact_ceiling() -> None:
         data, "y", mean="mu", std="sigma", method="conformal", level=0.28
     )
     assert cal.params["quantile"].item() == 7.0 == rr.conformal_quantile(scores, 0.72)
+
+
+def test_conformal_expected_coverage_is_the_guarantee_per_group() -> None:
+    # 400 calibration sets of n = 30 rows for each group, fitted in one call (by rep, g):
+    # each set's coverage of a new row is exact (the noise is 1.8 σ N(0, 1) in "a",
+    # 0.5 σ N(0, 1) in "b"), and its mean over sets is k / (n + 1) = 28 / 31 >= 0.9.
+    rng = np.random.default_rng(9)
+    reps, n = 400, 30
+    rep = np.repeat(np.arange(reps), 2 * n)
+    group = np.tile(np.repeat(["a", "b"], n), reps)
+    factor = np.where(group == "a", 1.8, 0.5)
+    sigma = rng.uniform(0.3, 2.0, rep.size)
+    data = pl.DataFrame(
+        {"rep": rep, "g": group, "mu": 0.0, "sigma": sigma, "f": factor}
+    ).with_columns(y=pl.Series(factor * sigma * rng.standard_normal(rep.size)))
+    cal = pc.fit_regression_calibrator(
+        data, "y", mean="mu", std="sigma", by=["rep", "g"], method="conformal", level=0.9
+    )
+    params = cal.params.with_columns(f=pl.when(pl.col("g") == "a").then(1.8).otherwise(0.5))
+    q, f = params["quantile"].to_numpy(), params["f"].to_numpy()
+    covered = np.array([math.erf(v) for v in q / (f * math.sqrt(2.0))])
+    for name in ("a", "b"):
+        mine = covered[params["g"].to_numpy() == name]
+        error = 4.0 * mine.std() / math.sqrt(reps)
+        assert abs(mine.mean() - 28 / 31) < error
+        assert mine.mean() >= 0.9 - error
