@@ -246,3 +246,16 @@ def test_conformal_expected_coverage_is_the_guarantee_per_group() -> None:
         error = 4.0 * mine.std() / math.sqrt(reps)
         assert abs(mine.mean() - 28 / 31) < error
         assert mine.mean() >= 0.9 - error
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_frame_method_is_the_free_function(lazy: bool) -> None:
+    data = gaussian_log(200, 10)
+    frame = data.lazy() if lazy else data
+    cal = frame.calib.fit_regression_calibrator(
+        "y", mean="mu", std="sigma", by="g", method="conformal", level=0.8
+    )
+    free = pc.fit_regression_calibrator(
+        data, "y", mean="mu", std="sigma", by="g", method="conformal", level=0.8
+    )
+    assert cal.params.equals(free.params)
