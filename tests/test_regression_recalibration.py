@@ -259,3 +259,13 @@ def test_frame_method_is_the_free_function(lazy: bool) -> None:
         data, "y", mean="mu", std="sigma", by="g", method="conformal", level=0.8
     )
     assert cal.params.equals(free.params)
+
+
+@pytest.mark.parametrize(("level", "rank"), [(0.8999999999999999, 9001), (1e-20, 1)])
+def test_conformal_rank_of_a_long_decimal_level(level: float, rank: int) -> None:
+    # 10001 * 8999999999999999 overflows Int64: the rank is computed in Int128.
+    data = pl.DataFrame({"y": np.arange(1.0, 10001.0), "mu": 0.0, "sigma": 1.0})
+    cal = pc.fit_regression_calibrator(
+        data, "y", mean="mu", std="sigma", method="conformal", level=level
+    )
+    assert cal.params["quantile"].item() == float(rank)

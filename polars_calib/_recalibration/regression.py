@@ -241,8 +241,11 @@ def _parameter(method: str, level: Fraction) -> tuple[pl.Expr, pl.Expr]:
         return pl.when(fallback).then(1.0).otherwise(mean_z2.sqrt()), fallback
     # The k-th smallest of n scores, k = ceil((n + 1) level) in integers: with +inf
     # appended, k = n + 1 (too few rows for the level) picks the infinite bound.
-    n = used.sum().cast(pl.Int64)
-    k = ((n + 1) * level.numerator + level.denominator - 1) // level.denominator
+    # Int128: the level's decimal numerator (up to 17 digits) times n + 1 passes 2**63.
+    n = used.sum().cast(pl.Int128)
+    numerator, denominator = (pl.lit(v, pl.Int128) for v in level.as_integer_ratio())
+    k = (((n + 1) * numerator + denominator - 1) // denominator).cast(pl.Int64)
+    n = n.cast(pl.Int64)
     scores = pl.col(_SCORE).filter(used).append(pl.lit(math.inf, pl.Float64)).sort()
     return scores.get(k - 1), k > n
 
