@@ -192,6 +192,11 @@ def test_load_refuses_a_tampered_file(tmp_path: Path) -> None:
     with pytest.raises(pc.CalibrationDataError, match=r"params\.rows\[1\]\.scale"):
         pc.load_regression_calibrator(path)
     content["params"]["rows"][1]["scale"] = 1.0
+    content["params"]["rows"][0]["fallback"] = "no"
+    path.write_text(json.dumps(content))
+    with pytest.raises(pc.CalibrationDataError, match=r"params\.rows\[0\]\.fallback"):
+        pc.load_regression_calibrator(path)
+    content["params"]["rows"][0]["fallback"] = False
     content["method"] = "isotonic"
     path.write_text(json.dumps(content))
     with pytest.raises(pc.CalibrationDataError, match=r"method"):

@@ -37,6 +37,7 @@ from polars_calib._recalibration.rows import (
 from polars_calib._recalibration.schema import (
     InvalidFileError,
     Rule,
+    boolean,
     choice,
     dictionary,
     distinct_names,
@@ -396,10 +397,7 @@ def _check_params(content: dict[str, Any]) -> None:
     name = _PARAMETER[method]
     rules: dict[str, tuple[str, Rule]] = {
         "count": ("Int64", integer(0)),
-        "fallback": (
-            "Boolean",
-            lambda v, p: None if isinstance(v, bool) else fail(p, "must be true or false"),
-        ),
+        "fallback": ("Boolean", boolean),
         name: ("Float64", number(0.0, above=True) if name == "scale" else optional(number(0.0))),
     }
     columns = content["params"]["columns"]
