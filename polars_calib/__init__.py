@@ -108,8 +108,11 @@ from polars_calib._recalibration import (
     Calibrator,
     ClippedScoresWarning,
     Evaluation,
+    RegressionCalibrator,
     fit_calibrator,
+    fit_regression_calibrator,
     load_calibrator,
+    load_regression_calibrator,
 )
 from polars_calib._report.report import HtmlReport, html_report
 from polars_calib._smooth import smooth_ece as smooth_ece  # deprecated, not in __all__
@@ -140,6 +143,7 @@ __all__ = [
     "Keys",
     "Metric",
     "Reduction",
+    "RegressionCalibrator",
     "RegressionMetric",
     "Resampling",
     "Strategy",
@@ -162,6 +166,7 @@ __all__ = [
     "debiased_ece_squared",
     "ece",
     "fit_calibrator",
+    "fit_regression_calibrator",
     "frame",
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
@@ -174,6 +179,7 @@ __all__ = [
     "kuiper_calibration",
     "kuiper_calibration_p",
     "load_calibrator",
+    "load_regression_calibrator",
     "log_loss",
     "mce",
     "mean_absolute_calibration_error",

@@ -48,8 +48,14 @@ from polars_calib._frames.regression import (
     regression_summary,
 )
 from polars_calib._frames.statistics import bin_statistics
-from polars_calib._recalibration import Calibrator, fit_calibrator
+from polars_calib._recalibration import (
+    Calibrator,
+    RegressionCalibrator,
+    fit_calibrator,
+    fit_regression_calibrator,
+)
 from polars_calib._recalibration.newton import SAMPLE_ROWS
+from polars_calib._recalibration.regression import RegressionRecalibration
 from polars_calib._smooth import smooth_ece_statistics, smooth_ece_summary
 from polars_calib._table.plan import FrameT
 from polars_calib._table.regression import REGRESSION_METRICS
@@ -553,6 +559,40 @@ class _FrameCalibNamespace(Generic[FrameT]):
             sum_tol=sum_tol,
             pos_label=pos_label,
             sample_rows=sample_rows,
+        )
+
+    def fit_regression_calibrator(
+        self,
+        target: str,
+        *,
+        mean: str,
+        std: str,
+        by: Keys = None,
+        method: RegressionRecalibration = "std_scaling",
+        level: float = 0.9,
+        weight: str | None = None,
+    ) -> RegressionCalibrator:
+        """Fit a recalibration of Gaussian predictions per group.
+
+        See :func:`polars_calib.fit_regression_calibrator`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.LazyFrame({"y": [2.0, -2.0], "mu": 0.0, "sigma": 1.0})
+        >>> df.calib.fit_regression_calibrator("y", mean="mu", std="sigma").params["scale"].item()
+        2.0
+        """
+        return fit_regression_calibrator(
+            self._data,
+            target,
+            mean=mean,
+            std=std,
+            by=by,
+            method=method,
+            level=level,
+            weight=weight,
         )
 
     def regression_statistics(

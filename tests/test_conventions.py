@@ -94,6 +94,8 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("uniform_edges", "n_bins"): ("int", _EMPTY),
     # The PIT histogram draws its table's bins unless asked to merge them.
     ("plot_pit_histogram", "n_bins"): ("int | None", None),
+    # The conformal recalibration's target coverage (MAPIE's 0.9); unused by σ scaling.
+    ("fit_regression_calibrator", "level"): ("float", 0.9),
 }
 """Parameters that differ from :data:`AGREED` on purpose: (annotation, default)."""
 

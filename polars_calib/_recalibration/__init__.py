@@ -23,7 +23,8 @@ The modules, each importing only the ones above it in this list:
 * ``apply``: the fitted maps as a pure expression;
 * ``evaluate``: before/after metrics and reliability (:class:`Evaluation`);
 * ``calibrator``: :class:`Calibrator` and its file format (:func:`load_calibrator`);
-* ``fit``: :func:`fit_calibrator`, its argument checks and the fallbacks.
+* ``fit``: :func:`fit_calibrator`, its argument checks and the fallbacks;
+* ``regression``: :func:`fit_regression_calibrator` (Gaussian predictions) and its file.
 """
 
 from polars_calib._recalibration.calibrator import (
@@ -35,6 +36,11 @@ from polars_calib._recalibration.calibrator import (
 from polars_calib._recalibration.evaluate import Evaluation
 from polars_calib._recalibration.fit import fit_calibrator
 from polars_calib._recalibration.maps import ClippedScoresWarning
+from polars_calib._recalibration.regression import (
+    RegressionCalibrator,
+    fit_regression_calibrator,
+    load_regression_calibrator,
+)
 
 __all__ = [
     "FORMAT",
@@ -42,6 +48,9 @@ __all__ = [
     "Calibrator",
     "ClippedScoresWarning",
     "Evaluation",
+    "RegressionCalibrator",
     "fit_calibrator",
+    "fit_regression_calibrator",
     "load_calibrator",
+    "load_regression_calibrator",
 ]
