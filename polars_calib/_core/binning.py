@@ -29,10 +29,10 @@ an edge:
 * :func:`uniform_edges` and :meth:`Binning.grid`: the exact edges, as floats and as a
   frame of ``bin, lower, upper``;
 * :func:`quantile_edges`: the quantile edges of a group, as expressions;
-* :func:`range_edges` and :func:`edge_masks`: equal-width edges between two
+* :func:`range_edges` and :func:`edge_index`: equal-width edges between two
   expressions (a group's smallest and largest value, or a fixed range), computed as
-  ``np.linspace`` computes them, and one mask per bin of any such edges (the σ-bins of
-  :mod:`polars_calib._metrics.variance`);
+  ``np.linspace`` computes them, and the bin of a value among any such edges (the
+  σ-bins of :mod:`polars_calib._metrics.variance`);
 * :class:`GroupedEdges` and :func:`edge_bins`: explicit edges fitted per group (a
   calibrator's quantile bins, its isotonic thresholds), one exact search per row;
 * :func:`linear_grid`: the two neighbouring points of a fine grid ``k / G`` and the
@@ -82,7 +82,7 @@ __all__ = [
     "binning",
     "cell_width",
     "edge_bins",
-    "edge_masks",
+    "edge_index",
     "linear_grid",
     "linspace",
     "quantile_edges",
@@ -445,33 +445,31 @@ def range_edges(lo: pl.Expr, hi: pl.Expr, n_bins: int) -> list[pl.Expr]:
     """
     check_n_bins(n_bins)
     _check_edge_bins(n_bins, "equal-width edges between two expressions")
-    # `lo` and `hi` are scalars (aggregates or literals): Polars divides a scalar by a
-    # scalar exactly (a column by a literal goes through the reciprocal).
-    step = (hi - lo) / float(n_bins)
+    # Polars divides a column by a literal through its reciprocal (see
+    # `_uniform_bin_value`), and a group-by's aggregates are a column: a column-shaped
+    # divisor keeps numpy's division in every context.
+    width = hi - lo
+    step = width / width.clip(float(n_bins), float(n_bins))
     inner = [step * float(k) + lo for k in range(1, n_bins)]
     return [lo, *inner, hi]
 
 
-def edge_masks(value: pl.Expr, edges: Sequence[pl.Expr], closed: Closed) -> list[pl.Expr]:
-    """Per bin between consecutive `edges`, whether `value` lies in it (the one rule).
+def edge_index(value: pl.Expr, edges: Sequence[pl.Expr], closed: Closed) -> pl.Expr:
+    """The Int32 bin of `value` among `edges` (null: outside ``[e_0, e_B]``, null or NaN).
 
     Right-closed: ``[e_0, e_1], (e_1, e_2], ..., (e_(B-1), e_B]``; left-closed:
-    ``[e_0, e_1), ..., [e_(B-1), e_B]``: the rule of :class:`Binning` (a bin holds the
-    values above its lower inner edge, or at or above it when left-closed), with both
-    outer edges closed. A value outside ``[e_0, e_B]`` (or null, or NaN) is in no bin.
-    Equal edges make empty bins: with all edges equal, the value ``e_0`` is in the
-    first bin (right-closed) or the last (left-closed), as ``np.histogram``.
+    ``[e_0, e_1), ..., [e_(B-1), e_B]``: the rule of :class:`Binning` (the number of
+    inner edges below the value, or at or below it when left-closed), with both outer
+    edges closed. Equal edges make empty bins: with all edges equal, the value ``e_0``
+    is in the first bin (right-closed) or the last (left-closed), as ``np.histogram``.
     """
     inside = (value >= edges[0]) & (value <= edges[-1])
-    inner = edges[1:-1]
     if closed == "right":
-        beyond = [value > edge for edge in inner]
+        beyond = [(value > edge).cast(pl.Int32) for edge in edges[1:-1]]
     else:
-        beyond = [value >= edge for edge in inner]
-    if not beyond:
-        return [inside]
-    middle = [b & ~c for b, c in pairwise(beyond)]
-    return [inside & m for m in (~beyond[0], *middle, beyond[-1])]
+        beyond = [(value >= edge).cast(pl.Int32) for edge in edges[1:-1]]
+    count = pl.sum_horizontal(beyond) if beyond else pl.lit(0, pl.Int32)
+    return pl.when(inside).then(count.cast(pl.Int32))
 
 
 def _quantile_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:

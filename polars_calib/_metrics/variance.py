@@ -1,24 +1,25 @@
 """Variance calibration of Gaussian predictions: ENCE, UCE and QCE, binned over σ.
 
 Each expression bins the used rows of the current group by their standard deviation
-(or variance, for UCE) with the package's one bin rule (:func:`~polars_calib._core.binning.edge_masks`
-over :func:`~polars_calib._core.binning.range_edges` or
+(or variance, for UCE) with the package's one bin rule
+(:func:`~polars_calib._core.binning.edge_index` among
+:func:`~polars_calib._core.binning.range_edges` or
 :func:`~polars_calib._core.binning.quantile_edges`), sums the Gaussian problem's terms
-``squared_error`` and ``variance`` per bin with one masked sum each, and finishes inside
-the group. They work in ``select``, ``group_by().agg``, ``over`` and the streaming
-engine; a group holding a refused row gives null. See ``docs/regression.md``,
-"Variance calibration: ENCE, UCE, QCE".
+``squared_error`` and ``variance`` per bin, and finishes inside the group. They work
+in ``select``, ``group_by().agg``, ``over`` and the streaming engine; a group holding a
+refused row gives null. See ``docs/regression.md``, "Variance calibration: ENCE, UCE, QCE".
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
 
 import polars as pl
 
-from polars_calib._core.binning import edge_masks, quantile_edges, range_edges
+from polars_calib._core.binning import edge_index, quantile_edges, range_edges
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import Closed, Strategy, check_choice, check_n_bins
 from polars_calib._core.regression import gaussian_problem
@@ -72,44 +73,91 @@ def _check_levels(levels: Sequence[float]) -> list[float]:
     return out
 
 
+@dataclass(frozen=True)
+class _SigmaBins:
+    """The σ-bins (or σ²-bins) of an expression: the checked options that travel together."""
+
+    n_bins: int
+    strategy: Strategy
+    value_range: tuple[float, float] | None
+    closed: Closed
+
+    def __post_init__(self) -> None:
+        _check_bins(self.n_bins, self.strategy, self.value_range, self.closed)
+
+    def index(self, binned: pl.Expr) -> pl.Expr:
+        """The bin of each row of `binned` (null on the rows not counted, or out of range)."""
+        if self.value_range is not None:
+            lo, hi = (pl.lit(float(v), pl.Float64) for v in self.value_range)
+            edges = range_edges(lo, hi, self.n_bins)
+        elif self.strategy == "uniform":
+            edges = range_edges(binned.min(), binned.max(), self.n_bins)
+        else:
+            edges = quantile_edges(binned, self.n_bins)
+        return edge_index(binned, edges, self.closed)
+
+
 class _Rows:
-    """The used rows of a Gaussian problem in the current group, and their bins."""
+    """The counted rows of a Gaussian problem in the current group, packed into one list.
+
+    The row rule (present, not refused, positive weight) and the bin of each row are
+    evaluated once: the counted rows' weight, ``σ²``, ``(y - μ)²``, bin (and the
+    expression's extra columns) are packed into a list per group, and the finisher
+    runs on its fields inside ``list.eval``, where each per-bin sum is a small
+    expression of the fields (the row rule and the edges expanded in every masked sum
+    made plans of seconds). The list holds the group's counted rows, as the package's
+    quantile-bin expressions do.
+    """
 
     def __init__(
-        self, target: IntoExpr, mean: IntoExpr, std: IntoExpr, weight: IntoExpr | None
+        self,
+        target: IntoExpr,
+        mean: IntoExpr,
+        std: IntoExpr,
+        weight: IntoExpr | None,
+        bins: tuple[_SigmaBins, str] | None = None,
+        extra: dict[str, pl.Expr] | None = None,
     ) -> None:
         problem = gaussian_problem(target, mean, std, weight)
-        self.weight = pl.lit(1.0) if problem.weight is None else problem.weight
+        row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
         # Rows of weight zero count for nothing, not even for the group's σ range.
-        self.counted = problem.present & ~problem.refused & (self.weight > 0.0)
-        self.squared_error = problem.terms["squared_error"]
-        self.variance = problem.terms["variance"]
-        self.sigma = pl.when(self.counted).then(to_expr(std, "std").cast(pl.Float64))
-        self.total = self.sum(pl.lit(1.0))
-        self.valid = ~problem.invalid & (self.total > 0.0)
+        counted = problem.present & ~problem.refused & (row_weight > 0.0)
+        columns = {
+            "weight": row_weight,
+            "variance": problem.terms["variance"],
+            "squared_error": problem.terms["squared_error"],
+            **(extra or {}),
+        }
+        if bins is not None:
+            spec, over = bins
+            sigma = to_expr(std, "std").cast(pl.Float64)
+            binned = sigma if over == "sigma" else problem.terms["variance"]
+            columns["bin"] = spec.index(pl.when(counted).then(binned))
+        packed = pl.struct([e.alias(k) for k, e in columns.items()]).filter(counted)
+        self._packed = packed.implode()
+        total = pl.when(counted).then(row_weight).sum()
+        self.valid = ~problem.invalid & (total > 0.0)
+        self.n_bins = 0 if bins is None else bins[0].n_bins
 
-    def sum(self, value: pl.Expr, mask: pl.Expr | None = None) -> pl.Expr:
-        """Weighted sum of `value` over the counted rows (in `mask`)."""
-        kept = self.counted if mask is None else self.counted & mask
-        return pl.when(kept).then(self.weight * value).sum()
+    @staticmethod
+    def field(name: str) -> pl.Expr:
+        """A packed column, inside :meth:`finish`."""
+        return pl.element().struct.field(name)
 
-    def masks(
-        self,
-        binned: pl.Expr,
-        n_bins: int,
-        strategy: Strategy,
-        value_range: tuple[float, float] | None,
-        closed: Closed,
-    ) -> list[pl.Expr]:
-        """One mask per bin of `binned` (σ or σ²) over the counted rows."""
-        if value_range is not None:
-            lo, hi = (pl.lit(float(v), pl.Float64) for v in value_range)
-            edges = range_edges(lo, hi, n_bins)
-        elif strategy == "uniform":
-            edges = range_edges(binned.min(), binned.max(), n_bins)
-        else:
-            edges = quantile_edges(binned, n_bins)
-        return edge_masks(binned, edges, closed)
+    def masks(self) -> list[pl.Expr]:
+        """One mask per bin, inside :meth:`finish`."""
+        return [self.field("bin") == k for k in range(self.n_bins)]
+
+    def finish(self, value: pl.Expr, target: IntoExpr) -> pl.Expr:
+        """`value` (of the packed fields) per group; null where the group is not valid."""
+        result = self._packed.list.eval(value).list.first()
+        return _named(pl.when(self.valid).then(result), target)
+
+    @classmethod
+    def sum(cls, value: pl.Expr, mask: pl.Expr | None = None) -> pl.Expr:
+        """Weighted sum of `value` over the packed rows (in `mask`)."""
+        weighted = cls.field("weight") * value
+        return weighted.sum() if mask is None else pl.when(mask).then(weighted).sum()
 
 
 def _named(value: pl.Expr, column: IntoExpr) -> pl.Expr:
@@ -189,18 +237,17 @@ def ence(
     │ 1.666667 │
     └──────────┘
     """
-    _check_bins(n_bins, strategy, range, closed)
-    rows = _Rows(target, mean, std, weight)
+    bins = _SigmaBins(n_bins, strategy, range, closed)
+    rows, field = _Rows(target, mean, std, weight, (bins, "sigma")), _Rows.field
     terms, filled = [], []
-    for mask in rows.masks(rows.sigma, n_bins, strategy, range, closed):
+    for mask in rows.masks():
         bin_weight = rows.sum(pl.lit(1.0), mask)
-        rmv = (rows.sum(rows.variance, mask) / bin_weight).sqrt()
-        rmse = (rows.sum(rows.squared_error, mask) / bin_weight).sqrt()
+        rmv = (rows.sum(field("variance"), mask) / bin_weight).sqrt()
+        rmse = (rows.sum(field("squared_error"), mask) / bin_weight).sqrt()
         terms.append(pl.when(bin_weight > 0.0).then((rmv - rmse).abs() / rmv))
         filled.append((bin_weight > 0.0).cast(pl.Float64))
     n_filled = pl.sum_horizontal(filled)
-    value = pl.when(n_filled > 0.0).then(pl.sum_horizontal(terms) / n_filled)
-    return _named(pl.when(rows.valid).then(value), target)
+    return rows.finish(pl.when(n_filled > 0.0).then(pl.sum_horizontal(terms) / n_filled), target)
 
 
 def uce(
@@ -270,15 +317,13 @@ def uce(
     │ 0.33 │
     └──────┘
     """
-    _check_bins(n_bins, strategy, range, closed)
-    rows = _Rows(target, mean, std, weight)
-    variance = pl.when(rows.counted).then(rows.variance)
+    bins = _SigmaBins(n_bins, strategy, range, closed)
+    rows, field = _Rows(target, mean, std, weight, (bins, "variance")), _Rows.field
     gaps = [
-        (rows.sum(rows.squared_error, mask) - rows.sum(rows.variance, mask)).abs()
-        for mask in rows.masks(variance, n_bins, strategy, range, closed)
+        (rows.sum(field("squared_error"), mask) - rows.sum(field("variance"), mask)).abs()
+        for mask in rows.masks()
     ]
-    value = pl.sum_horizontal(gaps) / rows.total
-    return _named(pl.when(rows.valid).then(value), target)
+    return rows.finish(pl.sum_horizontal(gaps) / rows.sum(pl.lit(1.0)), target)
 
 
 def qce(
@@ -352,23 +397,27 @@ def qce(
     └──────────┘
     """
     taus = _check_levels(levels)
-    _check_bins(n_bins, strategy, range, closed)
+    bins = _SigmaBins(n_bins, strategy, range, closed)
     if not isinstance(marginal, bool):
         msg = f"`marginal` must be a bool, got {type(marginal).__name__}"
         raise TypeError(msg)
-    rows = _Rows(target, mean, std, weight)
-    normalized = rows.squared_error / rows.variance
+    problem = gaussian_problem(target, mean, std)
+    normalized = problem.terms["squared_error"] / problem.terms["variance"]
+    # netcal's test (y - μ)² / σ² <= χ²₁(τ), χ²₁(τ) = Φ⁻¹((1 + τ) / 2)², one column per level.
     bounds = [NormalDist().inv_cdf(0.5 + tau / 2.0) ** 2 for tau in taus]
-    masks = [None] if marginal else rows.masks(rows.sigma, n_bins, strategy, range, closed)
+    covered = {f"covered_{j}": normalized <= bound for j, bound in enumerate(bounds)}
+    rows = _Rows(target, mean, std, weight, None if marginal else (bins, "sigma"), covered)
+    field = _Rows.field
+    masks: list[pl.Expr | None] = [None] if marginal else [*rows.masks()]
     bin_weights = [rows.sum(pl.lit(1.0), mask) for mask in masks]
     inside = pl.sum_horizontal(bin_weights)
     per_level = []
-    for tau, bound in zip(taus, bounds):
-        covered = (normalized <= bound).cast(pl.Float64)
+    for j, tau in enumerate(taus):
+        hits = field(f"covered_{j}").cast(pl.Float64)
         gaps = [
-            (rows.sum(covered, mask) - tau * bin_weight).abs()
+            (rows.sum(hits, mask) - tau * bin_weight).abs()
             for mask, bin_weight in zip(masks, bin_weights)
         ]
         per_level.append(pl.sum_horizontal(gaps) / inside)
     value = pl.when(inside > 0.0).then(pl.sum_horizontal(per_level) / len(taus))
-    return _named(pl.when(rows.valid).then(value), target)
+    return rows.finish(value, target)
