@@ -98,6 +98,7 @@ from polars_calib._metrics.regression import (
     root_mean_squared_calibration_error,
     sharpness,
 )
+from polars_calib._metrics.variance import ence, qce, uce
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
@@ -165,6 +166,7 @@ __all__ = [
     "debiased_ece",
     "debiased_ece_squared",
     "ece",
+    "ence",
     "fit_calibrator",
     "fit_regression_calibrator",
     "frame",
@@ -196,6 +198,7 @@ __all__ = [
     "plot_quantile_reliability",
     "plot_reliability",
     "prob_vector",
+    "qce",
     "quantile_calibration_score",
     "quantile_reliability",
     "quantile_reliability_from_statistics",
@@ -220,6 +223,7 @@ __all__ = [
     "spiegelhalter_z",
     "summary",
     "top_label_ece",
+    "uce",
     "uniform_edges",
     "validate",
     "validate_statistics",

@@ -92,6 +92,10 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("quantile_reliability_from_statistics", "n_levels"): ("int | None", None),
     # The grid's only argument.
     ("uniform_edges", "n_bins"): ("int", _EMPTY),
+    # netcal's default number of σ-bins (ENCE, UCE, QCE are netcal's metrics).
+    ("ence", "n_bins"): ("int", 10),
+    ("uce", "n_bins"): ("int", 10),
+    ("qce", "n_bins"): ("int", 10),
     # The PIT histogram draws its table's bins unless asked to merge them.
     ("plot_pit_histogram", "n_bins"): ("int | None", None),
     # The conformal recalibration's target coverage (MAPIE's 0.9); unused by σ scaling.

@@ -70,6 +70,9 @@ def typed_regression(df: pl.DataFrame, lf: pl.LazyFrame, curve: pc.Curve) -> Non
     """Gaussian predictions: expressions, frame functions and the typed namespace."""
     assert_type(pc.crps("y", mean="mu", std="s", weight="w"), pl.Expr)
     assert_type(pc.miscalibration_area("y", mean="mu", std="s", curve=curve), pl.Expr)
+    assert_type(pc.ence("y", mean="mu", std="s", range=(0.1, 2.0), closed="left"), pl.Expr)
+    assert_type(pc.uce("y", mean="mu", std="s", strategy="quantile", weight="w"), pl.Expr)
+    assert_type(pc.qce("y", mean="mu", std="s", levels=[0.5, 0.9], marginal=False), pl.Expr)
     metrics: list[pc.RegressionMetric] = ["crps", "mean_absolute_calibration_error"]
     assert_type(pc.regression_summary(lf, "y", mean="mu", std="s", metrics=metrics), pl.LazyFrame)
     assert_type(pc.frame(df).quantile_reliability("y", mean="mu", std="s"), pl.DataFrame)

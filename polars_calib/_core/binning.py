@@ -29,6 +29,10 @@ an edge:
 * :func:`uniform_edges` and :meth:`Binning.grid`: the exact edges, as floats and as a
   frame of ``bin, lower, upper``;
 * :func:`quantile_edges`: the quantile edges of a group, as expressions;
+* :func:`range_edges` and :func:`edge_index`: equal-width edges between two
+  expressions (a group's smallest and largest value, or a fixed range), computed as
+  ``np.linspace`` computes them, and the bin of a value among any such edges (the
+  σ-bins of :mod:`polars_calib._metrics.variance`);
 * :class:`GroupedEdges` and :func:`edge_bins`: explicit edges fitted per group (a
   calibrator's quantile bins, its isotonic thresholds), one exact search per row;
 * :func:`linear_grid`: the two neighbouring points of a fine grid ``k / G`` and the
@@ -78,9 +82,11 @@ __all__ = [
     "binning",
     "cell_width",
     "edge_bins",
+    "edge_index",
     "linear_grid",
     "linspace",
     "quantile_edges",
+    "range_edges",
     "torch_linspace32",
     "uniform_edges",
 ]
@@ -428,6 +434,42 @@ def _uniform_bin_value(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:
 def quantile_edges(prob: pl.Expr, n_bins: int) -> list[pl.Expr]:
     """The ``n_bins + 1`` linear-interpolation quantiles ``k / n_bins`` of `prob`."""
     return [prob.quantile(k / n_bins, interpolation="linear") for k in range(n_bins + 1)]
+
+
+def range_edges(lo: pl.Expr, hi: pl.Expr, n_bins: int) -> list[pl.Expr]:
+    """The ``n_bins + 1`` edges ``np.linspace(lo, hi, n_bins + 1)``, bit for bit.
+
+    numpy computes ``step = (hi - lo) / n_bins``, then ``k * step + lo``, and sets the
+    last edge to ``hi``; ``lo == hi`` gives ``n_bins + 1`` equal edges. netcal's σ-bins
+    are these edges (``docs/regression.md``, "Variance calibration").
+    """
+    check_n_bins(n_bins)
+    _check_edge_bins(n_bins, "equal-width edges between two expressions")
+    # Polars divides a column by a literal through its reciprocal (see
+    # `_uniform_bin_value`), and a group-by's aggregates are a column: a column-shaped
+    # divisor keeps numpy's division in every context.
+    width = hi - lo
+    step = width / width.clip(float(n_bins), float(n_bins))
+    inner = [step * float(k) + lo for k in range(1, n_bins)]
+    return [lo, *inner, hi]
+
+
+def edge_index(value: pl.Expr, edges: Sequence[pl.Expr], closed: Closed) -> pl.Expr:
+    """The Int32 bin of `value` among `edges` (null: outside ``[e_0, e_B]``, null or NaN).
+
+    Right-closed: ``[e_0, e_1], (e_1, e_2], ..., (e_(B-1), e_B]``; left-closed:
+    ``[e_0, e_1), ..., [e_(B-1), e_B]``: the rule of :class:`Binning` (the number of
+    inner edges below the value, or at or below it when left-closed), with both outer
+    edges closed. Equal edges make empty bins: with all edges equal, the value ``e_0``
+    is in the first bin (right-closed) or the last (left-closed), as ``np.histogram``.
+    """
+    inside = (value >= edges[0]) & (value <= edges[-1])
+    if closed == "right":
+        beyond = [(value > edge).cast(pl.Int32) for edge in edges[1:-1]]
+    else:
+        beyond = [(value >= edge).cast(pl.Int32) for edge in edges[1:-1]]
+    count = pl.sum_horizontal(beyond) if beyond else pl.lit(0, pl.Int32)
+    return pl.when(inside).then(count.cast(pl.Int32))
 
 
 def _quantile_bins(p: pl.Expr, n_bins: int, closed: str) -> pl.Expr:

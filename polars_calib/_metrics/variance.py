@@ -1,0 +1,423 @@
+"""Variance calibration of Gaussian predictions: ENCE, UCE and QCE, binned over σ.
+
+Each expression bins the used rows of the current group by their standard deviation
+(or variance, for UCE) with the package's one bin rule
+(:func:`~polars_calib._core.binning.edge_index` among
+:func:`~polars_calib._core.binning.range_edges` or
+:func:`~polars_calib._core.binning.quantile_edges`), sums the Gaussian problem's terms
+``squared_error`` and ``variance`` per bin, and finishes inside the group. They work
+in ``select``, ``group_by().agg``, ``over`` and the streaming engine; a group holding a
+refused row gives null. See ``docs/regression.md``, "Variance calibration: ENCE, UCE, QCE".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import polars as pl
+
+from polars_calib._core.binning import edge_index, quantile_edges, range_edges
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.options import Closed, Strategy, check_choice, check_n_bins
+from polars_calib._core.regression import gaussian_problem
+
+__all__ = ["ence", "qce", "uce"]
+
+DECILES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
+"""QCE's default levels: the central intervals of 10%, 20%, ..., 90%."""
+
+_SIGMA_STRATEGIES = ("uniform", "quantile")
+
+
+def _check_bins(
+    n_bins: int, strategy: Strategy, value_range: tuple[float, float] | None, closed: Closed
+) -> None:
+    """``TypeError`` / ``ValueError`` naming the argument, when the expression is built."""
+    check_n_bins(n_bins)
+    check_choice("strategy", strategy, _SIGMA_STRATEGIES)
+    check_choice("closed", closed, ("right", "left"))
+    if value_range is None:
+        return
+    if strategy != "uniform":
+        msg = f"`range` gives equal-width bins: use it with strategy='uniform', not {strategy!r}"
+        raise ValueError(msg)
+    if (
+        not isinstance(value_range, tuple | list)
+        or len(value_range) != 2
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value_range)
+    ):
+        msg = f"`range` must be a pair of numbers (lo, hi), got {value_range!r}"
+        raise TypeError(msg)
+    lo, hi = float(value_range[0]), float(value_range[1])
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        msg = f"`range` must be finite numbers lo < hi, got {value_range!r}"
+        raise ValueError(msg)
+
+
+def _check_levels(levels: Sequence[float]) -> list[float]:
+    if isinstance(levels, str) or not isinstance(levels, Sequence) or not levels:
+        msg = f"`levels` must be a non-empty sequence of floats in (0, 1), got {levels!r}"
+        raise TypeError(msg)
+    out = []
+    for level in levels:
+        if isinstance(level, bool) or not isinstance(level, int | float):
+            msg = f"`levels` must hold floats in (0, 1), got {level!r}"
+            raise TypeError(msg)
+        if not 0.0 < float(level) < 1.0:
+            msg = f"`levels` must hold floats in (0, 1), got {level!r}"
+            raise ValueError(msg)
+        out.append(float(level))
+    return out
+
+
+@dataclass(frozen=True)
+class _SigmaBins:
+    """The σ-bins (or σ²-bins) of an expression: the checked options that travel together."""
+
+    n_bins: int
+    strategy: Strategy
+    value_range: tuple[float, float] | None
+    closed: Closed
+
+    def __post_init__(self) -> None:
+        _check_bins(self.n_bins, self.strategy, self.value_range, self.closed)
+
+    def index(self, binned: pl.Expr) -> pl.Expr:
+        """The bin of each row of `binned` (null on the rows not counted, or out of range)."""
+        if self.value_range is not None:
+            lo, hi = (pl.lit(float(v), pl.Float64) for v in self.value_range)
+            edges = range_edges(lo, hi, self.n_bins)
+        elif self.strategy == "uniform":
+            edges = range_edges(binned.min(), binned.max(), self.n_bins)
+        else:
+            edges = quantile_edges(binned, self.n_bins)
+        return edge_index(binned, edges, self.closed)
+
+
+class _Rows:
+    """The counted rows of a Gaussian problem in the current group, packed into one list.
+
+    The row rule (present, not refused, positive weight) and the bin of each row are
+    evaluated once: the counted rows' weight, ``σ²``, ``(y - μ)²``, bin (and the
+    expression's extra columns) are packed into a list per group, and the finisher
+    runs on its fields inside ``list.eval``, where each per-bin sum is a small
+    expression of the fields (the row rule and the edges expanded in every masked sum
+    made plans of seconds). The list holds the group's counted rows, as the package's
+    quantile-bin expressions do.
+    """
+
+    def __init__(
+        self,
+        target: IntoExpr,
+        mean: IntoExpr,
+        std: IntoExpr,
+        weight: IntoExpr | None,
+        bins: tuple[_SigmaBins, str] | None = None,
+        extra: dict[str, pl.Expr] | None = None,
+    ) -> None:
+        problem = gaussian_problem(target, mean, std, weight)
+        row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
+        # Rows of weight zero count for nothing, not even for the group's σ range.
+        counted = problem.present & ~problem.refused & (row_weight > 0.0)
+        columns = {
+            "weight": row_weight,
+            "variance": problem.terms["variance"],
+            "squared_error": problem.terms["squared_error"],
+            **(extra or {}),
+        }
+        if bins is not None:
+            spec, over = bins
+            sigma = to_expr(std, "std").cast(pl.Float64)
+            binned = sigma if over == "sigma" else problem.terms["variance"]
+            columns["bin"] = spec.index(pl.when(counted).then(binned))
+        packed = pl.struct([e.alias(k) for k, e in columns.items()]).filter(counted)
+        self._packed = packed.implode()
+        total = pl.when(counted).then(row_weight).sum()
+        self.valid = ~problem.invalid & (total > 0.0)
+        self.n_bins = 0 if bins is None else bins[0].n_bins
+
+    @staticmethod
+    def field(name: str) -> pl.Expr:
+        """A packed column, inside :meth:`finish`."""
+        return pl.element().struct.field(name)
+
+    def masks(self) -> list[pl.Expr]:
+        """One mask per bin, inside :meth:`finish`."""
+        return [self.field("bin") == k for k in range(self.n_bins)]
+
+    def finish(self, value: pl.Expr, target: IntoExpr) -> pl.Expr:
+        """`value` (of the packed fields) per group; null where the group is not valid."""
+        result = self._packed.list.eval(value).list.first()
+        return _named(pl.when(self.valid).then(result), target)
+
+    @classmethod
+    def sum(cls, value: pl.Expr, mask: pl.Expr | None = None) -> pl.Expr:
+        """Weighted sum of `value` over the packed rows (in `mask`)."""
+        weighted = cls.field("weight") * value
+        return weighted.sum() if mask is None else pl.when(mask).then(weighted).sum()
+
+
+def _named(value: pl.Expr, column: IntoExpr) -> pl.Expr:
+    """`value` named after `column` (the target's name, as the other regression metrics)."""
+    name = to_expr(column, "target").meta.output_name(raise_if_undetermined=False)
+    return value if name is None else value.alias(name)
+
+
+def ence(
+    target: IntoExpr,
+    *,
+    mean: IntoExpr,
+    std: IntoExpr,
+    n_bins: int = 10,
+    strategy: Strategy = "uniform",
+    range: tuple[float, float] | None = None,  # noqa: A002 (numpy's and netcal's name)
+    closed: Closed = "right",
+    weight: IntoExpr | None = None,
+) -> pl.Expr:
+    """Return the expected normalized calibration error of Gaussian predictions.
+
+    Parameters
+    ----------
+    target
+        The observed values.
+    mean, std
+        The predicted mean and standard deviation (``std > 0``).
+    n_bins
+        Number of σ-bins (netcal's default, 10).
+    strategy
+        ``"uniform"`` (default): equal-width bins between the group's smallest and
+        largest σ (netcal's), or over `range`; ``"quantile"``: equal-count bins at
+        the group's quantiles of σ.
+    range
+        ``(lo, hi)``: fixed equal-width bins over ``[lo, hi]`` (the same bins in every
+        group and partition); rows whose σ lies outside are in no bin.
+    closed
+        ``"right"`` (default): ``[e_0, e_1], (e_1, e_2], ...``; ``"left"``:
+        ``[e_0, e_1), ..., [e_(B-1), e_B]``, netcal's closure.
+    weight
+        Optional non-negative sample weights.
+
+    Returns
+    -------
+    Expr
+        Float64 aggregate ``mean_b |RMV_b - RMSE_b| / RMV_b`` over the non-empty bins;
+        null for a group holding a refused row or with no used row.
+
+    See Also
+    --------
+    uce, qce
+
+    Notes
+    -----
+    ``RMV_b = sqrt(sum_b w σ² / W_b)``, ``RMSE_b = sqrt(sum_b w (y - μ)² / W_b)``. Bin
+    edges are ``np.linspace(lo, hi, n_bins + 1)`` as numpy computes them: with
+    ``closed="left"`` the numbers are netcal's. ENCE grows with the number of bins on
+    calibrated predictions (Pernot 2023): see ``docs/regression.md``.
+
+    References
+    ----------
+    Levi, Gispan, Giladi and Fetaya, "Evaluating and calibrating uncertainty
+    prediction in regression tasks", Sensors 22 (2022); netcal 1.4, ``ENCE``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "sigma": [0.1, 0.5, 1.0]})
+    >>> df.select(ence=pc.ence("y", mean="mu", std="sigma", n_bins=5))
+    shape: (1, 1)
+    ┌──────────┐
+    │ ence     │
+    │ ---      │
+    │ f64      │
+    ╞══════════╡
+    │ 1.666667 │
+    └──────────┘
+    """
+    bins = _SigmaBins(n_bins, strategy, range, closed)
+    rows, field = _Rows(target, mean, std, weight, (bins, "sigma")), _Rows.field
+    terms, filled = [], []
+    for mask in rows.masks():
+        bin_weight = rows.sum(pl.lit(1.0), mask)
+        rmv = (rows.sum(field("variance"), mask) / bin_weight).sqrt()
+        rmse = (rows.sum(field("squared_error"), mask) / bin_weight).sqrt()
+        terms.append(pl.when(bin_weight > 0.0).then((rmv - rmse).abs() / rmv))
+        filled.append((bin_weight > 0.0).cast(pl.Float64))
+    n_filled = pl.sum_horizontal(filled)
+    return rows.finish(pl.when(n_filled > 0.0).then(pl.sum_horizontal(terms) / n_filled), target)
+
+
+def uce(
+    target: IntoExpr,
+    *,
+    mean: IntoExpr,
+    std: IntoExpr,
+    n_bins: int = 10,
+    strategy: Strategy = "uniform",
+    range: tuple[float, float] | None = None,  # noqa: A002 (numpy's and netcal's name)
+    closed: Closed = "right",
+    weight: IntoExpr | None = None,
+) -> pl.Expr:
+    """Return the uncertainty calibration error of Gaussian predictions, binned over σ².
+
+    Parameters
+    ----------
+    target
+        The observed values.
+    mean, std
+        The predicted mean and standard deviation (``std > 0``).
+    n_bins
+        Number of σ²-bins (netcal's default, 10).
+    strategy
+        ``"uniform"`` (default): equal-width bins between the group's smallest and
+        largest σ² (netcal's), or over `range`; ``"quantile"``: equal-count bins.
+    range
+        ``(lo, hi)``: fixed equal-width bins of σ² over ``[lo, hi]``; rows outside are
+        in no bin but count in ``W`` (as netcal: they add no error).
+    closed
+        ``"right"`` (default) or ``"left"`` (netcal's closure), as :func:`ence`.
+    weight
+        Optional non-negative sample weights.
+
+    Returns
+    -------
+    Expr
+        Float64 aggregate ``sum_b W_b / W |MSE_b - MV_b|``; null for a group holding
+        a refused row or with no used row.
+
+    See Also
+    --------
+    ence, qce
+
+    Notes
+    -----
+    ``MSE_b`` and ``MV_b`` are the bin's weighted means of ``(y - μ)²`` and ``σ²``;
+    ``W`` is the weight of every used row of the group.
+
+    References
+    ----------
+    Laves, Ihler, Fast, Kahrs and Ortmaier, "Well-calibrated regression uncertainty in
+    medical imaging with deep learning", MIDL 2020; netcal 1.4, ``UCE``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "sigma": [0.1, 0.5, 1.0]})
+    >>> df.select(uce=pc.uce("y", mean="mu", std="sigma", n_bins=5))
+    shape: (1, 1)
+    ┌──────┐
+    │ uce  │
+    │ ---  │
+    │ f64  │
+    ╞══════╡
+    │ 0.33 │
+    └──────┘
+    """
+    bins = _SigmaBins(n_bins, strategy, range, closed)
+    rows, field = _Rows(target, mean, std, weight, (bins, "variance")), _Rows.field
+    gaps = [
+        (rows.sum(field("squared_error"), mask) - rows.sum(field("variance"), mask)).abs()
+        for mask in rows.masks()
+    ]
+    return rows.finish(pl.sum_horizontal(gaps) / rows.sum(pl.lit(1.0)), target)
+
+
+def qce(
+    target: IntoExpr,
+    *,
+    mean: IntoExpr,
+    std: IntoExpr,
+    levels: Sequence[float] = DECILES,
+    n_bins: int = 10,
+    marginal: bool = True,
+    strategy: Strategy = "uniform",
+    range: tuple[float, float] | None = None,  # noqa: A002 (numpy's and netcal's name)
+    closed: Closed = "right",
+    weight: IntoExpr | None = None,
+) -> pl.Expr:
+    """Return netcal's quantile calibration error of Gaussian predictions.
+
+    Parameters
+    ----------
+    target
+        The observed values.
+    mean, std
+        The predicted mean and standard deviation (``std > 0``).
+    levels
+        Nominal coverages τ in (0, 1) of the central intervals (default 0.1 ... 0.9).
+    n_bins
+        Number of σ-bins of the conditional form (netcal's default, 10).
+    marginal
+        ``True`` (default, as netcal's code): ``mean_τ |c_τ - τ|`` over all rows;
+        ``False``: ``mean_τ sum_b W_b / W |c_(b,τ) - τ|`` over σ-bins.
+    strategy, range, closed
+        The σ-bins of the conditional form, as :func:`ence`.
+    weight
+        Optional non-negative sample weights.
+
+    Returns
+    -------
+    Expr
+        Float64 aggregate; null for a group holding a refused row or with no used row
+        (conditional: no row in `range`).
+
+    See Also
+    --------
+    ence, uce
+    mean_absolute_calibration_error : The calibration curve's counterpart (other levels).
+
+    Notes
+    -----
+    ``c_τ`` is the weighted share of rows inside the central τ-interval, as netcal
+    tests it: ``(y - μ)² / σ² <= χ²₁(τ) = Φ⁻¹((1 + τ)/2)²``.
+
+    References
+    ----------
+    Küppers, Schneider and Haselhoff, "Parametric and multivariate uncertainty
+    calibration for regression and object detection", ECCV workshops 2022;
+    netcal 1.4, ``QCE``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "sigma": [0.1, 0.5, 1.0]})
+    >>> df.select(qce=pc.qce("y", mean="mu", std="sigma").round(6))
+    shape: (1, 1)
+    ┌──────────┐
+    │ qce      │
+    │ ---      │
+    │ f64      │
+    ╞══════════╡
+    │ 0.388889 │
+    └──────────┘
+    """
+    taus = _check_levels(levels)
+    bins = _SigmaBins(n_bins, strategy, range, closed)
+    if not isinstance(marginal, bool):
+        msg = f"`marginal` must be a bool, got {type(marginal).__name__}"
+        raise TypeError(msg)
+    problem = gaussian_problem(target, mean, std)
+    normalized = problem.terms["squared_error"] / problem.terms["variance"]
+    # netcal's test (y - μ)² / σ² <= χ²₁(τ), χ²₁(τ) = Φ⁻¹((1 + τ) / 2)², one column per level.
+    bounds = [NormalDist().inv_cdf(0.5 + tau / 2.0) ** 2 for tau in taus]
+    covered = {f"covered_{j}": normalized <= bound for j, bound in enumerate(bounds)}
+    rows = _Rows(target, mean, std, weight, None if marginal else (bins, "sigma"), covered)
+    field = _Rows.field
+    masks: list[pl.Expr | None] = [None] if marginal else [*rows.masks()]
+    bin_weights = [rows.sum(pl.lit(1.0), mask) for mask in masks]
+    inside = pl.sum_horizontal(bin_weights)
+    per_level = []
+    for j, tau in enumerate(taus):
+        hits = field(f"covered_{j}").cast(pl.Float64)
+        gaps = [
+            (rows.sum(hits, mask) - tau * bin_weight).abs()
+            for mask, bin_weight in zip(masks, bin_weights)
+        ]
+        per_level.append(pl.sum_horizontal(gaps) / inside)
+    value = pl.when(inside > 0.0).then(pl.sum_horizontal(per_level) / len(taus))
+    return rows.finish(value, target)
