@@ -14,9 +14,8 @@ import polars as pl
 
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import CURVES, Curve, check_choice, check_n_levels
-from polars_calib._core.problem import Problem
 from polars_calib._core.regression import gaussian_problem
-from polars_calib._table.bin_sums import per_bin
+from polars_calib._table.bin_sums import per_bin, row_mean
 from polars_calib._table.regression import bin_pairs, curve_scalar, level_binning
 
 __all__ = [
@@ -105,15 +104,6 @@ def _curve_metric(
     pairs = bin_pairs(bin_index, bin_weight, center)
     value = pairs.list.eval(curve_scalar(n_levels, curve, metric)).list.first()
     return _named(pl.when(~problem.invalid & (total > 0.0)).then(value), target)
-
-
-def _mean_term(problem: Problem, term: str) -> pl.Expr:
-    """The weighted mean of a row term over the used rows of the current group."""
-    used = problem.present & ~problem.refused
-    row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
-    total = pl.when(used).then(row_weight).sum()
-    value = pl.when(used).then(problem.weighted(problem.terms[term])).sum() / total
-    return pl.when(~problem.invalid & (total > 0.0)).then(value)
 
 
 def mean_absolute_calibration_error(
@@ -406,7 +396,7 @@ def crps(
     │ 0.590806 │
     └──────────┘
     """
-    return _named(_mean_term(gaussian_problem(target, mean, std, weight), "crps"), target)
+    return _named(row_mean(gaussian_problem(target, mean, std, weight), "crps"), target)
 
 
 def nll(
@@ -449,7 +439,7 @@ def nll(
     │ 4.920361 │
     └──────────┘
     """
-    return _named(_mean_term(gaussian_problem(target, mean, std, weight), "nll"), target)
+    return _named(row_mean(gaussian_problem(target, mean, std, weight), "nll"), target)
 
 
 def sharpness(std: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
@@ -489,5 +479,5 @@ def sharpness(std: IntoExpr, *, weight: IntoExpr | None = None) -> pl.Expr:
     """
     # The target and mean are the standard deviation's own zero: only its rule applies.
     zero = pl.lit(0.0, pl.Float64)
-    value = _mean_term(gaussian_problem(zero, zero, std, weight), "variance").sqrt()
+    value = row_mean(gaussian_problem(zero, zero, std, weight), "variance").sqrt()
     return _named(value, std)
