@@ -88,6 +88,7 @@ from polars_calib._metrics.multiclass import (
     top_label_ece,
 )
 from polars_calib._metrics.namespace import col
+from polars_calib._metrics.pit_tests import pit_chi2, pit_chi2_p, pit_ks, pit_ks_p
 from polars_calib._metrics.regression import (
     crps,
     mean_absolute_calibration_error,
@@ -192,6 +193,10 @@ __all__ = [
     "multiclass_log_loss",
     "nll",
     "pit",
+    "pit_chi2",
+    "pit_chi2_p",
+    "pit_ks",
+    "pit_ks_p",
     "plot_audit",
     "plot_metric_over_time",
     "plot_pit_histogram",

@@ -96,6 +96,9 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("ence", "n_bins"): ("int", 10),
     ("uce", "n_bins"): ("int", 10),
     ("qce", "n_bins"): ("int", 10),
+    # The chi-square of the PIT histogram: ten bins, as a PIT histogram is usually drawn.
+    ("pit_chi2", "n_bins"): ("int", 10),
+    ("pit_chi2_p", "n_bins"): ("int", 10),
     # The PIT histogram draws its table's bins unless asked to merge them.
     ("plot_pit_histogram", "n_bins"): ("int | None", None),
     # The conformal recalibration's target coverage (MAPIE's 0.9); unused by σ scaling.
