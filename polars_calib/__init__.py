@@ -71,6 +71,7 @@ from polars_calib._metrics.diagnostics import (
     spiegelhalter_z,
 )
 from polars_calib._metrics.ensembles import crps_ensemble, rank_pit
+from polars_calib._metrics.gaussian_kernel import gaussian_skce
 from polars_calib._metrics.intervals import (
     coverage_gap,
     interval_coverage,
@@ -171,6 +172,7 @@ __all__ = [
     "fit_calibrator",
     "fit_regression_calibrator",
     "frame",
+    "gaussian_skce",
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
     "html_report",
