@@ -9,7 +9,8 @@ kernel ``k((p, y), (p', y')) = k_P(p, p') k_Y(y, y')`` and
 CalibrationErrors.jl's kernel for normal predictions, followed here:
 ``k_P = exp(-W₂(P, P') / l)`` (``l = length_scale``), the 2-Wasserstein distance
 between normals being ``W₂ = sqrt((μ - μ')² + (σ - σ')²)``, and
-``k_Y(y, y') = exp(-t² (y - y')² / 2)`` with ``t = 1 / target_length_scale`` (Julia's ``SqExponentialKernel() ∘ ScaleTransform(t)``).
+``k_Y(y, y') = exp(-t² (y - y')² / 2)`` with ``t = 1 / target_length_scale``
+(Julia's ``SqExponentialKernel() ∘ ScaleTransform(t)``).
 The Gaussian expectations are closed forms: with ``a = (1 + t² σ²)^(-1/2)`` and
 ``c = (1 + t² σ² + t² σ'²)^(-1/2)``,
 
