@@ -100,6 +100,10 @@ from polars_calib._metrics.regression import (
     root_mean_squared_calibration_error,
     sharpness,
 )
+from polars_calib._metrics.size_stratified import (
+    size_stratified_coverage,
+    size_stratified_coverage_gap,
+)
 from polars_calib._metrics.variance import ence, qce, uce
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
@@ -222,6 +226,8 @@ __all__ = [
     "root_mean_squared_calibration_error",
     "save_png",
     "sharpness",
+    "size_stratified_coverage",
+    "size_stratified_coverage_gap",
     "skce",
     "smooth_ece_from_statistics",
     "smooth_ece_statistics",
