@@ -241,7 +241,11 @@ class RegressionCalibrator:
         (-1.0, 1.0)
         """
         if self.method == "isotonic":
-            nominal = float(_check_level(self.level if level is None else level))
+            chosen = self.level if level is None else level
+            if chosen is None:
+                msg = "give the intervals' `level` (this calibrator holds none)"
+                raise ValueError(msg)
+            nominal = float(_check_level(chosen))
             lower = self.quantile_expr((1.0 - nominal) / 2.0, mean=mean, std=std)
             upper = self.quantile_expr((1.0 + nominal) / 2.0, mean=mean, std=std)
             return lower.alias("lower"), upper.alias("upper")
