@@ -86,12 +86,18 @@ def _quadratic(rows: pl.Expr, unbiased: bool, length_scale: float, t2: float) ->
     index = pl.int_range(n * n)
     i, j = index // n, index % n
     upper = i < j
-    pairs = _pair(
-        _fields(row.gather(i.filter(upper))),
-        _fields(row.gather(j.filter(upper))),
+    # Each side gathered once, then packed: list.eval shares no subexpression, and the
+    # pair term reads each field several times (a gather per reference otherwise).
+    first, second = row.gather(i.filter(upper)), row.gather(j.filter(upper))
+    both = pl.struct(first.alias("first"), second.alias("second")).implode()
+    element = pl.element()
+    term = _pair(
+        _fields(element.struct.field("first")),
+        _fields(element.struct.field("second")),
         length_scale,
         t2,
     )
+    pairs = both.list.eval(term).explode()
     if unbiased:
         body = pl.when(n >= 2).then(pairs.sum() / (n * (n - 1) / 2))
     else:
