@@ -133,3 +133,17 @@ def test_bad_arguments() -> None:
         pc.pit_chi2_p("y", mean="mu", std="sigma", n_bins=1)
     with pytest.raises(ValueError, match="n_bins"):
         pc.pit_chi2("y", mean="mu", std="sigma", n_bins=0)
+
+
+@pytest.mark.parametrize("n_bins", [7, 40, 41, 64])
+def test_masked_and_windowed_histograms_agree_with_numpy(n_bins: int) -> None:
+    # Up to 40 bins each is a masked sum, above a window over the bin index.
+    rng = np.random.default_rng(n_bins)
+    df = pl.DataFrame({"y": rng.normal(0.2, 1.3, 500), "mu": 0.0, "sigma": 1.0})
+    u = df.select(pc.pit("y", mean="mu", std="sigma")).to_series().to_numpy()
+    inner = np.array([k / n_bins for k in range(1, n_bins)])
+    counts = np.bincount(np.searchsorted(inner, u, side="left"), minlength=n_bins)
+    expected = 500 / n_bins
+    statistic = float(np.sum((counts - expected) ** 2 / expected))
+    got = df.select(pc.pit_chi2("y", mean="mu", std="sigma", n_bins=n_bins)).item()
+    assert got == pytest.approx(statistic, rel=1e-12)

@@ -209,16 +209,22 @@ def _chi2(problem: Problem, n_bins: int) -> tuple[pl.Expr, pl.Expr]:
     """Pearson's ``X²`` of the PIT histogram on `n_bins` bins, and the total weight."""
     binning = Binning(check_n_bins(n_bins))
     u, w, total = _used(problem)
-    observed = per_bin(w, binning.index(u), binning)
 
     def statistic(packed: dict[str, pl.Expr]) -> pl.Expr:
-        counts, weight = packed["observed"], packed["total"].first()
-        expected = weight / n_bins
+        value, weight = packed["u"], packed["w"]
+        expected = weight.sum() / n_bins
+        if binning.masked:
+            # Every bin through its mask (empty ones sum to 0): the PIT is packed, so
+            # the masks compare a field, not the whole PIT computation again.
+            counts = pl.concat_list([weight.filter(m).sum() for m in binning.masks(value)])
+            counts = counts.explode()
+            return ((counts - expected) * (counts - expected) / expected).sum()
+        counts = per_bin(weight, binning.index(value), binning)
         gaps = (counts - expected) * (counts - expected) / expected
         # Empty bins hold no row of the window: each adds (0 - E)² / E = E.
         return gaps.sum() + (n_bins - counts.len()) * expected
 
-    return in_group({"observed": observed, "total": total}, statistic), total
+    return in_group({"u": u, "w": w}, statistic), total
 
 
 def pit_chi2(
