@@ -56,7 +56,16 @@ def _per_bin(target: IntoExpr, lower: IntoExpr, upper: IntoExpr, n_bins: int) ->
         .then(position // (size + 1))
         .otherwise(larger + (position - head) // pl.max_horizontal(size, 1))
     )
-    per_bin = pl.concat_list([covered.filter(bins == b).mean() for b in range(n_bins)])
+    # The bins packed once more: list.eval shares no subexpression, and each bin's
+    # filter would rank the rows again.
+    binned = pl.element().struct.field("bin")
+    shares = [pl.element().struct.field("c").filter(binned == b).mean() for b in range(n_bins)]
+    per_bin = (
+        pl.struct(bins.alias("bin"), covered.alias("c"))
+        .implode()
+        .list.eval(pl.concat_list(shares))
+        .list.first()
+    )
     value = rows.implode().list.eval(per_bin).list.first()
     used_rows = used.sum()
     return pl.when(~problem.invalid & (used_rows >= n_bins)).then(value)
