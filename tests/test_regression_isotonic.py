@@ -150,3 +150,16 @@ def test_refused_rows_and_misuse() -> None:
         cal.quantile_expr(1.0)
     # R reaches 1 at Phi(2): the quantile at level 1 - 1e-12 is finite, just below 2.
     assert _small().select(cal.quantile_expr(1 - 1e-12)).item(0, 0) == pytest.approx(2.0, rel=1e-9)
+
+
+def test_pits_of_exactly_0_and_1_keep_their_mass(tmp_path: Path) -> None:
+    # z = -50 and 50: PITs of exactly 0 and 1, so no anchor is added at either end.
+    train = pl.DataFrame({"y": [-50.0, -1.0, 1.0, 50.0], "mu": 0.0, "sigma": 1.0})
+    cal = pc.fit_regression_calibrator(train, "y", mean="mu", std="sigma", method="isotonic")
+    assert cal.params["x"][0].to_list() == pytest.approx([0.0, PHI(-1), PHI(1), 1.0], rel=1e-15)
+    assert cal.params["y"][0].to_list() == [0.25, 0.5, 0.75, 1.0]
+    # A quarter of the mass sits at PIT 0: every quantile below 1/4 is -inf.
+    quantiles = train.head(1).select(cal.quantile_expr(0.1), cal.quantile_expr(0.5).alias("m"))
+    assert quantiles.row(0) == (-float("inf"), pytest.approx(-1.0, rel=1e-12))
+    loaded = pc.load_regression_calibrator(cal.save(tmp_path / "cal.json"))
+    assert loaded.params.equals(cal.params)
