@@ -147,3 +147,21 @@ def test_masked_and_windowed_histograms_agree_with_numpy(n_bins: int) -> None:
     statistic = float(np.sum((counts - expected) ** 2 / expected))
     got = df.select(pc.pit_chi2("y", mean="mu", std="sigma", n_bins=n_bins)).item()
     assert got == pytest.approx(statistic, rel=1e-12)
+
+
+def test_the_statistics_table_holds_the_histogram() -> None:
+    # 6 bins of the PIT divide the table's 2 (n_levels - 1) = 12: summed, the same counts.
+    rng = np.random.default_rng(9)
+    df = pl.DataFrame({"y": rng.normal(0.4, 1.0, 300), "mu": 0.0, "sigma": 1.0})
+    stats = pc.regression_statistics(df, "y", mean="mu", std="sigma", n_levels=7)
+    counts = (
+        stats.group_by(pl.col("bin") // 2)
+        .agg(pl.col("weight").sum())
+        .select(pl.col("weight"))
+        .to_series()
+        .to_numpy()
+    )
+    counts = np.concatenate([counts, np.zeros(6 - len(counts))])
+    statistic = float(np.sum((counts - 50.0) ** 2 / 50.0))
+    got = df.select(pc.pit_chi2("y", mean="mu", std="sigma", n_bins=6)).item()
+    assert got == pytest.approx(statistic, rel=1e-12)
