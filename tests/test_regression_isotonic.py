@@ -163,3 +163,12 @@ def test_pits_of_exactly_0_and_1_keep_their_mass(tmp_path: Path) -> None:
     assert quantiles.row(0) == (-float("inf"), pytest.approx(-1.0, rel=1e-12))
     loaded = pc.load_regression_calibrator(cal.save(tmp_path / "cal.json"))
     assert loaded.params.equals(cal.params)
+
+
+def test_nothing_fitted_gives_null() -> None:
+    empty = pl.DataFrame({"g": [1], "y": [1.0], "mu": 0.0, "sigma": 1.0}).clear()
+    cal = pc.fit_regression_calibrator(
+        empty, "y", mean="mu", std="sigma", by="g", method="isotonic"
+    )
+    new = pl.DataFrame({"g": [1], "y": [1.0], "mu": 0.0, "sigma": 1.0})
+    assert new.select(cal.cdf_expr("y"), cal.quantile_expr(0.5)).row(0) == (None, None)

@@ -157,9 +157,11 @@ class RegressionCalibrator:
         problem = gaussian_problem(target, mu, sigma)
         assert problem.ok is not None  # a Gaussian problem has its one-pass rule
         u = pl.when(problem.ok).then(problem.prob)
+        name = to_expr(target, "target").meta.output_name(raise_if_undetermined=False) or "cdf"
+        if not self.params.height:
+            return pl.lit(None, pl.Float64).alias(name)  # nothing fitted: every group unseen
         g = group_index(self._keys(), self.params.select(list(self.by)))
-        name = to_expr(target, "target").meta.output_name(raise_if_undetermined=False)
-        return _interpolate(self.params.select("x", "y"), g, u).alias(name or "cdf")
+        return _interpolate(self.params.select("x", "y"), g, u).alias(name)
 
     def quantile_expr(
         self, level: float, *, mean: IntoExpr | None = None, std: IntoExpr | None = None
