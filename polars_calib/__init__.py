@@ -71,6 +71,7 @@ from polars_calib._metrics.diagnostics import (
     spiegelhalter_z,
 )
 from polars_calib._metrics.ensembles import crps_ensemble, rank_pit
+from polars_calib._metrics.gaussian_kernel import gaussian_skce
 from polars_calib._metrics.intervals import (
     coverage_gap,
     interval_coverage,
@@ -88,6 +89,7 @@ from polars_calib._metrics.multiclass import (
     top_label_ece,
 )
 from polars_calib._metrics.namespace import col
+from polars_calib._metrics.pit_tests import pit_chi2, pit_chi2_p, pit_ks, pit_ks_p
 from polars_calib._metrics.regression import (
     crps,
     mean_absolute_calibration_error,
@@ -97,6 +99,10 @@ from polars_calib._metrics.regression import (
     quantile_calibration_score,
     root_mean_squared_calibration_error,
     sharpness,
+)
+from polars_calib._metrics.size_stratified import (
+    size_stratified_coverage,
+    size_stratified_coverage_gap,
 )
 from polars_calib._metrics.variance import ence, qce, uce
 from polars_calib._namespaces import frame  # registers `.calib` on frames
@@ -170,6 +176,7 @@ __all__ = [
     "fit_calibrator",
     "fit_regression_calibrator",
     "frame",
+    "gaussian_skce",
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
     "html_report",
@@ -192,6 +199,10 @@ __all__ = [
     "multiclass_log_loss",
     "nll",
     "pit",
+    "pit_chi2",
+    "pit_chi2_p",
+    "pit_ks",
+    "pit_ks_p",
     "plot_audit",
     "plot_metric_over_time",
     "plot_pit_histogram",
@@ -215,6 +226,8 @@ __all__ = [
     "root_mean_squared_calibration_error",
     "save_png",
     "sharpness",
+    "size_stratified_coverage",
+    "size_stratified_coverage_gap",
     "skce",
     "smooth_ece_from_statistics",
     "smooth_ece_statistics",
