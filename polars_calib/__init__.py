@@ -99,6 +99,7 @@ from polars_calib._metrics.regression import (
     sharpness,
 )
 from polars_calib._metrics.variance import ence, qce, uce
+from polars_calib._monitor import ControlLimits, monitor_windows
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
@@ -135,6 +136,7 @@ __all__ = [
     "ClippedScoresWarning",
     "Closed",
     "ConsistencyMetric",
+    "ControlLimits",
     "Correction",
     "Curve",
     "Evaluation",
@@ -188,6 +190,7 @@ __all__ = [
     "median_variance_bins",
     "metrics_from_statistics",
     "miscalibration_area",
+    "monitor_windows",
     "multiclass_brier",
     "multiclass_log_loss",
     "nll",
