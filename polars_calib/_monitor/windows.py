@@ -283,7 +283,8 @@ def _all_windows(table: pl.LazyFrame, keys: list[str], time: str, every: str) ->
 
 def _with_oe_ratio(full: pl.LazyFrame, confidence: float, weighted: bool) -> pl.LazyFrame:
     """`full` with ``oe_ratio`` and Garwood's interval (null with weights)."""
-    used = pl.col("count") > 0
+    # Null where nothing is expected (no row, or every p = 0): 0/0 would be NaN.
+    used = (pl.col("count") > 0) & (pl.col("mean_predicted") > 0.0)
     ratio = pl.when(used).then(pl.col("observed") / pl.col("mean_predicted"))
     full = full.with_columns(ratio.alias("oe_ratio"))
     if weighted:
@@ -294,8 +295,8 @@ def _with_oe_ratio(full: pl.LazyFrame, confidence: float, weighted: bool) -> pl.
     full = with_poisson_interval(full, _OBSERVED_COUNT, confidence, ("oe_lower", "oe_upper"))
     expected = pl.col("mean_predicted") * pl.col("count")
     return full.with_columns(
-        (pl.col("oe_lower") / expected).alias("oe_ratio_lower"),
-        (pl.col("oe_upper") / expected).alias("oe_ratio_upper"),
+        pl.when(used).then(pl.col("oe_lower") / expected).alias("oe_ratio_lower"),
+        pl.when(used).then(pl.col("oe_upper") / expected).alias("oe_ratio_upper"),
     ).drop("oe_lower", "oe_upper", _OBSERVED_COUNT)
 
 
