@@ -154,10 +154,10 @@ def test_the_limits_are_clipped_to_the_metric_range() -> None:
 def test_garwood_interval_matches_scipy() -> None:
     for confidence in {case["confidence"] for case in GARWOOD["cases"]}:
         cases = [c for c in GARWOOD["cases"] if c["confidence"] == confidence]
-        # A window per case: O positives among max(2 O, 4) rows at p = 1/2, so E = rows / 2.
+        # A window per case: O positives among O + 1 rows at p = 1/2, so E = rows / 2.
         parts = []
         for k, case in enumerate(cases):
-            rows = max(2 * case["observed"], 4)
+            rows = case["observed"] + 1
             parts.append(
                 pl.DataFrame(
                     {

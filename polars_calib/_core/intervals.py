@@ -125,10 +125,10 @@ def wilson_interval(successes: pl.Expr, n: pl.Expr, z: float) -> tuple[pl.Expr, 
     )
 
 
-_NEWTON_STEPS = 12
+_NEWTON_STEPS = 6
 """Newton steps of :func:`with_poisson_interval`: from the Wilson-Hilferty start, the
-error in ``log x`` falls as 0.7, 0.1, 5e-3, 1e-5, 1e-10, 1e-16 (quadratic, monotone
-after the first step: see the function); twelve leave a margin at a few list sums each."""
+worst relative error against scipy over the test cases (counts 0 to 25,000, levels 0.5 to
+0.999) is 2e-9 after three steps and at rounding (1e-13) from four on; six leave a margin."""
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -162,28 +162,37 @@ def _log_factorial(i: pl.Expr) -> pl.Expr:
     return stirling - shifted
 
 
-def _poisson_tail(n: pl.Expr, x: pl.Expr, upper: bool) -> pl.Expr:
-    """``P(X >= n)`` (`upper`) or ``P(X <= n)`` for ``X ~ Poisson(x)``, as a sum of pmf terms.
+def _tail_terms(n: pl.Expr, upper: bool) -> tuple[pl.Expr, pl.Expr]:
+    """The lists ``k`` and ``L_k`` with ``pmf(n ± k) / pmf(n) = exp(±(k log x - L_k))``.
 
-    The terms are summed in a window of ``12 sqrt(n) + 40`` counts from `n` outwards: the
-    Poisson tail beyond it is below 1e-17 of the sum near the bound (where ``x`` lies
-    within a few ``sqrt(n)`` of ``n``). Each term is ``exp(i log x - x - log i!)``.
+    Upwards (`upper`), ``L_k = sum_{j=n+1..n+k} log j``; downwards,
+    ``L_k = sum_{j=n-k+1..n} log j`` (at most ``n`` terms). Neither depends on ``x``,
+    so the Newton steps only take a broadcast product and an ``exp`` per term. The sum
+    stops ``12 sqrt(n) + 40`` counts from `n`: further terms are below 1e-17 of it near
+    the bound, where ``x`` lies within a few ``sqrt(n)`` of ``n``.
     """
     width = (12.0 * n.sqrt() + 40.0).ceil().cast(pl.Int64)
-    counts = (
-        pl.int_ranges(n, n + width + 1)
-        if upper
-        else pl.int_ranges((n - width).clip(0, None), n + 1)
-    )
-    i = counts.cast(pl.List(pl.Float64))
-    log_terms = i * x.log() - i.list.eval(_log_factorial(pl.element())) - x
-    return log_terms.list.eval(pl.element().exp()).list.sum()
+    if upper:
+        counts = pl.int_ranges(n + 1, n + width + 1)
+    else:
+        counts = pl.int_ranges(n, (n - width).clip(0, None), step=-1)
+    logs = counts.cast(pl.List(pl.Float64)).list.eval(pl.element().log().cum_sum())
+    k = pl.int_ranges(1, counts.list.len() + 1).cast(pl.List(pl.Float64))
+    return k, logs
+
+
+def _log_tail_ratio(k: pl.Expr, logs: pl.Expr, log_x: pl.Expr, upper: bool) -> pl.Expr:
+    """``log(P / pmf(n))`` for ``P = P(X >= n)`` (`upper`) or ``P(X <= n)``, ``X ~ Poisson(x)``,
+    from the lists of :func:`_tail_terms`: ``log(1 + sum_k pmf(n ± k) / pmf(n))``, with
+    no underflow however small ``pmf(n)`` is."""
+    exponents = k * log_x - logs if upper else logs - k * log_x
+    return exponents.list.eval(pl.element().exp()).list.sum().log1p()
 
 
 def _log_pmf(n: pl.Expr, x: pl.Expr) -> pl.Expr:
-    """``log P(X = n)`` for ``X ~ Poisson(x)``, `n` Int64 >= 0 (null below 0)."""
-    i = pl.concat_list(n.cast(pl.Float64))
-    return (i.list.eval(_log_factorial(pl.element())).list.first() * -1.0) + n * x.log() - x
+    """``log P(X = n)`` for ``X ~ Poisson(x)``, `n` >= 0."""
+    count = n.cast(pl.Float64)
+    return count * x.log() - x - _log_factorial(count)
 
 
 def with_poisson_interval(
@@ -196,7 +205,7 @@ def with_poisson_interval(
     lf
         The rows (a small table: one row per group and window).
     observed
-        Name of the column of observed counts (integers >= 0; null stays null).
+        Name of the column of observed counts (integers >= 0, rounded; null stays null).
     confidence
         The two-sided level, in (0, 1).
     names
@@ -212,15 +221,15 @@ def with_poisson_interval(
     -----
     ``½ χ²_{2k, q}`` is the ``q`` quantile of a Gamma(k, 1) variable, and for an integer
     ``k`` ``P(Gamma(k) <= x) = P(Poisson(x) >= k)``: the lower bound solves
-    ``P(Poisson(L) >= O) = alpha/2`` and the upper ``P(Poisson(U) <= O) = alpha/2``, finite
+    ``P(Poisson(L) >= O) = alpha/2`` and the upper ``P(Poisson(U) <= O) = alpha/2``,
     sums of positive terms (no cancellation). Each is solved by Newton's method on
-    ``log P`` as a function of ``u = log x``, from the Wilson-Hilferty start; the
-    derivatives are ``x pmf(O - 1; x)`` and ``-x pmf(O; x)``. A gamma variable's density
-    in ``u`` is log-concave, so its distribution and survival functions are too: the
-    Newton iterates of a concave monotone function approach the root from one side
-    after the first step, and converge quadratically. The steps are a fixed number of
-    ``with_columns`` (nothing is read). Checked against scipy's ``chi2.ppf`` to 1e-12
-    relative (``tests/test_monitor_windows.py``).
+    ``log P`` as a function of ``u = log x``, from the Wilson-Hilferty start. A gamma
+    variable's density in ``u`` is log-concave, so its distribution and survival
+    functions are too: Newton's iterates on a concave monotone function approach the
+    root from one side after the first step, and converge quadratically. The steps are
+    a fixed number of ``with_columns`` (nothing is read).
+    Checked against scipy's ``chi2.ppf`` (``tests/test_monitor_windows.py``); the proof
+    and the derivatives are in ``docs/monitoring.md``.
 
     References
     ----------
@@ -229,39 +238,44 @@ def with_poisson_interval(
     """
     alpha = 1.0 - confidence
     z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
-    count = pl.col(observed).round().cast(pl.Int64)
-    lower_u, upper_u = (f"__polars_calib_{n}_u__" for n in names)
+    count_name, lower_u, upper_u = (f"__polars_calib_{n}__" for n in ("count", *names))
+    count = pl.col(count_name)
+    positive = count.clip(1, None)  # the lower bound's count (O = 0 gives 0, below)
+    lists = [f"__polars_calib_{n}__" for n in ("k_up", "logs_up", "k_down", "logs_down")]
+    k_up, logs_up, k_down, logs_down = (pl.col(n) for n in lists)
 
     def wilson_hilferty(shape: pl.Expr, z_q: float) -> pl.Expr:
         k = shape.cast(pl.Float64)
         return (k * (1.0 - 1.0 / (9.0 * k) + z_q / (3.0 * k.sqrt())).clip(0.05, None) ** 3).log()
 
-    lf = lf.with_columns(
-        wilson_hilferty(count.clip(1, None), -z).alias(lower_u),
+    counts = lf.with_columns(pl.col(observed).round().cast(pl.Int64).alias(count_name))
+    counts = counts.with_columns(
+        *(
+            e.alias(n)
+            for e, n in zip([*_tail_terms(positive, True), *_tail_terms(count, False)], lists)
+        ),
+        wilson_hilferty(positive, -z).alias(lower_u),
         wilson_hilferty(count + 1, z).alias(upper_u),
     )
     target = math.log(alpha / 2.0)
     for _ in range(_NEWTON_STEPS):
-        lower_x, upper_x = pl.col(lower_u).exp(), pl.col(upper_u).exp()
-        lower_tail = _poisson_tail(count.clip(1, None), lower_x, upper=True)
-        upper_tail = _poisson_tail(count, upper_x, upper=False)
-        # d log P / du = x pmf / P, with the sign of the tail's slope.
-        lower_slope = (
-            _log_pmf(count.clip(1, None) - 1, lower_x) + pl.col(lower_u)
-        ).exp() / lower_tail
-        upper_slope = -(_log_pmf(count, upper_x) + pl.col(upper_u)).exp() / upper_tail
-        lf = lf.with_columns(
-            (
-                pl.col(lower_u)
-                - ((lower_tail.clip(1e-300, None).log() - target) / lower_slope).clip(-2.0, 2.0)
-            ),
-            (
-                pl.col(upper_u)
-                - ((upper_tail.clip(1e-300, None).log() - target) / upper_slope).clip(-2.0, 2.0)
-            ),
+        lower, upper = pl.col(lower_u), pl.col(upper_u)
+        # log P = log pmf(n) + log(P / pmf(n)); d log P / d log x is n pmf(n) / P for
+        # P(X >= n) (its x-derivative is pmf(n - 1) = n pmf(n) / x) and -x pmf(n) / P
+        # for P(X <= n) (its x-derivative is -pmf(n)).
+        lower_ratio = _log_tail_ratio(k_up, logs_up, lower, upper=True)
+        upper_ratio = _log_tail_ratio(k_down, logs_down, upper, upper=False)
+        lower_log = _log_pmf(positive, lower.exp()) + lower_ratio
+        upper_log = _log_pmf(count, upper.exp()) + upper_ratio
+        lower_slope = positive.cast(pl.Float64) / lower_ratio.exp()
+        upper_slope = -upper.exp() / upper_ratio.exp()
+        counts = counts.with_columns(
+            lower - ((lower_log - target) / lower_slope).clip(-2.0, 2.0),
+            upper - ((upper_log - target) / upper_slope).clip(-2.0, 2.0),
         )
-    lower, upper = names
-    return lf.with_columns(
-        pl.when(count > 0).then(pl.col(lower_u).exp()).when(count == 0).then(0.0).alias(lower),
-        pl.when(count >= 0).then(pl.col(upper_u).exp()).alias(upper),
-    ).drop(lower_u, upper_u)
+    lower_name, upper_name = names
+    valid = count >= 0  # null (and a negative count) stays null
+    return counts.with_columns(
+        pl.when(count > 0).then(pl.col(lower_u).exp()).when(valid).then(0.0).alias(lower_name),
+        pl.when(valid).then(pl.col(upper_u).exp()).alias(upper_name),
+    ).drop(count_name, lower_u, upper_u, *lists)
