@@ -209,11 +209,11 @@ def monitor_windows(
         pos_label=pos_label,
     ).lazy()
     names = table.collect_schema().names()
-    keys = names[: names.index(time)]
+    keys: list[str] = names[: names.index(time)]
     windows = _all_windows(table, keys, time, every)
     if in_reference is None:
-        flags = _reference_windows(reference, time, every)
-        windows = windows.with_columns(flags.alias(_REFERENCE))
+        inside = _reference_windows(reference, time, every)
+        windows = windows.with_columns(inside.alias(_REFERENCE))
     else:
         rows = GroupKeys(by).added_to(data.lazy())
         _check_reference_dtype(rows, in_reference)
@@ -235,15 +235,18 @@ def _reference_rows(reference: object) -> pl.Expr | None:
     """The row-level reference expression, or None for a ``(start, end)`` pair."""
     if isinstance(reference, pl.Expr):
         return reference
-    pair = isinstance(reference, tuple) and len(reference) == 2
-    if not pair or not all(isinstance(t, (date, datetime)) for t in reference):  # type: ignore[union-attr]
+    bounds: tuple[object, ...] = reference if isinstance(reference, tuple) else ()
+    if len(bounds) != 2 or not all(isinstance(t, (date, datetime)) for t in bounds):
         msg = (
             "`reference` must be a Boolean expression over the rows or a (start, end) pair "
             f"of dates or datetimes, got {reference!r}"
         )
         raise TypeError(msg)
-    start, end = reference  # type: ignore[misc]
-    if not start < end:
+    start, end = bounds
+    if type(start) is not type(end):
+        msg = f"`reference` (start, end) must be two dates or two datetimes, got {reference!r}"
+        raise TypeError(msg)
+    if not start < end:  # type: ignore[operator]
         msg = f"`reference` (start, end) must have start < end, got {reference!r}"
         raise ValueError(msg)
     return None
