@@ -307,6 +307,7 @@ def test_rows_without_a_time_make_a_last_row_outside_the_span() -> None:
         ({"limits": "iqr"}, ValueError, "`limits`"),
         ({"confidence": 1.5}, ValueError, "`confidence`"),
         ({"every": "daily"}, ValueError, "`every`"),
+        ({"every": "12h"}, ValueError, "whole days"),
     ],
 )
 def test_bad_options_are_refused_by_name(

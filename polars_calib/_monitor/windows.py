@@ -274,6 +274,7 @@ def _all_windows(table: pl.LazyFrame, keys: list[str], time: str, every: str) ->
     span = table.select(pl.col(time).min().alias("start"), pl.col(time).max().alias("end"))
     span = span.filter(pl.col("start").is_not_null())
     if dtype == pl.Date:
+        _check_whole_days(time, every)
         ranges = pl.date_ranges("start", "end", interval=every)
     else:
         ranges = pl.datetime_ranges("start", "end", interval=every)
@@ -282,6 +283,18 @@ def _all_windows(table: pl.LazyFrame, keys: list[str], time: str, every: str) ->
         return windows
     groups = table.select(keys).unique()
     return groups.join(windows, how="cross")
+
+
+def _check_whole_days(time: str, every: str) -> None:
+    """Raise ``ValueError`` unless `every` is a whole number of days (a Date column's windows)."""
+    try:
+        pl.date_range(date(2000, 1, 1), date(2000, 1, 2), interval=every, eager=True)
+    except pl.exceptions.ComputeError:
+        msg = (
+            f"`every` must be whole days (or weeks, months) for the Date column {time!r}, "
+            f"got {every!r}"
+        )
+        raise ValueError(msg) from None
 
 
 def _with_oe_ratio(full: pl.LazyFrame, confidence: float, weighted: bool) -> pl.LazyFrame:
