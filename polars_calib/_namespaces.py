@@ -323,6 +323,9 @@ class _FrameCalibNamespace(Generic[FrameT]):
         limits: ControlLimits = "sigma",
         confidence: float = 0.95,
         pos_label: Any = None,
+        n_resamples: int | None = None,
+        seed: int = 0,
+        id: IntoExpr | None = None,  # noqa: A002  (as in monitor_windows)
     ) -> FrameT:
         """Compute calibration metrics per window with control limits from a reference period.
 
@@ -368,6 +371,9 @@ class _FrameCalibNamespace(Generic[FrameT]):
             limits=limits,
             confidence=confidence,
             pos_label=pos_label,
+            n_resamples=n_resamples,
+            seed=seed,
+            id=id,
         )
 
     def smooth_ece_statistics(

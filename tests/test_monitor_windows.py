@@ -249,14 +249,23 @@ def test_a_group_without_reference_windows_has_null_limits_and_alerts() -> None:
 
 def test_a_plan_reads_nothing_until_collected() -> None:
     log = daily_log(5, 4, 50)
-    for reference, reads in [
-        ((START, START + timedelta(days=2)), 1),
-        (pl.col("day") < START + timedelta(days=2), 2),  # documented: the flags' pass
+    for reference, limits, reads in [
+        ((START, START + timedelta(days=2)), "sigma", 1),
+        (pl.col("day") < START + timedelta(days=2), "sigma", 2),  # documented: the flags
+        # The replicates' table reads as `pc.summary(..., n_resamples=...)` does: twice.
+        ((START, START + timedelta(days=2)), "bootstrap", 3),
     ]:
         source = CountingSource(log)
         plan = source.frame().calib.monitor_windows(
-            "p", "y", by="model", time="day", every="1d", reference=reference
-        )
+            "p",
+            "y",
+            by="model",
+            time="day",
+            every="1d",
+            reference=reference,
+            limits=limits,
+            n_resamples=10,
+        )  # type: ignore[arg-type]
         assert isinstance(plan, pl.LazyFrame)
         assert source.reads == 0
         assert plan.collect().height == 8
@@ -332,3 +341,52 @@ def test_datetime_windows_keep_the_time_zone() -> None:
     )
     assert got.schema["ts"] == pl.Datetime("us", "Europe/Paris")
     assert got.height == 3 and got["count"].to_list() == [20, 0, 20]
+
+
+def test_bootstrap_limits_are_the_tail_quantiles_of_the_reference_replicates() -> None:
+    log = daily_log(11, 8, 300, shift_from=5)
+    options = {"by": "model", "time": "day", "every": "1d", "n_bins": 5}
+    reference = (START, START + timedelta(days=5))
+    got = log.calib.monitor_windows(
+        "p", "y", reference=reference, limits="bootstrap", n_resamples=20, seed=3, **options
+    )  # type: ignore[arg-type]
+    # By hand from the public statistics table of the reference rows: each replicate's
+    # O/E ratio per window, moved by the window's observed ratio less its replicates'
+    # mean, then the 0.135% and 99.865% quantiles per model.
+    in_reference = log.filter(pl.col("day") < START + timedelta(days=5))
+    stats = in_reference.calib.bin_statistics(
+        "p", "y", **options, resampling="bootstrap", n_resamples=20, seed=3
+    )  # type: ignore[arg-type]
+    ratios = (
+        stats.filter(pl.col("replicate").is_not_null())
+        .group_by("model", "day", "replicate")
+        .agg(ratio=pl.col("sum_y").sum() / pl.col("sum_p").sum())
+        .join(got.select("model", "day", "oe_ratio"), on=["model", "day"])
+        .with_columns(
+            ratio=pl.col("ratio") - pl.col("ratio").mean().over("model", "day") + pl.col("oe_ratio")
+        )
+        .group_by("model")
+        .agg(
+            lower=pl.col("ratio").quantile(0.00135, "linear"),
+            upper=pl.col("ratio").quantile(0.99865, "linear"),
+        )
+        .sort("model")
+    )
+    limits = got.group_by("model").agg(
+        pl.col("oe_ratio_lower_limit", "oe_ratio_upper_limit").first()
+    )
+    limits = limits.sort("model")
+    assert limits["oe_ratio_lower_limit"].to_list() == pytest.approx(ratios["lower"].to_list())
+    assert limits["oe_ratio_upper_limit"].to_list() == pytest.approx(ratios["upper"].to_list())
+    # The same seed gives the same limits, lazily too; another seed others.
+    again = log.lazy().calib.monitor_windows(
+        "p", "y", reference=reference, limits="bootstrap", n_resamples=20, seed=3, **options
+    )  # type: ignore[arg-type]
+    assert_frame_equal(again.collect(), got)
+    other = log.calib.monitor_windows(
+        "p", "y", reference=reference, limits="bootstrap", n_resamples=20, seed=4, **options
+    )  # type: ignore[arg-type]
+    assert other["ece_upper_limit"].to_list() != got["ece_upper_limit"].to_list()
+    # The shifted model alerts on O/E after the shift, with these limits too.
+    shifted = got.filter((pl.col("model") == "b") & ~pl.col("reference"))
+    assert shifted["oe_ratio_alert"].all()

@@ -15,15 +15,17 @@ from typing import Any, Literal
 
 import polars as pl
 
-from polars_calib._core.exprs import GroupKeys, Keys
+from polars_calib._core.exprs import GroupKeys, IntoExpr, Keys
 from polars_calib._core.intervals import with_poisson_interval
 from polars_calib._core.options import Closed, Strategy, check_choice, check_confidence
 from polars_calib._frames.frame import summary
+from polars_calib._frames.statistics import bin_statistics
+from polars_calib._table.finish import finish_metrics
 from polars_calib._table.plan import FrameT, same_kind
 
 __all__ = ["ControlLimits", "monitor_windows"]
 
-ControlLimits = Literal["sigma"]
+ControlLimits = Literal["sigma", "bootstrap"]
 """How control limits are set from the reference windows (see :func:`monitor_windows`)."""
 
 MONITORED = ("ece", "spiegelhalter_z", "oe_ratio")
@@ -37,6 +39,9 @@ _RANGES: dict[str, tuple[float | None, float | None]] = {
 """The range of each metric, to which its limits are clipped (as NannyML clips them)."""
 
 _SIGMAS = 3.0
+_TAILS = (0.00135, 0.99865)
+"""The bootstrap limits' quantiles: a normal variable's mass outside ± 3 sd, each side."""
+_BOOTSTRAP_REPLICATES = 200
 _REFERENCE = "reference"
 _OBSERVED_COUNT = "__polars_calib_observed_count__"
 
@@ -57,6 +62,9 @@ def monitor_windows(
     limits: ControlLimits = "sigma",
     confidence: float = 0.95,
     pos_label: Any = None,
+    n_resamples: int | None = None,
+    seed: int = 0,
+    id: IntoExpr | None = None,  # noqa: A002  (the row identity of the draws)
 ) -> FrameT:
     """Compute calibration metrics per window with control limits from a reference period.
 
@@ -97,10 +105,20 @@ def monitor_windows(
     limits
         ``"sigma"``: per group, the mean of a metric over the reference windows ± 3
         standard deviations (``ddof = 0``), clipped to the metric's range.
+        ``"bootstrap"``: per group, the 0.135% and 99.865% quantiles (a normal
+        variable's ± 3 sd) of the metric over the Poisson-bootstrap replicates of all
+        the reference windows.
     confidence
         Level of Garwood's exact interval of the O/E ratio, in (0, 1).
     pos_label
         The label of the positive class when labels are not 0/1.
+    n_resamples
+        ``limits="bootstrap"``: replicates per window, an int from 1 to 2**30; ``None``:
+        200. Unused by ``"sigma"``.
+    seed, id
+        ``limits="bootstrap"``: the seed and the row identity of the counter-based
+        draws, as in :func:`polars_calib.summary` (``id=None``: the row's position among
+        the reference period's rows).
 
     Returns
     -------
@@ -147,7 +165,9 @@ def monitor_windows(
     until collected: the limits are a group-by over the small per-window table within
     the same plan. The reference expression is a second aggregation of the rows (per
     window: are all its rows in the reference), so the plan reads the data twice; a
-    ``(start, end)`` pair is decided on the windows alone. On a DataFrame refused rows
+    ``(start, end)`` pair is decided on the windows alone. ``limits="bootstrap"`` adds
+    the replicates' table of the reference rows, read as
+    ``summary(..., n_resamples=...)`` reads it (twice). On a DataFrame refused rows
     raise :class:`~polars_calib.CalibrationDataError`, as in
     :func:`polars_calib.summary`; on a LazyFrame a window holding refused rows gets its
     ``refused`` count and null metrics (no alert).
@@ -191,7 +211,7 @@ def monitor_windows(
     │ 2024-03-05 ┆ false     ┆ 3     ┆ 3.333333 ┆ 2.05392              ┆ true           │
     └────────────┴───────────┴───────┴──────────┴──────────────────────┴────────────────┘
     """
-    check_choice("limits", limits, ("sigma",))
+    check_choice("limits", limits, ("sigma", "bootstrap"))
     check_confidence(confidence)
     in_reference = _reference_rows(reference)
     table = summary(
@@ -228,7 +248,31 @@ def monitor_windows(
         pl.col(_REFERENCE).fill_null(False), pl.col("count", "refused").fill_null(0)
     )
     full = _with_oe_ratio(full, confidence, weighted=weight is not None)
-    return same_kind(data, _with_limits(full, keys, time))
+    if limits == "bootstrap":
+        # Only the reference rows are resampled (a straddling window's are dropped below).
+        kept = _in_period(reference, time) if in_reference is None else in_reference
+        replicates = bin_statistics(
+            data.filter(kept.fill_null(False)),
+            prob,
+            label,
+            by=by,
+            time=time,
+            every=every,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
+            pos_label=pos_label,
+            metrics=["ece", "spiegelhalter_z"],
+            resampling="bootstrap",
+            n_resamples=_BOOTSTRAP_REPLICATES if n_resamples is None else n_resamples,
+            seed=seed,
+            id=id,
+        ).lazy()
+        full = _with_bootstrap_limits(full, replicates, keys, time)
+    else:
+        full = full.with_columns(_sigma_limits(keys))
+    return same_kind(data, _with_alerts(full, keys, time))
 
 
 def _reference_rows(reference: object) -> pl.Expr | None:
@@ -258,6 +302,12 @@ def _check_reference_dtype(rows: pl.LazyFrame, reference: pl.Expr) -> None:
     if dtype != pl.Boolean:
         msg = f"`reference` must be a Boolean expression over the rows, got one of dtype {dtype}"
         raise TypeError(msg)
+
+
+def _in_period(reference: Any, time: str) -> pl.Expr:
+    """Whether a row's `time` is in the half-open period ``[start, end)`` of `reference`."""
+    start, end = reference
+    return (pl.col(time) >= pl.lit(start)) & (pl.col(time) < pl.lit(end))
 
 
 def _reference_windows(reference: Any, time: str, every: str) -> pl.Expr:
@@ -316,8 +366,9 @@ def _with_oe_ratio(full: pl.LazyFrame, confidence: float, weighted: bool) -> pl.
     ).drop("oe_lower", "oe_upper", _OBSERVED_COUNT)
 
 
-def _with_limits(full: pl.LazyFrame, keys: list[str], time: str) -> pl.LazyFrame:
-    """`full` with each monitored metric's control limits and alert flag, sorted."""
+def _sigma_limits(keys: list[str]) -> list[pl.Expr]:
+    """Each monitored metric's limits: the reference windows' mean ± 3 sd (ddof = 0),
+    clipped to the metric's range; null below two reference windows with a value."""
 
     def per_group(expr: pl.Expr) -> pl.Expr:
         return expr.over(keys) if keys else expr
@@ -339,7 +390,52 @@ def _with_limits(full: pl.LazyFrame, keys: list[str], time: str) -> pl.LazyFrame
             pl.when(enough).then(lower).alias(f"{metric}_lower_limit"),
             pl.when(enough).then(upper).alias(f"{metric}_upper_limit"),
         ]
-    full = full.with_columns(columns)
+    return columns
+
+
+def _with_bootstrap_limits(
+    full: pl.LazyFrame, replicates: pl.LazyFrame, keys: list[str], time: str
+) -> pl.LazyFrame:
+    """`full` with each monitored metric's :data:`_TAILS` quantiles, per group, over the
+    bootstrap replicates of its reference windows (null below two reference windows
+    with a value).
+
+    `replicates` is the statistics table with bootstrap replicates per (group, window);
+    each replicate's metrics are the one finisher's, the O/E ratio ``observed /
+    mean_predicted``. Each window's replicates are moved to its observed value (the ECE
+    of a resample is biased upwards) and clipped to the metric's range. They join
+    `full` as a list per window, so the plan stays one chain (its table is read once).
+    """
+    window = [*keys, time]
+    table = replicates.filter(pl.col("replicate").is_not_null())
+    metrics = finish_metrics(table, [*window, "resampling", "replicate"], list(MONITORED[:2]))
+    ratio = pl.col("observed") / pl.col("mean_predicted")
+    metrics = metrics.with_columns(
+        pl.when(pl.col("mean_predicted") > 0.0).then(ratio).alias("oe_ratio")
+    )
+    drawn = metrics.group_by(window).agg(pl.col(m).alias(f"__drawn_{m}") for m in MONITORED)
+    full = full.join(drawn, on=window, how="left", nulls_equal=True)
+
+    def per_group(expr: pl.Expr) -> pl.Expr:
+        return expr.over(keys) if keys else expr
+
+    columns: list[pl.Expr] = []
+    for m in MONITORED:
+        values = pl.col(f"__drawn_{m}")
+        low, high = _RANGES[m]
+        centred = (values - values.list.mean() + pl.col(m)).list.eval(pl.element().clip(low, high))
+        used = pl.col(_REFERENCE) & pl.col(m).is_not_null()
+        enough = per_group(used.sum()) >= 2
+        pooled = centred.filter(used).explode()
+        columns += [
+            pl.when(enough).then(per_group(pooled.quantile(q, "linear"))).alias(f"{m}_{side}_limit")
+            for q, side in zip(_TAILS, ("lower", "upper"))
+        ]
+    return full.with_columns(columns).drop(f"__drawn_{m}" for m in MONITORED)
+
+
+def _with_alerts(full: pl.LazyFrame, keys: list[str], time: str) -> pl.LazyFrame:
+    """`full` with each monitored metric's alert flag, in column order, sorted."""
     alerts = []
     for metric in MONITORED:
         value = pl.col(metric)
