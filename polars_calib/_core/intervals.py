@@ -168,10 +168,11 @@ def _tail_terms(n: pl.Expr, upper: bool) -> tuple[pl.Expr, pl.Expr]:
     Upwards (`upper`), ``L_k = sum_{j=n+1..n+k} log j``; downwards,
     ``L_k = sum_{j=n-k+1..n} log j`` (at most ``n`` terms). Neither depends on ``x``,
     so the Newton steps only take a broadcast product and an ``exp`` per term. The sum
-    stops ``12 sqrt(n) + 40`` counts from `n`: further terms are below 1e-17 of it near
-    the bound, where ``x`` lies within a few ``sqrt(n)`` of ``n``.
+    stops ``9 sqrt(n) + 25`` counts from `n`: on the tail's side of the mode (where ``x``
+    lies at the bounds) a term ``k`` counts away is below ``exp(-k² / 2(n + k))`` times
+    the first, under 1e-17 of the sum from there.
     """
-    width = (12.0 * n.sqrt() + 40.0).ceil().cast(pl.Int64)
+    width = (9.0 * n.sqrt() + 25.0).ceil().cast(pl.Int64)
     if upper:
         counts = pl.int_ranges(n + 1, n + width + 1)
     else:
