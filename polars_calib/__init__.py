@@ -105,6 +105,7 @@ from polars_calib._metrics.size_stratified import (
     size_stratified_coverage_gap,
 )
 from polars_calib._metrics.variance import ence, qce, uce
+from polars_calib._monitor import ControlLimits, monitor_windows
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
@@ -141,6 +142,7 @@ __all__ = [
     "ClippedScoresWarning",
     "Closed",
     "ConsistencyMetric",
+    "ControlLimits",
     "Correction",
     "Curve",
     "Evaluation",
@@ -195,6 +197,7 @@ __all__ = [
     "median_variance_bins",
     "metrics_from_statistics",
     "miscalibration_area",
+    "monitor_windows",
     "multiclass_brier",
     "multiclass_log_loss",
     "nll",

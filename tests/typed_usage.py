@@ -101,3 +101,19 @@ def typed_prediction_intervals(lf: pl.LazyFrame) -> pl.LazyFrame:
             "y", median="m", lower=["lo"], upper=[pl.col("hi")], levels=[0.9]
         ),
     )
+
+
+def typed_monitor_windows(df: pl.DataFrame, lf: pl.LazyFrame, limits: pc.ControlLimits) -> None:
+    """Windowed monitoring: a reference expression or a (start, end) pair of dates."""
+    from datetime import date
+
+    reference = pl.col("ts") < date(2026, 10, 1)
+    windows = pc.monitor_windows(
+        lf, "p", "y", by="model", time="ts", every="1d", reference=reference
+    )
+    assert_type(windows, pl.LazyFrame)
+    pair = (date(2026, 9, 1), date(2026, 10, 1))
+    eager = pc.frame(df).monitor_windows(
+        "p", "y", time="ts", every="1w", reference=pair, limits=limits
+    )
+    assert_type(eager, pl.DataFrame)
