@@ -32,8 +32,17 @@ from polars_calib._engines import (
     engine_of,
     engine_statistics,
 )
+from polars_calib._frames.quantiles import (
+    is_quantile_form,
+    quantile_metrics_from_statistics,
+    quantile_reliability_from_quantiles,
+    quantile_reliability_quantiles_table,
+    quantile_statistics,
+    quantile_summary,
+)
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
 from polars_calib._table.plan import FrameT, same_kind
+from polars_calib._table.quantiles import is_quantile_table
 from polars_calib._table.regression import (
     REGRESSION_METRICS,
     finish_regression,
@@ -67,8 +76,10 @@ def regression_statistics(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = ...,
+    std: str | None = ...,
+    quantiles: str | Sequence[str] | None = ...,
+    levels: Sequence[float] | None = ...,
     by: Keys = ...,
     time: str | None = ...,
     every: str | None = ...,
@@ -82,8 +93,10 @@ def regression_statistics(
     data: _SparkFrame | _DaskFrame,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = ...,
+    std: str | None = ...,
+    quantiles: str | Sequence[str] | None = ...,
+    levels: Sequence[float] | None = ...,
     by: Keys = ...,
     time: str | None = ...,
     every: str | None = ...,
@@ -96,8 +109,10 @@ def regression_statistics(
     data: Any,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -115,7 +130,12 @@ def regression_statistics(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: the name of an Array or List column of K predicted
+        quantiles (or K column names) and their K levels in (0, 1), strictly increasing
+        (``docs/regression.md``, "Quantile predictions").
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -172,6 +192,14 @@ def regression_statistics(
     """
     check_n_levels(n_levels)
     engine = engine_of(data)
+    # The quantile form (polars_calib._frames.quantiles).
+    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+        if engine is not None:
+            msg = "regression_statistics with `quantiles=` runs on polars frames only, for now"
+            raise NotImplementedError(msg)
+        options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
+        return quantile_statistics(data, target, time=time, every=every, **options)
+    assert mean is not None and std is not None  # is_quantile_form checked them
     if engine is not None:
         for role, name in {"target": target, "mean": mean, "std": std}.items():
             if not isinstance(name, str):
@@ -206,15 +234,17 @@ def regression_summary(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
     n_levels: int = 100,
     weight: str | None = None,
-    metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
-    curve: Curve = "interval",
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
+    curve: Curve | None = None,
 ) -> FrameT:
     """Return calibration metrics of Gaussian predictions, one row per group.
 
@@ -225,7 +255,12 @@ def regression_summary(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: the name of an Array or List column of K predicted
+        quantiles (or K column names) and their K levels in (0, 1), strictly increasing
+        (``docs/regression.md``, "Quantile predictions").
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -277,6 +312,15 @@ def regression_summary(
     └───────┴─────────┴─────────────────────┴──────────┘
     """
     check_n_levels(n_levels)
+    # The quantile form (polars_calib._frames.quantiles).
+    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+        options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
+        return quantile_summary(
+            data, target, metrics=metrics, curve=curve, time=time, every=every, **options
+        )
+    assert mean is not None and std is not None  # is_quantile_form checked them
+    curve = "interval" if curve is None else curve
+    metrics = REGRESSION_METRICS if metrics is None else metrics
     check_choice("curve", curve, CURVES)
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
     for metric in asked:
@@ -300,8 +344,10 @@ def quantile_reliability(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -319,7 +365,12 @@ def quantile_reliability(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: the name of an Array or List column of K predicted
+        quantiles (or K column names) and their K levels in (0, 1), strictly increasing
+        (``docs/regression.md``, "Quantile predictions").
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -371,6 +422,13 @@ def quantile_reliability(
     └───────┴──────────┴───────┘
     """
     check_n_levels(n_levels)
+    # The quantile form (polars_calib._frames.quantiles).
+    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+        options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
+        return quantile_reliability_from_quantiles(
+            data, target, curve=curve, confidence=confidence, time=time, every=every, **options
+        )
+    assert mean is not None and std is not None  # is_quantile_form checked them
     check_choice("curve", curve, CURVES)
     z = check_confidence(confidence)
     plan = gaussian_plan(
@@ -471,8 +529,8 @@ def regression_metrics_from_statistics(
     *,
     by: Keys = None,
     n_levels: int | None = None,
-    metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
-    curve: Curve = "interval",
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
+    curve: Curve | None = None,
 ) -> FrameT:
     """Finish calibration metrics of Gaussian predictions from one or many statistics tables.
 
@@ -538,14 +596,21 @@ def regression_metrics_from_statistics(
     │ 3     ┆ 0       ┆ 0.377104            ┆ 0.590806 │
     └───────┴─────────┴─────────────────────┴──────────┘
     """
-    check_choice("curve", curve, CURVES)
-    asked = [metrics] if isinstance(metrics, str) else list(metrics)
-    for metric in asked:
-        check_choice("metrics", metric, REGRESSION_METRICS)
     stats, keys = _keyed(stats, by)
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
+    # A quantile table (polars_calib._frames.quantiles).
+    if is_quantile_table(stats):
+        return quantile_metrics_from_statistics(
+            stats, keys, n_levels=n_levels, metrics=metrics, curve=curve
+        )
+    curve = "interval" if curve is None else curve
+    metrics = REGRESSION_METRICS if metrics is None else metrics
+    check_choice("curve", curve, CURVES)
+    asked = [metrics] if isinstance(metrics, str) else list(metrics)
+    for metric in asked:
+        check_choice("metrics", metric, REGRESSION_METRICS)
     n_levels = _grid_of(stats, keys, n_levels)
     table = _on_grid(stats.lazy(), n_levels)
     return same_kind(stats, finish_regression(table, keys, asked, n_levels, curve))
@@ -611,12 +676,17 @@ def quantile_reliability_from_statistics(
     │ 1.0   ┆ 1.0      ┆ 3     │
     └───────┴──────────┴───────┘
     """
-    check_choice("curve", curve, CURVES)
-    z = check_confidence(confidence)
     stats, keys = _keyed(stats, by)
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
+    # A quantile table (polars_calib._frames.quantiles).
+    if is_quantile_table(stats):
+        return quantile_reliability_quantiles_table(
+            stats, keys, n_levels=n_levels, curve=curve, confidence=confidence
+        )
+    check_choice("curve", curve, CURVES)
+    z = check_confidence(confidence)
     n_levels = _grid_of(stats, keys, n_levels)
     table = _on_grid(stats.lazy(), n_levels)
     return same_kind(stats, reliability_levels(table, keys, n_levels, curve, z))

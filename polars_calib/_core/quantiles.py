@@ -1,0 +1,202 @@
+"""Quantile predictions: K predicted quantiles at given levels, and their refused rule.
+
+A quantile prediction of a target y is K numbers ``q_1 <= ... <= q_K``, the predicted
+quantiles at levels ``0 < τ_1 < ... < τ_K < 1``: an ``Array`` or ``List`` column of K
+entries, or K columns. Its problem is a :class:`~polars_calib._core.problem.Problem`,
+so the statistics table, its merging, the refused counts and the messages work
+unchanged:
+
+* the row's **bin** is ``b = #{k : q_k < y}`` in ``0 .. K``: with non-decreasing
+  quantiles, ``y <= q_k`` exactly when ``k > b`` (1-based), ties ``y == q_k`` counting
+  as at or below. The bins are the intervals of the levels, edges ``0, τ_1, ..., τ_K,
+  1``, right-closed (a :class:`~polars_calib._core.binning.Binning` with the levels as
+  inner edges); ``prob`` is the upper edge of the row's bin, ``τ_(b+1)`` (1 for
+  ``b = K``), which the one bin rule puts back in bin ``b``, so the PIT of the row
+  lies in ``[τ_b, τ_(b+1)]``;
+* ``label`` is the target;
+* ``terms`` are the per-row pinball losses ``(1{y < q_k} - τ_k)(q_k - y)``, one per
+  level, named ``pinball_<τ_k>`` (``repr`` of the level: the table's schema carries
+  its levels exactly).
+
+A row is **present** when its target, its quantiles and its weight are non-null; it is
+**refused** when a non-null value breaks a check: a NaN or infinite target; a list of
+another length than K; a null, NaN or infinite quantile inside a non-null list; a
+**crossing** (a quantile below the one before it: refused, never sorted; equal
+adjacent quantiles are allowed); or a weight the other problems refuse. Given as K
+columns, a row whose K values are all null is ignored, one with some null is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from numbers import Real
+
+import polars as pl
+
+from polars_calib._core.binning import Binning
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.problem import (
+    Check,
+    Problem,
+    _name,
+    _present,
+    _weight_checks,
+    _weight_total_check,
+    weight_ok,
+)
+from polars_calib._core.regression import _numeric
+
+__all__ = [
+    "QuantileColumns",
+    "check_levels",
+    "pinball_term",
+    "quantile_binning",
+    "quantile_name",
+    "quantile_problem",
+    "quantile_values",
+]
+
+QuantileColumns = IntoExpr | Sequence[IntoExpr]
+"""An ``Array``/``List`` column (name or expression) of K quantiles, or K columns."""
+
+PINBALL_PREFIX = "pinball_"
+
+
+def check_levels(levels: object) -> tuple[float, ...]:
+    """Return `levels` as floats: a sequence of K >= 1 numbers in (0, 1), strictly increasing.
+
+    ``TypeError`` for anything but a sequence of real numbers, ``ValueError`` naming
+    the problem otherwise.
+    """
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence | pl.Series):
+        msg = f"`levels` must be a sequence of floats in (0, 1), got {type(levels).__name__}"
+        raise TypeError(msg)
+    values = list(levels)
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, Real):
+            msg = f"`levels` must hold numbers, got {value!r}"
+            raise TypeError(msg)
+    found = tuple(float(v) for v in values)
+    if not found:
+        msg = "`levels` must hold at least one level"
+        raise ValueError(msg)
+    outside = [v for v in found if not (0.0 < v < 1.0)]  # NaN is outside too
+    if outside:
+        msg = f"`levels` must lie strictly between 0 and 1, got {outside[0]!r}"
+        raise ValueError(msg)
+    for k in range(1, len(found)):
+        if not found[k - 1] < found[k]:
+            msg = (
+                "`levels` must be strictly increasing, got "
+                f"{found[k - 1]!r} then {found[k]!r} (positions {k - 1} and {k})"
+            )
+            raise ValueError(msg)
+    return found
+
+
+def pinball_term(level: float) -> str:
+    """The name of the row term (and, with ``sum_``, of the table column) of `level`."""
+    return f"{PINBALL_PREFIX}{level!r}"
+
+
+def quantile_binning(levels: Sequence[float]) -> Binning:
+    """The bins of ``b = #{k : q_k < y}``: edges 0, the levels, 1; right-closed."""
+    return Binning(len(levels) + 1, "uniform", "right", tuple(levels))
+
+
+def quantile_name(quantiles: QuantileColumns) -> str:
+    """The name of the quantiles in messages: the column, or the K columns joined."""
+    if isinstance(quantiles, (str, pl.Expr)):
+        return _name(quantiles, "quantiles")
+    return ", ".join(_name(q, "quantiles") for q in quantiles)
+
+
+def _as_list(quantiles: QuantileColumns, n_levels: int) -> pl.Expr:
+    """The quantiles as ``List(Float64)``; K columns are one list (null when all are null)."""
+    if isinstance(quantiles, (str, pl.Expr)):
+        # Non-strict: an Array always converts; a strict cast fails on a null met
+        # inside a masked when/then (as probability vectors).
+        return to_expr(quantiles, "quantiles").cast(pl.List(pl.Float64), strict=False)
+    columns = list(quantiles)
+    if len(columns) != n_levels:
+        msg = f"`quantiles` names {len(columns)} columns, but `levels` holds {n_levels} levels"
+        raise ValueError(msg)
+    exprs = [_numeric(q, "quantiles") for q in columns]
+    listed = pl.concat_list(exprs)
+    return pl.when(pl.any_horizontal(e.is_not_null() for e in exprs)).then(listed)
+
+
+def quantile_values(quantiles: QuantileColumns, n_levels: int) -> tuple[pl.Expr, list[pl.Expr]]:
+    """The quantiles as a list and as K expressions (null beyond a short list)."""
+    listed = _as_list(quantiles, n_levels)
+    return listed, [listed.list.get(k, null_on_oob=True) for k in range(n_levels)]
+
+
+def quantile_problem(
+    target: IntoExpr,
+    quantiles: QuantileColumns,
+    levels: Sequence[float],
+    weight: IntoExpr | None = None,
+) -> Problem:
+    """The problem of quantile predictions at `levels` (checked) of `target` (see the module)."""
+    n_levels = len(levels)
+    y = _numeric(target, "target")
+    listed, q = quantile_values(quantiles, n_levels)
+    w, weight_checks = _weight_checks(weight)
+    name = quantile_name(quantiles)
+    y_ok = y.is_finite()
+    length = listed.list.len()
+    length_ok = length == n_levels
+    has_null = listed.list.eval(pl.element().is_null()).list.any()
+    # A null entry has a null is_finite: filled as finite here (it has its own check).
+    finite = listed.list.eval(pl.element().is_finite().fill_null(True)).list.all()
+    crossings = (
+        pl.sum_horizontal(
+            (q[k] < q[k - 1]).fill_null(False).cast(pl.Int64) for k in range(1, n_levels)
+        )
+        if n_levels > 1
+        else pl.lit(0, pl.Int64)
+    )
+    ordered = pl.when(listed.is_not_null()).then(crossings == 0)
+    checks = [
+        Check(_name(target, "target"), "target NaN or infinite", ~y_ok, y),
+        Check(
+            name,
+            f"list of quantiles of another length than the {n_levels} levels",
+            ~length_ok,
+            length.cast(pl.Float64),
+        ),
+        Check(name, "quantile null inside the list", has_null),
+        Check(name, "quantile NaN or infinite", ~finite),
+        Check(
+            name,
+            "quantiles crossing (one below the one before it; never sorted)",
+            ~ordered,
+            crossings.cast(pl.Float64),
+        ),
+        *weight_checks,
+    ]
+    ok = y_ok & length_ok & ~has_null & finite & ordered
+    if w is not None:
+        ok = ok & weight_ok(w)
+    present = _present(y, listed, w)
+    below = pl.sum_horizontal((qk < y).cast(pl.Int64) for qk in q)
+    # The upper edge of the row's bin: τ_(b+1), 1 above the last quantile.
+    upper_edges = [*levels, 1.0]
+    prob = pl.when(listed.is_not_null()).then(
+        below.replace_strict(list(range(n_levels + 1)), upper_edges, return_dtype=pl.Float64)
+    )
+    terms = {
+        pinball_term(tau): ((y < qk).cast(pl.Float64) - tau) * (qk - y)
+        for tau, qk in zip(levels, q, strict=True)
+    }
+    return Problem(
+        prob,
+        y,
+        w,
+        present,
+        ~ok,
+        (*checks, *_weight_total_check(weight, w, present)),
+        terms,
+        ok=ok,
+    )

@@ -1,0 +1,159 @@
+"""The quantile form of the regression frame functions (``quantiles=``, ``levels=``).
+
+:mod:`polars_calib._frames.regression` documents the public functions and calls these
+when a call gives quantiles: each is the one plan
+(:func:`polars_calib._table.quantiles.quantile_plan`) and a finisher of
+:mod:`polars_calib._table.quantiles`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import polars as pl
+
+from polars_calib._core.options import check_confidence
+from polars_calib._table.plan import FrameT, same_kind
+from polars_calib._table.quantiles import (
+    QUANTILE_METRICS,
+    check_quantile_metrics,
+    check_table_edges,
+    finish_quantiles,
+    on_levels,
+    quantile_plan,
+    quantile_reliability_levels,
+    table_levels,
+)
+
+__all__ = [
+    "is_quantile_form",
+    "quantile_metrics_from_statistics",
+    "quantile_reliability_from_quantiles",
+    "quantile_reliability_quantiles_table",
+    "quantile_statistics",
+    "quantile_summary",
+]
+
+
+def is_quantile_form(
+    mean: object, std: object, quantiles: object, levels: object, n_levels: int = 100
+) -> bool:
+    """Whether a call gives quantiles (``quantiles=``, ``levels=``) rather than a Gaussian
+    (``mean=``, ``std=``); ``TypeError`` unless it gives exactly one whole form."""
+    gaussian = mean is not None or std is not None
+    quantile = quantiles is not None or levels is not None
+    if gaussian and quantile:
+        msg = (
+            "give one prediction form: `mean=` and `std=` (Gaussian) or `quantiles=` and "
+            "`levels=` (quantiles), not both"
+        )
+        raise TypeError(msg)
+    if quantile and (quantiles is None or levels is None):
+        msg = "`quantiles=` and `levels=` go together: give both"
+        raise TypeError(msg)
+    if not quantile and (mean is None or std is None):
+        msg = (
+            "give the predictions: `mean=` and `std=` (Gaussian), or `quantiles=` and "
+            "`levels=` (quantiles)"
+        )
+        raise TypeError(msg)
+    if quantile and n_levels != 100:
+        msg = "`n_levels` is the Gaussian form's grid: quantiles take their `levels=`"
+        raise TypeError(msg)
+    return quantile
+
+
+def _metrics(metrics: str | Sequence[str] | None) -> list[str]:
+    asked = (
+        list(QUANTILE_METRICS)
+        if metrics is None
+        else ([metrics] if isinstance(metrics, str) else list(metrics))
+    )
+    check_quantile_metrics(asked)
+    return asked
+
+
+def _curve(curve: str | None) -> None:
+    if curve not in (None, "quantile"):
+        msg = (
+            f"`curve`: quantile predictions have the quantile curve only, got {curve!r} "
+            "(give curve='quantile' or leave it out)"
+        )
+        raise ValueError(msg)
+
+
+def quantile_statistics(data: FrameT, target: str, **options: Any) -> FrameT:
+    """The statistics table of quantile predictions (see ``regression_statistics``)."""
+    plan = quantile_plan(data, target, **options)
+    return same_kind(data, plan.checked())
+
+
+def quantile_summary(
+    data: FrameT,
+    target: str,
+    *,
+    metrics: str | Sequence[str] | None,
+    curve: str | None,
+    **options: Any,
+) -> FrameT:
+    """Metrics of quantile predictions per group (see ``regression_summary``)."""
+    asked = _metrics(metrics)
+    _curve(curve)
+    plan = quantile_plan(data, target, **options)
+    levels = options["levels"]
+    return same_kind(data, finish_quantiles(plan.checked(), plan.keys, asked, levels))
+
+
+def quantile_reliability_from_quantiles(
+    data: FrameT, target: str, *, curve: str | None, confidence: float, **options: Any
+) -> FrameT:
+    """The quantile curve per group and level (see ``quantile_reliability``)."""
+    _curve(curve)
+    z = check_confidence(confidence)
+    plan = quantile_plan(data, target, **options)
+    table = quantile_reliability_levels(plan.checked(), plan.keys, options["levels"], z)
+    return same_kind(data, table)
+
+
+def _levels_of(stats: pl.DataFrame | pl.LazyFrame, n_levels: int | None) -> tuple[float, ...]:
+    if n_levels is not None:
+        msg = "`n_levels` is the Gaussian tables' grid: a quantile table carries its levels"
+        raise TypeError(msg)
+    levels = table_levels(stats)
+    if isinstance(stats, pl.DataFrame):
+        check_table_edges(stats, levels)
+    return levels
+
+
+def quantile_metrics_from_statistics(
+    stats: FrameT,
+    keys: list[str],
+    *,
+    n_levels: int | None,
+    metrics: str | Sequence[str] | None,
+    curve: str | None,
+) -> FrameT:
+    """Finish the metrics of a quantile table (see ``regression_metrics_from_statistics``)."""
+    asked = _metrics(metrics)
+    _curve(curve)
+    levels = _levels_of(stats, n_levels)
+    table = on_levels(stats.lazy(), levels)
+    return same_kind(stats, finish_quantiles(table, keys, asked, levels))
+
+
+def quantile_reliability_quantiles_table(
+    stats: FrameT,
+    keys: list[str],
+    *,
+    n_levels: int | None,
+    curve: str | None,
+    confidence: float,
+) -> FrameT:
+    """Finish the quantile curve of a quantile table (see
+    ``quantile_reliability_from_statistics``)."""
+    _curve(curve)
+    z = check_confidence(confidence)
+    levels = _levels_of(stats, n_levels)
+    table = on_levels(stats.lazy(), levels)
+    return same_kind(stats, quantile_reliability_levels(table, keys, levels, z))
