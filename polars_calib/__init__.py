@@ -88,6 +88,7 @@ from polars_calib._metrics.multiclass import (
     top_label_ece,
 )
 from polars_calib._metrics.namespace import col
+from polars_calib._metrics.quantiles import pinball_loss
 from polars_calib._metrics.regression import (
     crps,
     mean_absolute_calibration_error,
@@ -191,6 +192,7 @@ __all__ = [
     "multiclass_brier",
     "multiclass_log_loss",
     "nll",
+    "pinball_loss",
     "pit",
     "plot_audit",
     "plot_metric_over_time",

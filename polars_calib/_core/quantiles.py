@@ -49,6 +49,7 @@ from polars_calib._core.regression import _numeric
 __all__ = [
     "QuantileColumns",
     "check_levels",
+    "is_quantile_form",
     "pinball_term",
     "quantile_binning",
     "quantile_name",
@@ -121,8 +122,11 @@ def _as_list(quantiles: QuantileColumns, n_levels: int) -> pl.Expr:
     if len(columns) != n_levels:
         msg = f"`quantiles` names {len(columns)} columns, but `levels` holds {n_levels} levels"
         raise ValueError(msg)
-    exprs = [_numeric(q, "quantiles") for q in columns]
-    listed = pl.concat_list(exprs)
+    # One cast of the list, not K checks as `_numeric` makes: aggregations re-plan the
+    # K-fold tree at each reference (a text column fails at the cast; the frame
+    # functions check the schema first).
+    exprs = [to_expr(q, "quantiles") for q in columns]
+    listed = pl.concat_list(exprs).cast(pl.List(pl.Float64))
     return pl.when(pl.any_horizontal(e.is_not_null() for e in exprs)).then(listed)
 
 
@@ -148,16 +152,10 @@ def quantile_problem(
     length = listed.list.len()
     length_ok = length == n_levels
     has_null = listed.list.eval(pl.element().is_null()).list.any()
-    # A null entry has a null is_finite: filled as finite here (it has its own check).
-    finite = listed.list.eval(pl.element().is_finite().fill_null(True)).list.all()
-    crossings = (
-        pl.sum_horizontal(
-            (q[k] < q[k - 1]).fill_null(False).cast(pl.Int64) for k in range(1, n_levels)
-        )
-        if n_levels > 1
-        else pl.lit(0, pl.Int64)
-    )
-    ordered = pl.when(listed.is_not_null()).then(crossings == 0)
+    # The rule's part: every entry a finite number (a null entry is not).
+    entries_ok = listed.list.eval(pl.element().is_finite().fill_null(False)).list.all()
+    # Crossing: the list is not its own sort (equal adjacent quantiles are sorted).
+    ordered = listed.list.sort() == listed
     checks = [
         Check(_name(target, "target"), "target NaN or infinite", ~y_ok, y),
         Check(
@@ -167,20 +165,21 @@ def quantile_problem(
             length.cast(pl.Float64),
         ),
         Check(name, "quantile null inside the list", has_null),
-        Check(name, "quantile NaN or infinite", ~finite),
+        Check(name, "quantile NaN or infinite", ~has_null & ~entries_ok),
         Check(
             name,
             "quantiles crossing (one below the one before it; never sorted)",
-            ~ordered,
-            crossings.cast(pl.Float64),
+            entries_ok & ~ordered,
         ),
         *weight_checks,
     ]
-    ok = y_ok & length_ok & ~has_null & finite & ordered
+    ok = y_ok & length_ok & entries_ok & ordered
     if w is not None:
         ok = ok & weight_ok(w)
     present = _present(y, listed, w)
-    below = pl.sum_horizontal((qk < y).cast(pl.Int64) for qk in q)
+    # b = #{k : q_k < y}; the sign of q_k - y is exact (a finite difference is 0 only
+    # for equal numbers), so q_k - y < 0 is q_k < y.
+    below = (listed - y).list.eval((pl.element() < 0.0).cast(pl.Int64)).list.sum()
     # The upper edge of the row's bin: τ_(b+1), 1 above the last quantile.
     upper_edges = [*levels, 1.0]
     prob = pl.when(listed.is_not_null()).then(
@@ -200,3 +199,31 @@ def quantile_problem(
         terms,
         ok=ok,
     )
+
+
+def is_quantile_form(
+    mean: object, std: object, quantiles: object, levels: object, n_levels: int = 100
+) -> bool:
+    """Whether a call gives quantiles (``quantiles=``, ``levels=``) rather than a Gaussian
+    (``mean=``, ``std=``); ``TypeError`` unless it gives exactly one whole form."""
+    gaussian = mean is not None or std is not None
+    quantile = quantiles is not None or levels is not None
+    if gaussian and quantile:
+        msg = (
+            "give one prediction form: `mean=` and `std=` (Gaussian) or `quantiles=` and "
+            "`levels=` (quantiles), not both"
+        )
+        raise TypeError(msg)
+    if quantile and (quantiles is None or levels is None):
+        msg = "`quantiles=` and `levels=` go together: give both"
+        raise TypeError(msg)
+    if not quantile and (mean is None or std is None):
+        msg = (
+            "give the predictions: `mean=` and `std=` (Gaussian), or `quantiles=` and "
+            "`levels=` (quantiles)"
+        )
+        raise TypeError(msg)
+    if quantile and n_levels != 100:
+        msg = "`n_levels` is the Gaussian form's grid: quantiles take their `levels=`"
+        raise TypeError(msg)
+    return quantile

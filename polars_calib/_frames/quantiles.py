@@ -27,41 +27,12 @@ from polars_calib._table.quantiles import (
 )
 
 __all__ = [
-    "is_quantile_form",
     "quantile_metrics_from_statistics",
     "quantile_reliability_from_quantiles",
     "quantile_reliability_quantiles_table",
     "quantile_statistics",
     "quantile_summary",
 ]
-
-
-def is_quantile_form(
-    mean: object, std: object, quantiles: object, levels: object, n_levels: int = 100
-) -> bool:
-    """Whether a call gives quantiles (``quantiles=``, ``levels=``) rather than a Gaussian
-    (``mean=``, ``std=``); ``TypeError`` unless it gives exactly one whole form."""
-    gaussian = mean is not None or std is not None
-    quantile = quantiles is not None or levels is not None
-    if gaussian and quantile:
-        msg = (
-            "give one prediction form: `mean=` and `std=` (Gaussian) or `quantiles=` and "
-            "`levels=` (quantiles), not both"
-        )
-        raise TypeError(msg)
-    if quantile and (quantiles is None or levels is None):
-        msg = "`quantiles=` and `levels=` go together: give both"
-        raise TypeError(msg)
-    if not quantile and (mean is None or std is None):
-        msg = (
-            "give the predictions: `mean=` and `std=` (Gaussian), or `quantiles=` and "
-            "`levels=` (quantiles)"
-        )
-        raise TypeError(msg)
-    if quantile and n_levels != 100:
-        msg = "`n_levels` is the Gaussian form's grid: quantiles take their `levels=`"
-        raise TypeError(msg)
-    return quantile
 
 
 def _metrics(metrics: str | Sequence[str] | None) -> list[str]:

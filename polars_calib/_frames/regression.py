@@ -23,6 +23,7 @@ from polars_calib._core.options import (
     check_confidence,
     check_n_levels,
 )
+from polars_calib._core.quantiles import is_quantile_form
 from polars_calib._core.regression import REGRESSION_TERMS
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._engines import (
@@ -33,7 +34,6 @@ from polars_calib._engines import (
     engine_statistics,
 )
 from polars_calib._frames.quantiles import (
-    is_quantile_form,
     quantile_metrics_from_statistics,
     quantile_reliability_from_quantiles,
     quantile_reliability_quantiles_table,
