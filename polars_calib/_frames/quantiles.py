@@ -36,11 +36,9 @@ __all__ = [
 
 
 def _metrics(metrics: str | Sequence[str] | None) -> list[str]:
-    asked = (
-        list(QUANTILE_METRICS)
-        if metrics is None
-        else ([metrics] if isinstance(metrics, str) else list(metrics))
-    )
+    if metrics is None:
+        metrics = QUANTILE_METRICS
+    asked: list[str] = [metrics] if isinstance(metrics, str) else list(metrics)
     check_quantile_metrics(asked)
     return asked
 

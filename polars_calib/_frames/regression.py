@@ -198,7 +198,10 @@ def regression_statistics(
             msg = "regression_statistics with `quantiles=` runs on polars frames only, for now"
             raise NotImplementedError(msg)
         options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
-        return quantile_statistics(data, target, time=time, every=every, **options)
+        quantile_table: pl.DataFrame | pl.LazyFrame = quantile_statistics(
+            data, target, time=time, every=every, **options
+        )
+        return quantile_table
     assert mean is not None and std is not None  # is_quantile_form checked them
     if engine is not None:
         for role, name in {"target": target, "mean": mean, "std": std}.items():
