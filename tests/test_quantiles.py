@@ -353,3 +353,15 @@ def test_gaussian_quantiles_give_the_gaussian_quantile_curve(
     )
     s = pc.regression_summary(df, "y", quantiles="q", levels=grid, metrics=[area])
     assert np.isclose(s[area].item(), g[area].item(), rtol=1e-12, atol=1e-15)
+
+
+def test_the_table_describes_its_grid_and_its_levels() -> None:
+    df = pl.DataFrame({"y": [1.0, 2.5, None], "q": [[0.0, 1.0, 2.0]] * 3})
+    stats = pc.regression_statistics(df, "y", quantiles="q", levels=[0.1, 0.5, 0.9])
+    assert stats.select("bin", "lower", "upper", "closed", "n_bins", "count", "sum_p").rows() == [
+        (1, 0.1, 0.5, "right", 4, 1, 0.5),
+        (3, 0.9, 1.0, "right", 4, 1, 1.0),
+    ]
+    assert stats.columns[-3:] == ["sum_pinball_0.1", "sum_pinball_0.5", "sum_pinball_0.9"]
+    with pytest.raises(pc.CalibrationDataError, match="missing column"):
+        pc.regression_metrics_from_statistics(stats.drop("closed"))

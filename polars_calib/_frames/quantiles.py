@@ -85,11 +85,13 @@ def quantile_reliability_from_quantiles(
     return same_kind(data, table)
 
 
-def _levels_of(stats: pl.DataFrame | pl.LazyFrame, n_levels: int | None) -> tuple[float, ...]:
+def _levels_of(
+    stats: pl.DataFrame | pl.LazyFrame, keys: list[str], n_levels: int | None
+) -> tuple[float, ...]:
     if n_levels is not None:
         msg = "`n_levels` is the Gaussian tables' grid: a quantile table carries its levels"
         raise TypeError(msg)
-    levels = table_levels(stats)
+    levels = table_levels(stats, keys)
     if isinstance(stats, pl.DataFrame):
         check_table_edges(stats, levels)
     return levels
@@ -106,7 +108,7 @@ def quantile_metrics_from_statistics(
     """Finish the metrics of a quantile table (see ``regression_metrics_from_statistics``)."""
     asked = _metrics(metrics)
     _curve(curve)
-    levels = _levels_of(stats, n_levels)
+    levels = _levels_of(stats, keys, n_levels)
     table = on_levels(stats.lazy(), levels)
     return same_kind(stats, finish_quantiles(table, keys, asked, levels))
 
@@ -123,6 +125,6 @@ def quantile_reliability_quantiles_table(
     ``quantile_reliability_from_statistics``)."""
     _curve(curve)
     z = check_confidence(confidence)
-    levels = _levels_of(stats, n_levels)
+    levels = _levels_of(stats, keys, n_levels)
     table = on_levels(stats.lazy(), levels)
     return same_kind(stats, quantile_reliability_levels(table, keys, levels, z))

@@ -19,6 +19,7 @@ the rows of one group (the expressions of :mod:`polars_calib._metrics.quantiles`
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from itertools import pairwise
 
 import polars as pl
@@ -116,7 +117,10 @@ def quantile_plan(
     problem = quantile_problem(target, quantiles, found, weight)
     prepared = Prepared(data, lf, problem, names, None)
     terms = [pinball_term(tau) for tau in found]
-    return prepared_plan(prepared, quantile_binning(found), terms=terms)
+    plan = prepared_plan(prepared, quantile_binning(found), terms=terms)
+    # The build leaves `n_bins` null for edges that are not k / n_bins: say K + 1.
+    n_bins = pl.lit(len(found) + 1, pl.Int32).alias("n_bins")
+    return replace(plan, table=plan.table.with_columns(n_bins))
 
 
 def _check_vector(schema: pl.Schema, name: str) -> None:
@@ -138,10 +142,20 @@ def is_quantile_table(stats: pl.DataFrame | pl.LazyFrame) -> bool:
     return any(name.startswith("sum_" + PINBALL_PREFIX) for name in stats.collect_schema())
 
 
-def table_levels(stats: pl.DataFrame | pl.LazyFrame) -> tuple[float, ...]:
-    """The levels of a quantile table, read from its schema (nothing is read)."""
+def table_levels(stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> tuple[float, ...]:
+    """The levels of a quantile table, read from its schema (nothing is read); raise
+    :class:`CalibrationDataError` for a table without a quantile table's columns."""
     prefix = "sum_" + PINBALL_PREFIX
-    names = [n for n in stats.collect_schema() if n.startswith(prefix)]
+    schema = stats.collect_schema()
+    needed = (*keys, "bin", "lower", "upper", "closed", "n_bins", "count", "weight")
+    missing = [name for name in needed if name not in schema]
+    if missing:
+        msg = (
+            "`stats` is not a quantile statistics table (see `regression_statistics`): "
+            f"missing column(s) {', '.join(map(repr, missing))}"
+        )
+        raise CalibrationDataError(msg)
+    names = [n for n in schema if n.startswith(prefix)]
     try:
         return check_levels([float(n[len(prefix) :]) for n in names])
     except ValueError as error:
@@ -157,7 +171,10 @@ def on_levels(stats: pl.LazyFrame, levels: Sequence[float]) -> pl.LazyFrame:
     lower = bin_.replace_strict(range(len(edges) - 1), edges[:-1], default=None)
     upper = bin_.replace_strict(range(len(edges) - 1), edges[1:], default=None)
     good = (
-        (pl.col("lower") == lower) & (pl.col("upper") == upper) & (pl.col("closed") == "right")
+        (pl.col("lower") == lower)
+        & (pl.col("upper") == upper)
+        & (pl.col("closed") == "right")
+        & (pl.col("n_bins") == len(edges) - 1)
     ).fill_null(False)
     other = bin_.is_not_null() & ~good
     return stats.with_columns(pl.when(other).then(None).otherwise(bin_).alias("bin"))
