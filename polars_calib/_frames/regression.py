@@ -157,6 +157,9 @@ def regression_statistics(
         ``closed``, ``n_bins``, ``count``, ``weight``, ``sum_p`` (the PIT), ``sum_y``
         (the target), ``sum_crps``, ``sum_nll``, ``sum_squared_error``,
         ``sum_variance`` and ``sum_center`` (rows with ``y == μ``), all weighted.
+        Quantile predictions have K + 1 bins, ``b = #{k : q_k < y}``, edges
+        ``0, τ_1, ..., τ_K, 1`` (``n_bins`` K + 1), ``sum_p`` (each row's upper edge),
+        ``sum_y`` and one ``sum_pinball_<τ_k>`` per level (the pinball loss).
         Tables of parts of the rows merge by summing the rows of the same keys and bin;
         :func:`regression_metrics_from_statistics` and
         :func:`quantile_reliability_from_statistics` finish them.
@@ -166,7 +169,13 @@ def regression_statistics(
     CalibrationDataError
         A missing or mistyped column; with a DataFrame (or Spark or Dask data, counted
         on the engine), refused rows (a NaN or infinite target or mean, ``std`` not a
-        positive finite number, a bad weight).
+        positive finite number, a bad weight; with quantiles: a NaN or infinite target
+        or quantile, a list of another length than K, a null inside the list,
+        crossing quantiles).
+    TypeError
+        Both prediction forms, or neither, or half of one.
+    NotImplementedError
+        Quantile predictions of Spark or Dask data (not yet).
 
     See Also
     --------
@@ -276,10 +285,13 @@ def regression_summary(
         Metrics to compute, each named after its expression:
         ``"mean_absolute_calibration_error"``, ``"root_mean_squared_calibration_error"``,
         ``"miscalibration_area"``, ``"quantile_calibration_score"``, ``"crps"``,
-        ``"nll"``, ``"sharpness"`` (all by default).
+        ``"nll"``, ``"sharpness"`` (Gaussian predictions: all but the last by
+        default), ``"pinball_loss"`` (quantile predictions: theirs are the first four
+        and this one, all by default; the others are a ``ValueError``).
     curve
-        The curve of the first three: ``"interval"`` (default, as uncertainty-toolbox)
-        or ``"quantile"``. Kuleshov's score always reads the quantile curve.
+        The curve of the first three: ``"interval"`` (the Gaussian default, as
+        uncertainty-toolbox) or ``"quantile"`` (the only curve of quantile
+        predictions). Kuleshov's score always reads the quantile curve.
 
     Returns
     -------
@@ -384,7 +396,8 @@ def quantile_reliability(
         Name of an optional column of non-negative sample weights.
     curve
         ``"quantile"`` (default): the share of targets at or below each predicted
-        ``p``-quantile; ``"interval"``: the share inside each central ``p``-interval.
+        ``p``-quantile; ``"interval"``: the share inside each central ``p``-interval
+        (Gaussian predictions only).
     confidence
         Confidence level of the Wilson interval on the observed share.
 
@@ -394,7 +407,9 @@ def quantile_reliability(
         The same kind as `data`, `n_levels` rows per group, sorted: the keys,
         ``level`` (Float64 ``p``), ``observed`` (Float64 share), ``count`` (Int64
         rows used in the group), ``lower`` and ``upper`` (Wilson interval on the
-        group's weight). Null shares and bounds for a group holding refused rows.
+        group's weight); with quantile predictions, at their levels, and
+        ``pinball`` (Float64 mean pinball loss at the level). Null shares and bounds
+        for a group holding refused rows.
 
     Raises
     ------
@@ -553,10 +568,13 @@ def regression_metrics_from_statistics(
         plan reads nothing until collected: there a group holding rows of another
         grid is counted as refused, and its metrics are null.
     metrics
-        Metrics to compute, as :func:`regression_summary`'s (all by default).
+        Metrics to compute, as :func:`regression_summary`'s (all of the table's form
+        by default: a quantile table is recognised by its ``sum_pinball_*`` columns,
+        which carry its levels; it takes no `n_levels`).
     curve
-        The curve of the first three metrics: ``"interval"`` (default) or
-        ``"quantile"``, as :func:`regression_summary`'s.
+        The curve of the first three metrics, as :func:`regression_summary`'s
+        (``None``: ``"interval"`` for a Gaussian table, ``"quantile"`` for a quantile
+        table).
 
     Returns
     -------
