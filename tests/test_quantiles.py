@@ -21,7 +21,7 @@ from polars.testing import assert_frame_equal
 
 import polars_calib as pc
 import reference_regression as rr
-from conftest import FrameContext
+from conftest import CountingSource, FrameContext
 
 FIXTURES = Path(__file__).parent / "data" / "regression" / "fixtures.json"
 
@@ -365,3 +365,53 @@ def test_the_table_describes_its_grid_and_its_levels() -> None:
     assert stats.columns[-3:] == ["sum_pinball_0.1", "sum_pinball_0.5", "sum_pinball_0.9"]
     with pytest.raises(pc.CalibrationDataError, match="missing column"):
         pc.regression_metrics_from_statistics(stats.drop("closed"))
+
+
+def test_lazy_frames_read_nothing_until_collected_and_read_once() -> None:
+    df, levels = _quantiles()
+    source = CountingSource(df)
+    lf = source.frame()
+    plans = [
+        lf.calib.regression_summary("y", quantiles="q", levels=levels, by="group"),
+        lf.calib.regression_statistics("y", quantiles="q", levels=levels, by="group"),
+        lf.calib.quantile_reliability("y", quantiles="q", levels=levels, by="group"),
+        pc.regression_metrics_from_statistics(
+            lf.calib.regression_statistics("y", quantiles="q", levels=levels), by=None
+        ),
+    ]
+    assert source.reads == 0
+    plans[0].collect()
+    assert source.reads == 1
+
+
+def test_weighted_expressions_match_the_frame_functions_in_the_streaming_engine() -> None:
+    df, levels = _quantiles()
+    df = df.with_columns(w=pl.Series(np.linspace(0.0, 3.0, df.height)))
+    summary = pc.regression_summary(df, "y", quantiles="q", levels=levels, by="group", weight="w")
+    exprs = (
+        df.lazy()
+        .group_by("group")
+        .agg(
+            *(
+                f("y", quantiles="q", levels=levels, weight="w").alias(m)
+                for m, f in EXPRESSIONS.items()
+            ),
+            pc.pinball_loss("y", quantiles="q", levels=levels, weight="w").alias("pinball_loss"),
+        )
+        .sort("group")
+        .collect(engine="streaming")
+    )
+    assert_frame_equal(exprs, summary.drop("count", "refused"), check_exact=False, rel_tol=1e-13)
+    # Against the reference with the weights as repetitions: integer weights.
+    w = np.arange(df.height) % 3
+    weighted = pc.regression_summary(
+        df.with_columns(w=pl.Series(w.astype(float))),
+        "y",
+        quantiles="q",
+        levels=levels,
+        weight="w",
+    )
+    y, q = df["y"].to_numpy(), np.array(df["q"].to_list())
+    ref = _reference(np.repeat(y, w), np.repeat(q, w, axis=0), levels)
+    for metric in (*CURVE, "pinball_loss"):
+        assert _close(weighted[metric].item(), ref[metric]), metric
