@@ -265,9 +265,9 @@ def test_one_prediction_form_per_call_and_metrics_of_the_form() -> None:
         pc.miscalibration_area("y", mean="y", std="y", quantiles="q", levels=levels)
     with pytest.raises(ValueError, match="'crps' is not a metric of quantile predictions"):
         pc.regression_summary(df, "y", quantiles="q", levels=levels, metrics=["crps"])
-    with pytest.raises(ValueError, match="quantile curve only"):
+    with pytest.raises(ValueError, match="read the quantile curve"):
         pc.regression_summary(df, "y", quantiles="q", levels=levels, curve="interval")
-    with pytest.raises(ValueError, match="quantile curve only"):
+    with pytest.raises(ValueError, match="read the quantile curve"):
         pc.mean_absolute_calibration_error("y", quantiles="q", levels=levels, curve="interval")
     with pytest.raises(ValueError, match="names 2 columns"):
         pc.regression_summary(df, "y", quantiles=["a", "b"], levels=levels)
@@ -362,7 +362,12 @@ def test_the_table_describes_its_grid_and_its_levels() -> None:
         (1, 0.1, 0.5, "right", 4, 1, 0.5),
         (3, 0.9, 1.0, "right", 4, 1, 1.0),
     ]
-    assert stats.columns[-3:] == ["sum_pinball_0.1", "sum_pinball_0.5", "sum_pinball_0.9"]
+    assert stats.columns[-4:] == [
+        "sum_pinball_0.1",
+        "sum_pinball_0.5",
+        "sum_pinball_0.9",
+        "sum_tie_0.1",  # y on the lower bound of the central interval [q(0.1), q(0.9)]
+    ]
     with pytest.raises(pc.CalibrationDataError, match="missing column"):
         pc.regression_metrics_from_statistics(stats.drop("closed"))
 
@@ -415,3 +420,30 @@ def test_weighted_expressions_match_the_frame_functions_in_the_streaming_engine(
     ref = _reference(np.repeat(y, w), np.repeat(q, w, axis=0), levels)
     for metric in (*CURVE, "pinball_loss"):
         assert _close(weighted[metric].item(), ref[metric]), metric
+
+
+def test_central_intervals_of_symmetric_pairs_match_the_reference_bounds_inclusive() -> None:
+    df, levels = _quantiles()
+    # Targets on lower bounds: the inclusive coverage counts them (b alone would not).
+    df = df.with_columns(
+        pl.when(pl.int_range(pl.len()) < 3).then(pl.col("q").list.get(1)).otherwise("y").alias("y")
+    )
+    curve = pc.quantile_reliability(
+        df, "y", quantiles="q", levels=levels, curve="interval", by="group"
+    )
+    assert curve.columns == ["group", "level", "observed", "count", "lower", "upper"]
+    q = np.array(df["q"].to_list())
+    for group in (0, 1):
+        part = curve.filter(pl.col("group") == group)
+        rows = (df["group"] == group).to_numpy()
+        assert part["level"].to_list() == [0.5, 0.8, 0.9]
+        for (lo, hi), observed in zip([(2, 4), (1, 5), (0, 6)], part["observed"], strict=True):
+            expected = rr.interval_coverage(df["y"].to_numpy()[rows], q[rows, lo], q[rows, hi])
+            assert observed == expected, (group, lo)
+    stats = pc.regression_statistics(df, "y", quantiles="q", levels=levels, by="group")
+    finished = pc.quantile_reliability_from_statistics(stats.lazy(), by="group", curve="interval")
+    assert_frame_equal(finished.collect(), curve)
+    with pytest.raises(ValueError, match="no symmetric pair"):
+        pc.quantile_reliability(
+            df, "y", quantiles="q", levels=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], curve="interval"
+        )

@@ -16,7 +16,9 @@ unchanged:
 * ``label`` is the target;
 * ``terms`` are the per-row pinball losses ``(1{y < q_k} - τ_k)(q_k - y)``, one per
   level, named ``pinball_<τ_k>`` (``repr`` of the level: the table's schema carries
-  its levels exactly).
+  its levels exactly), and, for the lower level of each symmetric pair
+  (``τ_k + τ_(K+1-k) = 1``), ``tie_<τ_k>`` = ``1{y == q_k}``: the central interval
+  ``[q_k, q_(K+1-k)]`` holds y when ``k <= b <= K - k`` (1-based) or ``y == q_k``.
 
 A row is **present** when its target, its quantiles and its weight are non-null; it is
 **refused** when a non-null value breaks a check: a NaN or infinite target; a list of
@@ -28,6 +30,7 @@ columns, a row whose K values are all null is ignored, one with some null is ref
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from numbers import Real
 
@@ -55,12 +58,15 @@ __all__ = [
     "quantile_name",
     "quantile_problem",
     "quantile_values",
+    "symmetric_pairs",
+    "tie_term",
 ]
 
 QuantileColumns = IntoExpr | Sequence[IntoExpr]
 """An ``Array``/``List`` column (name or expression) of K quantiles, or K columns."""
 
 PINBALL_PREFIX = "pinball_"
+TIE_PREFIX = "tie_"
 
 
 def check_levels(levels: object) -> tuple[float, ...]:
@@ -98,6 +104,23 @@ def check_levels(levels: object) -> tuple[float, ...]:
 def pinball_term(level: float) -> str:
     """The name of the row term (and, with ``sum_``, of the table column) of `level`."""
     return f"{PINBALL_PREFIX}{level!r}"
+
+
+def tie_term(level: float) -> str:
+    """The name of the row term ``1{y == q_k}`` of the lower level of a symmetric pair."""
+    return f"{TIE_PREFIX}{level!r}"
+
+
+def symmetric_pairs(levels: Sequence[float]) -> list[tuple[int, int]]:
+    """The pairs ``(k, K - 1 - k)`` of levels (0-based) that bound a central interval:
+    ``τ_k + τ_(K-1-k) = 1`` (to 1e-12: ``0.3 + 0.7`` is not exactly 1 in every
+    spelling), ``k < K - 1 - k``; outermost first."""
+    n = len(levels)
+    return [
+        (k, n - 1 - k)
+        for k in range(n // 2)
+        if math.isclose(levels[k] + levels[n - 1 - k], 1.0, rel_tol=0.0, abs_tol=1e-12)
+    ]
 
 
 def quantile_binning(levels: Sequence[float]) -> Binning:
@@ -189,6 +212,10 @@ def quantile_problem(
         pinball_term(tau): ((y < qk).cast(pl.Float64) - tau) * (qk - y)
         for tau, qk in zip(levels, q, strict=True)
     }
+    # The central interval [q_k, q_(K-1-k)] holds y on its lower bound: b counts only
+    # the quantiles strictly below y, so those ties are summed apart.
+    for k, _ in symmetric_pairs(levels):
+        terms[tie_term(levels[k])] = (y == q[k]).cast(pl.Float64)
     return Problem(
         prob,
         y,

@@ -13,10 +13,12 @@ from typing import Any
 
 import polars as pl
 
-from polars_calib._core.options import check_confidence
+from polars_calib._core.options import CURVES, check_choice, check_confidence
+from polars_calib._core.quantiles import check_levels
 from polars_calib._table.plan import FrameT, same_kind
 from polars_calib._table.quantiles import (
     QUANTILE_METRICS,
+    check_interval_levels,
     check_quantile_metrics,
     check_table_edges,
     finish_quantiles,
@@ -44,12 +46,21 @@ def _metrics(metrics: str | Sequence[str] | None) -> list[str]:
 
 
 def _curve(curve: str | None) -> None:
+    """The summaries' curve: quantile predictions have the quantile curve's metrics only."""
     if curve not in (None, "quantile"):
         msg = (
-            f"`curve`: quantile predictions have the quantile curve only, got {curve!r} "
-            "(give curve='quantile' or leave it out)"
+            f"`curve`: the metrics of quantile predictions read the quantile curve, got "
+            f"{curve!r} (the coverage of central intervals of symmetric pairs of levels "
+            "is `quantile_reliability(..., curve='interval')`)"
         )
         raise ValueError(msg)
+
+
+def _reliability_curve(curve: str, levels: Sequence[float]) -> None:
+    """The reliability tables' curve: ``"quantile"``, or ``"interval"`` with a symmetric pair."""
+    check_choice("curve", curve, CURVES)
+    if curve == "interval":
+        check_interval_levels(levels)
 
 
 def quantile_statistics(data: FrameT, target: str, **options: Any) -> FrameT:
@@ -75,13 +86,14 @@ def quantile_summary(
 
 
 def quantile_reliability_from_quantiles(
-    data: FrameT, target: str, *, curve: str | None, confidence: float, **options: Any
+    data: FrameT, target: str, *, curve: str, confidence: float, **options: Any
 ) -> FrameT:
     """The quantile curve per group and level (see ``quantile_reliability``)."""
-    _curve(curve)
+    levels = check_levels(options["levels"])
+    _reliability_curve(curve, levels)
     z = check_confidence(confidence)
     plan = quantile_plan(data, target, **options)
-    table = quantile_reliability_levels(plan.checked(), plan.keys, options["levels"], z)
+    table = quantile_reliability_levels(plan.checked(), plan.keys, levels, z, curve)
     return same_kind(data, table)
 
 
@@ -118,13 +130,13 @@ def quantile_reliability_quantiles_table(
     keys: list[str],
     *,
     n_levels: int | None,
-    curve: str | None,
+    curve: str,
     confidence: float,
 ) -> FrameT:
     """Finish the quantile curve of a quantile table (see
     ``quantile_reliability_from_statistics``)."""
-    _curve(curve)
     z = check_confidence(confidence)
     levels = _levels_of(stats, keys, n_levels)
+    _reliability_curve(curve, levels)
     table = on_levels(stats.lazy(), levels)
-    return same_kind(stats, quantile_reliability_levels(table, keys, levels, z))
+    return same_kind(stats, quantile_reliability_levels(table, keys, levels, z, curve))

@@ -397,7 +397,8 @@ def quantile_reliability(
     curve
         ``"quantile"`` (default): the share of targets at or below each predicted
         ``p``-quantile; ``"interval"``: the share inside each central ``p``-interval
-        (Gaussian predictions only).
+        (quantile predictions: the interval ``[q_k, q_(K+1-k)]`` of each symmetric pair
+        of levels, ``p = 1 - 2 τ_k``, bounds included; no ``pinball`` column).
     confidence
         Confidence level of the Wilson interval on the observed share.
 

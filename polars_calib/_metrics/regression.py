@@ -100,7 +100,10 @@ def _curve_metric(
     # The quantile form (polars_calib._metrics.quantiles): the quantile curve only.
     if is_quantile_form(mean, std, quantiles, levels, n_levels):
         if curve not in (None, "quantile"):
-            msg = f"`curve`: quantile predictions have the quantile curve only, got {curve!r}"
+            msg = (
+                f"`curve`: the metrics of quantile predictions read the quantile curve, "
+                f"got {curve!r}"
+            )
             raise ValueError(msg)
         assert quantiles is not None and levels is not None  # is_quantile_form checked them
         return quantile_curve_metric(metric, target, quantiles, levels, weight)

@@ -6,10 +6,12 @@ bins): with non-decreasing quantiles ``y <= q_k`` exactly when ``k > b``, so the
 quantile calibration curve is a cumulation of the bins' weights,
 ``obs(τ_k) = W(b < k) / W``, as the Gaussian curves are (``docs/regression.md``,
 "Quantile predictions"). The table sums, per (keys, bin), the row count, the weight,
-``sum_p`` (the bin's upper edge), ``sum_y`` and one pinball-loss sum per level,
-``sum_pinball_<τ_k>``: the column names carry the levels exactly (``repr``), so a
-finisher reads a table's levels from its schema, even from a plan. Tables of parts of
-the rows merge by summing rows of the same keys and bin.
+``sum_p`` (the bin's upper edge), ``sum_y``, one pinball-loss sum per level,
+``sum_pinball_<τ_k>``, and for the lower level of each symmetric pair the weight of
+targets on that quantile, ``sum_tie_<τ_k>`` (the central interval ``[q_k, q_(K+1-k)]``
+holds them, and ``b`` alone does not say so): the column names carry the levels exactly
+(``repr``), so a finisher reads a table's levels from its schema, even from a plan.
+Tables of parts of the rows merge by summing rows of the same keys and bin.
 
 :func:`quantile_scalar` and :func:`quantile_shares` compute the curve's numbers inside
 ``list.eval`` of :func:`~polars_calib._table.regression.bin_pairs`, from a table or from
@@ -33,6 +35,8 @@ from polars_calib._core.quantiles import (
     pinball_term,
     quantile_binning,
     quantile_problem,
+    symmetric_pairs,
+    tie_term,
 )
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._table.columns import grouped
@@ -117,6 +121,7 @@ def quantile_plan(
     problem = quantile_problem(target, quantiles, found, weight)
     prepared = Prepared(data, lf, problem, names, None)
     terms = [pinball_term(tau) for tau in found]
+    terms += [tie_term(found[k]) for k, _ in symmetric_pairs(found)]
     plan = prepared_plan(prepared, quantile_binning(found), terms=terms)
     # The build leaves `n_bins` null for edges that are not k / n_bins: say K + 1.
     n_bins = pl.lit(len(found) + 1, pl.Int32).alias("n_bins")
@@ -288,12 +293,46 @@ def finish_quantiles(
     return per_group.sort(group, nulls_last=True).select(*keys, "count", "refused", *metrics)
 
 
+def check_interval_levels(levels: Sequence[float]) -> list[tuple[int, int]]:
+    """The symmetric pairs of `levels`; ``ValueError`` when there is none."""
+    pairs = symmetric_pairs(levels)
+    if not pairs:
+        msg = (
+            f"`curve='interval'`: the levels {list(levels)} hold no symmetric pair "
+            "(τ and 1 - τ) to bound a central interval"
+        )
+        raise ValueError(msg)
+    return pairs
+
+
+def _interval_columns(levels: Sequence[float]) -> list[pl.Expr]:
+    """Aggregates of a table group: the central intervals of the symmetric pairs of
+    levels, innermost first: ``level`` ``1 - 2 τ_k`` and ``inside`` the weight of
+    ``q_k <= y <= q_(K-1-k)`` (0-based), ``C(K-1-k) - C(k) + T_k`` with ``C(t)`` the
+    weight of bins up to t and ``T_k`` that of ties ``y == q_k``."""
+    pairs = check_interval_levels(levels)
+    binned = pl.col("bin").is_not_null()
+    cumulative = _pairs().list.eval(_curve_weights(len(levels)))
+    inside = [
+        cumulative.list.get(upper)
+        - cumulative.list.get(lower)
+        + pl.col(f"sum_{tie_term(levels[lower])}").filter(binned).sum()
+        for lower, upper in reversed(pairs)
+    ]
+    nominal = [1.0 - 2.0 * levels[lower] for lower, _ in reversed(pairs)]
+    return [
+        pl.lit(pl.Series(nominal, dtype=pl.Float64)).alias("level"),
+        pl.concat_list(inside).alias("inside"),
+    ]
+
+
 def quantile_reliability_levels(
-    stats: pl.LazyFrame, keys: list[str], levels: Sequence[float], z: float
+    stats: pl.LazyFrame, keys: list[str], levels: Sequence[float], z: float, curve: str
 ) -> pl.LazyFrame:
     """Per group and level of a quantile table: ``level``, ``observed``, ``count`` (rows
     used in the group), ``lower`` and ``upper`` (Wilson, on the group's weight) and
-    ``pinball`` (the mean pinball loss at the level).
+    ``pinball`` (the mean pinball loss at the level); with `curve` ``"interval"``, per
+    central interval of a symmetric pair of levels (no ``pinball``).
 
     A group holding a refused row, or with no used weight, has null shares, bounds
     and losses.
@@ -301,24 +340,32 @@ def quantile_reliability_levels(
     stats, group = grouped(stats, keys)
     binned = pl.col("bin").is_not_null()
     total, ok = _validity()
-    pairs = _pairs()
-    n_levels = len(levels)
-    masked = [pl.when("ok").then(pl.col(c)).alias(c) for c in ("inside", "observed", "pinball")]
+    if curve == "interval":
+        columns = _interval_columns(levels)
+        per_level = ["level", "inside"]
+    else:
+        columns = [
+            pl.lit(pl.Series(list(levels), dtype=pl.Float64)).alias("level"),
+            _pairs().list.eval(_curve_weights(len(levels))).alias("inside"),
+            pl.concat_list(_pinball(tau, total) for tau in levels).alias("pinball"),
+        ]
+        per_level = ["level", "inside", "pinball"]
+    masked = [pl.when("ok").then(pl.col(c)).alias(c) for c in ("observed", *per_level[1:])]
     lower, upper = wilson_interval(pl.col("inside"), pl.col("total"), z)
-    return (
+    result = (
         stats.group_by(group)
         .agg(
-            pl.lit(pl.Series(list(levels), dtype=pl.Float64)).alias("level"),
-            pairs.list.eval(_curve_weights(n_levels)).alias("inside"),
-            pairs.list.eval(quantile_shares(n_levels)).alias("observed"),
-            pl.concat_list(_pinball(tau, total) for tau in levels).alias("pinball"),
+            *columns,
             pl.col("count").filter(binned).sum().alias("count"),
             total.alias("total"),
             ok.alias("ok"),
         )
-        .explode("level", "inside", "observed", "pinball")
+        .explode(*per_level)
+        # Column by column: each share is the correctly rounded quotient.
+        .with_columns((pl.col("inside") / pl.col("total")).alias("observed"))
         .with_columns(masked)
         .with_columns(lower.alias("lower"), upper.alias("upper"))
         .sort(*group, "level", nulls_last=True)
-        .select(*keys, "level", "observed", "count", "lower", "upper", "pinball")
     )
+    names = [*keys, "level", "observed", "count", "lower", "upper"]
+    return result.select(*names, *per_level[2:])
