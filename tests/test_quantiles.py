@@ -147,6 +147,8 @@ def test_k_columns_and_an_array_column_give_the_list_column_numbers() -> None:
     wide = df.with_columns(pl.col("q").list.get(k).alias(c) for k, c in enumerate(columns))
     arrays = df.with_columns(pl.col("q").list.to_array(len(levels)))
     listed = pc.regression_summary(df, "y", quantiles="q", levels=levels, by="group")
+    as_array = pc.regression_summary(df, "y", quantiles="q", levels=np.array(levels), by="group")
+    assert_frame_equal(as_array, listed)  # levels as a numpy array
     assert_frame_equal(
         pc.regression_summary(wide, "y", quantiles=columns, levels=levels, by="group"), listed
     )

@@ -31,7 +31,7 @@ columns, a row whose K values are all null is ignored, one with some null is ref
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from numbers import Real
 
 import polars as pl
@@ -75,7 +75,8 @@ def check_levels(levels: object) -> tuple[float, ...]:
     ``TypeError`` for anything but a sequence of real numbers, ``ValueError`` naming
     the problem otherwise.
     """
-    if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence | pl.Series):
+    # Any iterable of numbers: a list, a tuple, a numpy array, a Series.
+    if isinstance(levels, (str, bytes)) or not isinstance(levels, Iterable):
         msg = f"`levels` must be a sequence of floats in (0, 1), got {type(levels).__name__}"
         raise TypeError(msg)
     values = list(levels)

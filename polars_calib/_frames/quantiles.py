@@ -80,8 +80,8 @@ def quantile_summary(
     """Metrics of quantile predictions per group (see ``regression_summary``)."""
     asked = _metrics(metrics)
     _curve(curve)
+    levels = check_levels(options["levels"])
     plan = quantile_plan(data, target, **options)
-    levels = options["levels"]
     return same_kind(data, finish_quantiles(plan.checked(), plan.keys, asked, levels))
 
 
