@@ -119,7 +119,7 @@ def regression_statistics(
     n_levels: int = 100,
     weight: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
-    """Return the mergeable statistics table of Gaussian predictions.
+    """Return the mergeable statistics table of Gaussian or quantile predictions.
 
     Parameters
     ----------
@@ -258,7 +258,7 @@ def regression_summary(
     metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
     curve: Curve | None = None,
 ) -> FrameT:
-    """Return calibration metrics of Gaussian predictions, one row per group.
+    """Return calibration metrics of Gaussian or quantile predictions, one row per group.
 
     Parameters
     ----------
@@ -371,7 +371,7 @@ def quantile_reliability(
     curve: Curve = "quantile",
     confidence: float = 0.95,
 ) -> FrameT:
-    """Return the calibration curve of Gaussian predictions: per level, the observed share.
+    """Return the calibration curve of regression predictions: per level, the observed share.
 
     Parameters
     ----------
@@ -551,7 +551,7 @@ def regression_metrics_from_statistics(
     metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
     curve: Curve | None = None,
 ) -> FrameT:
-    """Finish calibration metrics of Gaussian predictions from one or many statistics tables.
+    """Finish calibration metrics of regression predictions from one or many statistics tables.
 
     Parameters
     ----------
@@ -646,7 +646,7 @@ def quantile_reliability_from_statistics(
     curve: Curve = "quantile",
     confidence: float = 0.95,
 ) -> FrameT:
-    """Finish the calibration curve of Gaussian predictions from one or many statistics tables.
+    """Finish the calibration curve of regression predictions from one or many statistics tables.
 
     Parameters
     ----------
