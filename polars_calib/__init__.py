@@ -90,6 +90,7 @@ from polars_calib._metrics.multiclass import (
 )
 from polars_calib._metrics.namespace import col
 from polars_calib._metrics.pit_tests import pit_chi2, pit_chi2_p, pit_ks, pit_ks_p
+from polars_calib._metrics.quantiles import pinball_loss
 from polars_calib._metrics.regression import (
     crps,
     mean_absolute_calibration_error,
@@ -201,6 +202,7 @@ __all__ = [
     "multiclass_brier",
     "multiclass_log_loss",
     "nll",
+    "pinball_loss",
     "pit",
     "pit_chi2",
     "pit_chi2_p",

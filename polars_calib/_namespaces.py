@@ -60,7 +60,6 @@ from polars_calib._recalibration.newton import SAMPLE_ROWS
 from polars_calib._recalibration.regression import RegressionRecalibration
 from polars_calib._smooth import smooth_ece_statistics, smooth_ece_summary
 from polars_calib._table.plan import FrameT
-from polars_calib._table.regression import REGRESSION_METRICS
 
 __all__ = ["DataFrameCalibNamespace", "LazyFrameCalibNamespace", "frame"]
 
@@ -670,15 +669,17 @@ class _FrameCalibNamespace(Generic[FrameT]):
         self,
         target: str,
         *,
-        mean: str,
-        std: str,
+        mean: str | None = None,
+        std: str | None = None,
+        quantiles: str | Sequence[str] | None = None,
+        levels: Sequence[float] | None = None,
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
         n_levels: int = 100,
         weight: str | None = None,
     ) -> FrameT:
-        """Compute the mergeable statistics table of Gaussian predictions.
+        """Compute the mergeable statistics table of regression predictions.
 
         See :func:`polars_calib.regression_statistics`.
 
@@ -695,6 +696,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
             target,
             mean=mean,
             std=std,
+            quantiles=quantiles,
+            levels=levels,
             by=by,
             time=time,
             every=every,
@@ -706,17 +709,19 @@ class _FrameCalibNamespace(Generic[FrameT]):
         self,
         target: str,
         *,
-        mean: str,
-        std: str,
+        mean: str | None = None,
+        std: str | None = None,
+        quantiles: str | Sequence[str] | None = None,
+        levels: Sequence[float] | None = None,
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
         n_levels: int = 100,
         weight: str | None = None,
-        metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
-        curve: Curve = "interval",
+        metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
+        curve: Curve | None = None,
     ) -> FrameT:
-        """Compute calibration metrics of Gaussian predictions, one row per group.
+        """Compute calibration metrics of regression predictions, one row per group.
 
         See :func:`polars_calib.regression_summary`.
 
@@ -733,6 +738,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
             target,
             mean=mean,
             std=std,
+            quantiles=quantiles,
+            levels=levels,
             by=by,
             time=time,
             every=every,
@@ -746,8 +753,10 @@ class _FrameCalibNamespace(Generic[FrameT]):
         self,
         target: str,
         *,
-        mean: str,
-        std: str,
+        mean: str | None = None,
+        std: str | None = None,
+        quantiles: str | Sequence[str] | None = None,
+        levels: Sequence[float] | None = None,
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
@@ -756,7 +765,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
         curve: Curve = "quantile",
         confidence: float = 0.95,
     ) -> FrameT:
-        """Compute the calibration curve of Gaussian predictions, per level.
+        """Compute the calibration curve of regression predictions, per level.
 
         See :func:`polars_calib.quantile_reliability`.
 
@@ -773,6 +782,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
             target,
             mean=mean,
             std=std,
+            quantiles=quantiles,
+            levels=levels,
             by=by,
             time=time,
             every=every,

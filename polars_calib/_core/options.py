@@ -167,8 +167,11 @@ RegressionMetric = Literal[
     "crps",
     "nll",
     "sharpness",
+    "pinball_loss",
 ]
-"""A metric of :func:`polars_calib.regression_summary` (each the name of its expression)."""
+"""A metric of :func:`polars_calib.regression_summary` (each the name of its expression):
+Gaussian predictions have all but ``"pinball_loss"``; quantile predictions the first
+four and ``"pinball_loss"``."""
 
 Fallback = Literal["identity", "global"]
 """What a group that cannot be fitted (or was not seen) gets instead of an error or null."""

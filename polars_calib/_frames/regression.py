@@ -23,6 +23,7 @@ from polars_calib._core.options import (
     check_confidence,
     check_n_levels,
 )
+from polars_calib._core.quantiles import is_quantile_form
 from polars_calib._core.regression import REGRESSION_TERMS
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._engines import (
@@ -32,8 +33,16 @@ from polars_calib._engines import (
     engine_of,
     engine_statistics,
 )
+from polars_calib._frames.quantiles import (
+    quantile_metrics_from_statistics,
+    quantile_reliability_from_quantiles,
+    quantile_reliability_quantiles_table,
+    quantile_statistics,
+    quantile_summary,
+)
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
 from polars_calib._table.plan import FrameT, same_kind
+from polars_calib._table.quantiles import is_quantile_table
 from polars_calib._table.regression import (
     REGRESSION_METRICS,
     finish_regression,
@@ -67,8 +76,10 @@ def regression_statistics(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = ...,
+    std: str | None = ...,
+    quantiles: str | Sequence[str] | None = ...,
+    levels: Sequence[float] | None = ...,
     by: Keys = ...,
     time: str | None = ...,
     every: str | None = ...,
@@ -82,8 +93,10 @@ def regression_statistics(
     data: _SparkFrame | _DaskFrame,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = ...,
+    std: str | None = ...,
+    quantiles: str | Sequence[str] | None = ...,
+    levels: Sequence[float] | None = ...,
     by: Keys = ...,
     time: str | None = ...,
     every: str | None = ...,
@@ -96,15 +109,17 @@ def regression_statistics(
     data: Any,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
     n_levels: int = 100,
     weight: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
-    """Return the mergeable statistics table of Gaussian predictions.
+    """Return the mergeable statistics table of Gaussian or quantile predictions.
 
     Parameters
     ----------
@@ -115,7 +130,12 @@ def regression_statistics(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: the name of an Array or List column of K predicted
+        quantiles (or K column names) and their K levels in (0, 1), strictly increasing
+        (``docs/regression.md``, "Quantile predictions").
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -137,6 +157,9 @@ def regression_statistics(
         ``closed``, ``n_bins``, ``count``, ``weight``, ``sum_p`` (the PIT), ``sum_y``
         (the target), ``sum_crps``, ``sum_nll``, ``sum_squared_error``,
         ``sum_variance`` and ``sum_center`` (rows with ``y == μ``), all weighted.
+        Quantile predictions have K + 1 bins, ``b = #{k : q_k < y}``, edges
+        ``0, τ_1, ..., τ_K, 1`` (``n_bins`` K + 1), ``sum_p`` (each row's upper edge),
+        ``sum_y`` and one ``sum_pinball_<τ_k>`` per level (the pinball loss).
         Tables of parts of the rows merge by summing the rows of the same keys and bin;
         :func:`regression_metrics_from_statistics` and
         :func:`quantile_reliability_from_statistics` finish them.
@@ -146,7 +169,13 @@ def regression_statistics(
     CalibrationDataError
         A missing or mistyped column; with a DataFrame (or Spark or Dask data, counted
         on the engine), refused rows (a NaN or infinite target or mean, ``std`` not a
-        positive finite number, a bad weight).
+        positive finite number, a bad weight; with quantiles: a NaN or infinite target
+        or quantile, a list of another length than K, a null inside the list,
+        crossing quantiles).
+    TypeError
+        Both prediction forms, or neither, or half of one.
+    NotImplementedError
+        Quantile predictions of Spark or Dask data (not yet).
 
     See Also
     --------
@@ -172,6 +201,17 @@ def regression_statistics(
     """
     check_n_levels(n_levels)
     engine = engine_of(data)
+    # The quantile form (polars_calib._frames.quantiles).
+    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+        if engine is not None:
+            msg = "regression_statistics with `quantiles=` runs on polars frames only, for now"
+            raise NotImplementedError(msg)
+        options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
+        quantile_table: pl.DataFrame | pl.LazyFrame = quantile_statistics(
+            data, target, time=time, every=every, **options
+        )
+        return quantile_table
+    assert mean is not None and std is not None  # is_quantile_form checked them
     if engine is not None:
         for role, name in {"target": target, "mean": mean, "std": std}.items():
             if not isinstance(name, str):
@@ -206,17 +246,19 @@ def regression_summary(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
     n_levels: int = 100,
     weight: str | None = None,
-    metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
-    curve: Curve = "interval",
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
+    curve: Curve | None = None,
 ) -> FrameT:
-    """Return calibration metrics of Gaussian predictions, one row per group.
+    """Return calibration metrics of Gaussian or quantile predictions, one row per group.
 
     Parameters
     ----------
@@ -225,7 +267,12 @@ def regression_summary(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: the name of an Array or List column of K predicted
+        quantiles (or K column names) and their K levels in (0, 1), strictly increasing
+        (``docs/regression.md``, "Quantile predictions").
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -238,10 +285,13 @@ def regression_summary(
         Metrics to compute, each named after its expression:
         ``"mean_absolute_calibration_error"``, ``"root_mean_squared_calibration_error"``,
         ``"miscalibration_area"``, ``"quantile_calibration_score"``, ``"crps"``,
-        ``"nll"``, ``"sharpness"`` (all by default).
+        ``"nll"``, ``"sharpness"`` (Gaussian predictions: all but the last by
+        default), ``"pinball_loss"`` (quantile predictions: theirs are the first four
+        and this one, all by default; the others are a ``ValueError``).
     curve
-        The curve of the first three: ``"interval"`` (default, as uncertainty-toolbox)
-        or ``"quantile"``. Kuleshov's score always reads the quantile curve.
+        The curve of the first three: ``"interval"`` (the Gaussian default, as
+        uncertainty-toolbox) or ``"quantile"`` (the only curve of quantile
+        predictions). Kuleshov's score always reads the quantile curve.
 
     Returns
     -------
@@ -277,6 +327,15 @@ def regression_summary(
     └───────┴─────────┴─────────────────────┴──────────┘
     """
     check_n_levels(n_levels)
+    # The quantile form (polars_calib._frames.quantiles).
+    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+        options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
+        return quantile_summary(
+            data, target, metrics=metrics, curve=curve, time=time, every=every, **options
+        )
+    assert mean is not None and std is not None  # is_quantile_form checked them
+    curve = "interval" if curve is None else curve
+    metrics = REGRESSION_METRICS if metrics is None else metrics
     check_choice("curve", curve, CURVES)
     asked = [metrics] if isinstance(metrics, str) else list(metrics)
     for metric in asked:
@@ -300,8 +359,10 @@ def quantile_reliability(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -310,7 +371,7 @@ def quantile_reliability(
     curve: Curve = "quantile",
     confidence: float = 0.95,
 ) -> FrameT:
-    """Return the calibration curve of Gaussian predictions: per level, the observed share.
+    """Return the calibration curve of regression predictions: per level, the observed share.
 
     Parameters
     ----------
@@ -319,7 +380,12 @@ def quantile_reliability(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: the name of an Array or List column of K predicted
+        quantiles (or K column names) and their K levels in (0, 1), strictly increasing
+        (``docs/regression.md``, "Quantile predictions").
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -330,7 +396,9 @@ def quantile_reliability(
         Name of an optional column of non-negative sample weights.
     curve
         ``"quantile"`` (default): the share of targets at or below each predicted
-        ``p``-quantile; ``"interval"``: the share inside each central ``p``-interval.
+        ``p``-quantile; ``"interval"``: the share inside each central ``p``-interval
+        (quantile predictions: the interval ``[q_k, q_(K+1-k)]`` of each symmetric pair
+        of levels, ``p = 1 - 2 τ_k``, bounds included; no ``pinball`` column).
     confidence
         Confidence level of the Wilson interval on the observed share.
 
@@ -340,7 +408,9 @@ def quantile_reliability(
         The same kind as `data`, `n_levels` rows per group, sorted: the keys,
         ``level`` (Float64 ``p``), ``observed`` (Float64 share), ``count`` (Int64
         rows used in the group), ``lower`` and ``upper`` (Wilson interval on the
-        group's weight). Null shares and bounds for a group holding refused rows.
+        group's weight); with quantile predictions, at their levels, and
+        ``pinball`` (Float64 mean pinball loss at the level). Null shares and bounds
+        for a group holding refused rows.
 
     Raises
     ------
@@ -371,6 +441,13 @@ def quantile_reliability(
     └───────┴──────────┴───────┘
     """
     check_n_levels(n_levels)
+    # The quantile form (polars_calib._frames.quantiles).
+    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+        options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
+        return quantile_reliability_from_quantiles(
+            data, target, curve=curve, confidence=confidence, time=time, every=every, **options
+        )
+    assert mean is not None and std is not None  # is_quantile_form checked them
     check_choice("curve", curve, CURVES)
     z = check_confidence(confidence)
     plan = gaussian_plan(
@@ -471,10 +548,10 @@ def regression_metrics_from_statistics(
     *,
     by: Keys = None,
     n_levels: int | None = None,
-    metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
-    curve: Curve = "interval",
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
+    curve: Curve | None = None,
 ) -> FrameT:
-    """Finish calibration metrics of Gaussian predictions from one or many statistics tables.
+    """Finish calibration metrics of regression predictions from one or many statistics tables.
 
     Parameters
     ----------
@@ -492,10 +569,13 @@ def regression_metrics_from_statistics(
         plan reads nothing until collected: there a group holding rows of another
         grid is counted as refused, and its metrics are null.
     metrics
-        Metrics to compute, as :func:`regression_summary`'s (all by default).
+        Metrics to compute, as :func:`regression_summary`'s (all of the table's form
+        by default: a quantile table is recognised by its ``sum_pinball_*`` columns,
+        which carry its levels; it takes no `n_levels`).
     curve
-        The curve of the first three metrics: ``"interval"`` (default) or
-        ``"quantile"``, as :func:`regression_summary`'s.
+        The curve of the first three metrics, as :func:`regression_summary`'s
+        (``None``: ``"interval"`` for a Gaussian table, ``"quantile"`` for a quantile
+        table).
 
     Returns
     -------
@@ -538,14 +618,21 @@ def regression_metrics_from_statistics(
     │ 3     ┆ 0       ┆ 0.377104            ┆ 0.590806 │
     └───────┴─────────┴─────────────────────┴──────────┘
     """
-    check_choice("curve", curve, CURVES)
-    asked = [metrics] if isinstance(metrics, str) else list(metrics)
-    for metric in asked:
-        check_choice("metrics", metric, REGRESSION_METRICS)
     stats, keys = _keyed(stats, by)
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
+    # A quantile table (polars_calib._frames.quantiles).
+    if is_quantile_table(stats):
+        return quantile_metrics_from_statistics(
+            stats, keys, n_levels=n_levels, metrics=metrics, curve=curve
+        )
+    curve = "interval" if curve is None else curve
+    metrics = REGRESSION_METRICS if metrics is None else metrics
+    check_choice("curve", curve, CURVES)
+    asked = [metrics] if isinstance(metrics, str) else list(metrics)
+    for metric in asked:
+        check_choice("metrics", metric, REGRESSION_METRICS)
     n_levels = _grid_of(stats, keys, n_levels)
     table = _on_grid(stats.lazy(), n_levels)
     return same_kind(stats, finish_regression(table, keys, asked, n_levels, curve))
@@ -559,7 +646,7 @@ def quantile_reliability_from_statistics(
     curve: Curve = "quantile",
     confidence: float = 0.95,
 ) -> FrameT:
-    """Finish the calibration curve of Gaussian predictions from one or many statistics tables.
+    """Finish the calibration curve of regression predictions from one or many statistics tables.
 
     Parameters
     ----------
@@ -611,12 +698,17 @@ def quantile_reliability_from_statistics(
     │ 1.0   ┆ 1.0      ┆ 3     │
     └───────┴──────────┴───────┘
     """
-    check_choice("curve", curve, CURVES)
-    z = check_confidence(confidence)
     stats, keys = _keyed(stats, by)
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
+    # A quantile table (polars_calib._frames.quantiles).
+    if is_quantile_table(stats):
+        return quantile_reliability_quantiles_table(
+            stats, keys, n_levels=n_levels, curve=curve, confidence=confidence
+        )
+    check_choice("curve", curve, CURVES)
+    z = check_confidence(confidence)
     n_levels = _grid_of(stats, keys, n_levels)
     table = _on_grid(stats.lazy(), n_levels)
     return same_kind(stats, reliability_levels(table, keys, n_levels, curve, z))

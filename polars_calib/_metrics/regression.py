@@ -10,11 +10,15 @@ index, cumulated and read at each level. They work in ``select``, ``group_by().a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import CURVES, Curve, check_choice, check_n_levels
+from polars_calib._core.quantiles import QuantileColumns, is_quantile_form
 from polars_calib._core.regression import gaussian_problem
+from polars_calib._metrics.quantiles import quantile_curve_metric
 from polars_calib._table.bin_sums import per_bin, row_mean
 from polars_calib._table.regression import bin_pairs, curve_scalar, level_binning
 
@@ -83,14 +87,28 @@ def pit(target: IntoExpr, *, mean: IntoExpr, std: IntoExpr) -> pl.Expr:
 def _curve_metric(
     metric: str,
     target: IntoExpr,
-    mean: IntoExpr,
-    std: IntoExpr,
+    mean: IntoExpr | None,
+    std: IntoExpr | None,
     n_levels: int,
-    curve: Curve,
+    curve: Curve | None,
     weight: IntoExpr | None,
+    quantiles: QuantileColumns | None = None,
+    levels: Sequence[float] | None = None,
 ) -> pl.Expr:
     """A scalar of the calibration curve of the current group (null: refused or empty)."""
     check_n_levels(n_levels)
+    # The quantile form (polars_calib._metrics.quantiles): the quantile curve only.
+    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+        if curve not in (None, "quantile"):
+            msg = (
+                f"`curve`: the metrics of quantile predictions read the quantile curve, "
+                f"got {curve!r}"
+            )
+            raise ValueError(msg)
+        assert quantiles is not None and levels is not None  # is_quantile_form checked them
+        return quantile_curve_metric(metric, target, quantiles, levels, weight)
+    assert mean is not None and std is not None  # is_quantile_form checked them
+    curve = "interval" if curve is None else curve
     check_choice("curve", curve, CURVES)
     problem = gaussian_problem(target, mean, std, weight)
     used = problem.present & ~problem.refused
@@ -109,10 +127,12 @@ def _curve_metric(
 def mean_absolute_calibration_error(
     target: IntoExpr,
     *,
-    mean: IntoExpr,
-    std: IntoExpr,
+    mean: IntoExpr | None = None,
+    std: IntoExpr | None = None,
+    quantiles: QuantileColumns | None = None,
+    levels: Sequence[float] | None = None,
     n_levels: int = 100,
-    curve: Curve = "interval",
+    curve: Curve | None = None,
     weight: IntoExpr | None = None,
 ) -> pl.Expr:
     r"""Return the mean absolute calibration error of Gaussian predictions.
@@ -122,14 +142,20 @@ def mean_absolute_calibration_error(
     target
         The observed values.
     mean, std
-        The predicted mean and standard deviation (``std > 0``).
+        The predicted mean and standard deviation (``std > 0``): Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: an Array or List column of K predicted quantiles
+        (or K columns) and their K levels in (0, 1), strictly increasing; the curve is
+        then the quantile curve at the given levels (``docs/regression.md``,
+        "Quantile predictions").
     n_levels
         Number of levels ``p_j = j / (n_levels - 1)``, ``j = 0 .. n_levels - 1``
         (uncertainty-toolbox's grid has 100).
     curve
-        ``"interval"`` (default, as uncertainty-toolbox): the share of targets inside
-        each central ``p``-interval of the prediction; ``"quantile"``: the share at or
-        below each ``p``-quantile (Kuleshov et al. 2018).
+        ``"interval"`` (the Gaussian default, as uncertainty-toolbox): the share of
+        targets inside each central ``p``-interval of the prediction; ``"quantile"``
+        (the only curve of quantile predictions, their default): the share at or below
+        each ``p``-quantile (Kuleshov et al. 2018).
     weight
         Optional non-negative sample weights.
 
@@ -171,17 +197,27 @@ def mean_absolute_calibration_error(
     └──────────┘
     """
     return _curve_metric(
-        "mean_absolute_calibration_error", target, mean, std, n_levels, curve, weight
+        "mean_absolute_calibration_error",
+        target,
+        mean,
+        std,
+        n_levels,
+        curve,
+        weight,
+        quantiles,
+        levels,
     )
 
 
 def root_mean_squared_calibration_error(
     target: IntoExpr,
     *,
-    mean: IntoExpr,
-    std: IntoExpr,
+    mean: IntoExpr | None = None,
+    std: IntoExpr | None = None,
+    quantiles: QuantileColumns | None = None,
+    levels: Sequence[float] | None = None,
     n_levels: int = 100,
-    curve: Curve = "interval",
+    curve: Curve | None = None,
     weight: IntoExpr | None = None,
 ) -> pl.Expr:
     """Return the root-mean-squared calibration error of Gaussian predictions.
@@ -191,11 +227,16 @@ def root_mean_squared_calibration_error(
     target
         The observed values.
     mean, std
-        The predicted mean and standard deviation (``std > 0``).
+        The predicted mean and standard deviation (``std > 0``): Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: an Array or List column of K predicted quantiles
+        (or K columns) and their K levels in (0, 1), strictly increasing; the curve is
+        then the quantile curve at the given levels (``docs/regression.md``,
+        "Quantile predictions").
     n_levels
         Number of levels ``j / (n_levels - 1)``.
     curve
-        ``"interval"`` (default) or ``"quantile"``, as
+        ``"interval"`` (the Gaussian default) or ``"quantile"``, as
         :func:`mean_absolute_calibration_error`.
     weight
         Optional non-negative sample weights.
@@ -230,17 +271,27 @@ def root_mean_squared_calibration_error(
     └──────────┘
     """
     return _curve_metric(
-        "root_mean_squared_calibration_error", target, mean, std, n_levels, curve, weight
+        "root_mean_squared_calibration_error",
+        target,
+        mean,
+        std,
+        n_levels,
+        curve,
+        weight,
+        quantiles,
+        levels,
     )
 
 
 def miscalibration_area(
     target: IntoExpr,
     *,
-    mean: IntoExpr,
-    std: IntoExpr,
+    mean: IntoExpr | None = None,
+    std: IntoExpr | None = None,
+    quantiles: QuantileColumns | None = None,
+    levels: Sequence[float] | None = None,
     n_levels: int = 100,
-    curve: Curve = "interval",
+    curve: Curve | None = None,
     weight: IntoExpr | None = None,
 ) -> pl.Expr:
     """Return the area between the calibration curve of Gaussian predictions and the diagonal.
@@ -250,11 +301,16 @@ def miscalibration_area(
     target
         The observed values.
     mean, std
-        The predicted mean and standard deviation (``std > 0``).
+        The predicted mean and standard deviation (``std > 0``): Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: an Array or List column of K predicted quantiles
+        (or K columns) and their K levels in (0, 1), strictly increasing; the curve is
+        then the quantile curve at the given levels (``docs/regression.md``,
+        "Quantile predictions").
     n_levels
         Number of levels ``j / (n_levels - 1)``.
     curve
-        ``"interval"`` (default) or ``"quantile"``, as
+        ``"interval"`` (the Gaussian default) or ``"quantile"``, as
         :func:`mean_absolute_calibration_error`.
     weight
         Optional non-negative sample weights.
@@ -293,14 +349,18 @@ def miscalibration_area(
     │ 0.377104 │
     └──────────┘
     """
-    return _curve_metric("miscalibration_area", target, mean, std, n_levels, curve, weight)
+    return _curve_metric(
+        "miscalibration_area", target, mean, std, n_levels, curve, weight, quantiles, levels
+    )
 
 
 def quantile_calibration_score(
     target: IntoExpr,
     *,
-    mean: IntoExpr,
-    std: IntoExpr,
+    mean: IntoExpr | None = None,
+    std: IntoExpr | None = None,
+    quantiles: QuantileColumns | None = None,
+    levels: Sequence[float] | None = None,
     n_levels: int = 100,
     weight: IntoExpr | None = None,
 ) -> pl.Expr:
@@ -311,7 +371,12 @@ def quantile_calibration_score(
     target
         The observed values.
     mean, std
-        The predicted mean and standard deviation (``std > 0``).
+        The predicted mean and standard deviation (``std > 0``): Gaussian predictions.
+    quantiles, levels
+        Instead of `mean` and `std`: an Array or List column of K predicted quantiles
+        (or K columns) and their K levels in (0, 1), strictly increasing; the curve is
+        then the quantile curve at the given levels (``docs/regression.md``,
+        "Quantile predictions").
     n_levels
         Number of levels ``p_j = j / (n_levels - 1)``.
     weight
@@ -347,8 +412,17 @@ def quantile_calibration_score(
     │ 0.092189 │
     └──────────┘
     """
+    used: Curve | None = None if quantiles is not None or levels is not None else "quantile"
     return _curve_metric(
-        "quantile_calibration_score", target, mean, std, n_levels, "quantile", weight
+        "quantile_calibration_score",
+        target,
+        mean,
+        std,
+        n_levels,
+        used,
+        weight,
+        quantiles,
+        levels,
     )
 
 

@@ -52,7 +52,10 @@ __all__ = [
     "reliability_levels",
 ]
 
-REGRESSION_METRICS: tuple[RegressionMetric, ...] = get_args(RegressionMetric)
+REGRESSION_METRICS: tuple[RegressionMetric, ...] = tuple(
+    m for m in get_args(RegressionMetric) if m != "pinball_loss"
+)
+"""The metrics of Gaussian predictions (``pinball_loss`` is the quantile form's)."""
 
 _CURVE_METRICS = {
     "mean_absolute_calibration_error",

@@ -1,0 +1,128 @@
+"""Quantile predictions (K quantiles at given levels) as aggregating expressions.
+
+:func:`pinball_loss` and :func:`quantile_curve_metric` (the quantile form of
+``pc.mean_absolute_calibration_error`` and its siblings) run, inside one group, the
+finishers the frame functions run on a quantile table
+(:mod:`polars_calib._table.quantiles`): each row's bin ``b = #{k : q_k < y}`` by the one
+bin rule, each bin's weight summed over a window keyed by its index, cumulated and
+read at each level. They work in ``select``, ``group_by().agg``, ``over`` and the
+streaming engine; a group holding a refused row (:mod:`polars_calib._core.quantiles`)
+gives null.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import polars as pl
+
+from polars_calib._core.exprs import IntoExpr, to_expr
+from polars_calib._core.quantiles import (
+    QuantileColumns,
+    check_levels,
+    quantile_binning,
+    quantile_problem,
+)
+from polars_calib._table.bin_sums import per_bin, row_mean
+from polars_calib._table.quantiles import quantile_scalar
+from polars_calib._table.regression import bin_pairs
+
+__all__ = ["pinball_loss", "quantile_curve_metric"]
+
+
+def _named(value: pl.Expr, column: IntoExpr) -> pl.Expr:
+    """`value` named after `column` (the target's name, as the Gaussian expressions)."""
+    name = to_expr(column, "target").meta.output_name(raise_if_undetermined=False)
+    return value if name is None else value.alias(name)
+
+
+def quantile_curve_metric(
+    metric: str,
+    target: IntoExpr,
+    quantiles: QuantileColumns,
+    levels: Sequence[float],
+    weight: IntoExpr | None,
+) -> pl.Expr:
+    """A scalar of the quantile curve of the current group (null: refused or empty)."""
+    found = check_levels(levels)
+    problem = quantile_problem(target, quantiles, found, weight)
+    used = problem.present & ~problem.refused
+    binning = quantile_binning(found)
+    # Masked after binning: the rule is one reference (no common subexpressions here).
+    bins = pl.when(used).then(binning.index(problem.prob))
+    row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
+    bin_weight = per_bin(pl.when(used).then(row_weight), bins, binning)
+    bin_index = bins.filter(bins.is_first_distinct() & bins.is_not_null())
+    total = pl.when(used).then(row_weight).sum()
+    pairs = bin_pairs(bin_index, bin_weight, pl.lit(0.0))
+    value = pairs.list.eval(quantile_scalar(found, metric)).list.first()
+    return _named(pl.when(~problem.invalid & (total > 0.0)).then(value), target)
+
+
+def pinball_loss(
+    target: IntoExpr,
+    *,
+    quantiles: QuantileColumns,
+    levels: Sequence[float],
+    weight: IntoExpr | None = None,
+) -> pl.Expr:
+    """Return the mean pinball loss of quantile predictions, over rows and levels.
+
+    Parameters
+    ----------
+    target
+        The observed values.
+    quantiles
+        An ``Array`` or ``List`` column (or expression) of K predicted quantiles per
+        row, or a list of K columns, non-decreasing (a crossing row is refused).
+    levels
+        The K levels of the quantiles, in (0, 1), strictly increasing.
+    weight
+        Optional non-negative sample weights.
+
+    Returns
+    -------
+    Expr
+        Float64 aggregate: the weighted mean over rows of the mean over levels of
+        ``(1{y < q_k} - τ_k)(q_k - y)``; null for a group holding a refused row (a NaN
+        or infinite target or quantile, a list of another length than K, a null
+        inside the list, crossing quantiles, a bad weight) or with no used row.
+
+    See Also
+    --------
+    mean_absolute_calibration_error : The quantile curve of the same predictions.
+    quantile_reliability : The loss per level (its ``pinball`` column).
+
+    Notes
+    -----
+    One level's loss is the mean over rows at that level: give one quantile and one
+    level (``quantiles=["q50"], levels=[0.5]``). A tie ``y == q_k`` adds 0 whichever
+    side it counts on. scoringrules 0.10's ``quantile_score`` is the per-row term;
+    uncertainty-toolbox 0.1.1's ``check_score`` is this mean over the levels
+    ``np.linspace(0.01, 0.99, 99)`` of a Gaussian's quantiles.
+
+    References
+    ----------
+    Koenker and Bassett (1978); Gneiting and Raftery (2007), section 9.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"y": [1.0, 2.5, 0.0], "q": [[0.0, 1.0, 2.0]] * 3})
+    >>> df.select(loss=pc.pinball_loss("y", quantiles="q", levels=[0.1, 0.5, 0.9]))
+    shape: (1, 1)
+    ┌──────────┐
+    │ loss     │
+    │ ---      │
+    │ f64      │
+    ╞══════════╡
+    │ 0.261111 │
+    └──────────┘
+    """
+    found = check_levels(levels)
+    problem = quantile_problem(target, quantiles, found, weight)
+    mean = pl.sum_horizontal(problem.terms.values()) / len(found)
+    value = row_mean(replace(problem, terms={"pinball": mean}), "pinball")
+    return _named(value, target)
