@@ -30,8 +30,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 # peers the suite does not install): neither test modules nor doctest files.
 collect_ignore_glob = ["data/*"]
 
+# The default profile is derandomized: every run of the suite (CI's included) tries the same
+# examples, so a landing never hinges on a lucky draw. Explore with
+# `pytest --hypothesis-profile=thorough` (random, 1000 examples) and pin what it finds with
+# `@example`.
 settings.register_profile(
-    "default", deadline=None, max_examples=60, suppress_health_check=[HealthCheck.too_slow]
+    "default",
+    deadline=None,
+    max_examples=60,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile(
     "thorough", deadline=None, max_examples=1000, suppress_health_check=[HealthCheck.too_slow]

@@ -529,6 +529,8 @@ def qce(
         idx = equal_width_bins(_binning_sigma(sigma), n_bins, value_range)
         counts, freqs = _bin_means(idx, n_bins, *inside, sample_threshold=sample_threshold)
         ok = counts > 0
+        if not ok.any():  # no row in range: undefined (the package gives null)
+            return float("nan") if reduce else np.full(len(levels), np.nan)
         per = np.array(
             [
                 np.sum(counts[ok] * np.abs(f[ok] - t)) / np.sum(counts[ok])

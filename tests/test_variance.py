@@ -143,6 +143,8 @@ def _reference(group: pl.DataFrame, n_bins: int, value_range: Any, levels: list[
 # A σ on an inner edge of its group's range (0.6 = 0.25 + 0.35): group-by aggregates are a
 # column, which Polars divides by a literal through its reciprocal (an edge one ulp off).
 @example(seed=43134, n=25, n_bins=5, fixed=False)
+# One row, outside the fixed range: no row in range for any measure.
+@example(seed=0, n=1, n_bins=1, fixed=True)
 def test_weighted_groups_match_the_reference_on_repeated_rows(
     seed: int, n: int, n_bins: int, fixed: bool
 ) -> None:
