@@ -99,6 +99,7 @@ from polars_calib._metrics.regression import (
     sharpness,
 )
 from polars_calib._metrics.variance import ence, qce, uce
+from polars_calib._monitor import cusum, cusum_thresholds, monitor, observed_minus_expected
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
@@ -163,6 +164,8 @@ __all__ = [
     "coverage_gap",
     "crps",
     "crps_ensemble",
+    "cusum",
+    "cusum_thresholds",
     "debiased_ece",
     "debiased_ece_squared",
     "ece",
@@ -188,9 +191,11 @@ __all__ = [
     "median_variance_bins",
     "metrics_from_statistics",
     "miscalibration_area",
+    "monitor",
     "multiclass_brier",
     "multiclass_log_loss",
     "nll",
+    "observed_minus_expected",
     "pit",
     "plot_audit",
     "plot_metric_over_time",

@@ -1,0 +1,12 @@
+"""Calibration drift monitoring: running charts, CUSUM alarms and their thresholds.
+
+:mod:`~polars_calib._monitor.cusum` holds the expressions (the risk-adjusted CUSUM and
+the observed-minus-expected chart), :mod:`~polars_calib._monitor.thresholds` the ARL0
+simulation and the Markov chain, :mod:`~polars_calib._monitor.alarms` the restarted
+charts' alarms, :mod:`~polars_calib._monitor.api` the frame functions.
+"""
+
+from polars_calib._monitor.api import cusum_thresholds, monitor
+from polars_calib._monitor.cusum import cusum, observed_minus_expected
+
+__all__ = ["cusum", "cusum_thresholds", "monitor", "observed_minus_expected"]
