@@ -23,6 +23,7 @@ from polars_calib._monitor.thresholds import (
     simulate,
     simulated_threshold,
     term_atoms,
+    words,
 )
 
 __all__ = ["GROUP", "alarms_for", "check_options", "thresholds_for"]
@@ -102,6 +103,7 @@ def thresholds_for(
         raise CalibrationDataError(msg)
     rows = math.ceil(simulated_alarms * arl0)
     log_rs = [math.log(ratio) for ratio in ratios]
+    drawn = words(rows, seed)
     parts = used.partition_by(GROUP, maintain_order=True, include_key=True)
     arrays = [(part["p"].to_numpy(), part["w"].to_numpy()) for part in parts]
     atoms = [[term_atoms(p, w, log_r) for log_r in log_rs] for p, w in arrays]
@@ -109,7 +111,7 @@ def thresholds_for(
     plans = [
         plan
         for (p, w), hs in zip(arrays, markov)
-        for plan in simulate(p, w, log_rs, [0.5 * h for h in hs], rows, seed)
+        for plan in simulate(p, w, log_rs, [0.5 * h for h in hs], drawn)
     ]
     done = pl.collect_all(plans)
     records = []
@@ -118,7 +120,7 @@ def thresholds_for(
             high, totals = done[2 * (g * len(ratios) + j)], done[2 * (g * len(ratios) + j) + 1]
             found = simulated_threshold(high, totals, 0.5 * markov[g][j], arl0)
             if found is None:  # the Markov chain's half was too high: every positive S
-                high, totals = pl.collect_all(simulate(p, w, [log_rs[j]], [0.0], rows, seed))
+                high, totals = pl.collect_all(simulate(p, w, [log_rs[j]], [0.0], drawn))
                 found = simulated_threshold(high, totals, 0.0, arl0)
             h = math.nan if found is None else found.threshold
             records.append(
@@ -186,7 +188,7 @@ def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
         )
         run = pl.col("total") - pl.col("base")
         chart = run - run.cum_min().over(GROUP).clip(upper_bound=0.0)
-        zero = pl.when(pl.col("statistic") == 0.0).then(pl.col(time))
+        zero = pl.when((pl.col("statistic") == 0.0) & ~pl.col("flag")).then(pl.col(time))
         alarms = (
             lf.with_columns(statistic=chart)
             .with_columns(run_start=zero.forward_fill().over(GROUP).fill_null(pl.col("restart")))

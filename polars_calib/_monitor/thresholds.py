@@ -30,6 +30,7 @@ __all__ = [
     "simulate",
     "simulated_threshold",
     "term_atoms",
+    "words",
 ]
 
 STATES = 200
@@ -62,19 +63,28 @@ def markov_arl(values: np.ndarray, probs: np.ndarray, h: float, states: int = ST
 
 
 def markov_threshold(values: np.ndarray, probs: np.ndarray, arl0: float) -> float:
-    """The ``h`` whose Markov-chain ARL is `arl0`: a secant search on ``log ARL``."""
+    """The ``h`` whose Markov-chain ARL is `arl0` (to 1%): ``log ARL`` is nearly linear
+    in ``h``, so a false-position search on it (Illinois' variant) takes a few solves."""
     lo, hi = 0.0, max(float(np.abs(values).max()), 1e-3)
-    while markov_arl(values, probs, hi) < arl0:
-        lo, hi = hi, 2.0 * hi
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if markov_arl(values, probs, mid) < arl0:
-            lo = mid
+    f_lo, f_hi = -math.log(arl0), math.log(markov_arl(values, probs, hi) / arl0)
+    while f_hi < 0.0:
+        lo, f_lo, hi = hi, f_hi, 2.0 * hi
+        f_hi = math.log(markov_arl(values, probs, hi) / arl0)
+    side = 0
+    for _ in range(100):
+        h = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        f = math.log(markov_arl(values, probs, h) / arl0)
+        if abs(f) < 0.01 or hi - lo < 1e-3 * hi:
+            return h
+        if f < 0.0:
+            lo, f_lo = h, f
+            f_hi = f_hi / 2.0 if side == -1 else f_hi
+            side = -1
         else:
-            hi = mid
-        if hi - lo < 1e-4 * hi:
-            break
-    return hi
+            hi, f_hi = h, f
+            f_lo = f_lo / 2.0 if side == 1 else f_lo
+            side = 1
+    return h
 
 
 @dataclass(frozen=True)
@@ -87,16 +97,18 @@ class Estimate:
     alarms: int
 
 
-def _stream(
-    p: np.ndarray, w: np.ndarray, rows: int, seed: int, log_rs: list[float]
-) -> pl.LazyFrame:
-    """The simulated stream: per row its number ``r`` and each chart's ``S`` (``s0``, ...)."""
+def words(rows: int, seed: int) -> pl.DataFrame:
+    """The simulated rows' numbers ``r`` and their two counter-based words (``a``: the
+    reference row, ``b``: the label), common to every group."""
     lf = pl.LazyFrame().select(pl.int_range(rows, dtype=pl.Int64).alias("r"))
-    lf = with_words(
-        with_row_key(lf, pl.col("r"), seed, ("h1", "h2")), ("h1", "h2"), {"a": 0, "b": 1}
-    )
+    lf = with_row_key(lf, pl.col("r"), seed, ("h1", "h2"))
+    return with_words(lf, ("h1", "h2"), {"a": 0, "b": 1}).select("r", "a", "b").collect()
+
+
+def _stream(p: np.ndarray, w: np.ndarray, drawn: pl.DataFrame, log_rs: list[float]) -> pl.LazyFrame:
+    """The simulated stream: per row its number ``r`` and each chart's ``S`` (``s0``, ...)."""
     pick = (uniform(pl.col("a")) * len(p)).floor().cast(pl.Int64)
-    lf = lf.select(
+    lf = drawn.lazy().select(
         "r",
         "b",
         pl.lit(pl.Series(p)).gather(pick).alias("p"),
@@ -162,10 +174,11 @@ def simulated_threshold(
 
 
 def simulate(
-    p: np.ndarray, w: np.ndarray, log_rs: list[float], lows: list[float], rows: int, seed: int
+    p: np.ndarray, w: np.ndarray, log_rs: list[float], lows: list[float], drawn: pl.DataFrame
 ) -> list[pl.LazyFrame]:
-    """The plans of one group's simulation: per chart, its high rows and its totals."""
-    stream = _stream(p, w, rows, seed, log_rs)
+    """The plans of one group's simulation on the rows `drawn` (:func:`words`): per chart,
+    its rows above `lows` in complete cycles and its totals."""
+    stream = _stream(p, w, drawn, log_rs)
     plans = []
     for i, low in enumerate(lows):
         plans.extend(_cycles(stream, f"s{i}", low))
