@@ -330,6 +330,8 @@ def test_thresholds_are_reproducible_per_group_and_weights_are_not_rows() -> Non
     assert_frame_equal(
         df.lazy().calib.cusum_thresholds("p", "y", by="g", **options).collect(), both
     )
+    # The reference's values, not their order in the frame, set the thresholds.
+    assert_frame_equal(pc.cusum_thresholds(df.reverse(), "p", "y", by="g", **options), both)
     other = pc.cusum_thresholds(df, "p", "y", by="g", seed=1, **options)
     assert not other["threshold"].equals(both["threshold"])
     # A weight of 2 on every row doubles every term: the same draws, twice the threshold.

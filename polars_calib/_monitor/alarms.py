@@ -18,7 +18,7 @@ from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
 from polars_calib._monitor.cusum import check_odds_ratio, cusum_step
 from polars_calib._monitor.thresholds import (
-    markov_arl,
+    markov_check,
     markov_threshold,
     simulate,
     simulated_threshold,
@@ -93,7 +93,11 @@ def thresholds_for(
     """
     used = df.filter(problem.ok.fill_null(False) & pl.col(REF).fill_null(False))
     weight = problem.weight if problem.weight is not None else pl.lit(1.0)
-    used = used.select(GROUP, *keys, problem.prob.alias("p"), weight.alias("w"))
+    # Sorted: the simulation picks rows by index, and the thresholds depend on the
+    # reference's values, not on the order the frame holds them in.
+    used = used.select(GROUP, *keys, problem.prob.alias("p"), weight.alias("w")).sort(
+        GROUP, "p", "w"
+    )
     groups = df.select(GROUP, *keys).unique(GROUP, keep="first", maintain_order=True)
     if missing := groups.height - used[GROUP].n_unique():
         msg = (
@@ -130,7 +134,7 @@ def thresholds_for(
                     "threshold": h,
                     "arl0": math.nan if found is None else found.arl,
                     "arl0_se": math.nan if found is None else found.se,
-                    "arl0_markov": markov_arl(*atoms[g][j], h) if found else math.nan,
+                    "arl0_markov": markov_check(*atoms[g][j], h) if found else math.nan,
                     "alarms_simulated": 0 if found is None else found.alarms,
                     "rows_simulated": rows,
                 }
