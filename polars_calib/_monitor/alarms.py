@@ -16,7 +16,7 @@ import polars as pl
 
 from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
-from polars_calib._monitor.cusum import check_odds_ratio, cusum_step
+from polars_calib._monitor.cusum import check_odds_ratio, cusum_step, used_rows
 from polars_calib._monitor.thresholds import (
     markov_check,
     markov_threshold,
@@ -29,15 +29,17 @@ from polars_calib._monitor.thresholds import (
 __all__ = ["GROUP", "alarms_for", "check_options", "thresholds_for"]
 
 GROUP, ROW, REF = "__calib_group__", "__calib_row__", "__calib_reference__"
-THRESHOLD_COLUMNS = {
-    "odds_ratio": pl.Float64,
-    "threshold": pl.Float64,
-    "arl0": pl.Float64,
-    "arl0_se": pl.Float64,
-    "arl0_markov": pl.Float64,
-    "alarms_simulated": pl.Int64,
-    "rows_simulated": pl.Int64,
-}
+THRESHOLD_COLUMNS = pl.Schema(
+    {
+        "odds_ratio": pl.Float64,
+        "threshold": pl.Float64,
+        "arl0": pl.Float64,
+        "arl0_se": pl.Float64,
+        "arl0_markov": pl.Float64,
+        "alarms_simulated": pl.Int64,
+        "rows_simulated": pl.Int64,
+    }
+)
 
 
 def check_options(
@@ -91,7 +93,7 @@ def thresholds_for(
 
     `df` is :func:`checked_rows`' output with the reference flag ``REF``.
     """
-    used = df.filter(problem.ok.fill_null(False) & pl.col(REF).fill_null(False))
+    used = df.filter(used_rows(problem) & pl.col(REF).fill_null(False))
     weight = problem.weight if problem.weight is not None else pl.lit(1.0)
     # Sorted: the simulation picks rows by index, and the thresholds depend on the
     # reference's values, not on the order the frame holds them in.
@@ -139,7 +141,7 @@ def thresholds_for(
                     "rows_simulated": rows,
                 }
             )
-    schema = {**df.select(GROUP, *keys).schema, **THRESHOLD_COLUMNS}
+    schema = pl.Schema({**df.select(GROUP, *keys).schema, **THRESHOLD_COLUMNS})
     return pl.DataFrame(records, schema=schema, orient="row")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -34,7 +34,7 @@ def _lazy(
     reference: pl.Expr | None,
 ) -> tuple[Prepared, pl.LazyFrame, pl.Schema]:
     """The checked plan (keys, time, inputs and the reference flag) and its schema."""
-    prepared = prepare(data, prob, label, by=by, weight=weight)
+    prepared: Prepared = prepare(data, prob, label, by=by, weight=weight)
     if prepared.reduction is not None:
         msg = f"monitoring takes binary probabilities: column {prob!r} holds vectors"
         raise ValueError(msg)
@@ -58,10 +58,9 @@ def _lazy(
         msg = f"`reference` must be a boolean Polars expression, got {type(reference).__name__}"
         raise TypeError(msg)
     flag = pl.lit(True) if reference is None else reference.cast(pl.Boolean)
-    inputs = dict.fromkeys(
-        [*prepared.keys, *([time] if time else []), prob, label, *([weight] if weight else [])]
-    )
-    lf = prepared.lf.select(*inputs, flag.alias(REF))
+    inputs: list[str] = [*prepared.keys, *([time] if time else []), prob, label]
+    inputs += [weight] if weight else []
+    lf = prepared.lf.select(*dict.fromkeys(inputs), flag.alias(REF))
     return prepared, lf, lf.collect_schema()
 
 
@@ -173,14 +172,14 @@ def cusum_thresholds(
     """
     ratios = check_options(odds_ratio, arl0, simulated_alarms)
     prepared, lf, schema = _lazy(data, prob, label, by, weight, None, reference)
-    keys = prepared.keys
+    keys: list[str] = prepared.keys
 
     def run(df: pl.DataFrame) -> pl.DataFrame:
         rows = checked_rows(df, prepared.problem, keys, None)
         table = thresholds_for(rows, prepared.problem, keys, ratios, arl0, simulated_alarms, seed)
         return table.drop(GROUP)
 
-    out = {**{key: schema[key] for key in keys}, **THRESHOLD_COLUMNS}
+    out = pl.Schema({**{key: schema[key] for key in keys}, **THRESHOLD_COLUMNS})
     return same_kind(data, lf.map_batches(run, schema=out))
 
 
@@ -286,7 +285,8 @@ def monitor(
         msg = "give `threshold` or `reference` (the rows thresholds are simulated from), not both"
         raise ValueError(msg)
     prepared, lf, schema = _lazy(data, prob, label, by, weight, time, reference)
-    keys, problem = prepared.keys, prepared.problem
+    keys: list[str] = prepared.keys
+    problem = prepared.problem
 
     def run(df: pl.DataFrame) -> pl.DataFrame:
         rows = checked_rows(df, problem, keys, time)
@@ -299,13 +299,8 @@ def monitor(
 
     if threshold is not None:  # checked now, not when collected
         _given(pl.DataFrame({GROUP: [0]}), ratios, threshold)
-    out = {
-        **{key: schema[key] for key in keys},
-        time: schema[time],
-        "odds_ratio": pl.Float64,
-        "statistic": pl.Float64,
-        "threshold": pl.Float64,
-        "run_start": schema[time],
-    }
-    runner: Callable[[pl.DataFrame], pl.DataFrame] = run
-    return same_kind(data, lf.map_batches(runner, schema=out))
+    out = pl.Schema([(key, schema[key]) for key in [*keys, time]])
+    for name in ("odds_ratio", "statistic", "threshold"):
+        out[name] = pl.Float64()
+    out["run_start"] = schema[time]
+    return same_kind(data, lf.map_batches(run, schema=out))

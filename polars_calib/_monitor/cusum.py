@@ -14,7 +14,14 @@ import polars as pl
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.problem import WEIGHT_LIMIT, Problem, binary_problem
 
-__all__ = ["broken_from", "check_odds_ratio", "cusum", "cusum_step", "observed_minus_expected"]
+__all__ = [
+    "broken_from",
+    "check_odds_ratio",
+    "cusum",
+    "cusum_step",
+    "observed_minus_expected",
+    "used_rows",
+]
 
 
 def check_odds_ratio(odds_ratio: float) -> float:
@@ -28,13 +35,19 @@ def check_odds_ratio(odds_ratio: float) -> float:
     return math.log(odds_ratio)
 
 
+def used_rows(problem: Problem) -> pl.Expr:
+    """True on a row the charts use: present (no null input) and not refused."""
+    if problem.ok is not None:
+        return problem.ok.fill_null(False)
+    return problem.present & ~problem.refused.fill_null(False)
+
+
 def broken_from(problem: Problem) -> pl.Expr:
     """True from the first refused row on (and from the row where the weights used so far
     reach ``WEIGHT_LIMIT``): the running form of the package's one refused rule."""
-    assert problem.ok is not None  # a binary problem always has it
-    broken = (~problem.ok).fill_null(False).cum_max()
+    broken = problem.refused.fill_null(False).cum_max()
     if problem.weight is not None:
-        used = pl.when(problem.ok).then(problem.weight).otherwise(0.0)
+        used = pl.when(used_rows(problem)).then(problem.weight).otherwise(0.0)
         broken = broken | (used.cum_sum() >= WEIGHT_LIMIT)
     return broken
 
@@ -49,7 +62,7 @@ def cusum_step(problem: Problem, log_r: float) -> tuple[pl.Expr, pl.Expr]:
     if problem.weight is not None:
         term = term * problem.weight
         contradicted = contradicted & (problem.weight > 0.0)
-    used = problem.ok.fill_null(False) if problem.ok is not None else ~problem.refused
+    used = used_rows(problem)
     step = pl.when(used & ~contradicted).then(term).otherwise(0.0)
     return step, (used & contradicted)
 
@@ -214,6 +227,6 @@ def observed_minus_expected(
     └─────┘
     """
     problem = binary_problem(prob, label, weight)
-    used = problem.ok.fill_null(False) if problem.ok is not None else ~problem.refused
+    used = used_rows(problem)
     step = pl.when(used).then(problem.weighted(problem.label - problem.prob)).otherwise(0.0)
     return pl.when(~broken_from(problem)).then(step.cum_sum()).alias(_name(prob))

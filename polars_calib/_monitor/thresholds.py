@@ -92,7 +92,7 @@ def markov_threshold(
     while f_hi < 0.0:
         lo, f_lo, hi = hi, f_hi, 2.0 * hi
         f_hi = math.log(markov_arl(values, probs, hi, states) / arl0)
-    side = 0
+    side, h = 0, hi
     for _ in range(100):
         h = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
         f = math.log(markov_arl(values, probs, h, states) / arl0)
@@ -200,7 +200,7 @@ def simulate(
     """The plans of one group's simulation on the rows `drawn` (:func:`words`): per chart,
     its rows above `lows` in complete cycles and its totals."""
     stream = _stream(p, w, drawn, log_rs)
-    plans = []
+    plans: list[pl.LazyFrame] = []
     for i, low in enumerate(lows):
         plans.extend(_cycles(stream, f"s{i}", low))
     return plans
