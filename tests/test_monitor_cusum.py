@@ -356,3 +356,34 @@ def test_monitor_uses_the_simulated_thresholds() -> None:
     given = pc.monitor(df, "p", "y", by="g", time="ts", threshold=table["threshold"].to_list())
     assert_frame_equal(got, given)
     assert got.height >= 1 and (got["ts"] >= 2000).all()  # the shift is found, after it
+
+
+def test_monitor_gives_the_same_alarms_in_every_context(frame_context: FrameContext) -> None:
+    """A Datetime time column, eager or lazy, in memory, streaming or scanned."""
+    df = shifted_log(10, n=300).with_columns(
+        ts=pl.datetime(2026, 1, 1) + pl.duration(minutes=pl.col("ts"))
+    )
+    want = pc.monitor(df, "p", "y", by="g", time="ts", threshold=2.5)
+    assert want.height >= 2 and want.schema["run_start"] == pl.Datetime("us")
+    got = pc.monitor(frame_context.frame(df), "p", "y", by="g", time="ts", threshold=2.5)
+    assert_frame_equal(frame_context.collect(got), want)
+
+
+def test_weights_multiply_the_terms_of_the_restarted_chart() -> None:
+    df = shifted_log(12, n=300).with_columns(w=2.0)
+    once = pc.monitor(df, "p", "y", by="g", time="ts", threshold=2.5)
+    twice = pc.monitor(df, "p", "y", by="g", time="ts", weight="w", threshold=5.0)
+    assert once.height >= 2
+    assert_frame_equal(
+        twice.with_columns(pl.col("statistic", "threshold") / 2), once, check_exact=False
+    )
+
+
+def test_an_empty_log_has_no_alarm_and_no_threshold() -> None:
+    schema = {"g": pl.String, "ts": pl.Int64, "p": pl.Float64, "y": pl.Int64}
+    empty = pl.DataFrame(schema=schema)
+    choices: list[dict[str, Any]] = [{"threshold": 2.0}, {"arl0": 100.0}]
+    for options in choices:
+        found = pc.monitor(empty.lazy(), "p", "y", by="g", time="ts", **options).collect()
+        assert found.is_empty() and found.columns[:2] == ["g", "ts"]
+    assert pc.cusum_thresholds(empty, "p", "y", by="g", arl0=100).is_empty()

@@ -104,7 +104,7 @@ def thresholds_for(
     if missing := groups.height - used[GROUP].n_unique():
         msg = (
             f"invalid calibration data: {missing} of {groups.height} groups have no "
-            "reference row to simulate thresholds from"
+            "reference row with a probability and a label to simulate thresholds from"
         )
         raise CalibrationDataError(msg)
     rows = math.ceil(simulated_alarms * arl0)
@@ -156,7 +156,19 @@ def alarms_for(
 
     `thresholds` holds ``GROUP``, ``odds_ratio`` and ``threshold``.
     """
-    results = []
+    dtype = df.schema[time]
+    results = [  # no group, no alarm: an empty table of the result's columns
+        pl.DataFrame(
+            schema={
+                GROUP: pl.Int64,
+                time: dtype,
+                "statistic": pl.Float64,
+                "threshold": pl.Float64,
+                "run_start": dtype,
+                "odds_ratio": pl.Float64,
+            }
+        )
+    ]
     for ratio in thresholds["odds_ratio"].unique(maintain_order=True):
         step, flag = cusum_step(problem, math.log(ratio))
         rows = df.select(
@@ -185,7 +197,15 @@ def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
         .unique()
         .with_columns(after=pl.lit(-1, pl.Int64), base=pl.lit(0.0), restart=pl.lit(None, dtype))
     )
-    found = []
+    found = [
+        rows.head(0).select(
+            GROUP,
+            time,
+            pl.lit(None, pl.Float64).alias("statistic"),
+            "threshold",
+            pl.col(time).alias("run_start"),
+        )
+    ]
     while starts.height:
         lf = (
             rows.lazy()
