@@ -45,7 +45,10 @@ def used_rows(problem: Problem) -> pl.Expr:
 def broken_from(problem: Problem) -> pl.Expr:
     """True from the first refused row on (and from the row where the weights used so far
     reach ``WEIGHT_LIMIT``): the running form of the package's one refused rule."""
-    broken = problem.refused.fill_null(False).cum_max()
+    # From `ok` (false on a refused row), the expression `used_rows` reads too: the rule
+    # is evaluated once per chart.
+    refused = problem.refused if problem.ok is None else ~problem.ok
+    broken = refused.fill_null(False).cum_max()
     if problem.weight is not None:
         used = pl.when(used_rows(problem)).then(problem.weight).otherwise(0.0)
         broken = broken | (used.cum_sum() >= WEIGHT_LIMIT)
