@@ -113,6 +113,8 @@ from polars_calib._monitor import (
     monitor,
     monitor_windows,
     observed_minus_expected,
+    plot_cusum,
+    plot_observed_minus_expected,
 )
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
@@ -220,7 +222,9 @@ __all__ = [
     "pit_ks",
     "pit_ks_p",
     "plot_audit",
+    "plot_cusum",
     "plot_metric_over_time",
+    "plot_observed_minus_expected",
     "plot_pit_histogram",
     "plot_quantile_reliability",
     "plot_reliability",

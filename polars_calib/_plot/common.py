@@ -44,6 +44,7 @@ MAX_FACETS = 4
 # Columns added to the drawing frames; the leading underscores keep them apart from user keys.
 GROUP = "__group__"
 PANEL = "__panel__"
+SERIES = "__series__"  # the drift charts' series (a line and colour each)
 BAR_LOWER = "__bar_lower__"
 BAR_UPPER = "__bar_upper__"
 LABEL = "__label__"
