@@ -78,7 +78,13 @@ def _frame(
     """The drawing frame: the rows drawn, in group order, with their panels' order."""
     time = charts.time
     drawn = drawn.sort(GROUP, SERIES, ROW_NUMBER).select(
-        PANEL, time, SERIES, "value", "limit", "alarm", *map(_finite, tooltip)
+        PANEL,
+        time,
+        SERIES,
+        "value",
+        "limit",
+        "alarm",
+        *(_finite(name) if drawn.schema[name].is_float() else name for name in tooltip),
     )
     return DriftFrame(
         frame=drawn,
