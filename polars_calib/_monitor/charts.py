@@ -28,7 +28,6 @@ from polars_calib._monitor.alarms import (
 )
 from polars_calib._monitor.api import _given, _lazy
 from polars_calib._monitor.cusum import cusum_step, observed_minus_expected
-from polars_calib._table.plan import FrameT
 
 __all__ = ["ROW_NUMBER", "ChartRows", "cusum_rows", "oe_rows"]
 
@@ -46,7 +45,7 @@ class ChartRows:
 
 
 def _rows(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     by: Keys,
@@ -55,14 +54,16 @@ def _rows(
     reference: pl.Expr | None,
 ) -> tuple[pl.DataFrame, list[str], Problem]:
     """The checked rows sorted by keys and time, as :func:`polars_calib.monitor` reads them."""
-    prepared, lf, _ = _lazy(data, prob, label, by, weight, time, reference)
-    rows = checked_rows(lf.collect(), prepared.problem, prepared.keys, time)
+    lazy = data.lazy()  # one frame type for the checks; the rows are collected here
+    prepared, lf, _ = _lazy(lazy, prob, label, by, weight, time, reference)
+    keys: list[str] = prepared.keys
+    rows = checked_rows(lf.collect(), prepared.problem, keys, time)
     numbered = rows.with_columns(pl.int_range(pl.len()).over(GROUP).alias(ROW_NUMBER))
-    return numbered, prepared.keys, prepared.problem
+    return numbered, keys, prepared.problem
 
 
 def cusum_rows(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     *,
@@ -139,7 +140,7 @@ def _restarted(chart: pl.DataFrame, alarms: pl.DataFrame) -> pl.DataFrame:
 
 
 def oe_rows(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     *,

@@ -20,7 +20,6 @@ from polars_calib._monitor.charts import ROW_NUMBER, ChartRows, cusum_rows, oe_r
 from polars_calib._plot.common import BACKENDS, PANEL, SERIES, TAB10
 from polars_calib._plot.drift import MAX_POINTS, DriftFrame, check_max_points, decimate, draw
 from polars_calib._plot.drift import panel_label as _panel
-from polars_calib._table.plan import FrameT
 
 __all__ = ["cusum_frame", "plot_cusum", "plot_observed_minus_expected"]
 
@@ -58,7 +57,7 @@ def cusum_frame(charts: ChartRows, max_points: int, title: str | None) -> DriftF
     )
     drawn = decimate(drawn, ROW_NUMBER, max_points)
     tooltip = ["odds_ratio", "statistic", "threshold", "run_start"]
-    colours = [DOWN if ratio < 1 else UP for ratio in ratios]
+    colours: list[str] = [DOWN if ratio < 1 else UP for ratio in ratios]
     if len(set(ratios)) > 2:  # several charts a side: a colour each
         colours = list(TAB10[: len(ratios)])
     return _frame(
@@ -102,7 +101,7 @@ def _frame(
 
 @overload
 def plot_cusum(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     *,
@@ -123,7 +122,7 @@ def plot_cusum(
 
 @overload
 def plot_cusum(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     *,
@@ -143,7 +142,7 @@ def plot_cusum(
 
 
 def plot_cusum(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     *,
@@ -256,7 +255,7 @@ def plot_cusum(
 
 @overload
 def plot_observed_minus_expected(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     *,
@@ -271,7 +270,7 @@ def plot_observed_minus_expected(
 
 @overload
 def plot_observed_minus_expected(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     *,
@@ -285,7 +284,7 @@ def plot_observed_minus_expected(
 
 
 def plot_observed_minus_expected(
-    data: FrameT,
+    data: pl.DataFrame | pl.LazyFrame,
     prob: str,
     label: str,
     *,

@@ -380,7 +380,7 @@ def drift(drawn: DriftFrame) -> Figure:
             )
             limit = line.get_column("limit").drop_nulls()
             if limit.len():
-                axes.axhline(limit.max(), color=colour, linestyle="--", linewidth=1.2)  # type: ignore[arg-type]
+                axes.axhline(limit.max(), color=colour, linestyle="--", linewidth=1.2)
         alarms = rows.filter(pl.col("alarm"))
         if alarms.height:
             axes.scatter(
