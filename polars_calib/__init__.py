@@ -122,6 +122,7 @@ from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.regression import plot_pit_histogram, plot_quantile_reliability
 from polars_calib._plot.reliability import plot_reliability
+from polars_calib._plot.windows import plot_monitor_windows
 from polars_calib._recalibration import (
     Calibrator,
     ClippedScoresWarning,
@@ -224,6 +225,7 @@ __all__ = [
     "plot_audit",
     "plot_cusum",
     "plot_metric_over_time",
+    "plot_monitor_windows",
     "plot_observed_minus_expected",
     "plot_pit_histogram",
     "plot_quantile_reliability",

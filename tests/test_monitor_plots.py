@@ -182,3 +182,35 @@ def test_bad_arguments_and_data() -> None:
         pc.plot_cusum(log.with_columns(p=pl.col("p") + 1), "p", "y", time="ts", threshold=2.0)
     with pytest.raises(pc.CalibrationDataError, match="'when'"):
         pc.plot_observed_minus_expected(log, "p", "y", time="when")
+
+
+def test_monitor_windows_chart_shades_the_limits_and_marks_the_alerts() -> None:
+    pytest.importorskip("matplotlib")
+    rng = np.random.default_rng(7)
+    days = pl.DataFrame({"day": pl.date_range(date(2026, 9, 17), date(2026, 10, 5), eager=True)})
+    log = days.join(pl.DataFrame({"model": ["a", "b"]}), how="cross").join(
+        pl.DataFrame({"row": range(150)}), how="cross"
+    )
+    p = rng.uniform(0.05, 0.95, log.height)
+    shifted = ((log["model"] == "b") & (log["day"] >= date(2026, 10, 1))).to_numpy()
+    odds = np.where(shifted, 2.0, 1.0) * p / (1 - p)
+    log = log.with_columns(p=p, y=rng.random(log.height) < odds / (1 + odds))
+    windows = pc.monitor_windows(
+        log, "p", "y", by="model", time="day", every="1d",
+        reference=pl.col("day") < date(2026, 10, 1),
+    )  # fmt: skip
+    alerts = windows.filter("oe_ratio_alert")
+    assert alerts.height >= 3 and set(alerts["model"]) == {"b"}
+    chart = pc.plot_monitor_windows(windows, "oe_ratio", "day")
+    assert '"triangle-up"' in chart.to_json()  # the alerts' layer
+    drawn = _data(chart)
+    np.testing.assert_allclose(drawn["oe_ratio_lower"], windows["oe_ratio_lower_limit"])
+    np.testing.assert_allclose(drawn["oe_ratio_upper"], windows["oe_ratio_upper_limit"])
+    assert drawn.filter(pl.col("__alert__"))["day"].to_list() == [
+        f"{day}T00:00:00" for day in alerts["day"].to_list()
+    ]
+    figure = pc.plot_monitor_windows(windows, "oe_ratio", "day", backend="matplotlib")
+    (markers,) = figure.axes[0].collections[-1:]
+    np.testing.assert_allclose(markers.get_offsets()[:, 1], alerts["oe_ratio"].to_numpy())
+    with pytest.raises(ValueError, match="oe_ratio_lower_limit"):
+        pc.plot_monitor_windows(windows.drop("oe_ratio_lower_limit"), "oe_ratio", "day")

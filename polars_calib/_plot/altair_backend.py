@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 import polars as pl
 
 from polars_calib._plot.common import (
+    ALERT,
     BAR_LOWER,
     BAR_UPPER,
     BIN_TITLE,
@@ -344,6 +345,14 @@ def over_time(drawn: OverTimeFrame) -> alt.LayerChart | alt.FacetChart:
             color=colour,
         )
         layers = [area, line]
+    if ALERT in frame.columns and frame.get_column(ALERT).any():
+        alerts = (
+            base.mark_point(shape="triangle-up", filled=True, size=70, color="#d62728", opacity=1)
+            .encode(x=x, y=alt.Y(f"{escape(metric)}:Q", title=metric), tooltip=tooltip)
+            .transform_filter(f"datum.{ALERT}")
+            .properties(description="triangles: the alerts")
+        )
+        layers.append(alerts)
     if facet is None:
         return alt.LayerChart(layer=layers, title=drawn.title, width=480, height=260)
     panels = frame.get_column(PANEL).unique(maintain_order=True).to_list()

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_calib._plot.common import (
+    ALERT,
     BAR_LOWER,
     BAR_UPPER,
     BIN_TITLE,
@@ -289,6 +290,17 @@ def over_time(drawn: OverTimeFrame) -> Figure:
                     color=colour_name,
                     alpha=0.2,
                     linewidth=0,
+                )
+            if ALERT in rows.columns and rows.get_column(ALERT).any():
+                alerts = rows.filter(pl.col(ALERT))
+                axes.scatter(
+                    alerts.get_column(time).to_list(),
+                    alerts.get_column(metric).to_numpy(),
+                    marker="^",
+                    s=36,
+                    color="#d62728",
+                    zorder=3,
+                    label="alert",
                 )
         if drawn.ticks:  # on window starts (a date axis ticks weeks on Sundays)
             axes.set_xticks(drawn.ticks)
