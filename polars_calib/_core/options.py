@@ -167,8 +167,16 @@ RegressionMetric = Literal[
     "crps",
     "nll",
     "sharpness",
+    # The ensemble and interval forms' (polars_calib._frames.regression_forms).
+    "crps_fair",
+    "interval_coverage",
+    "interval_width",
+    "interval_score",
+    "coverage_gap",
 ]
-"""A metric of :func:`polars_calib.regression_summary` (each the name of its expression)."""
+"""A metric of :func:`polars_calib.regression_summary` (each the name of its expression;
+``crps_fair`` is ``crps_ensemble(estimator="fair")``, ``coverage_gap`` the signed
+``coverage - level`` of one group)."""
 
 Fallback = Literal["identity", "global"]
 """What a group that cannot be fitted (or was not seen) gets instead of an error or null."""

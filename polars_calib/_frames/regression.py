@@ -32,6 +32,7 @@ from polars_calib._engines import (
     engine_of,
     engine_statistics,
 )
+from polars_calib._frames.regression_forms import Form, FormOptions, check_local
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
 from polars_calib._table.plan import FrameT, same_kind
 from polars_calib._table.regression import (
@@ -67,8 +68,13 @@ def regression_statistics(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = ...,
+    std: str | None = ...,
+    ensemble: str | None = ...,
+    seed: int = ...,
+    id: str | None = ...,
+    lower: str | Sequence[str] | None = ...,
+    upper: str | Sequence[str] | None = ...,
     by: Keys = ...,
     time: str | None = ...,
     every: str | None = ...,
@@ -82,8 +88,13 @@ def regression_statistics(
     data: _SparkFrame | _DaskFrame,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = ...,
+    std: str | None = ...,
+    ensemble: str | None = ...,
+    seed: int = ...,
+    id: str | None = ...,
+    lower: str | Sequence[str] | None = ...,
+    upper: str | Sequence[str] | None = ...,
     by: Keys = ...,
     time: str | None = ...,
     every: str | None = ...,
@@ -96,8 +107,14 @@ def regression_statistics(
     data: Any,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    # The ensemble and interval forms (_frames/regression_forms.py).
+    ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+    lower: str | Sequence[str] | None = None,
+    upper: str | Sequence[str] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -171,6 +188,14 @@ def regression_statistics(
     └─────┴───────┴───────┴───────┴──────────┘
     """
     check_n_levels(n_levels)
+    form = Form(mean, std, ensemble, seed, id, lower, upper)
+    check_local(data, form.kind)
+    if form.kind != "gaussian":
+        options = FormOptions(by, time, every, n_levels, weight)
+        table = form.plan(data, target, options).checked()
+        other: pl.DataFrame | pl.LazyFrame = same_kind(data, table)
+        return other
+    assert mean is not None and std is not None  # the Gaussian form (Form.kind)
     engine = engine_of(data)
     if engine is not None:
         for role, name in {"target": target, "mean": mean, "std": std}.items():
@@ -206,17 +231,24 @@ def regression_summary(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    # The ensemble and interval forms (_frames/regression_forms.py).
+    ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+    lower: str | Sequence[str] | None = None,
+    upper: str | Sequence[str] | None = None,
+    level: float | Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
     n_levels: int = 100,
     weight: str | None = None,
-    metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
     curve: Curve = "interval",
 ) -> FrameT:
-    """Return calibration metrics of Gaussian predictions, one row per group.
+    """Return calibration metrics of regression predictions, one row per group.
 
     Parameters
     ----------
@@ -278,9 +310,15 @@ def regression_summary(
     """
     check_n_levels(n_levels)
     check_choice("curve", curve, CURVES)
-    asked = [metrics] if isinstance(metrics, str) else list(metrics)
-    for metric in asked:
-        check_choice("metrics", metric, REGRESSION_METRICS)
+    form = Form(mean, std, ensemble, seed, id, lower, upper, level)
+    asked = form.metrics(metrics)
+    if form.kind != "gaussian":
+        plan = form.plan(data, target, FormOptions(by, time, every, n_levels, weight))
+        if form.kind == "interval":
+            return same_kind(data, form.interval_summary(plan, asked))
+        ensemble_result = finish_regression(plan.checked(), plan.keys, asked, n_levels, curve)
+        return same_kind(data, ensemble_result)
+    assert mean is not None and std is not None  # the Gaussian form (Form.kind)
     plan = gaussian_plan(
         data,
         target,
@@ -300,8 +338,12 @@ def quantile_reliability(
     data: FrameT,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    # The ensemble form (_frames/regression_forms.py).
+    ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -373,6 +415,12 @@ def quantile_reliability(
     check_n_levels(n_levels)
     check_choice("curve", curve, CURVES)
     z = check_confidence(confidence)
+    form = Form(mean, std, ensemble, seed, id)
+    if form.kind == "ensemble":
+        plan = form.plan(data, target, FormOptions(by, time, every, n_levels, weight))
+        ensemble_curve = reliability_levels(plan.checked(), plan.keys, n_levels, curve, z)
+        return same_kind(data, ensemble_curve)
+    assert mean is not None and std is not None  # the Gaussian form (Form.kind)
     plan = gaussian_plan(
         data,
         target,
