@@ -58,7 +58,6 @@ from polars_calib._recalibration.newton import SAMPLE_ROWS
 from polars_calib._recalibration.regression import RegressionRecalibration
 from polars_calib._smooth import smooth_ece_statistics, smooth_ece_summary
 from polars_calib._table.plan import FrameT
-from polars_calib._table.regression import REGRESSION_METRICS
 
 __all__ = ["DataFrameCalibNamespace", "LazyFrameCalibNamespace", "frame"]
 
@@ -599,8 +598,13 @@ class _FrameCalibNamespace(Generic[FrameT]):
         self,
         target: str,
         *,
-        mean: str,
-        std: str,
+        mean: str | None = None,
+        std: str | None = None,
+        ensemble: str | None = None,
+        seed: int = 0,
+        id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+        lower: str | Sequence[str] | None = None,
+        upper: str | Sequence[str] | None = None,
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
@@ -624,6 +628,11 @@ class _FrameCalibNamespace(Generic[FrameT]):
             target,
             mean=mean,
             std=std,
+            ensemble=ensemble,
+            seed=seed,
+            id=id,
+            lower=lower,
+            upper=upper,
             by=by,
             time=time,
             every=every,
@@ -635,17 +644,23 @@ class _FrameCalibNamespace(Generic[FrameT]):
         self,
         target: str,
         *,
-        mean: str,
-        std: str,
+        mean: str | None = None,
+        std: str | None = None,
+        ensemble: str | None = None,
+        seed: int = 0,
+        id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+        lower: str | Sequence[str] | None = None,
+        upper: str | Sequence[str] | None = None,
+        level: float | Sequence[float] | None = None,
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
         n_levels: int = 100,
         weight: str | None = None,
-        metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
+        metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
         curve: Curve = "interval",
     ) -> FrameT:
-        """Compute calibration metrics of Gaussian predictions, one row per group.
+        """Compute calibration metrics of regression predictions, one row per group.
 
         See :func:`polars_calib.regression_summary`.
 
@@ -662,6 +677,12 @@ class _FrameCalibNamespace(Generic[FrameT]):
             target,
             mean=mean,
             std=std,
+            ensemble=ensemble,
+            seed=seed,
+            id=id,
+            lower=lower,
+            upper=upper,
+            level=level,
             by=by,
             time=time,
             every=every,
@@ -675,8 +696,11 @@ class _FrameCalibNamespace(Generic[FrameT]):
         self,
         target: str,
         *,
-        mean: str,
-        std: str,
+        mean: str | None = None,
+        std: str | None = None,
+        ensemble: str | None = None,
+        seed: int = 0,
+        id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
@@ -702,6 +726,9 @@ class _FrameCalibNamespace(Generic[FrameT]):
             target,
             mean=mean,
             std=std,
+            ensemble=ensemble,
+            seed=seed,
+            id=id,
             by=by,
             time=time,
             every=every,

@@ -98,6 +98,9 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("qce", "n_bins"): ("int", 10),
     # The PIT histogram draws its table's bins unless asked to merge them.
     ("plot_pit_histogram", "n_bins"): ("int | None", None),
+    # The central-interval form's nominal levels (one per interval); the other forms
+    # have none, so None (a summary of intervals without it is a TypeError).
+    ("regression_summary", "level"): ("float | Sequence[float] | None", None),
     # The conformal recalibration's target coverage (MAPIE's 0.9); unused by σ scaling.
     ("fit_regression_calibrator", "level"): ("float", 0.9),
 }
