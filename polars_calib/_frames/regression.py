@@ -32,11 +32,10 @@ from polars_calib._engines import (
     engine_of,
     engine_statistics,
 )
-from polars_calib._frames.regression_forms import Form, FormOptions, check_local
+from polars_calib._frames.regression_forms import Form, FormOptions, check_local, table_metrics
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
 from polars_calib._table.plan import FrameT, same_kind
 from polars_calib._table.regression import (
-    REGRESSION_METRICS,
     finish_regression,
     gaussian_plan,
     reliability_levels,
@@ -58,9 +57,10 @@ _TABLE_COLUMNS = (
     "n_bins",
     "count",
     "weight",
-    *(f"sum_{term}" for term in REGRESSION_TERMS),
+    "sum_center",
 )
-"""The columns a regression statistics table holds besides its keys."""
+"""The columns a regression statistics table holds besides its keys and the sums of its
+form's terms (``sum_crps``, ...: :func:`~polars_calib._frames.regression_forms.table_metrics`)."""
 
 
 @overload
@@ -519,10 +519,10 @@ def regression_metrics_from_statistics(
     *,
     by: Keys = None,
     n_levels: int | None = None,
-    metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
     curve: Curve = "interval",
 ) -> FrameT:
-    """Finish calibration metrics of Gaussian predictions from one or many statistics tables.
+    """Finish calibration metrics of regression predictions from one or many statistics tables.
 
     Parameters
     ----------
@@ -587,13 +587,11 @@ def regression_metrics_from_statistics(
     └───────┴─────────┴─────────────────────┴──────────┘
     """
     check_choice("curve", curve, CURVES)
-    asked = [metrics] if isinstance(metrics, str) else list(metrics)
-    for metric in asked:
-        check_choice("metrics", metric, REGRESSION_METRICS)
     stats, keys = _keyed(stats, by)
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
         raise TypeError(msg)
+    asked = table_metrics(stats, metrics)  # the Gaussian or the ensemble form's
     n_levels = _grid_of(stats, keys, n_levels)
     table = _on_grid(stats.lazy(), n_levels)
     return same_kind(stats, finish_regression(table, keys, asked, n_levels, curve))

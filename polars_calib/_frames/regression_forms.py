@@ -18,6 +18,7 @@ import polars as pl
 
 from polars_calib._core.exprs import Keys
 from polars_calib._core.options import RegressionMetric, check_choice
+from polars_calib._core.validation import CalibrationDataError
 from polars_calib._engines import engine_of
 from polars_calib._table.ensembles import ENSEMBLE_METRICS, ensemble_plan
 from polars_calib._table.intervals import (
@@ -30,7 +31,7 @@ from polars_calib._table.intervals import (
 from polars_calib._table.pipeline import Plan
 from polars_calib._table.regression import REGRESSION_METRICS
 
-__all__ = ["Form", "FormOptions", "check_local"]
+__all__ = ["Form", "FormOptions", "check_local", "table_metrics"]
 
 
 @dataclass(frozen=True)
@@ -146,3 +147,30 @@ def check_local(data: object, kind: str) -> None:
     if kind != "gaussian" and engine_of(data) is not None:
         msg = "Spark and Dask data take Gaussian predictions (`mean=`, `std=`) for now"
         raise TypeError(msg)
+
+
+_SUMS = {"crps": "sum_crps", "crps_fair": "sum_crps_fair", "nll": "sum_nll"}
+_SUMS["sharpness"] = "sum_variance"
+
+
+def table_metrics(
+    stats: pl.DataFrame | pl.LazyFrame,
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None,
+) -> list[RegressionMetric]:
+    """The metrics to finish from a Gaussian or ensemble statistics table (its schema
+    says which: an ensemble table sums ``crps_fair``), the form's list for None.
+
+    ``ValueError`` for a metric neither form has (the interval ones: their table holds
+    no level); :class:`CalibrationDataError` for one whose sums the table lacks.
+    """
+    schema = stats.collect_schema()
+    form = Form(ensemble="members") if "sum_crps_fair" in schema else Form(mean="m", std="s")
+    asked = form.metrics(metrics)
+    missing = [_SUMS[m] for m in asked if m in _SUMS and _SUMS[m] not in schema]
+    if missing:
+        msg = (
+            "`stats` is not a regression statistics table (see `regression_statistics`): "
+            f"missing column(s) {', '.join(map(repr, missing))}"
+        )
+        raise CalibrationDataError(msg)
+    return asked
