@@ -192,8 +192,9 @@ def regression_statistics(
     check_local(data, form.kind)
     if form.kind != "gaussian":
         options = FormOptions(by, time, every, n_levels, weight)
-        table = form.plan(data, target, options).checked()
-        other: pl.DataFrame | pl.LazyFrame = same_kind(data, table)
+        other: pl.DataFrame | pl.LazyFrame = same_kind(
+            data, form.plan(data, target, options).checked()
+        )
         return other
     assert mean is not None and std is not None  # the Gaussian form (Form.kind)
     engine = engine_of(data)
