@@ -88,9 +88,7 @@ class Form:
             raise TypeError(msg)
         return kind
 
-    def metrics(
-        self, metrics: RegressionMetric | Sequence[RegressionMetric] | None
-    ) -> list[RegressionMetric]:
+    def metrics(self, metrics: RegressionMetric | Sequence[RegressionMetric] | None) -> list[str]:
         """The metrics asked (the form's default list for None); ``ValueError`` for a
         metric the form does not have."""
         kind = self.kind
@@ -100,8 +98,8 @@ class Form:
             "interval": INTERVAL_METRICS,
         }[kind]
         if metrics is None:
-            return list(own)  # type: ignore[arg-type]  # each a RegressionMetric
-        asked = [metrics] if isinstance(metrics, str) else list(metrics)
+            return list(own)
+        asked: list[str] = [metrics] if isinstance(metrics, str) else list(metrics)
         for metric in asked:
             check_choice("metrics", metric, own)
         return asked
@@ -135,7 +133,7 @@ class Form:
             weight=options.weight,
         )
 
-    def interval_summary(self, plan: Plan, metrics: Sequence[RegressionMetric]) -> pl.LazyFrame:
+    def interval_summary(self, plan: Plan, metrics: Sequence[str]) -> pl.LazyFrame:
         """The interval summary of a plan: one row per group and level."""
         assert self.lower is not None and self.upper is not None
         levels = interval_levels(self.level, len(interval_columns(self.lower, self.upper)[0]))
@@ -156,7 +154,7 @@ _SUMS["sharpness"] = "sum_variance"
 def table_metrics(
     stats: pl.DataFrame | pl.LazyFrame,
     metrics: RegressionMetric | Sequence[RegressionMetric] | None,
-) -> list[RegressionMetric]:
+) -> list[str]:
     """The metrics to finish from a Gaussian or ensemble statistics table (its schema
     says which: an ensemble table sums ``crps_fair``), the form's list for None.
 

@@ -20,6 +20,7 @@ import polars as pl
 
 from polars_calib._core.ensembles import ensemble_problem, rank_pit_expr
 from polars_calib._core.exprs import Keys
+from polars_calib._core.options import RegressionMetric
 from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._table.pipeline import Plan, prepared_plan
@@ -32,7 +33,7 @@ __all__ = ["ENSEMBLE_METRICS", "ENSEMBLE_TABLE_TERMS", "ensemble_plan"]
 ENSEMBLE_TABLE_TERMS = ("crps", "crps_fair", "center")
 """The row terms an ensemble table sums (``crps`` is the energy form)."""
 
-ENSEMBLE_METRICS = (
+ENSEMBLE_METRICS: tuple[RegressionMetric, ...] = (
     "mean_absolute_calibration_error",
     "root_mean_squared_calibration_error",
     "miscalibration_area",

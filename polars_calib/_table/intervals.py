@@ -20,6 +20,7 @@ import polars as pl
 
 from polars_calib._core.binning import Binning
 from polars_calib._core.exprs import Keys
+from polars_calib._core.options import RegressionMetric
 from polars_calib._core.prediction_intervals import check_level, nested_intervals_problem
 from polars_calib._table.columns import grouped
 from polars_calib._table.pipeline import Plan, prepared_plan
@@ -34,7 +35,12 @@ __all__ = [
     "interval_plan",
 ]
 
-INTERVAL_METRICS = ("interval_coverage", "interval_width", "interval_score", "coverage_gap")
+INTERVAL_METRICS: tuple[RegressionMetric, ...] = (
+    "interval_coverage",
+    "interval_width",
+    "interval_score",
+    "coverage_gap",
+)
 """The metrics of central intervals (their default list)."""
 
 _TERMS = ("covered", "width", "below", "above")
