@@ -96,6 +96,8 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("ence", "n_bins"): ("int", 10),
     ("uce", "n_bins"): ("int", 10),
     ("qce", "n_bins"): ("int", 10),
+    ("variance_reliability", "n_bins"): ("int", 10),
+    ("variance_summary", "n_bins"): ("int", 10),
     # The PIT histogram draws its table's bins unless asked to merge them.
     ("plot_pit_histogram", "n_bins"): ("int | None", None),
     # The central-interval form's nominal levels (one per interval); the other forms

@@ -44,6 +44,7 @@ __all__ = [
     "Strategy",
     "TableReduction",
     "TopLabelAverage",
+    "VarianceMetric",
     "asked_names",
     "check_choice",
     "check_confidence",
@@ -177,6 +178,9 @@ RegressionMetric = Literal[
 """A metric of :func:`polars_calib.regression_summary` (each the name of its expression;
 ``crps_fair`` is ``crps_ensemble(estimator="fair")``, ``coverage_gap`` the signed
 ``coverage - level`` of one group)."""
+
+VarianceMetric = Literal["ence", "uce", "qce"]
+"""A metric of :func:`polars_calib.variance_summary` (each the name of its expression)."""
 
 Fallback = Literal["identity", "global"]
 """What a group that cannot be fitted (or was not seen) gets instead of an error or null."""
