@@ -63,7 +63,7 @@ def variance_reliability(
     range
         ``(lo, hi)``: fixed equal-width bins over ``[lo, hi]``, the same in every group
         and partition (tables of parts of the rows merge by summing ``count``,
-        ``weight`` and the sums behind the means); rows outside are in no bin.
+        ``weight`` and the sums per group and bin); rows outside are in no bin.
     closed
         ``"right"`` (default) or ``"left"`` (netcal's closure), as :func:`ence`.
     weight
@@ -74,9 +74,11 @@ def variance_reliability(
     DataFrame or LazyFrame
         The same kind as `data`, sorted: per group and σ-bin holding rows, the keys,
         ``bin`` (Int32), ``lower`` and ``upper`` (Float64, the bin's smallest and
-        largest σ), ``count`` (Int64), ``weight``, ``mse`` (weighted mean of
-        ``(y - μ)²``), ``mv`` (of ``σ²``), ``rmse`` and ``rmv`` (their roots): the
-        points of the ENCE diagram (RMSE against RMV). A group holding refused rows has
+        largest σ), ``count`` (Int64), ``weight``, ``sum_squared_error`` and
+        ``sum_variance`` (weighted sums of ``(y - μ)²`` and ``σ²``: what tables of
+        parts of the rows sum), ``mse`` and ``mv`` (their weighted means), ``rmse``
+        and ``rmv`` (the means' roots): the points of the ENCE diagram (RMSE against
+        RMV). A group holding refused rows has
         a row with a null ``bin`` counting them, and null means.
 
     Raises

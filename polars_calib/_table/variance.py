@@ -176,8 +176,8 @@ def _used(n_bins: int) -> tuple[pl.Expr, pl.Expr]:
 
 def variance_bins(stats: pl.LazyFrame, keys: list[str], n_bins: int) -> pl.LazyFrame:
     """Per group and σ-bin of a variance table: keys, ``bin``, ``lower``, ``upper`` (the
-    bin's smallest and largest σ), ``count``, ``weight``, ``mse``, ``mv``, ``rmse``,
-    ``rmv``; the bins that hold rows, sorted. Null means for a group holding a refused
+    bin's smallest and largest σ), ``count``, ``weight``, ``sum_squared_error``,
+    ``sum_variance``, ``mse``, ``mv``, ``rmse``, ``rmv``; the bins that hold rows, sorted. Null means for a group holding a refused
     row (a row with a null ``bin`` counts them)."""
     stats, group = grouped(stats, keys)
     in_range, binned = _used(n_bins)
@@ -193,7 +193,17 @@ def variance_bins(stats: pl.LazyFrame, keys: list[str], n_bins: int) -> pl.LazyF
             for n, e in means.items()
         )
         .sort(*group, "bin", nulls_last=True)
-        .select(*keys, "bin", "lower", "upper", "count", "weight", *means)
+        .select(
+            *keys,
+            "bin",
+            "lower",
+            "upper",
+            "count",
+            "weight",
+            "sum_squared_error",
+            "sum_variance",
+            *means,
+        )
     )
 
 
