@@ -614,7 +614,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
         n_levels: int = 100,
         weight: str | None = None,
     ) -> FrameT:
-        """Compute the mergeable statistics table of Gaussian predictions.
+        """Compute the mergeable statistics table of regression predictions.
 
         See :func:`polars_calib.regression_statistics`.
 
@@ -712,7 +712,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
         curve: Curve = "quantile",
         confidence: float = 0.95,
     ) -> FrameT:
-        """Compute the calibration curve of Gaussian predictions, per level.
+        """Compute the calibration curve of regression predictions, per level.
 
         See :func:`polars_calib.quantile_reliability`.
 

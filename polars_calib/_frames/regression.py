@@ -121,7 +121,7 @@ def regression_statistics(
     n_levels: int = 100,
     weight: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
-    """Return the mergeable statistics table of Gaussian predictions.
+    """Return the mergeable statistics table of regression predictions.
 
     Parameters
     ----------
@@ -132,7 +132,18 @@ def regression_statistics(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        the Gaussian form. Give exactly one form (else a ``TypeError``).
+    ensemble
+        Name of an Array or List column of ensemble members, instead of `mean` and
+        `std`: the PIT is the randomized rank PIT (:func:`rank_pit`), the CRPS the
+        ensemble's (:func:`crps_ensemble`; see ``docs/regression.md``, "Ensembles").
+    seed, id
+        The rank PIT's seed and row identity (an integer column): by default the row's
+        position in `data`; an `id` keeps each row's draw in any partition.
+    lower, upper
+        Names of the bounds of central prediction intervals (one column each, or one
+        per interval), instead of `mean` and `std` (``docs/prediction-intervals.md``).
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -156,7 +167,12 @@ def regression_statistics(
         ``sum_variance`` and ``sum_center`` (rows with ``y == μ``), all weighted.
         Tables of parts of the rows merge by summing the rows of the same keys and bin;
         :func:`regression_metrics_from_statistics` and
-        :func:`quantile_reliability_from_statistics` finish them.
+        :func:`quantile_reliability_from_statistics` finish them. An ensemble's table
+        sums ``sum_crps`` (energy), ``sum_crps_fair`` and ``sum_center`` (rows whose
+        PIT is 1/2); an interval table has one bin per group (over the first
+        interval's coverage indicator) and sums ``sum_covered_k``, ``sum_width_k``,
+        ``sum_below_k`` and ``sum_above_k`` per interval ``k`` (Spark and Dask data
+        take the Gaussian form only).
 
     Raises
     ------
@@ -258,7 +274,20 @@ def regression_summary(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        the Gaussian form. Give exactly one form (else a ``TypeError``).
+    ensemble
+        Name of an Array or List column of ensemble members, instead of `mean` and
+        `std`: the PIT is the randomized rank PIT (:func:`rank_pit`), the CRPS the
+        ensemble's (:func:`crps_ensemble`; see ``docs/regression.md``, "Ensembles").
+    seed, id
+        The rank PIT's seed and row identity (an integer column): by default the row's
+        position in `data`; an `id` keeps each row's draw in any partition.
+    lower, upper
+        Names of the bounds of central prediction intervals (one column each, or one
+        per interval), instead of `mean` and `std` (``docs/prediction-intervals.md``).
+    level
+        The intervals' nominal coverage (one per interval), with `lower` and `upper`.
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -268,10 +297,14 @@ def regression_summary(
     weight
         Name of an optional column of non-negative sample weights.
     metrics
-        Metrics to compute, each named after its expression:
-        ``"mean_absolute_calibration_error"``, ``"root_mean_squared_calibration_error"``,
-        ``"miscalibration_area"``, ``"quantile_calibration_score"``, ``"crps"``,
-        ``"nll"``, ``"sharpness"`` (all by default).
+        Metrics to compute, each named after its expression; by default all of the
+        form's. Gaussian: ``"mean_absolute_calibration_error"``,
+        ``"root_mean_squared_calibration_error"``, ``"miscalibration_area"``,
+        ``"quantile_calibration_score"``, ``"crps"``, ``"nll"``, ``"sharpness"``.
+        Ensemble: the first four, ``"crps"`` (energy form) and ``"crps_fair"``.
+        Intervals: ``"interval_coverage"``, ``"interval_width"``, ``"interval_score"``
+        and ``"coverage_gap"`` (signed: coverage minus `level`). Another form's metric
+        is a ``ValueError``.
     curve
         The curve of the first three: ``"interval"`` (default, as uncertainty-toolbox)
         or ``"quantile"``. Kuleshov's score always reads the quantile curve.
@@ -281,7 +314,8 @@ def regression_summary(
     DataFrame or LazyFrame
         The same kind as `data`: the keys, ``count`` (Int64 rows used), ``refused``
         (Int64 rows refused), then the metrics (Float64; null for a group holding a
-        refused row or with no used row). Every group has its row.
+        refused row or with no used row). Every group has its row; with intervals,
+        one row per group and level, with a ``level`` column after the keys.
 
     Raises
     ------
@@ -353,7 +387,7 @@ def quantile_reliability(
     curve: Curve = "quantile",
     confidence: float = 0.95,
 ) -> FrameT:
-    """Return the calibration curve of Gaussian predictions: per level, the observed share.
+    """Return the calibration curve of regression predictions: per level, the observed share.
 
     Parameters
     ----------
@@ -362,7 +396,15 @@ def quantile_reliability(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        the Gaussian form. Give exactly one form (else a ``TypeError``).
+    ensemble
+        Name of an Array or List column of ensemble members, instead of `mean` and
+        `std`: the PIT is the randomized rank PIT (:func:`rank_pit`), the CRPS the
+        ensemble's (:func:`crps_ensemble`; see ``docs/regression.md``, "Ensembles").
+    seed, id
+        The rank PIT's seed and row identity (an integer column): by default the row's
+        position in `data`; an `id` keeps each row's draw in any partition.
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every

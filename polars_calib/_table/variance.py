@@ -177,8 +177,9 @@ def _used(n_bins: int) -> tuple[pl.Expr, pl.Expr]:
 def variance_bins(stats: pl.LazyFrame, keys: list[str], n_bins: int) -> pl.LazyFrame:
     """Per group and σ-bin of a variance table: keys, ``bin``, ``lower``, ``upper`` (the
     bin's smallest and largest σ), ``count``, ``weight``, ``sum_squared_error``,
-    ``sum_variance``, ``mse``, ``mv``, ``rmse``, ``rmv``; the bins that hold rows, sorted. Null means for a group holding a refused
-    row (a row with a null ``bin`` counts them)."""
+    ``sum_variance``, ``mse``, ``mv``, ``rmse``, ``rmv``; the bins that hold rows,
+    sorted. Null means for a group holding a refused row (a row with a null ``bin``
+    counts them)."""
     stats, group = grouped(stats, keys)
     in_range, binned = _used(n_bins)
     refused = pl.col("count").filter(~binned).sum().over(group) > 0
