@@ -159,6 +159,8 @@ def test_ensemble_tables_of_two_halves_merge_to_the_whole() -> None:
     assert_frame_equal(merged, direct, rel_tol=RTOL, abs_tol=1e-15)
     from_whole = pc.regression_metrics_from_statistics(whole, by="group")
     assert_frame_equal(from_whole, direct, rel_tol=RTOL, abs_tol=1e-15)
+    curve = pc.quantile_reliability_from_statistics(pl.concat(halves), by="group")
+    assert_frame_equal(curve, pc.quantile_reliability(df, "y", **kwargs), rel_tol=RTOL)
     # The id gives each row its draw wherever it is: the PIT of pc.rank_pit with that id.
     u = df.select(pc.rank_pit("y", ensemble="x", id="row"))["y"]
     assert whole["sum_p"].sum() == pytest.approx(u.sum(), rel=RTOL)
