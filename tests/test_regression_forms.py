@@ -374,6 +374,31 @@ def test_interval_windows_and_weights_are_the_expressions(frame_context: FrameCo
     assert (gaps > 0).any() and (gaps < 0).any()  # miscoverage in both directions
 
 
+def test_one_sided_intervals_and_zero_weights_are_the_expressions() -> None:
+    df = pl.DataFrame(
+        {
+            "g": [0, 0, 0, 1, 1],
+            "y": [0.0, 5.0, 1.0, 2.0, -3.0],
+            "lo": [-1.0, float("-inf"), 0.0, 1.0, 0.0],
+            "hi": [1.0, 2.0, 2.0, float("inf"), 1.0],
+            "w": [1.0, 0.0, 2.0, 1.0, 3.0],
+        }
+    )
+    summary = pc.regression_summary(df, "y", lower="lo", upper="hi", level=0.8, by="g", weight="w")
+    expected = (
+        df.group_by("g")
+        .agg(
+            pc.interval_width(lower="lo", upper="hi", weight="w").alias("interval_width"),
+            pc.interval_score("y", lower="lo", upper="hi", level=0.8, weight="w").alias(
+                "interval_score"
+            ),
+        )
+        .sort("g")
+    )
+    assert_frame_equal(summary.select(expected.columns), expected, rel_tol=RTOL)
+    assert summary["interval_width"].to_list()[1] == float("inf")
+
+
 def test_interval_refused_rows_raise_or_give_null_with_their_count() -> None:
     df = interval_frame("mapie_reversed")
     with pytest.raises(pc.CalibrationDataError, match=r"lower bound above the upper bound in 2 of"):

@@ -15,6 +15,7 @@ the interval score ``width + (2 / alpha)(below + above)`` and the signed coverag
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -111,6 +112,11 @@ def prepare_intervals(
     _check_schema(lf.collect_schema(), roles, keys.columns(), time)
     lf, names = with_keys(lf, keys, time, every, roles)
     problem = nested_intervals_problem(target, None, lower, upper, weight)
+    if problem.weight is not None:
+        # A row of weight zero adds nothing: not 0 × ∞ (NaN) for a one-sided interval.
+        positive = problem.weight > 0.0
+        terms = {k: pl.when(positive).then(t).otherwise(0.0) for k, t in problem.terms.items()}
+        problem = replace(problem, terms=terms)
     return Prepared(data, lf, problem, names, None)
 
 
