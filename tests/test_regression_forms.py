@@ -455,3 +455,11 @@ def test_the_default_metrics_are_per_form() -> None:
     assert gaussian.columns[-3:] == ["crps", "nll", "sharpness"]
     assert ensemble.columns[-2:] == ["crps", "crps_fair"]
     assert intervals.columns[-1] == "coverage_gap"
+
+
+def test_engines_take_the_gaussian_form_only() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    pandas = pytest.importorskip("pandas")
+    frame = dd.from_pandas(pandas.DataFrame({"y": [0.0, 1.0], "lo": 0.0, "hi": 1.0}), npartitions=1)
+    with pytest.raises(TypeError, match="Spark and Dask data take Gaussian predictions"):
+        pc.regression_statistics(frame, "y", lower="lo", upper="hi")
