@@ -32,6 +32,7 @@ from polars_calib._core.options import (
     Resampling,
     Strategy,
     TopLabelAverage,
+    VarianceMetric,
 )
 from polars_calib._core.validation import CalibrationDataError, refused_rows, validate
 from polars_calib._frames.frame import reliability, summary
@@ -50,6 +51,7 @@ from polars_calib._frames.statistics import (
     reliability_from_statistics,
     validate_statistics,
 )
+from polars_calib._frames.variance import variance_reliability, variance_summary
 from polars_calib._metrics import namespace as _namespace  # noqa: F401  (registers `.calib`)
 from polars_calib._metrics.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib._metrics.canonical import canonical_ece
@@ -158,6 +160,7 @@ __all__ = [
     "Resampling",
     "Strategy",
     "TopLabelAverage",
+    "VarianceMetric",
     "adjusted_p_values",
     "audit",
     "bin_index",
@@ -245,5 +248,7 @@ __all__ = [
     "uniform_edges",
     "validate",
     "validate_statistics",
+    "variance_reliability",
+    "variance_summary",
     "weighted_interval_score",
 ]

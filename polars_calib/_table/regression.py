@@ -17,7 +17,6 @@ or the rows of a group (the expressions of :mod:`polars_calib._metrics.regressio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import get_args
 
 import polars as pl
 
@@ -52,10 +51,16 @@ __all__ = [
     "reliability_levels",
 ]
 
-REGRESSION_METRICS: tuple[RegressionMetric, ...] = tuple(
-    m for m in get_args(RegressionMetric) if m != "pinball_loss"
+REGRESSION_METRICS: tuple[RegressionMetric, ...] = (
+    "mean_absolute_calibration_error",
+    "root_mean_squared_calibration_error",
+    "miscalibration_area",
+    "quantile_calibration_score",
+    "crps",
+    "nll",
+    "sharpness",
 )
-"""The metrics of Gaussian predictions (``pinball_loss`` is the quantile form's)."""
+"""The metrics of Gaussian predictions (their default list)."""
 
 _CURVE_METRICS = {
     "mean_absolute_calibration_error",
@@ -251,6 +256,8 @@ def finish_regression(
         "crps": mean_of("crps"),
         "nll": mean_of("nll"),
         "sharpness": mean_of("variance").sqrt(),
+        # An ensemble table's (NaN where a row has one member: no fair estimate).
+        "crps_fair": mean_of("crps_fair").fill_nan(None),
     }
     pairs = _table_pairs()
     for metric in metrics:
