@@ -380,3 +380,23 @@ def test_chromium_draws_every_chart_offline_and_runs_no_injected_script(
     charts = len(re.findall(r"data-spec=", hostile_page))
     assert charts == 7  # 3 stores' diagrams and histograms, the metric over time
     assert len(re.findall(r'data-rendered="true"', dom)) == charts
+
+
+@pytest.mark.slow  # Dask's import and four charts drawn: about 12 s
+def test_cli_regression_report_with_dask_gives_the_polars_numbers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, log: pl.DataFrame
+) -> None:
+    pytest.importorskip("dask.dataframe", reason="the dask extra is not installed")
+    parts = tmp_path / "log"
+    parts.mkdir()
+    for i, part in enumerate(log.iter_slices(300)):  # three partitions
+        part.write_parquet(parts / f"part-{i}.parquet")
+    common = ["report", parts, *COLUMNS, "--by", "store", "--time", "ts", "--every", "1w", "-q"]
+    code, err = run_main(capsys, *common, "--engine", "dask", "--out", tmp_path / "dask")
+    assert code == 0, err
+    code, err = run_main(capsys, *common, "--out", tmp_path / "polars")
+    assert code == 0, err
+    for name in ("summary.parquet", "reliability.csv"):
+        read = pl.read_parquet if name.endswith("parquet") else pl.read_csv
+        expected = read(tmp_path / "polars" / name)
+        assert_frame_equal(read(tmp_path / "dask" / name), expected, rel_tol=1e-12, abs_tol=1e-15)
