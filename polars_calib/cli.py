@@ -8,6 +8,10 @@
 (``over_time.png``). With
 ``--engine spark`` (a local Spark session) or ``--engine dask``, that engine reads the
 log and computes the statistics (see ``docs/scale-out.md``).
+``polars-calib report LOG --target y --mean mu --std sigma [--by store] [--time ts --every 1w]
+[--n-levels N] [--out DIR] [--html FILE]`` is the same report of Gaussian regression
+predictions (:func:`polars_calib.regression_summary`, the calibration curve and the PIT
+histogram); a command line holds one prediction form, and only its options.
 ``polars-calib fit LOG --prob p --label y --method platt [--by model] --out cal.json``
 fits a calibrator (:func:`polars_calib.fit_calibrator`) and prints its parameters;
 ``polars-calib apply LOG --calibrator cal.json --prob p --out scored.parquet`` adds the
@@ -132,6 +136,10 @@ CLASSIFICATION_ONLY = (
 """``report``'s options of the classification form (argparse's names), refused with the
 regression form's columns."""
 
+PREDICTIONS: dict[str, tuple[str, ...]] = {"Gaussian": ("mean", "std")}
+"""The regression prediction forms ``report`` takes with ``--target``, by their options
+(argparse's names, the keywords of the regression functions): one per call, whole."""
+
 REGRESSION_ONLY = ("n_levels", "curve")
 """``report``'s options of the regression form, refused with the classification form's."""
 
@@ -230,8 +238,9 @@ class RegressionOptions:
 
     log: str
     target: str
-    mean: str
-    std: str
+    prediction: dict[str, str]
+    """The prediction form's columns by option (``{"mean": "mu", "std": "sigma"}``), the
+    keyword arguments of the regression functions."""
     by: list[str]
     time: str | None
     every: str | None
@@ -250,11 +259,6 @@ class RegressionOptions:
     def keys(self) -> list[str]:
         """The summary's keys: `by`, and the time window."""
         return [*self.by, *([self.time] if self.time is not None else [])]
-
-    @property
-    def prediction(self) -> dict[str, Any]:
-        """The prediction form, as the keyword arguments of the regression functions."""
-        return {"mean": self.mean, "std": self.std}
 
 
 def _is_metric(name: str) -> TypeGuard[Metric]:
@@ -752,13 +756,18 @@ def parse_report(argv: Sequence[str]) -> ReportOptions | RegressionOptions:
 
 def _given(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
     """The options among `names` (argparse's names) given on the command line, as flags."""
-    return ["--" + name.replace("_", "-") for name in names if getattr(args, name) is not None]
+    return _flags([name for name in names if getattr(args, name) is not None])
+
+
+def _flags(names: Sequence[str]) -> list[str]:
+    """Options' argparse names as their flags: ``n_levels`` is ``--n-levels``."""
+    return ["--" + name.replace("_", "-") for name in names]
 
 
 def _form(args: argparse.Namespace) -> Literal["classification", "regression"]:
     """The prediction form of a ``report`` command line: one, whole, and only its options."""
     classification = _given(args, ("prob", "label"))
-    regression = _given(args, ("target", "mean", "std"))
+    regression = _given(args, ("target", *(name for form in PREDICTIONS.values() for name in form)))
     if classification and regression:
         msg = (
             f"{' and '.join(classification)} (classification) and {' and '.join(regression)} "
@@ -772,7 +781,7 @@ def _form(args: argparse.Namespace) -> Literal["classification", "regression"]:
         )
         raise UsageError(msg)
     form, columns, others = (
-        ("regression", ("--target", "--mean", "--std"), CLASSIFICATION_ONLY)
+        ("regression", _flags(("target", *_prediction(args))), CLASSIFICATION_ONLY)
         if regression
         else ("classification", ("--prob", "--label"), REGRESSION_ONLY)
     )
@@ -792,6 +801,16 @@ def _form(args: argparse.Namespace) -> Literal["classification", "regression"]:
     return "regression" if regression else "classification"
 
 
+def _prediction(args: argparse.Namespace) -> tuple[str, ...]:
+    """The options (argparse's names) of the regression prediction form given: one form of
+    :data:`PREDICTIONS` (the Gaussian when none is, for the message saying so)."""
+    forms = [name for name, options in PREDICTIONS.items() if _given(args, options)]
+    if len(forms) > 1:
+        msg = f"{' and '.join(forms)} predictions are two prediction forms: give one"
+        raise UsageError(msg)
+    return PREDICTIONS[forms[0] if forms else "Gaussian"]
+
+
 def _regression_options(args: argparse.Namespace) -> RegressionOptions:
     """The checked options of a ``report`` command line of the regression form."""
     metrics = list(REGRESSION_METRICS) if args.metrics is None else list(args.metrics)
@@ -803,8 +822,7 @@ def _regression_options(args: argparse.Namespace) -> RegressionOptions:
     return RegressionOptions(
         log=str(args.log),
         target=str(args.target),
-        mean=str(args.mean),
-        std=str(args.std),
+        prediction={name: str(getattr(args, name)) for name in _prediction(args)},
         by=list(args.by),
         time=args.time,
         every=args.every,

@@ -400,3 +400,17 @@ def test_cli_regression_report_with_dask_gives_the_polars_numbers(
         read = pl.read_parquet if name.endswith("parquet") else pl.read_csv
         expected = read(tmp_path / "polars" / name)
         assert_frame_equal(read(tmp_path / "dask" / name), expected, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_validate_regression_statistics_gives_a_lazy_table_the_dataframe_policy(
+    log: pl.DataFrame,
+) -> None:
+    lazy = log.lazy()
+    stats = pc.regression_statistics(lazy, "y", **GAUSSIAN, by="store", n_levels=11).collect()
+    checked = pc.validate_regression_statistics(stats, lazy, "y", **GAUSSIAN, by="store")
+    assert checked is stats  # a clean table, as it is, without reading the log again
+    bad = lazy.with_columns(y=pl.when(pl.col("w") == 3.0).then(float("nan")).otherwise("y"))
+    stats = pc.regression_statistics(bad, "y", **GAUSSIAN, by="store", n_levels=11).collect()
+    assert stats.filter(pl.col("bin").is_null())["count"].sum() == 266  # the plan counts them
+    with pytest.raises(pc.CalibrationDataError, match=r"column 'y': .* in 266 of 800 rows"):
+        pc.validate_regression_statistics(stats, bad, "y", **GAUSSIAN, by="store")
