@@ -72,6 +72,7 @@ from polars_calib._metrics.diagnostics import (
     spiegelhalter_z,
 )
 from polars_calib._metrics.ensembles import crps_ensemble, rank_pit
+from polars_calib._metrics.gaussian_kernel import gaussian_skce
 from polars_calib._metrics.intervals import (
     coverage_gap,
     interval_coverage,
@@ -89,6 +90,7 @@ from polars_calib._metrics.multiclass import (
     top_label_ece,
 )
 from polars_calib._metrics.namespace import col
+from polars_calib._metrics.pit_tests import pit_chi2, pit_chi2_p, pit_ks, pit_ks_p
 from polars_calib._metrics.regression import (
     crps,
     mean_absolute_calibration_error,
@@ -99,7 +101,12 @@ from polars_calib._metrics.regression import (
     root_mean_squared_calibration_error,
     sharpness,
 )
+from polars_calib._metrics.size_stratified import (
+    size_stratified_coverage,
+    size_stratified_coverage_gap,
+)
 from polars_calib._metrics.variance import ence, qce, uce
+from polars_calib._monitor import ControlLimits, monitor_windows
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
@@ -137,6 +144,7 @@ __all__ = [
     "ClippedScoresWarning",
     "Closed",
     "ConsistencyMetric",
+    "ControlLimits",
     "Correction",
     "Curve",
     "Evaluation",
@@ -172,6 +180,7 @@ __all__ = [
     "fit_calibrator",
     "fit_regression_calibrator",
     "frame",
+    "gaussian_skce",
     "hosmer_lemeshow",
     "hosmer_lemeshow_p",
     "html_report",
@@ -190,10 +199,15 @@ __all__ = [
     "median_variance_bins",
     "metrics_from_statistics",
     "miscalibration_area",
+    "monitor_windows",
     "multiclass_brier",
     "multiclass_log_loss",
     "nll",
     "pit",
+    "pit_chi2",
+    "pit_chi2_p",
+    "pit_ks",
+    "pit_ks_p",
     "plot_audit",
     "plot_metric_over_time",
     "plot_pit_histogram",
@@ -218,6 +232,8 @@ __all__ = [
     "root_mean_squared_calibration_error",
     "save_png",
     "sharpness",
+    "size_stratified_coverage",
+    "size_stratified_coverage_gap",
     "skce",
     "smooth_ece_from_statistics",
     "smooth_ece_statistics",

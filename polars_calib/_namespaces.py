@@ -8,6 +8,7 @@ the signatures equal). A DataFrame's methods return DataFrames, a LazyFrame's pl
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import date, datetime
 from typing import Any, Generic, overload
 
 import polars as pl
@@ -48,6 +49,7 @@ from polars_calib._frames.regression import (
     regression_summary,
 )
 from polars_calib._frames.statistics import bin_statistics
+from polars_calib._monitor import ControlLimits, monitor_windows
 from polars_calib._recalibration import (
     Calibrator,
     RegressionCalibrator,
@@ -303,6 +305,75 @@ class _FrameCalibNamespace(Generic[FrameT]):
         """
         return smooth_ece_summary(
             self._data, prob, label, by=by, weight=weight, pos_label=pos_label
+        )
+
+    def monitor_windows(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        time: str,
+        every: str,
+        reference: pl.Expr | tuple[date | datetime, date | datetime],
+        n_bins: int = 15,
+        strategy: Strategy = "uniform",
+        closed: Closed = "right",
+        weight: str | None = None,
+        limits: ControlLimits = "sigma",
+        confidence: float = 0.95,
+        pos_label: Any = None,
+        n_resamples: int | None = None,
+        seed: int = 0,
+        id: IntoExpr | None = None,  # noqa: A002  (as in monitor_windows)
+    ) -> FrameT:
+        """Compute calibration metrics per window with control limits from a reference period.
+
+        See :func:`polars_calib.monitor_windows`.
+
+        Examples
+        --------
+        >>> from datetime import date
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> lf = pl.LazyFrame({
+        ...     "day": [date(2024, 3, 1), date(2024, 3, 1), date(2024, 3, 3)],
+        ...     "p": [0.2, 0.6, 0.4],
+        ...     "y": [0, 1, 1],
+        ... })
+        >>> plan = lf.calib.monitor_windows(
+        ...     "p", "y", time="day", every="1d", reference=pl.col("day") < date(2024, 3, 2)
+        ... )
+        >>> plan.select("day", "reference", "count").collect()
+        shape: (3, 3)
+        ┌────────────┬───────────┬───────┐
+        │ day        ┆ reference ┆ count │
+        │ ---        ┆ ---       ┆ ---   │
+        │ date       ┆ bool      ┆ i64   │
+        ╞════════════╪═══════════╪═══════╡
+        │ 2024-03-01 ┆ true      ┆ 2     │
+        │ 2024-03-02 ┆ false     ┆ 0     │
+        │ 2024-03-03 ┆ false     ┆ 1     │
+        └────────────┴───────────┴───────┘
+        """
+        return monitor_windows(
+            self._data,
+            prob,
+            label,
+            by=by,
+            time=time,
+            every=every,
+            reference=reference,
+            n_bins=n_bins,
+            strategy=strategy,
+            closed=closed,
+            weight=weight,
+            limits=limits,
+            confidence=confidence,
+            pos_label=pos_label,
+            n_resamples=n_resamples,
+            seed=seed,
+            id=id,
         )
 
     def smooth_ece_statistics(

@@ -96,6 +96,12 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("ence", "n_bins"): ("int", 10),
     ("uce", "n_bins"): ("int", 10),
     ("qce", "n_bins"): ("int", 10),
+    # The chi-square of the PIT histogram: ten bins, as a PIT histogram is usually drawn.
+    ("pit_chi2", "n_bins"): ("int", 10),
+    ("pit_chi2_p", "n_bins"): ("int", 10),
+    # MAPIE's `num_bins` of its size-stratified coverage.
+    ("size_stratified_coverage", "n_bins"): ("int", 3),
+    ("size_stratified_coverage_gap", "n_bins"): ("int", 3),
     # The PIT histogram draws its table's bins unless asked to merge them.
     ("plot_pit_histogram", "n_bins"): ("int | None", None),
     # The conformal recalibration's target coverage (MAPIE's 0.9); unused by σ scaling.

@@ -197,9 +197,14 @@ def test_load_refuses_a_tampered_file(tmp_path: Path) -> None:
     with pytest.raises(pc.CalibrationDataError, match=r"params\.rows\[0\]\.fallback"):
         pc.load_regression_calibrator(path)
     content["params"]["rows"][0]["fallback"] = False
-    content["method"] = "isotonic"
+    content["method"] = "histogram"
     path.write_text(json.dumps(content))
     with pytest.raises(pc.CalibrationDataError, match=r"method"):
+        pc.load_regression_calibrator(path)
+    # Another method's file must hold that method's parameters.
+    content["method"] = "isotonic"
+    path.write_text(json.dumps(content))
+    with pytest.raises(pc.CalibrationDataError, match=r"params\.columns\.x: is missing"):
         pc.load_regression_calibrator(path)
     path.write_text(json.dumps({"format": "polars_calib.calibrator"}))
     with pytest.raises(pc.CalibrationDataError, match="not a regression calibrator"):

@@ -73,6 +73,13 @@ def typed_regression(df: pl.DataFrame, lf: pl.LazyFrame, curve: pc.Curve) -> Non
     assert_type(pc.ence("y", mean="mu", std="s", range=(0.1, 2.0), closed="left"), pl.Expr)
     assert_type(pc.uce("y", mean="mu", std="s", strategy="quantile", weight="w"), pl.Expr)
     assert_type(pc.qce("y", mean="mu", std="s", levels=[0.5, 0.9], marginal=False), pl.Expr)
+    assert_type(pc.pit_ks_p("y", mean="mu", std="s", weight="w"), pl.Expr)
+    assert_type(pc.pit_chi2_p("y", mean="mu", std="s", n_bins=5), pl.Expr)
+    assert_type(pc.gaussian_skce("y", mean="mu", std="s", estimator="block"), pl.Expr)
+    assert_type(pc.size_stratified_coverage("y", lower="lo", upper="hi", n_bins=4), pl.Expr)
+    cal = pc.fit_regression_calibrator(df, "y", mean="mu", std="s", method="isotonic")
+    assert_type(cal.quantile_expr(0.9, mean="mu"), pl.Expr)
+    assert_type(cal.interval_exprs(level=0.8), tuple[pl.Expr, pl.Expr])
     metrics: list[pc.RegressionMetric] = ["crps", "mean_absolute_calibration_error"]
     assert_type(pc.regression_summary(lf, "y", mean="mu", std="s", metrics=metrics), pl.LazyFrame)
     assert_type(pc.frame(df).quantile_reliability("y", mean="mu", std="s"), pl.DataFrame)
@@ -94,3 +101,19 @@ def typed_prediction_intervals(lf: pl.LazyFrame) -> pl.LazyFrame:
             "y", median="m", lower=["lo"], upper=[pl.col("hi")], levels=[0.9]
         ),
     )
+
+
+def typed_monitor_windows(df: pl.DataFrame, lf: pl.LazyFrame, limits: pc.ControlLimits) -> None:
+    """Windowed monitoring: a reference expression or a (start, end) pair of dates."""
+    from datetime import date
+
+    reference = pl.col("ts") < date(2026, 10, 1)
+    windows = pc.monitor_windows(
+        lf, "p", "y", by="model", time="ts", every="1d", reference=reference
+    )
+    assert_type(windows, pl.LazyFrame)
+    pair = (date(2026, 9, 1), date(2026, 10, 1))
+    eager = pc.frame(df).monitor_windows(
+        "p", "y", time="ts", every="1w", reference=pair, limits=limits
+    )
+    assert_type(eager, pl.DataFrame)

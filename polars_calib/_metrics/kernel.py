@@ -41,7 +41,7 @@ from polars_calib._core.options import (
 )
 from polars_calib._core.problem import vector_problem
 
-__all__ = ["MAX_QUADRATIC_ROWS", "skce"]
+__all__ = ["MAX_QUADRATIC_ROWS", "skce", "too_large"]
 
 MAX_QUADRATIC_ROWS = 2_000
 """The largest group the quadratic estimators take (about 2 million pairs)."""
@@ -63,14 +63,14 @@ def _pair_term(
     return _kernel(squared, kernel, length_scale) * (g_i * g_j).list.sum()
 
 
-def _too_large(n: pl.Expr) -> pl.Expr:
+def too_large(n: pl.Expr, function: str = "skce") -> pl.Expr:
     """0.0, or an error naming the limit when a group has more rows than it.
 
     Polars has no expression that raises with a message: a strict cast of the
     message to a number fails, quoting it, when the filter keeps it.
     """
     msg = (
-        f"skce: a group holds more than {MAX_QUADRATIC_ROWS} rows, too many for the "
+        f"{function}: a group holds more than {MAX_QUADRATIC_ROWS} rows, too many for the "
         "quadratic estimators (memory grows with the square of the rows); use "
         "estimator='block'"
     )
@@ -104,7 +104,7 @@ def _quadratic(
         g_row = row.struct.field("g")
         diagonal = (g_row * g_row).list.sum().sum()  # k_P(p, p) = 1
         body = pl.when(n >= 1).then((2.0 * pairs.sum() + diagonal) / (n * n))
-    return packed.list.eval(body).list.first() + _too_large(p.len())
+    return packed.list.eval(body).list.first() + too_large(p.len())
 
 
 def _block(p: pl.Expr, g: pl.Expr, block_size: int, kernel: Kernel, length_scale: float) -> pl.Expr:

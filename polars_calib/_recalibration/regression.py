@@ -1,4 +1,5 @@
-"""Recalibration of Gaussian predictions per group: σ scaling and split-conformal intervals.
+"""Recalibration of Gaussian predictions per group: σ scaling, split-conformal intervals and
+the isotonic recalibration of the PIT (:mod:`polars_calib._recalibration.regression_isotonic`).
 
 :func:`fit_regression_calibrator` reads the Gaussian problem's rows (the one refused
 rule of :func:`~polars_calib._table.regression.prepare_gaussian`) and fits every
@@ -14,6 +15,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -23,9 +25,16 @@ import polars as pl
 from polars_calib._core.exprs import GroupKeys, IntoExpr, Keys, to_expr
 from polars_calib._core.files import write_text
 from polars_calib._core.options import check_choice
+from polars_calib._core.regression import gaussian_problem
 from polars_calib._core.validation import CalibrationDataError
+from polars_calib._recalibration.apply import _interpolate
 from polars_calib._recalibration.calibrator import _frame_from_json, _frame_to_json
-from polars_calib._recalibration.lookup import per_group
+from polars_calib._recalibration.lookup import group_index, per_group
+from polars_calib._recalibration.regression_isotonic import (
+    fit_pit_isotonic,
+    inverse,
+    normal_quantile,
+)
 from polars_calib._recalibration.rows import (
     REFUSED,
     USED,
@@ -37,6 +46,7 @@ from polars_calib._recalibration.rows import (
 from polars_calib._recalibration.schema import (
     InvalidFileError,
     Rule,
+    array,
     boolean,
     choice,
     dictionary,
@@ -60,7 +70,7 @@ __all__ = [
     "load_regression_calibrator",
 ]
 
-RegressionRecalibration = Literal["std_scaling", "conformal"]
+RegressionRecalibration = Literal["std_scaling", "conformal", "isotonic"]
 """The recalibration methods of Gaussian predictions."""
 
 REGRESSION_FORMAT = "polars_calib.regression_calibrator"
@@ -70,6 +80,7 @@ REGRESSION_FORMAT_VERSION = 1
 
 _SCORE = "__polars_calib_score__"
 _PARAMETER: dict[str, str] = {"std_scaling": "scale", "conformal": "quantile"}
+"""The scalar parameter of each method but the isotonic one (its points ``x``, ``y``)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,7 +91,9 @@ class RegressionCalibrator:
     and the method's parameter: ``scale`` (σ scaling: σ' = scale · σ; 1 where
     ``fallback``, a group without used weight or with every y equal to its μ) or
     ``quantile`` (conformal: the interval μ ∓ quantile · σ; infinite where
-    ``fallback``, a group with too few rows for its level). Build one with
+    ``fallback``, a group with too few rows for its level), or, isotonic, the
+    points ``x`` and ``y`` (List(Float64)) of the map R from the PIT to its empirical
+    CDF (the identity where ``fallback``, a group without used weight). Build one with
     :func:`fit_regression_calibrator`. ``computed`` holds the keys fitted `by` an
     expression (computed again from the data it is applied to; such a calibrator
     cannot be saved).
@@ -95,18 +108,91 @@ class RegressionCalibrator:
     schema: dict[str, str] = field(default_factory=dict)
     computed: dict[str, pl.Expr] = field(default_factory=dict)
 
+    def _keys(self) -> list[pl.Expr]:
+        return [self.computed.get(k, pl.col(k)) for k in self.by]
+
+    def _per_group(self, values: Any) -> pl.Expr:
+        """Each row's entry of `values` (one float per fitted group; null if not fitted)."""
+        table = self.params.select(list(self.by))
+        column = np.asarray(values, np.float64).reshape(-1, 1)
+        (found,) = per_group(self._keys(), table, column, [math.nan])
+        return pl.when(found.is_nan()).then(None).otherwise(found)
+
     def _value(self) -> pl.Expr:
         """Each row's fitted value for its group (null for a group not fitted)."""
-        name = _PARAMETER[self.method]
-        values = self.params[name].cast(pl.Float64).to_numpy().reshape(-1, 1)
-        table = self.params.select(list(self.by))
-        (found,) = per_group(
-            [self.computed.get(k, pl.col(k)) for k in self.by],
-            table,
-            np.asarray(values, np.float64),
-            [math.nan],
-        )
-        return pl.when(found.is_nan()).then(None).otherwise(found)
+        if self.method == "isotonic":
+            msg = (
+                "an isotonic calibrator recalibrates the PIT, not σ: use "
+                "cdf_expr(target), quantile_expr(level) or interval_exprs()"
+            )
+            raise ValueError(msg)
+        return self._per_group(self.params[_PARAMETER[self.method]].cast(pl.Float64))
+
+    def _gaussian(self, mean: IntoExpr | None, std: IntoExpr | None) -> tuple[pl.Expr, pl.Expr]:
+        mu = pl.col(self.mean) if mean is None else to_expr(mean, "mean")
+        sigma = pl.col(self.std) if std is None else to_expr(std, "std")
+        return mu.cast(pl.Float64), sigma.cast(pl.Float64)
+
+    def cdf_expr(
+        self, target: IntoExpr, *, mean: IntoExpr | None = None, std: IntoExpr | None = None
+    ) -> pl.Expr:
+        """Return the recalibrated PIT ``R(Φ((y - μ) / σ))`` of an isotonic calibrator.
+
+        Null on a row with a null or refused input (see :func:`polars_calib.pit`) or
+        of a group not fitted.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({"y": [-2.0, -1.0, 1.0, 2.0], "mu": 0.0, "sigma": 1.0})
+        >>> cal = pc.fit_regression_calibrator(
+        ...     train, "y", mean="mu", std="sigma", method="isotonic"
+        ... )
+        >>> train.select(cal.cdf_expr("y"))["y"].to_list()
+        [0.25, 0.5, 0.75, 1.0]
+        """
+        self._require("isotonic", "cdf_expr")
+        mu, sigma = self._gaussian(mean, std)
+        problem = gaussian_problem(target, mu, sigma)
+        assert problem.ok is not None  # a Gaussian problem has its one-pass rule
+        u = pl.when(problem.ok).then(problem.prob)
+        name = to_expr(target, "target").meta.output_name(raise_if_undetermined=False) or "cdf"
+        if not self.params.height:
+            return pl.lit(None, pl.Float64).alias(name)  # nothing fitted: every group unseen
+        g = group_index(self._keys(), self.params.select(list(self.by)))
+        return _interpolate(self.params.select("x", "y"), g, u).alias(name)
+
+    def quantile_expr(
+        self, level: float, *, mean: IntoExpr | None = None, std: IntoExpr | None = None
+    ) -> pl.Expr:
+        """Return the recalibrated `level`-quantile ``μ + σ Φ⁻¹(R⁻¹(level))``, isotonic.
+
+        ``R⁻¹(level)`` is one number per group (the smallest PIT where the map
+        reaches `level`); ``±inf`` where it is 0 or 1.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({"y": [-2.0, -1.0, 1.0, 2.0], "mu": 0.0, "sigma": 1.0})
+        >>> cal = pc.fit_regression_calibrator(
+        ...     train, "y", mean="mu", std="sigma", method="isotonic"
+        ... )
+        >>> round(train.select(cal.quantile_expr(0.5)).item(0, 0), 6)
+        -1.0
+        """
+        self._require("isotonic", "quantile_expr")
+        tau = float(_check_level(level))
+        points = zip(self.params["x"].to_list(), self.params["y"].to_list())
+        z = [normal_quantile(inverse(x, y, tau)) for x, y in points]
+        mu, sigma = self._gaussian(mean, std)
+        return (mu + sigma * self._per_group(z)).alias(f"quantile_{level}")
+
+    def _require(self, method: str, name: str) -> None:
+        if self.method != method:
+            msg = f"{name} needs method {method!r}, this calibrator is {self.method!r}"
+            raise ValueError(msg)
 
     def expr(self, std: IntoExpr | None = None) -> pl.Expr:
         """Return the recalibrated σ (σ scaling) or the interval's half-width q · σ (conformal).
@@ -133,11 +219,17 @@ class RegressionCalibrator:
         return (sigma.cast(pl.Float64) * self._value()).alias(_output_name(sigma))
 
     def interval_exprs(
-        self, mean: IntoExpr | None = None, std: IntoExpr | None = None
+        self,
+        mean: IntoExpr | None = None,
+        std: IntoExpr | None = None,
+        *,
+        level: float | None = None,
     ) -> tuple[pl.Expr, pl.Expr]:
-        """Return the conformal interval's bounds μ ∓ q · σ, named ``lower`` and ``upper``.
+        """Return the interval's bounds, named ``lower`` and ``upper``.
 
-        Infinite bounds for a group that had too few rows for its level.
+        Conformal: μ ∓ q · σ at the fitted level (infinite bounds for a group that
+        had too few rows for its level). Isotonic: the recalibrated quantiles at
+        ``(1 ∓ level) / 2`` (:meth:`quantile_expr`), `level` defaulting to the fit's.
 
         Examples
         --------
@@ -150,8 +242,23 @@ class RegressionCalibrator:
         >>> train.select(*cal.interval_exprs()).row(0)
         (-1.0, 1.0)
         """
+        if self.method == "isotonic":
+            chosen = self.level if level is None else level
+            if chosen is None:
+                msg = "give the intervals' `level` (this calibrator holds none)"
+                raise ValueError(msg)
+            nominal = float(_check_level(chosen))
+            lower = self.quantile_expr((1.0 - nominal) / 2.0, mean=mean, std=std)
+            upper = self.quantile_expr((1.0 + nominal) / 2.0, mean=mean, std=std)
+            return lower.alias("lower"), upper.alias("upper")
         if self.method != "conformal":
-            msg = f"interval bounds need method 'conformal', this calibrator is {self.method!r}"
+            msg = (
+                "interval bounds need method 'conformal' or 'isotonic', this calibrator "
+                f"is {self.method!r}"
+            )
+            raise ValueError(msg)
+        if level is not None:
+            msg = "a conformal calibrator's intervals are at its fitted level: give no `level`"
             raise ValueError(msg)
         mu = (pl.col(self.mean) if mean is None else to_expr(mean, "mean")).cast(pl.Float64)
         half = self.expr(std)
@@ -159,6 +266,9 @@ class RegressionCalibrator:
 
     def apply(self, data: FrameT) -> FrameT:
         """Return `data` with ``<std>_calibrated`` (σ scaling) or ``lower``/``upper`` added.
+
+        ``lower``/``upper``: the conformal intervals, or the isotonic calibrator's
+        recalibrated central intervals at its fitted `level`.
 
         A LazyFrame stays a plan.
 
@@ -172,7 +282,7 @@ class RegressionCalibrator:
         >>> cal.apply(train)["sigma_calibrated"].to_list()
         [2.0, 2.0, 0.5, 0.5]
         """
-        if self.method == "conformal":
+        if self.method in ("conformal", "isotonic"):
             return data.with_columns(*self.interval_exprs())
         return data.with_columns(self.expr().alias(f"{self.std}_calibrated"))
 
@@ -184,10 +294,12 @@ class RegressionCalibrator:
                 "saved: add the keys as columns and fit `by` their names"
             )
             raise ValueError(msg)
-        name = _PARAMETER[self.method]
-        finite = self.params.with_columns(
-            pl.when(pl.col(name).is_finite()).then(pl.col(name)).alias(name)
-        )
+        finite = self.params
+        if self.method in _PARAMETER:
+            name = _PARAMETER[self.method]
+            finite = finite.with_columns(
+                pl.when(pl.col(name).is_finite()).then(pl.col(name)).alias(name)
+            )
         return {
             "format": REGRESSION_FORMAT,
             "format_version": REGRESSION_FORMAT_VERSION,
@@ -251,6 +363,24 @@ def _parameter(method: str, level: Fraction) -> tuple[pl.Expr, pl.Expr]:
     return scores.get(k - 1), k > n
 
 
+def _fit_scalar(rows: pl.LazyFrame, keys: list[str], method: str, level: Fraction) -> pl.DataFrame:
+    """Per group: ``count``, ``refused``, ``fallback`` and the method's scalar parameter."""
+    group = group_columns(keys)
+    parameter, fallback = _parameter(method, level)
+    return (
+        grouped(rows, keys)
+        .group_by(group)
+        .agg(
+            pl.col(USED).sum().cast(pl.Int64).alias("count"),
+            pl.col(REFUSED).sum().alias("refused"),
+            fallback.alias("fallback"),
+            parameter.alias(_PARAMETER[method]),
+        )
+        .sort(group, nulls_last=True)
+        .collect()
+    )
+
+
 def fit_regression_calibrator(
     data: pl.DataFrame | pl.LazyFrame,
     target: str,
@@ -277,16 +407,22 @@ def fit_regression_calibrator(
         ``"std_scaling"``: σ' = s · σ with s² the weighted mean of ((y − μ)/σ)²,
         the scale minimizing the Gaussian NLL (Levi et al. 2022). ``"conformal"``:
         split-conformal intervals μ ∓ q · σ, q the ⌈(n + 1) · level⌉-th smallest
-        score |y − μ| / σ of the group (MAPIE's split method).
+        score |y − μ| / σ of the group (MAPIE's split method). ``"isotonic"``: the
+        map R from the PIT ``u = Φ((y − μ)/σ)`` to its empirical CDF in the group
+        (Kuleshov et al. 2018); the recalibrated CDF is R(u), the quantile at τ is
+        μ + σ Φ⁻¹(R⁻¹(τ)) (``cdf_expr``, ``quantile_expr``, ``interval_exprs``).
     level
-        The conformal intervals' nominal coverage, in (0, 1).
+        The conformal intervals' nominal coverage, in (0, 1); for ``"isotonic"``, the
+        level of the central intervals ``apply`` adds.
     weight
-        Row weights (σ scaling only).
+        Row weights (σ scaling, and isotonic as frequency weights of the empirical
+        CDF).
 
     Returns
     -------
     RegressionCalibrator
-        Its ``params``: keys, ``count``, ``fallback`` and ``scale`` or ``quantile``.
+        Its ``params``: keys, ``count``, ``fallback`` and ``scale``, ``quantile``, or
+        the isotonic points ``x`` and ``y``.
 
     Raises
     ------
@@ -300,13 +436,17 @@ def fit_regression_calibrator(
     A group with no used weight, or whose targets all equal their means, keeps
     scale 1 (``fallback`` true). A conformal group with ⌈(n + 1) · level⌉ > n
     gets an infinite quantile (``fallback`` true), as MAPIE with ``unbounded=True``.
-    See ``docs/regression.md``, "Recalibration".
+    An isotonic group with no used weight keeps the identity map (``fallback``
+    true); its map holds the anchors (0, 0) and (1, 1), so R is a CDF on [0, 1]
+    (Kuleshov's clipped fit is not, below the smallest PIT). See
+    ``docs/regression.md``, "Recalibration".
 
     References
     ----------
     Levi, Gispan, Giladi, Fetaya (2022), "Evaluating and Calibrating Uncertainty
     Prediction in Regression Tasks", Sensors 22(15). MAPIE 1.6,
-    ``SplitConformalRegressor``.
+    ``SplitConformalRegressor``. Kuleshov, Fenner, Ermon (2018), "Accurate
+    Uncertainties for Deep Learning Using Calibrated Regression", ICML.
 
     Examples
     --------
@@ -334,7 +474,7 @@ def fit_regression_calibrator(
     problem, keys = prepared.problem, prepared.keys
     refused = problem.refused.fill_null(False)
     z2 = problem.terms["squared_error"] / problem.terms["variance"]
-    score = z2 if method == "std_scaling" else z2.sqrt()
+    score = {"std_scaling": z2, "conformal": z2.sqrt(), "isotonic": problem.prob}[method]
     rows = prepared.lf.select(
         *keys,
         score.alias(_SCORE),
@@ -342,29 +482,19 @@ def fit_regression_calibrator(
         (problem.present & ~refused).alias(USED),
         refused.alias(REFUSED),
     )
-    group = group_columns(keys)
-    parameter, fallback = _parameter(method, exact_level)
-    fitted = (
-        grouped(rows, keys)
-        .group_by(group)
-        .agg(
-            pl.col(USED).sum().cast(pl.Int64).alias("count"),
-            pl.col(REFUSED).sum().alias("refused"),
-            fallback.alias("fallback"),
-            parameter.alias(_PARAMETER[method]),
-        )
-        .sort(group, nulls_last=True)
-        .collect()
-    )
+    if method == "isotonic":
+        fitted, columns = fit_pit_isotonic(rows, keys, _SCORE), ["x", "y"]
+    else:
+        fitted, columns = _fit_scalar(rows, keys, method, exact_level), [_PARAMETER[method]]
     check_refused(prepared, int(fitted["refused"].sum()))
     schema = prepared.lf.collect_schema()
     return RegressionCalibrator(
         method=method,
         by=tuple(keys),
-        params=fitted.select(*keys, "count", "fallback", _PARAMETER[method]),
+        params=fitted.select(*keys, "count", "fallback", *columns),
         mean=mean,
         std=std,
-        level=float(level) if method == "conformal" else None,
+        level=None if method == "std_scaling" else float(level),
         schema={k: str(schema[k]) for k in keys},
         computed={e.meta.output_name(): e for e in GroupKeys(by).computed()},
     )
@@ -394,12 +524,17 @@ _CONTENT = record(
 def _check_params(content: dict[str, Any]) -> None:
     """Check the parameter table's columns and each row's values (named by path)."""
     method, keys = content["method"], content["by"]
-    name = _PARAMETER[method]
     rules: dict[str, tuple[str, Rule]] = {
         "count": ("Int64", integer(0)),
         "fallback": ("Boolean", boolean),
-        name: ("Float64", number(0.0, above=True) if name == "scale" else optional(number(0.0))),
     }
+    if method == "isotonic":
+        points = array(number(0.0, 1.0), least=2, order=True)
+        rules |= {"x": ("List(Float64)", points), "y": ("List(Float64)", points)}
+    else:
+        name = _PARAMETER[method]
+        positive = number(0.0, above=True) if name == "scale" else optional(number(0.0))
+        rules[name] = ("Float64", positive)
     columns = content["params"]["columns"]
     for column in [*keys, *rules]:
         if column not in columns:
@@ -418,8 +553,20 @@ def _check_params(content: dict[str, Any]) -> None:
             fail(where, f"must hold exactly the declared columns {sorted(columns)}")
         for column, (_, rule) in rules.items():
             rule(row[column], f"{where}.{column}")
-    if method == "conformal" and content["options"]["level"] is None:
-        fail("options.level", "is missing (a conformal calibrator's level)")
+        if method == "isotonic":
+            _check_points(row["x"], row["y"], where)
+    if method != "std_scaling" and content["options"]["level"] is None:
+        fail("options.level", f"is missing (a {method} calibrator's level)")
+
+
+def _check_points(x: list[float], y: list[float], where: str) -> None:
+    """An isotonic map's points: as many y as x, x strictly increasing from 0 to 1."""
+    if len(x) != len(y):
+        fail(f"{where}.y", f"must hold as many values as x ({len(x)}), got {len(y)}")
+    if x[0] != 0.0 or x[-1] != 1.0 or any(b <= a for a, b in pairwise(x)):
+        fail(f"{where}.x", "must increase strictly from 0 to 1")
+    if y[-1] != 1.0:
+        fail(f"{where}.y", f"must end at 1, got {y[-1]}")
 
 
 def load_regression_calibrator(path: str | Path) -> RegressionCalibrator:
@@ -463,12 +610,14 @@ def load_regression_calibrator(path: str | Path) -> RegressionCalibrator:
     except InvalidFileError as error:
         msg = f"{where!r}: {error}"
         raise CalibrationDataError(msg) from None
-    name = _PARAMETER[content["method"]]
     options = content["options"]
+    if content["method"] in _PARAMETER:
+        name = _PARAMETER[content["method"]]
+        params = params.with_columns(pl.col(name).fill_null(math.inf))
     return RegressionCalibrator(
         method=content["method"],
         by=tuple(keys),
-        params=params.with_columns(pl.col(name).fill_null(math.inf)),
+        params=params,
         mean=options["mean"],
         std=options["std"],
         level=options["level"],
