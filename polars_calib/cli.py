@@ -238,7 +238,7 @@ class RegressionOptions:
 
     log: str
     target: str
-    prediction: dict[str, str]
+    prediction: dict[str, Any]
     """The prediction form's columns by option (``{"mean": "mu", "std": "sigma"}``), the
     keyword arguments of the regression functions."""
     by: list[str]
@@ -822,7 +822,7 @@ def _regression_options(args: argparse.Namespace) -> RegressionOptions:
     return RegressionOptions(
         log=str(args.log),
         target=str(args.target),
-        prediction={name: str(getattr(args, name)) for name in _prediction(args)},
+        prediction={name: getattr(args, name) for name in _prediction(args)},
         by=list(args.by),
         time=args.time,
         every=args.every,
