@@ -32,6 +32,7 @@ from polars_calib._core.options import (
     Resampling,
     Strategy,
     TopLabelAverage,
+    VarianceMetric,
 )
 from polars_calib._core.validation import CalibrationDataError, refused_rows, validate
 from polars_calib._frames.frame import reliability, summary
@@ -43,6 +44,7 @@ from polars_calib._frames.regression import (
     regression_metrics_from_statistics,
     regression_statistics,
     regression_summary,
+    validate_regression_statistics,
 )
 from polars_calib._frames.statistics import (
     bin_statistics,
@@ -50,6 +52,7 @@ from polars_calib._frames.statistics import (
     reliability_from_statistics,
     validate_statistics,
 )
+from polars_calib._frames.variance import variance_reliability, variance_summary
 from polars_calib._metrics import namespace as _namespace  # noqa: F401  (registers `.calib`)
 from polars_calib._metrics.binary import brier, ece, log_loss, mce, rmsce
 from polars_calib._metrics.canonical import canonical_ece
@@ -133,6 +136,7 @@ from polars_calib._recalibration import (
     load_calibrator,
     load_regression_calibrator,
 )
+from polars_calib._report.regression import regression_html_report
 from polars_calib._report.report import HtmlReport, html_report
 from polars_calib._smooth import smooth_ece as smooth_ece  # deprecated, not in __all__
 from polars_calib._smooth import (
@@ -168,6 +172,7 @@ __all__ = [
     "Resampling",
     "Strategy",
     "TopLabelAverage",
+    "VarianceMetric",
     "adjusted_p_values",
     "audit",
     "bin_index",
@@ -239,6 +244,7 @@ __all__ = [
     "refinement_loss",
     "refused_counts",
     "refused_rows",
+    "regression_html_report",
     "regression_metrics_from_statistics",
     "regression_statistics",
     "regression_summary",
@@ -261,6 +267,9 @@ __all__ = [
     "uce",
     "uniform_edges",
     "validate",
+    "validate_regression_statistics",
     "validate_statistics",
+    "variance_reliability",
+    "variance_summary",
     "weighted_interval_score",
 ]

@@ -38,6 +38,7 @@ from polars_calib._core.options import (
     Strategy,
     TableReduction,
     TopLabelAverage,
+    VarianceMetric,
 )
 from polars_calib._core.validation import validate
 from polars_calib._frames.frame import reliability, summary
@@ -49,12 +50,8 @@ from polars_calib._frames.regression import (
     regression_summary,
 )
 from polars_calib._frames.statistics import bin_statistics
-from polars_calib._monitor import (
-    ControlLimits,
-    cusum_thresholds,
-    monitor,
-    monitor_windows,
-)
+from polars_calib._frames.variance import variance_reliability, variance_summary
+from polars_calib._monitor import ControlLimits, cusum_thresholds, monitor, monitor_windows
 from polars_calib._recalibration import (
     Calibrator,
     RegressionCalibrator,
@@ -65,6 +62,7 @@ from polars_calib._recalibration.newton import SAMPLE_ROWS
 from polars_calib._recalibration.regression import RegressionRecalibration
 from polars_calib._smooth import smooth_ece_statistics, smooth_ece_summary
 from polars_calib._table.plan import FrameT
+from polars_calib._table.variance import VARIANCE_METRICS
 
 __all__ = ["DataFrameCalibNamespace", "LazyFrameCalibNamespace", "frame"]
 
@@ -678,6 +676,11 @@ class _FrameCalibNamespace(Generic[FrameT]):
         std: str | None = None,
         quantiles: str | Sequence[str] | None = None,
         levels: Sequence[float] | None = None,
+        ensemble: str | None = None,
+        seed: int = 0,
+        id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+        lower: str | Sequence[str] | None = None,
+        upper: str | Sequence[str] | None = None,
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
@@ -703,6 +706,11 @@ class _FrameCalibNamespace(Generic[FrameT]):
             std=std,
             quantiles=quantiles,
             levels=levels,
+            ensemble=ensemble,
+            seed=seed,
+            id=id,
+            lower=lower,
+            upper=upper,
             by=by,
             time=time,
             every=every,
@@ -718,6 +726,12 @@ class _FrameCalibNamespace(Generic[FrameT]):
         std: str | None = None,
         quantiles: str | Sequence[str] | None = None,
         levels: Sequence[float] | None = None,
+        ensemble: str | None = None,
+        seed: int = 0,
+        id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+        lower: str | Sequence[str] | None = None,
+        upper: str | Sequence[str] | None = None,
+        level: float | Sequence[float] | None = None,
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
@@ -745,6 +759,12 @@ class _FrameCalibNamespace(Generic[FrameT]):
             std=std,
             quantiles=quantiles,
             levels=levels,
+            ensemble=ensemble,
+            seed=seed,
+            id=id,
+            lower=lower,
+            upper=upper,
+            level=level,
             by=by,
             time=time,
             every=every,
@@ -762,6 +782,9 @@ class _FrameCalibNamespace(Generic[FrameT]):
         std: str | None = None,
         quantiles: str | Sequence[str] | None = None,
         levels: Sequence[float] | None = None,
+        ensemble: str | None = None,
+        seed: int = 0,
+        id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
@@ -789,6 +812,9 @@ class _FrameCalibNamespace(Generic[FrameT]):
             std=std,
             quantiles=quantiles,
             levels=levels,
+            ensemble=ensemble,
+            seed=seed,
+            id=id,
             by=by,
             time=time,
             every=every,
@@ -796,6 +822,94 @@ class _FrameCalibNamespace(Generic[FrameT]):
             weight=weight,
             curve=curve,
             confidence=confidence,
+        )
+
+    def variance_reliability(
+        self,
+        target: str,
+        *,
+        mean: str,
+        std: str,
+        by: Keys = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_bins: int = 10,
+        strategy: Strategy = "uniform",
+        range: tuple[float, float] | None = None,  # noqa: A002 (numpy's and netcal's name)
+        closed: Closed = "right",
+        weight: str | None = None,
+    ) -> FrameT:
+        """Compute the variance calibration table of Gaussian predictions, per σ-bin.
+
+        See :func:`polars_calib.variance_reliability`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "s": [0.1, 0.5, 1.0]})
+        >>> df.calib.variance_reliability("y", mean="mu", std="s", n_bins=2)["count"].to_list()
+        [2, 1]
+        """
+        return variance_reliability(
+            self._data,
+            target,
+            mean=mean,
+            std=std,
+            by=by,
+            time=time,
+            every=every,
+            n_bins=n_bins,
+            strategy=strategy,
+            range=range,
+            closed=closed,
+            weight=weight,
+        )
+
+    def variance_summary(
+        self,
+        target: str,
+        *,
+        mean: str,
+        std: str,
+        by: Keys = None,
+        time: str | None = None,
+        every: str | None = None,
+        n_bins: int = 10,
+        strategy: Strategy = "uniform",
+        range: tuple[float, float] | None = None,  # noqa: A002 (numpy's and netcal's name)
+        closed: Closed = "right",
+        weight: str | None = None,
+        metrics: VarianceMetric | Sequence[VarianceMetric] = VARIANCE_METRICS,
+        marginal: bool = True,
+    ) -> FrameT:
+        """Compute ENCE, UCE and QCE of Gaussian predictions, one row per group.
+
+        See :func:`polars_calib.variance_summary`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "s": [0.1, 0.5, 1.0]})
+        >>> df.calib.variance_summary("y", mean="mu", std="s", n_bins=5, metrics="uce")["uce"][0]
+        0.33
+        """
+        return variance_summary(
+            self._data,
+            target,
+            mean=mean,
+            std=std,
+            by=by,
+            time=time,
+            every=every,
+            n_bins=n_bins,
+            strategy=strategy,
+            range=range,
+            closed=closed,
+            weight=weight,
+            metrics=metrics,
+            marginal=marginal,
         )
 
     def cusum_thresholds(

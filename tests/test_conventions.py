@@ -96,6 +96,8 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("ence", "n_bins"): ("int", 10),
     ("uce", "n_bins"): ("int", 10),
     ("qce", "n_bins"): ("int", 10),
+    ("variance_reliability", "n_bins"): ("int", 10),
+    ("variance_summary", "n_bins"): ("int", 10),
     # The chi-square of the PIT histogram: ten bins, as a PIT histogram is usually drawn.
     ("pit_chi2", "n_bins"): ("int", 10),
     ("pit_chi2_p", "n_bins"): ("int", 10),
@@ -104,6 +106,9 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     ("size_stratified_coverage_gap", "n_bins"): ("int", 3),
     # The PIT histogram draws its table's bins unless asked to merge them.
     ("plot_pit_histogram", "n_bins"): ("int | None", None),
+    # The central-interval form's nominal levels (one per interval); the other forms
+    # have none, so None (a summary of intervals without it is a TypeError).
+    ("regression_summary", "level"): ("float | Sequence[float] | None", None),
     # The conformal recalibration's target coverage (MAPIE's 0.9); unused by σ scaling.
     ("fit_regression_calibrator", "level"): ("float", 0.9),
 }

@@ -90,6 +90,19 @@ def typed_regression(df: pl.DataFrame, lf: pl.LazyFrame, curve: pc.Curve) -> Non
     assert_type(pc.quantile_reliability_from_statistics(stats, curve=curve), pl.DataFrame)
 
 
+def typed_regression_forms(df: pl.DataFrame, lf: pl.LazyFrame) -> None:
+    """The ensemble and interval forms of the frame functions; the variance tables."""
+    assert_type(pc.regression_summary(lf, "y", ensemble="x", seed=3, id="row"), pl.LazyFrame)
+    assert_type(pc.frame(df).quantile_reliability("y", ensemble="x"), pl.DataFrame)
+    intervals = pc.regression_summary(df, "y", lower=["a", "b"], upper=["c", "d"], level=[0.5, 0.9])
+    assert_type(intervals, pl.DataFrame)
+    assert_type(pc.regression_statistics(lf, "y", lower="lo", upper="hi"), pl.LazyFrame)
+    variance: list[pc.VarianceMetric] = ["ence", "uce"]
+    summary = pc.variance_summary(lf, "y", mean="mu", std="s", range=(0.1, 2.0), metrics=variance)
+    assert_type(summary, pl.LazyFrame)
+    assert_type(pc.frame(df).variance_reliability("y", mean="mu", std="s"), pl.DataFrame)
+
+
 def typed_prediction_intervals(lf: pl.LazyFrame) -> pl.LazyFrame:
     """The interval measures are expressions; `average` is a `Literal`, levels are floats."""
     return lf.group_by("store").agg(

@@ -32,7 +32,7 @@ an edge:
 * :func:`range_edges` and :func:`edge_index`: equal-width edges between two
   expressions (a group's smallest and largest value, or a fixed range), computed as
   ``np.linspace`` computes them, and the bin of a value among any such edges (the
-  σ-bins of :mod:`polars_calib._metrics.variance`);
+  σ-bins of :mod:`polars_calib._table.variance` and its expressions);
 * :class:`GroupedEdges` and :func:`edge_bins`: explicit edges fitted per group (a
   calibrator's quantile bins, its isotonic thresholds), one exact search per row;
 * :func:`linear_grid`: the two neighbouring points of a fine grid ``k / G`` and the

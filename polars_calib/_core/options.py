@@ -44,6 +44,7 @@ __all__ = [
     "Strategy",
     "TableReduction",
     "TopLabelAverage",
+    "VarianceMetric",
     "asked_names",
     "check_choice",
     "check_confidence",
@@ -168,10 +169,32 @@ RegressionMetric = Literal[
     "nll",
     "sharpness",
     "pinball_loss",
+    # The ensemble and interval forms' (polars_calib._frames.regression_forms).
+    "crps_fair",
+    "interval_coverage",
+    "interval_width",
+    "interval_score",
+    "coverage_gap",
 ]
-"""A metric of :func:`polars_calib.regression_summary` (each the name of its expression):
-Gaussian predictions have all but ``"pinball_loss"``; quantile predictions the first
-four and ``"pinball_loss"``."""
+"""A metric of :func:`polars_calib.regression_summary` (each the name of its expression;
+``crps_fair`` is ``crps_ensemble(estimator="fair")``, ``coverage_gap`` the signed
+``coverage - level`` of one group). Each prediction form has its own: Gaussian predictions
+the first seven, quantile predictions the first four and ``"pinball_loss"``, ensembles the
+first four, ``"crps"`` and ``"crps_fair"``, intervals the last four."""
+
+GAUSSIAN_METRICS: tuple[RegressionMetric, ...] = (
+    "mean_absolute_calibration_error",
+    "root_mean_squared_calibration_error",
+    "miscalibration_area",
+    "quantile_calibration_score",
+    "crps",
+    "nll",
+    "sharpness",
+)
+"""The metrics of Gaussian predictions, in their default order."""
+
+VarianceMetric = Literal["ence", "uce", "qce"]
+"""A metric of :func:`polars_calib.variance_summary` (each the name of its expression)."""
 
 Fallback = Literal["identity", "global"]
 """What a group that cannot be fitted (or was not seen) gets instead of an error or null."""

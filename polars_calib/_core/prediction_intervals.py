@@ -162,7 +162,7 @@ def interval_problem(
 
 def nested_intervals_problem(
     target: IntoExpr,
-    median: IntoExpr,
+    median: IntoExpr | None,
     lower: Sequence[IntoExpr],
     upper: Sequence[IntoExpr],
     weight: IntoExpr | None = None,
@@ -173,6 +173,8 @@ def nested_intervals_problem(
     intervals need not nest, nor hold the median: the score does not ask it). Terms:
     each interval's, suffixed ``_k`` (``width_0``, ``below_0``, ...), and
     ``absolute_error`` ``|y - median|``; ``prob`` is the first interval's indicator.
+    Without a median (`median` None: the intervals alone, as the frame functions read
+    them), the rule and the terms are the intervals' only.
     """
     if isinstance(lower, (str, pl.Expr)) or isinstance(upper, (str, pl.Expr)):
         msg = "`lower` and `upper` must be sequences of columns (one per level)"
@@ -188,18 +190,23 @@ def nested_intervals_problem(
         interval_problem(target, lo, hi, weight if k == 0 else None)
         for k, (lo, hi) in enumerate(zip(lower, upper))
     ]
-    m = _column(median, "median", "the medians")
     y = parts[0].label
     checks = [*parts[0].checks]
-    checks.insert(1, Check(_name(median, "median"), "median NaN or infinite", ~m.is_finite(), m))
     for part in parts[1:]:
         checks += part.checks[1:]
-    present = pl.all_horizontal([part.present for part in parts]) & m.is_not_null()
-    ok = m.is_finite()
+    present = pl.all_horizontal([part.present for part in parts])
+    ok = pl.lit(True)
+    terms: dict[str, pl.Expr] = {}
+    if median is not None:
+        m = _column(median, "median", "the medians")
+        bad = ~m.is_finite()
+        checks.insert(1, Check(_name(median, "median"), "median NaN or infinite", bad, m))
+        present = present & m.is_not_null()
+        ok = m.is_finite()
+        terms["absolute_error"] = pl.when(present).then((y - m).abs())
     for part in parts:
         assert part.ok is not None
         ok = ok & part.ok
-    terms: dict[str, pl.Expr] = {"absolute_error": pl.when(present).then((y - m).abs())}
     for k, part in enumerate(parts):
         terms |= {f"{name}_{k}": pl.when(present).then(term) for name, term in part.terms.items()}
     return Problem(parts[0].prob, y, parts[0].weight, present, ~ok, tuple(checks), terms, ok=ok)

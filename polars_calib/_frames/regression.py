@@ -25,7 +25,7 @@ from polars_calib._core.options import (
 )
 from polars_calib._core.quantiles import is_quantile_form
 from polars_calib._core.regression import REGRESSION_TERMS
-from polars_calib._core.validation import CalibrationDataError
+from polars_calib._core.validation import CalibrationDataError, problem_counts
 from polars_calib._engines import (
     EngineSpec,
     GaussianColumns,
@@ -40,13 +40,14 @@ from polars_calib._frames.quantiles import (
     quantile_statistics,
     quantile_summary,
 )
+from polars_calib._frames.regression_forms import Form, FormOptions, check_local, table_metrics
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
-from polars_calib._table.plan import FrameT, same_kind
+from polars_calib._table.plan import FrameT, check_statistics, same_kind
 from polars_calib._table.quantiles import is_quantile_table
 from polars_calib._table.regression import (
-    REGRESSION_METRICS,
     finish_regression,
     gaussian_plan,
+    prepare_gaussian,
     reliability_levels,
 )
 
@@ -56,6 +57,7 @@ __all__ = [
     "regression_metrics_from_statistics",
     "regression_statistics",
     "regression_summary",
+    "validate_regression_statistics",
 ]
 
 _TABLE_COLUMNS = (
@@ -66,9 +68,10 @@ _TABLE_COLUMNS = (
     "n_bins",
     "count",
     "weight",
-    *(f"sum_{term}" for term in REGRESSION_TERMS),
+    "sum_center",
 )
-"""The columns a regression statistics table holds besides its keys."""
+"""The columns a regression statistics table holds besides its keys and the sums of its
+form's terms (``sum_crps``, ...: :func:`~polars_calib._frames.regression_forms.table_metrics`)."""
 
 
 @overload
@@ -80,6 +83,11 @@ def regression_statistics(
     std: str | None = ...,
     quantiles: str | Sequence[str] | None = ...,
     levels: Sequence[float] | None = ...,
+    ensemble: str | None = ...,
+    seed: int = ...,
+    id: str | None = ...,
+    lower: str | Sequence[str] | None = ...,
+    upper: str | Sequence[str] | None = ...,
     by: Keys = ...,
     time: str | None = ...,
     every: str | None = ...,
@@ -97,6 +105,11 @@ def regression_statistics(
     std: str | None = ...,
     quantiles: str | Sequence[str] | None = ...,
     levels: Sequence[float] | None = ...,
+    ensemble: str | None = ...,
+    seed: int = ...,
+    id: str | None = ...,
+    lower: str | Sequence[str] | None = ...,
+    upper: str | Sequence[str] | None = ...,
     by: Keys = ...,
     time: str | None = ...,
     every: str | None = ...,
@@ -113,13 +126,19 @@ def regression_statistics(
     std: str | None = None,
     quantiles: str | Sequence[str] | None = None,
     levels: Sequence[float] | None = None,
+    # The ensemble and interval forms (_frames/regression_forms.py).
+    ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+    lower: str | Sequence[str] | None = None,
+    upper: str | Sequence[str] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
     n_levels: int = 100,
     weight: str | None = None,
 ) -> pl.DataFrame | pl.LazyFrame:
-    """Return the mergeable statistics table of Gaussian or quantile predictions.
+    """Return the mergeable statistics table of regression predictions.
 
     Parameters
     ----------
@@ -131,11 +150,21 @@ def regression_statistics(
         Name of the column of observed values.
     mean, std
         Names of the columns of predicted means and standard deviations (``std > 0``):
-        Gaussian predictions.
+        the Gaussian form. Give exactly one form (else a ``TypeError``).
     quantiles, levels
         Instead of `mean` and `std`: the name of an Array or List column of K predicted
         quantiles (or K column names) and their K levels in (0, 1), strictly increasing
         (``docs/regression.md``, "Quantile predictions").
+    ensemble
+        Name of an Array or List column of ensemble members, instead of `mean` and
+        `std`: the PIT is the randomized rank PIT (:func:`rank_pit`), the CRPS the
+        ensemble's (:func:`crps_ensemble`; see ``docs/regression.md``, "Ensembles").
+    seed, id
+        The rank PIT's seed and row identity (an integer column): by default the row's
+        position in `data`; an `id` keeps each row's draw in any partition.
+    lower, upper
+        Names of the bounds of central prediction intervals (one column each, or one
+        per interval), instead of `mean` and `std` (``docs/prediction-intervals.md``).
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -162,7 +191,12 @@ def regression_statistics(
         ``sum_y`` and one ``sum_pinball_<τ_k>`` per level (the pinball loss).
         Tables of parts of the rows merge by summing the rows of the same keys and bin;
         :func:`regression_metrics_from_statistics` and
-        :func:`quantile_reliability_from_statistics` finish them.
+        :func:`quantile_reliability_from_statistics` finish them. An ensemble's table
+        sums ``sum_crps`` (energy), ``sum_crps_fair`` and ``sum_center`` (rows whose
+        PIT is 1/2); an interval table has one bin per group (over the first
+        interval's coverage indicator) and sums ``sum_covered_k``, ``sum_width_k``,
+        ``sum_below_k`` and ``sum_above_k`` per interval ``k`` (Spark and Dask data
+        take the Gaussian form only).
 
     Raises
     ------
@@ -200,9 +234,11 @@ def regression_statistics(
     └─────┴───────┴───────┴───────┴──────────┘
     """
     check_n_levels(n_levels)
+    form = Form(mean, std, ensemble, seed, id, lower, upper, None, quantiles, levels)
     engine = engine_of(data)
     # The quantile form (polars_calib._frames.quantiles).
-    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+    if form.kind == "quantile":
+        is_quantile_form(mean, std, quantiles, levels, n_levels)  # its own checks
         if engine is not None:
             msg = "regression_statistics with `quantiles=` runs on polars frames only, for now"
             raise NotImplementedError(msg)
@@ -211,7 +247,15 @@ def regression_statistics(
             data, target, time=time, every=every, **options
         )
         return quantile_table
-    assert mean is not None and std is not None  # is_quantile_form checked them
+    # The ensemble and interval forms (polars_calib._frames.regression_forms).
+    check_local(data, form.kind)
+    if form.kind != "gaussian":
+        form_options = FormOptions(by, time, every, n_levels, weight)
+        other: pl.DataFrame | pl.LazyFrame = same_kind(
+            data, form.plan(data, target, form_options).checked()
+        )
+        return other
+    assert mean is not None and std is not None  # the Gaussian form (Form.kind)
     if engine is not None:
         for role, name in {"target": target, "mean": mean, "std": std}.items():
             if not isinstance(name, str):
@@ -250,6 +294,13 @@ def regression_summary(
     std: str | None = None,
     quantiles: str | Sequence[str] | None = None,
     levels: Sequence[float] | None = None,
+    # The ensemble and interval forms (_frames/regression_forms.py).
+    ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+    lower: str | Sequence[str] | None = None,
+    upper: str | Sequence[str] | None = None,
+    level: float | Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -268,11 +319,23 @@ def regression_summary(
         Name of the column of observed values.
     mean, std
         Names of the columns of predicted means and standard deviations (``std > 0``):
-        Gaussian predictions.
+        the Gaussian form. Give exactly one form (else a ``TypeError``).
     quantiles, levels
         Instead of `mean` and `std`: the name of an Array or List column of K predicted
         quantiles (or K column names) and their K levels in (0, 1), strictly increasing
         (``docs/regression.md``, "Quantile predictions").
+    ensemble
+        Name of an Array or List column of ensemble members, instead of `mean` and
+        `std`: the PIT is the randomized rank PIT (:func:`rank_pit`), the CRPS the
+        ensemble's (:func:`crps_ensemble`; see ``docs/regression.md``, "Ensembles").
+    seed, id
+        The rank PIT's seed and row identity (an integer column): by default the row's
+        position in `data`; an `id` keeps each row's draw in any partition.
+    lower, upper
+        Names of the bounds of central prediction intervals (one column each, or one
+        per interval), instead of `mean` and `std` (``docs/prediction-intervals.md``).
+    level
+        The intervals' nominal coverage (one per interval), with `lower` and `upper`.
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -282,12 +345,15 @@ def regression_summary(
     weight
         Name of an optional column of non-negative sample weights.
     metrics
-        Metrics to compute, each named after its expression:
-        ``"mean_absolute_calibration_error"``, ``"root_mean_squared_calibration_error"``,
-        ``"miscalibration_area"``, ``"quantile_calibration_score"``, ``"crps"``,
-        ``"nll"``, ``"sharpness"`` (Gaussian predictions: all but the last by
-        default), ``"pinball_loss"`` (quantile predictions: theirs are the first four
-        and this one, all by default; the others are a ``ValueError``).
+        Metrics to compute, each named after its expression; by default all of the
+        form's. Gaussian: ``"mean_absolute_calibration_error"``,
+        ``"root_mean_squared_calibration_error"``, ``"miscalibration_area"``,
+        ``"quantile_calibration_score"``, ``"crps"``, ``"nll"``, ``"sharpness"``.
+        Quantiles: the first four and ``"pinball_loss"``.
+        Ensemble: the first four, ``"crps"`` (energy form) and ``"crps_fair"``.
+        Intervals: ``"interval_coverage"``, ``"interval_width"``, ``"interval_score"``
+        and ``"coverage_gap"`` (signed: coverage minus `level`). Another form's metric
+        is a ``ValueError``.
     curve
         The curve of the first three: ``"interval"`` (the Gaussian default, as
         uncertainty-toolbox) or ``"quantile"`` (the only curve of quantile
@@ -298,7 +364,8 @@ def regression_summary(
     DataFrame or LazyFrame
         The same kind as `data`: the keys, ``count`` (Int64 rows used), ``refused``
         (Int64 rows refused), then the metrics (Float64; null for a group holding a
-        refused row or with no used row). Every group has its row.
+        refused row or with no used row). Every group has its row; with intervals,
+        one row per group and level, with a ``level`` column after the keys.
 
     Raises
     ------
@@ -327,19 +394,25 @@ def regression_summary(
     └───────┴─────────┴─────────────────────┴──────────┘
     """
     check_n_levels(n_levels)
+    form = Form(mean, std, ensemble, seed, id, lower, upper, level, quantiles, levels)
     # The quantile form (polars_calib._frames.quantiles).
-    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+    if form.kind == "quantile":
+        is_quantile_form(mean, std, quantiles, levels, n_levels)  # its own checks
         options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
         return quantile_summary(
             data, target, metrics=metrics, curve=curve, time=time, every=every, **options
         )
-    assert mean is not None and std is not None  # is_quantile_form checked them
+    # The Gaussian, ensemble and interval forms (polars_calib._frames.regression_forms).
     curve = "interval" if curve is None else curve
-    metrics = REGRESSION_METRICS if metrics is None else metrics
     check_choice("curve", curve, CURVES)
-    asked = [metrics] if isinstance(metrics, str) else list(metrics)
-    for metric in asked:
-        check_choice("metrics", metric, REGRESSION_METRICS)
+    asked = form.metrics(metrics)
+    if form.kind != "gaussian":
+        plan = form.plan(data, target, FormOptions(by, time, every, n_levels, weight))
+        if form.kind == "interval":
+            return same_kind(data, form.interval_summary(plan, asked))
+        ensemble_result = finish_regression(plan.checked(), plan.keys, asked, n_levels, curve)
+        return same_kind(data, ensemble_result)
+    assert mean is not None and std is not None  # the Gaussian form (Form.kind)
     plan = gaussian_plan(
         data,
         target,
@@ -363,6 +436,10 @@ def quantile_reliability(
     std: str | None = None,
     quantiles: str | Sequence[str] | None = None,
     levels: Sequence[float] | None = None,
+    # The ensemble form (_frames/regression_forms.py).
+    ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -381,11 +458,18 @@ def quantile_reliability(
         Name of the column of observed values.
     mean, std
         Names of the columns of predicted means and standard deviations (``std > 0``):
-        Gaussian predictions.
+        the Gaussian form. Give exactly one form (else a ``TypeError``).
     quantiles, levels
         Instead of `mean` and `std`: the name of an Array or List column of K predicted
         quantiles (or K column names) and their K levels in (0, 1), strictly increasing
         (``docs/regression.md``, "Quantile predictions").
+    ensemble
+        Name of an Array or List column of ensemble members, instead of `mean` and
+        `std`: the PIT is the randomized rank PIT (:func:`rank_pit`), the CRPS the
+        ensemble's (:func:`crps_ensemble`; see ``docs/regression.md``, "Ensembles").
+    seed, id
+        The rank PIT's seed and row identity (an integer column): by default the row's
+        position in `data`; an `id` keeps each row's draw in any partition.
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -441,15 +525,22 @@ def quantile_reliability(
     └───────┴──────────┴───────┘
     """
     check_n_levels(n_levels)
+    form = Form(mean, std, ensemble, seed, id, quantiles=quantiles, levels=levels)
     # The quantile form (polars_calib._frames.quantiles).
-    if is_quantile_form(mean, std, quantiles, levels, n_levels):
+    if form.kind == "quantile":
+        is_quantile_form(mean, std, quantiles, levels, n_levels)  # its own checks
         options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
         return quantile_reliability_from_quantiles(
             data, target, curve=curve, confidence=confidence, time=time, every=every, **options
         )
-    assert mean is not None and std is not None  # is_quantile_form checked them
+    # The Gaussian and ensemble forms (polars_calib._frames.regression_forms).
     check_choice("curve", curve, CURVES)
     z = check_confidence(confidence)
+    if form.kind == "ensemble":
+        plan = form.plan(data, target, FormOptions(by, time, every, n_levels, weight))
+        ensemble_curve = reliability_levels(plan.checked(), plan.keys, n_levels, curve, z)
+        return same_kind(data, ensemble_curve)
+    assert mean is not None and std is not None  # the Gaussian form (Form.kind)
     plan = gaussian_plan(
         data,
         target,
@@ -628,11 +719,8 @@ def regression_metrics_from_statistics(
             stats, keys, n_levels=n_levels, metrics=metrics, curve=curve
         )
     curve = "interval" if curve is None else curve
-    metrics = REGRESSION_METRICS if metrics is None else metrics
     check_choice("curve", curve, CURVES)
-    asked = [metrics] if isinstance(metrics, str) else list(metrics)
-    for metric in asked:
-        check_choice("metrics", metric, REGRESSION_METRICS)
+    asked = table_metrics(stats, metrics)  # the Gaussian or the ensemble form's
     n_levels = _grid_of(stats, keys, n_levels)
     table = _on_grid(stats.lazy(), n_levels)
     return same_kind(stats, finish_regression(table, keys, asked, n_levels, curve))
@@ -712,3 +800,65 @@ def quantile_reliability_from_statistics(
     n_levels = _grid_of(stats, keys, n_levels)
     table = _on_grid(stats.lazy(), n_levels)
     return same_kind(stats, reliability_levels(table, keys, n_levels, curve, z))
+
+
+def validate_regression_statistics(
+    stats: pl.DataFrame,
+    data: pl.DataFrame | pl.LazyFrame,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
+    weight: str | None = None,
+) -> pl.DataFrame:
+    """Raise if a collected regression statistics table of a LazyFrame counts refused rows.
+
+    :func:`regression_statistics` of a DataFrame raises on refused rows; of a
+    LazyFrame it returns a plan whose table counts them (a null-bin row per group).
+    This gives a collected table the DataFrame's policy, as
+    :func:`validate_statistics` does for classification: it returns `stats` as it is,
+    or raises :class:`~polars_calib.CalibrationDataError` naming each check and how
+    many rows it refuses, counted by reading `data` again (only then).
+
+    Parameters
+    ----------
+    stats
+        ``regression_statistics(data, ...).collect()``.
+    data, target, mean, std, by, time, every, weight
+        The arguments `stats` was computed with, as :func:`regression_statistics`'s.
+
+    Returns
+    -------
+    DataFrame
+        `stats`.
+
+    Raises
+    ------
+    CalibrationDataError
+        `stats` counts refused rows (or a missing or mistyped column).
+
+    See Also
+    --------
+    regression_statistics, validate_statistics
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> log = pl.LazyFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "sigma": [0.1, 0.0, 1.0]})
+    >>> stats = pc.regression_statistics(log, "y", mean="mu", std="sigma").collect()
+    >>> pc.validate_regression_statistics(stats, log, "y", mean="mu", std="sigma")
+    Traceback (most recent call last):
+    ...
+    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'sigma':
+    standard deviation not a positive finite number in 1 of 3 rows (e.g. 0.0)
+    """
+    prepared = prepare_gaussian(
+        data, target, mean=mean, std=std, by=by, time=time, every=every, weight=weight
+    )
+    return check_statistics(
+        prepared, stats, lambda checks: problem_counts(prepared.lf, checks).collect()
+    )

@@ -12,49 +12,20 @@ refused row gives null. See ``docs/regression.md``, "Variance calibration: ENCE,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from statistics import NormalDist
 
 import polars as pl
 
-from polars_calib._core.binning import edge_index, quantile_edges, range_edges
 from polars_calib._core.exprs import IntoExpr, to_expr
-from polars_calib._core.options import Closed, Strategy, check_choice, check_n_bins
+from polars_calib._core.options import Closed, Strategy
 from polars_calib._core.regression import gaussian_problem
+from polars_calib._table.variance import SigmaBins
 
 __all__ = ["ence", "qce", "uce"]
 
 DECILES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 """QCE's default levels: the central intervals of 10%, 20%, ..., 90%."""
-
-_SIGMA_STRATEGIES = ("uniform", "quantile")
-
-
-def _check_bins(
-    n_bins: int, strategy: Strategy, value_range: tuple[float, float] | None, closed: Closed
-) -> None:
-    """``TypeError`` / ``ValueError`` naming the argument, when the expression is built."""
-    check_n_bins(n_bins)
-    check_choice("strategy", strategy, _SIGMA_STRATEGIES)
-    check_choice("closed", closed, ("right", "left"))
-    if value_range is None:
-        return
-    if strategy != "uniform":
-        msg = f"`range` gives equal-width bins: use it with strategy='uniform', not {strategy!r}"
-        raise ValueError(msg)
-    if (
-        not isinstance(value_range, tuple | list)
-        or len(value_range) != 2
-        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value_range)
-    ):
-        msg = f"`range` must be a pair of numbers (lo, hi), got {value_range!r}"
-        raise TypeError(msg)
-    lo, hi = float(value_range[0]), float(value_range[1])
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        msg = f"`range` must be finite numbers lo < hi, got {value_range!r}"
-        raise ValueError(msg)
 
 
 def _check_levels(levels: Sequence[float]) -> list[float]:
@@ -71,30 +42,6 @@ def _check_levels(levels: Sequence[float]) -> list[float]:
             raise ValueError(msg)
         out.append(float(level))
     return out
-
-
-@dataclass(frozen=True)
-class _SigmaBins:
-    """The σ-bins (or σ²-bins) of an expression: the checked options that travel together."""
-
-    n_bins: int
-    strategy: Strategy
-    value_range: tuple[float, float] | None
-    closed: Closed
-
-    def __post_init__(self) -> None:
-        _check_bins(self.n_bins, self.strategy, self.value_range, self.closed)
-
-    def index(self, binned: pl.Expr) -> pl.Expr:
-        """The bin of each row of `binned` (null on the rows not counted, or out of range)."""
-        if self.value_range is not None:
-            lo, hi = (pl.lit(float(v), pl.Float64) for v in self.value_range)
-            edges = range_edges(lo, hi, self.n_bins)
-        elif self.strategy == "uniform":
-            edges = range_edges(binned.min(), binned.max(), self.n_bins)
-        else:
-            edges = quantile_edges(binned, self.n_bins)
-        return edge_index(binned, edges, self.closed)
 
 
 class _Rows:
@@ -115,7 +62,7 @@ class _Rows:
         mean: IntoExpr,
         std: IntoExpr,
         weight: IntoExpr | None,
-        bins: tuple[_SigmaBins, str] | None = None,
+        bins: tuple[SigmaBins, str] | None = None,
         extra: dict[str, pl.Expr] | None = None,
     ) -> None:
         problem = gaussian_problem(target, mean, std, weight)
@@ -237,7 +184,7 @@ def ence(
     │ 1.666667 │
     └──────────┘
     """
-    bins = _SigmaBins(n_bins, strategy, range, closed)
+    bins = SigmaBins(n_bins, strategy, range, closed)
     rows, field = _Rows(target, mean, std, weight, (bins, "sigma")), _Rows.field
     terms, filled = [], []
     for mask in rows.masks():
@@ -317,7 +264,7 @@ def uce(
     │ 0.33 │
     └──────┘
     """
-    bins = _SigmaBins(n_bins, strategy, range, closed)
+    bins = SigmaBins(n_bins, strategy, range, closed)
     rows, field = _Rows(target, mean, std, weight, (bins, "variance")), _Rows.field
     gaps = [
         (rows.sum(field("squared_error"), mask) - rows.sum(field("variance"), mask)).abs()
@@ -397,7 +344,7 @@ def qce(
     └──────────┘
     """
     taus = _check_levels(levels)
-    bins = _SigmaBins(n_bins, strategy, range, closed)
+    bins = SigmaBins(n_bins, strategy, range, closed)
     if not isinstance(marginal, bool):
         msg = f"`marginal` must be a bool, got {type(marginal).__name__}"
         raise TypeError(msg)

@@ -1,10 +1,11 @@
-"""Calibration drift monitoring: running charts, CUSUM alarms, thresholds, windows.
+"""Calibration drift monitoring: running charts, CUSUM alarms and their thresholds, and
+windowed metrics with control limits.
 
 :mod:`~polars_calib._monitor.cusum` holds the expressions (the risk-adjusted CUSUM and
 the observed-minus-expected chart), :mod:`~polars_calib._monitor.thresholds` the ARL0
 simulation and the Markov chain, :mod:`~polars_calib._monitor.alarms` the restarted
 charts' alarms, :mod:`~polars_calib._monitor.api` the frame functions,
-:mod:`~polars_calib._monitor.windows` the windowed metrics with control limits,
+:mod:`~polars_calib._monitor.windows` the metrics per window with control limits, and
 :mod:`~polars_calib._monitor.plots` the drift charts (their rows from
 :mod:`~polars_calib._monitor.charts`).
 """

@@ -17,7 +17,6 @@ or the rows of a group (the expressions of :mod:`polars_calib._metrics.regressio
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import get_args
 
 import polars as pl
 
@@ -26,6 +25,7 @@ from polars_calib._core.exprs import Keys
 from polars_calib._core.intervals import wilson_interval
 from polars_calib._core.options import (
     CURVES,
+    GAUSSIAN_METRICS,
     Curve,
     RegressionMetric,
     check_choice,
@@ -52,10 +52,8 @@ __all__ = [
     "reliability_levels",
 ]
 
-REGRESSION_METRICS: tuple[RegressionMetric, ...] = tuple(
-    m for m in get_args(RegressionMetric) if m != "pinball_loss"
-)
-"""The metrics of Gaussian predictions (``pinball_loss`` is the quantile form's)."""
+REGRESSION_METRICS: tuple[RegressionMetric, ...] = GAUSSIAN_METRICS
+"""The metrics of Gaussian predictions (their default list)."""
 
 _CURVE_METRICS = {
     "mean_absolute_calibration_error",
@@ -251,6 +249,8 @@ def finish_regression(
         "crps": mean_of("crps"),
         "nll": mean_of("nll"),
         "sharpness": mean_of("variance").sqrt(),
+        # An ensemble table's (NaN where a row has one member: no fair estimate).
+        "crps_fair": mean_of("crps_fair").fill_nan(None),
     }
     pairs = _table_pairs()
     for metric in metrics:
