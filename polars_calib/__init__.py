@@ -106,7 +106,14 @@ from polars_calib._metrics.size_stratified import (
     size_stratified_coverage_gap,
 )
 from polars_calib._metrics.variance import ence, qce, uce
-from polars_calib._monitor import ControlLimits, monitor_windows
+from polars_calib._monitor import (
+    ControlLimits,
+    cusum,
+    cusum_thresholds,
+    monitor,
+    monitor_windows,
+    observed_minus_expected,
+)
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
@@ -172,6 +179,8 @@ __all__ = [
     "coverage_gap",
     "crps",
     "crps_ensemble",
+    "cusum",
+    "cusum_thresholds",
     "debiased_ece",
     "debiased_ece_squared",
     "ece",
@@ -198,10 +207,12 @@ __all__ = [
     "median_variance_bins",
     "metrics_from_statistics",
     "miscalibration_area",
+    "monitor",
     "monitor_windows",
     "multiclass_brier",
     "multiclass_log_loss",
     "nll",
+    "observed_minus_expected",
     "pinball_loss",
     "pit",
     "pit_chi2",

@@ -49,7 +49,7 @@ from polars_calib._frames.regression import (
     regression_summary,
 )
 from polars_calib._frames.statistics import bin_statistics
-from polars_calib._monitor import ControlLimits, monitor_windows
+from polars_calib._monitor import ControlLimits, cusum_thresholds, monitor, monitor_windows
 from polars_calib._recalibration import (
     Calibrator,
     RegressionCalibrator,
@@ -791,6 +791,102 @@ class _FrameCalibNamespace(Generic[FrameT]):
             weight=weight,
             curve=curve,
             confidence=confidence,
+        )
+
+    def cusum_thresholds(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        weight: str | None = None,
+        odds_ratio: float | Sequence[float] = (0.5, 2.0),
+        arl0: float = 10_000.0,
+        reference: pl.Expr | None = None,
+        simulated_alarms: int = 200,
+        seed: int = 0,
+    ) -> FrameT:
+        """Compute the CUSUM threshold of each group and chart for a target in-control ARL0.
+
+        See :func:`polars_calib.cusum_thresholds`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> df = pl.DataFrame({"p": [0.1, 0.2, 0.3, 0.4] * 25, "y": [0, 0, 1, 0] * 25})
+        >>> df.lazy().calib.cusum_thresholds(
+        ...     "p", "y", odds_ratio=2.0, arl0=500, simulated_alarms=100
+        ... ).collect().select("odds_ratio", pl.col("threshold").round(1))
+        shape: (1, 2)
+        ┌────────────┬───────────┐
+        │ odds_ratio ┆ threshold │
+        │ ---        ┆ ---       │
+        │ f64        ┆ f64       │
+        ╞════════════╪═══════════╡
+        │ 2.0        ┆ 3.0       │
+        └────────────┴───────────┘
+        """
+        return cusum_thresholds(
+            self._data,
+            prob,
+            label,
+            by=by,
+            weight=weight,
+            odds_ratio=odds_ratio,
+            arl0=arl0,
+            reference=reference,
+            simulated_alarms=simulated_alarms,
+            seed=seed,
+        )
+
+    def monitor(
+        self,
+        prob: str,
+        label: str,
+        *,
+        by: Keys = None,
+        time: str,
+        weight: str | None = None,
+        odds_ratio: float | Sequence[float] = (0.5, 2.0),
+        arl0: float = 10_000.0,
+        threshold: float | Sequence[float] | None = None,
+        reference: pl.Expr | None = None,
+        simulated_alarms: int = 200,
+        seed: int = 0,
+    ) -> FrameT:
+        """Find the alarms of risk-adjusted CUSUM charts per group, in time order.
+
+        See :func:`polars_calib.monitor`.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> log = pl.DataFrame({"ts": [1, 2, 3, 4], "p": [0.9] * 4, "y": [0, 0, 1, 1]})
+        >>> log.calib.monitor("p", "y", time="ts", odds_ratio=0.5, threshold=1.0)
+        shape: (1, 5)
+        ┌─────┬────────────┬───────────┬───────────┬───────────┐
+        │ ts  ┆ odds_ratio ┆ statistic ┆ threshold ┆ run_start │
+        │ --- ┆ ---        ┆ ---       ┆ ---       ┆ ---       │
+        │ i64 ┆ f64        ┆ f64       ┆ f64       ┆ i64       │
+        ╞═════╪════════════╪═══════════╪═══════════╪═══════════╡
+        │ 2   ┆ 0.5        ┆ 1.195674  ┆ 1.0       ┆ null      │
+        └─────┴────────────┴───────────┴───────────┴───────────┘
+        """
+        return monitor(
+            self._data,
+            prob,
+            label,
+            by=by,
+            time=time,
+            weight=weight,
+            odds_ratio=odds_ratio,
+            arl0=arl0,
+            threshold=threshold,
+            reference=reference,
+            simulated_alarms=simulated_alarms,
+            seed=seed,
         )
 
     @positional_options(".calib.validate", ["weight"])

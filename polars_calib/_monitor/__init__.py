@@ -1,5 +1,21 @@
-"""Calibration monitoring: windowed metrics with control limits (:mod:`.windows`)."""
+"""Calibration drift monitoring: running charts, CUSUM alarms, their thresholds, windows.
 
+:mod:`~polars_calib._monitor.cusum` holds the expressions (the risk-adjusted CUSUM and
+the observed-minus-expected chart), :mod:`~polars_calib._monitor.thresholds` the ARL0
+simulation and the Markov chain, :mod:`~polars_calib._monitor.alarms` the restarted
+charts' alarms, :mod:`~polars_calib._monitor.api` the frame functions,
+:mod:`~polars_calib._monitor.windows` the windowed metrics with control limits.
+"""
+
+from polars_calib._monitor.api import cusum_thresholds, monitor
+from polars_calib._monitor.cusum import cusum, observed_minus_expected
 from polars_calib._monitor.windows import ControlLimits, monitor_windows
 
-__all__ = ["ControlLimits", "monitor_windows"]
+__all__ = [
+    "ControlLimits",
+    "cusum",
+    "cusum_thresholds",
+    "monitor",
+    "monitor_windows",
+    "observed_minus_expected",
+]

@@ -1,0 +1,132 @@
+"""False alarms and detection delays of the CUSUM pair against fixed-window tests (issue 26).
+
+For a target in-control ARL0 ``A`` per chart (two charts, R = 0.5 and R = 2):
+
+false alarms  calibrated streams (``p ~ Beta(2, 5)``, ``y ~ Bernoulli(p)``, numpy's own
+              generator, not the package's draws) through ``pc.monitor`` with the
+              thresholds of ``pc.cusum_thresholds`` (reference: 5,000 rows of the same
+              distribution): the observed ARL0 of each chart, rows / alarms (target:
+              within 10% of ``A``), and the time the thresholds took
+delays        streams shifted from their first row (the odds x 2 or x 0.5): the rows to
+              the first alarm of either chart (zero-state delay), median and mean, the
+              streams censored at ``--length`` rows counted at it
+windows       Spiegelhalter's z on consecutive windows of 100 and 1,000 rows, alarming
+              when |z| exceeds the critical value that gives the pair's false-alarm
+              rate (one alarm every A / 2 rows: a window alarms falsely with
+              probability n / (A / 2)); its delay is the end of the first alarming window
+
+    python bench/monitoring.py                  # ARL0 10,000 (the lead's full run)
+    python bench/monitoring.py --small          # ARL0 10,000, few streams: a quick check
+
+It prints a Markdown table. Nothing here is a test: the figures are simulations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from statistics import NormalDist
+
+import numpy as np
+import polars as pl
+
+import polars_calib as pc
+
+RATIOS = (0.5, 2.0)
+
+
+def stream(rng: np.random.Generator, streams: int, length: int, shift: float) -> pl.DataFrame:
+    """`streams` logs of `length` rows, the odds multiplied by `shift` from the first row."""
+    p = rng.beta(2.0, 5.0, streams * length)
+    odds = shift * p / (1.0 - p)
+    y = (rng.random(p.size) < odds / (1.0 + odds)).astype(np.int64)
+    ids = np.repeat(np.arange(streams), length)
+    return pl.DataFrame({"stream": ids, "t": np.tile(np.arange(length), streams), "p": p, "y": y})
+
+
+def thresholds(rng: np.random.Generator, arl0: float, alarms: int) -> tuple[list[float], float]:
+    """The pair's thresholds from 5,000 reference rows, and the seconds they took."""
+    reference = stream(rng, 1, 5_000, 1.0)
+    start = time.perf_counter()
+    table = pc.cusum_thresholds(reference, "p", "y", arl0=arl0, simulated_alarms=alarms)
+    return table["threshold"].to_list(), time.perf_counter() - start
+
+
+def false_alarms(
+    rng: np.random.Generator, h: list[float], streams: int, length: int
+) -> list[float]:
+    """Observed ARL0 of each chart: rows / alarms on calibrated streams."""
+    log = stream(rng, streams, length, 1.0)
+    found = pc.monitor(log, "p", "y", by="stream", time="t", odds_ratio=RATIOS, threshold=h)
+    counts = [found.filter(pl.col("odds_ratio") == r).height for r in RATIOS]
+    return [log.height / max(count, 1) for count in counts]
+
+
+def cusum_delays(
+    rng: np.random.Generator, h: list[float], shift: float, streams: int, length: int
+) -> np.ndarray:
+    """Rows to the first alarm of either chart (1-based), censored at `length`."""
+    log = stream(rng, streams, length, shift)
+    found = pc.monitor(log, "p", "y", by="stream", time="t", odds_ratio=RATIOS, threshold=h)
+    first = found.group_by("stream").agg(pl.col("t").min() + 1)
+    delays = np.full(streams, length, dtype=np.float64)
+    delays[first["stream"].to_numpy()] = first["t"].to_numpy()
+    return delays
+
+
+def window_delays(
+    rng: np.random.Generator, window: int, arl0: float, shift: float, streams: int, length: int
+) -> tuple[np.ndarray, float]:
+    """Rows to the end of the first window whose |z| alarms, censored at `length`; and the
+    observed in-control ARL of the test (rows / alarms), both at the pair's rate."""
+    level = window / (arl0 / 2.0)
+    critical = NormalDist().inv_cdf(1.0 - level / 2.0)
+    result = []
+    for factor in (shift, 1.0):
+        log = stream(rng, streams, length, factor).with_columns(w=pl.col("t") // window)
+        z = log.group_by("stream", "w").agg(z=pc.spiegelhalter_z("p", "y"), n=pl.len())
+        result.append(z.filter(pl.col("n") == window, pl.col("z").abs() > critical))
+    shifted, calm = result
+    first = shifted.group_by("stream").agg((pl.col("w").min() + 1) * window)
+    delays = np.full(streams, length, dtype=np.float64)
+    delays[first["stream"].to_numpy()] = first["w"].to_numpy()
+    return delays, streams * (length // window * window) / max(calm.height, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arl0", type=float, default=10_000.0)
+    parser.add_argument("--small", action="store_true", help="few streams: a quick check")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    rng = np.random.default_rng(args.seed)
+    arl0 = args.arl0
+    calm_streams, alarms, shifted_streams = (20, 50, 100) if args.small else (200, 200, 1000)
+    h, seconds = thresholds(rng, arl0, alarms)
+    observed = false_alarms(rng, h, calm_streams, int(5 * arl0))
+    print(
+        f"ARL0 target {arl0:,.0f} per chart; thresholds {h[0]:.3f} (R = 0.5), {h[1]:.3f} "
+        f"(R = 2) from {alarms} simulated alarms in {seconds:.1f} s"
+    )
+    print(
+        f"observed ARL0: {observed[0]:,.0f} (R = 0.5), {observed[1]:,.0f} (R = 2), "
+        f"{calm_streams * 5 * arl0:,.0f} rows each\n"
+    )
+    length = int(arl0)
+    print("| shift | CUSUM pair, median (mean) | window 100 | window 1,000 |")
+    print("|---|---|---|---|")
+    for shift in (2.0, 0.5):
+        cusum = cusum_delays(rng, h, shift, shifted_streams, length)
+        cells = [f"{np.median(cusum):,.0f} ({cusum.mean():,.0f})"]
+        for window in (100, 1000):
+            delays, calm = window_delays(rng, window, arl0, shift, shifted_streams, length)
+            cells.append(f"{np.median(delays):,.0f} ({delays.mean():,.0f}); ARL0 {calm:,.0f}")
+        print(f"| odds x {shift:g} | " + " | ".join(cells) + " |")
+    print(
+        f"\nDelays in rows from the change (censored at {length:,}); "
+        f"{shifted_streams} streams per cell; window ARL0: rows per false alarm."
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,234 @@
+"""Alarms of restarted CUSUM charts per group, and their thresholds from a target ARL0.
+
+Both frame functions check the frame (schema, then the refused rule with counts), sort
+each group's rows by time (ties in the frame's order) and run, when the result is
+collected, a plan over the sorted rows: :func:`thresholds_for` simulates each group's
+calibrated stream; :func:`alarms_for` finds the alarms of the chart restarted at 0
+after each one, one round (one pass over the groups still alarming) per alarm.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_calib._core.problem import Problem
+from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
+from polars_calib._monitor.cusum import check_odds_ratio, cusum_step, used_rows
+from polars_calib._monitor.thresholds import (
+    markov_check,
+    markov_threshold,
+    simulate,
+    simulated_threshold,
+    term_atoms,
+    words,
+)
+
+__all__ = ["GROUP", "alarms_for", "check_options", "thresholds_for"]
+
+GROUP, ROW, REF = "__calib_group__", "__calib_row__", "__calib_reference__"
+THRESHOLD_COLUMNS = pl.Schema(
+    {
+        "odds_ratio": pl.Float64,
+        "threshold": pl.Float64,
+        "arl0": pl.Float64,
+        "arl0_se": pl.Float64,
+        "arl0_markov": pl.Float64,
+        "alarms_simulated": pl.Int64,
+        "rows_simulated": pl.Int64,
+    }
+)
+
+
+def check_options(
+    odds_ratio: float | Sequence[float], arl0: float, simulated_alarms: int
+) -> list[float]:
+    """The odds ratios as a list; raise ``ValueError`` for a bad option."""
+    ratios = [odds_ratio] if isinstance(odds_ratio, (int, float)) else list(odds_ratio)
+    for ratio in ratios:
+        check_odds_ratio(ratio)
+    if not ratios or len(set(ratios)) != len(ratios):
+        msg = f"`odds_ratio` must hold distinct odds ratios, got {odds_ratio!r}"
+        raise ValueError(msg)
+    if isinstance(arl0, bool) or not isinstance(arl0, (int, float)) or not 1.0 < arl0 < 1e9:
+        msg = f"`arl0` must be a number of rows between 1 and 1e9, got {arl0!r}"
+        raise ValueError(msg)
+    if isinstance(simulated_alarms, bool) or not isinstance(simulated_alarms, int):
+        msg = f"`simulated_alarms` must be a positive int, got {simulated_alarms!r}"
+        raise TypeError(msg)
+    if simulated_alarms < 1:
+        msg = f"`simulated_alarms` must be a positive int, got {simulated_alarms}"
+        raise ValueError(msg)
+    return [float(ratio) for ratio in ratios]
+
+
+def checked_rows(
+    df: pl.DataFrame, problem: Problem, keys: list[str], time: str | None
+) -> pl.DataFrame:
+    """`df` checked (refused rows, null times: :class:`CalibrationDataError`), sorted by
+    keys and time (ties in the frame's order), with a group number ``GROUP`` (0, 1, ...)."""
+    raise_for_problems(problem_counts(df.lazy(), problem.checks).collect(), problem.checks)
+    if time is not None and (nulls := df[time].null_count()):
+        msg = f"invalid calibration data: column {time!r}: time null in {nulls} of {df.height} rows"
+        raise CalibrationDataError(msg)
+    df = df.with_row_index(ROW).sort([*keys, *([time] if time else []), ROW])
+    if not keys:
+        return df.with_columns(pl.lit(0, pl.Int64).alias(GROUP))
+    changed = pl.any_horizontal(pl.col(key).ne_missing(pl.col(key).shift(1)) for key in keys)
+    return df.with_columns((changed.fill_null(True).cum_sum() - 1).cast(pl.Int64).alias(GROUP))
+
+
+def thresholds_for(
+    df: pl.DataFrame,
+    problem: Problem,
+    keys: list[str],
+    ratios: list[float],
+    arl0: float,
+    simulated_alarms: int,
+    seed: int,
+) -> pl.DataFrame:
+    """Per (group, odds ratio): the simulated threshold for `arl0` and its checks.
+
+    `df` is :func:`checked_rows`' output with the reference flag ``REF``.
+    """
+    used = df.filter(used_rows(problem) & pl.col(REF).fill_null(False))
+    weight = problem.weight if problem.weight is not None else pl.lit(1.0)
+    # Sorted: the simulation picks rows by index, and the thresholds depend on the
+    # reference's values, not on the order the frame holds them in.
+    used = used.select(GROUP, *keys, problem.prob.alias("p"), weight.alias("w")).sort(
+        GROUP, "p", "w"
+    )
+    groups = df.select(GROUP, *keys).unique(GROUP, keep="first", maintain_order=True)
+    if missing := groups.height - used[GROUP].n_unique():
+        msg = (
+            f"invalid calibration data: {missing} of {groups.height} groups have no "
+            "reference row with a probability and a label to simulate thresholds from"
+        )
+        raise CalibrationDataError(msg)
+    rows = math.ceil(simulated_alarms * arl0)
+    log_rs = [math.log(ratio) for ratio in ratios]
+    drawn = words(rows, seed)
+    parts = used.partition_by(GROUP, maintain_order=True, include_key=True)
+    arrays = [(part["p"].to_numpy(), part["w"].to_numpy()) for part in parts]
+    atoms = [[term_atoms(p, w, log_r) for log_r in log_rs] for p, w in arrays]
+    markov = [[markov_threshold(*atom, arl0) for atom in group] for group in atoms]
+    plans = [
+        plan
+        for (p, w), hs in zip(arrays, markov)
+        for plan in simulate(p, w, log_rs, [0.5 * h for h in hs], drawn)
+    ]
+    done = pl.collect_all(plans)
+    records = []
+    for g, (part, (p, w)) in enumerate(zip(parts, arrays)):
+        for j, ratio in enumerate(ratios):
+            high, totals = done[2 * (g * len(ratios) + j)], done[2 * (g * len(ratios) + j) + 1]
+            found = simulated_threshold(high, totals, 0.5 * markov[g][j], arl0)
+            if found is None:  # the Markov chain's half was too high: every positive S
+                high, totals = pl.collect_all(simulate(p, w, [log_rs[j]], [0.0], drawn))
+                found = simulated_threshold(high, totals, 0.0, arl0)
+            h = math.nan if found is None else found.threshold
+            records.append(
+                {
+                    **part.select(GROUP, *keys).row(0, named=True),
+                    "odds_ratio": ratio,
+                    "threshold": h,
+                    "arl0": math.nan if found is None else found.arl,
+                    "arl0_se": math.nan if found is None else found.se,
+                    "arl0_markov": markov_check(*atoms[g][j], h) if found else math.nan,
+                    "alarms_simulated": 0 if found is None else found.alarms,
+                    "rows_simulated": rows,
+                }
+            )
+    schema = pl.Schema({**df.select(GROUP, *keys).schema, **THRESHOLD_COLUMNS})
+    return pl.DataFrame(records, schema=schema, orient="row")
+
+
+def alarms_for(
+    df: pl.DataFrame,
+    problem: Problem,
+    keys: list[str],
+    time: str,
+    thresholds: pl.DataFrame,
+) -> pl.DataFrame:
+    """Every alarm of each group's restarted charts: one round per alarm of a group.
+
+    `thresholds` holds ``GROUP``, ``odds_ratio`` and ``threshold``.
+    """
+    dtype = df.schema[time]
+    results = [  # no group, no alarm: an empty table of the result's columns
+        pl.DataFrame(
+            schema={
+                GROUP: pl.Int64,
+                time: dtype,
+                "statistic": pl.Float64,
+                "threshold": pl.Float64,
+                "run_start": dtype,
+                "odds_ratio": pl.Float64,
+            }
+        )
+    ]
+    for ratio in thresholds["odds_ratio"].unique(maintain_order=True):
+        step, flag = cusum_step(problem, math.log(ratio))
+        rows = df.select(
+            GROUP,
+            time,
+            pl.int_range(pl.len()).over(GROUP).alias("n"),
+            step.cum_sum().over(GROUP).alias("total"),
+            flag.alias("flag"),
+        ).join(thresholds.filter(pl.col("odds_ratio") == ratio), on=GROUP, maintain_order="left")
+        results.append(_rounds(rows, time).with_columns(odds_ratio=pl.lit(ratio)))
+    found = pl.concat(results)
+    keyed = df.select(GROUP, *keys).unique(GROUP, keep="first")
+    columns = [*keys, time, "odds_ratio", "statistic", "threshold", "run_start"]
+    return (
+        found.join(keyed, on=GROUP, maintain_order="left")
+        .sort(GROUP, time, "odds_ratio")
+        .select(columns)
+    )
+
+
+def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
+    """The alarms of one chart: per round, each active group's first alarm after its restart."""
+    dtype = rows.schema[time]
+    starts = (
+        rows.select(GROUP)
+        .unique()
+        .with_columns(after=pl.lit(-1, pl.Int64), base=pl.lit(0.0), restart=pl.lit(None, dtype))
+    )
+    found = [
+        rows.head(0).select(
+            GROUP,
+            time,
+            pl.lit(None, pl.Float64).alias("statistic"),
+            "threshold",
+            pl.col(time).alias("run_start"),
+        )
+    ]
+    while starts.height:
+        lf = (
+            rows.lazy()
+            .join(starts.lazy(), on=GROUP, maintain_order="left")
+            .filter(pl.col("n") > pl.col("after"))
+        )
+        run = pl.col("total") - pl.col("base")
+        chart = run - run.cum_min().over(GROUP).clip(upper_bound=0.0)
+        zero = pl.when((pl.col("statistic") == 0.0) & ~pl.col("flag")).then(pl.col(time))
+        alarms = (
+            lf.with_columns(statistic=chart)
+            .with_columns(run_start=zero.forward_fill().over(GROUP).fill_null(pl.col("restart")))
+            .filter((pl.col("statistic") > pl.col("threshold")) | pl.col("flag"))
+            .group_by(GROUP)
+            .agg(pl.all().first())
+            .with_columns(statistic=pl.when("flag").then(math.inf).otherwise("statistic"))
+            .collect()
+        )
+        found.append(alarms.select(GROUP, time, "statistic", "threshold", "run_start"))
+        starts = alarms.select(
+            GROUP,
+            pl.col("n").alias("after"),
+            pl.col("total").alias("base"),
+            pl.col(time).alias("restart"),
+        )
+    return pl.concat(found)

@@ -1,0 +1,306 @@
+"""The monitoring frame functions: CUSUM alarms per group, and their thresholds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_calib._core.exprs import Keys
+from polars_calib._core.validation import CalibrationDataError
+from polars_calib._monitor.alarms import (
+    GROUP,
+    REF,
+    THRESHOLD_COLUMNS,
+    alarms_for,
+    check_options,
+    checked_rows,
+    thresholds_for,
+)
+from polars_calib._table.plan import FrameT, Prepared, prepare, same_kind
+
+__all__ = ["cusum_thresholds", "monitor"]
+
+_TIME_DTYPES = "a Date, Datetime or integer column"
+
+
+def _lazy(
+    data: FrameT,
+    prob: str,
+    label: str,
+    by: Keys,
+    weight: str | None,
+    time: str | None,
+    reference: pl.Expr | None,
+) -> tuple[Prepared, pl.LazyFrame, pl.Schema]:
+    """The checked plan (keys, time, inputs and the reference flag) and its schema."""
+    prepared: Prepared = prepare(data, prob, label, by=by, weight=weight)
+    if prepared.reduction is not None:
+        msg = f"monitoring takes binary probabilities: column {prob!r} holds vectors"
+        raise ValueError(msg)
+    schema = prepared.lf.collect_schema()
+    if time is not None:
+        if time not in schema:
+            names = ", ".join(schema.names())
+            msg = f"invalid calibration data: column {time!r} is missing (columns: {names})"
+            raise CalibrationDataError(msg)
+        dtype = schema[time]
+        if not (dtype == pl.Date or isinstance(dtype, pl.Datetime) or dtype.is_integer()):
+            msg = (
+                f"invalid calibration data: column {time!r} holds {dtype}, but `time` "
+                f"must be {_TIME_DTYPES}"
+            )
+            raise CalibrationDataError(msg)
+        if time in prepared.keys:
+            msg = f"`by` cannot hold {time!r}: it is the `time` column"
+            raise ValueError(msg)
+    if reference is not None and not isinstance(reference, pl.Expr):
+        msg = f"`reference` must be a boolean Polars expression, got {type(reference).__name__}"
+        raise TypeError(msg)
+    flag = pl.lit(True) if reference is None else reference.cast(pl.Boolean)
+    inputs: list[str] = [*prepared.keys, *([time] if time else []), prob, label]
+    inputs += [weight] if weight else []
+    lf = prepared.lf.select(*dict.fromkeys(inputs), flag.alias(REF))
+    return prepared, lf, lf.collect_schema()
+
+
+def _given(
+    groups: pl.DataFrame, ratios: list[float], threshold: float | Sequence[float]
+) -> pl.DataFrame:
+    """The thresholds table of given thresholds (one, or one per odds ratio)."""
+    values = [threshold] * len(ratios) if isinstance(threshold, (int, float)) else list(threshold)
+    if len(values) != len(ratios) or any(
+        isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 for v in values
+    ):
+        msg = f"`threshold` must be a positive number or one per odds ratio, got {threshold!r}"
+        raise ValueError(msg)
+    table = pl.DataFrame({"odds_ratio": ratios, "threshold": [float(v) for v in values]})
+    return groups.join(table, how="cross")
+
+
+def cusum_thresholds(
+    data: FrameT,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = None,
+    weight: str | None = None,
+    odds_ratio: float | Sequence[float] = (0.5, 2.0),
+    arl0: float = 10_000.0,
+    reference: pl.Expr | None = None,
+    simulated_alarms: int = 200,
+    seed: int = 0,
+) -> FrameT:
+    """Compute the CUSUM threshold of each group and chart for a target in-control ARL0.
+
+    Parameters
+    ----------
+    data
+        DataFrame or LazyFrame of predictions.
+    prob
+        Name of the column holding the probability of the positive class.
+    label
+        Name of the 0/1 (or boolean) outcome column (rows with a null one are left out).
+    by
+        Group keys: a threshold per group.
+    weight
+        Name of an optional column of non-negative row weights: each simulated row
+        keeps the weight of the reference row it copies (a weight of k is not k rows).
+    odds_ratio
+        The charts' alternatives (see :func:`polars_calib.cusum`), one or several.
+    arl0
+        The target in-control average run length: rows between false alarms of one
+        chart on a calibrated stream. Two charts at 10,000 alarm falsely together
+        about every 5,000 rows.
+    reference
+        A boolean expression selecting the reference rows whose distribution of ``p``
+        (and weights) the simulation draws from; all rows when None.
+    simulated_alarms
+        The simulation's size: ``simulated_alarms * arl0`` rows per group, about that
+        many simulated false alarms (the standard error is about ``arl0 /
+        sqrt(simulated_alarms)``).
+    seed
+        Seed of the counter-based draws.
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        One row per (group, odds ratio): the keys, ``odds_ratio``, ``threshold`` (the
+        smallest ``h`` whose simulated ARL reaches `arl0`), ``arl0`` (the simulated ARL
+        at ``h``), ``arl0_se`` (its standard error), ``arl0_markov`` (Brook and Evans'
+        Markov-chain ARL at ``h``), ``alarms_simulated`` and ``rows_simulated``.
+
+    Raises
+    ------
+    CalibrationDataError
+        A missing or mistyped column, refused rows (as :func:`polars_calib.validate`),
+        a group without a reference row; on a LazyFrame, when collected.
+
+    Notes
+    -----
+    Simulated row ``r`` copies the reference row ``floor(u * n)`` of its group and
+    draws ``y ~ Bernoulli(p)``, from the counter-based draws of ``(r, seed)``: the same
+    on any engine, and common to every group. The ARL of every ``h`` comes from one
+    stream per group cut into the cycles of the Lindley chart (Wald's identity; see
+    ``docs/monitoring.md``).
+
+    References
+    ----------
+    D. Brook, D. A. Evans (1972), "An approach to the probability distribution of
+    CUSUM run length", *Biometrika* 59(3).
+
+    See Also
+    --------
+    monitor, cusum
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> df = pl.DataFrame({"p": [0.1, 0.2, 0.3, 0.4] * 25, "y": [0, 0, 1, 0] * 25})
+    >>> table = pc.cusum_thresholds(df, "p", "y", arl0=500, simulated_alarms=100)
+    >>> table.select("odds_ratio", pl.col("threshold").round(1))
+    shape: (2, 2)
+    ┌────────────┬───────────┐
+    │ odds_ratio ┆ threshold │
+    │ ---        ┆ ---       │
+    │ f64        ┆ f64       │
+    ╞════════════╪═══════════╡
+    │ 0.5        ┆ 2.8       │
+    │ 2.0        ┆ 3.0       │
+    └────────────┴───────────┘
+    """
+    ratios = check_options(odds_ratio, arl0, simulated_alarms)
+    prepared, lf, schema = _lazy(data, prob, label, by, weight, None, reference)
+    keys: list[str] = prepared.keys
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        rows = checked_rows(df, prepared.problem, keys, None)
+        table = thresholds_for(rows, prepared.problem, keys, ratios, arl0, simulated_alarms, seed)
+        return table.drop(GROUP)
+
+    out = pl.Schema({**{key: schema[key] for key in keys}, **THRESHOLD_COLUMNS})
+    return same_kind(data, lf.map_batches(run, schema=out))
+
+
+def monitor(
+    data: FrameT,
+    prob: str,
+    label: str,
+    *,
+    by: Keys = None,
+    time: str,
+    weight: str | None = None,
+    odds_ratio: float | Sequence[float] = (0.5, 2.0),
+    arl0: float = 10_000.0,
+    threshold: float | Sequence[float] | None = None,
+    reference: pl.Expr | None = None,
+    simulated_alarms: int = 200,
+    seed: int = 0,
+) -> FrameT:
+    """Find the alarms of risk-adjusted CUSUM charts per group, in time order.
+
+    Parameters
+    ----------
+    data
+        DataFrame or LazyFrame of predictions (a log).
+    prob
+        Name of the column holding the probability of the positive class.
+    label
+        Name of the 0/1 (or boolean) outcome column; rows with a null probability,
+        label or weight add nothing (a chart waits for late labels).
+    by
+        Group keys: one pair of charts per group (a model, a segment).
+    time
+        Name of the column ordering the rows: a Date, Datetime or integer column,
+        sorted here (rows of one group at the same time keep the frame's order). A
+        null time is refused.
+    weight
+        Name of an optional column of non-negative row weights (multiplying the terms).
+    odds_ratio
+        The charts' alternatives, one chart each (see :func:`polars_calib.cusum`).
+    arl0
+        The target in-control average run length of each chart (rows between false
+        alarms of a calibrated stream), for thresholds from :func:`cusum_thresholds`.
+        Two charts at ARL0 = 10,000 together alarm falsely about every 5,000 rows.
+    threshold
+        Thresholds to use instead: one for every chart, or one per odds ratio.
+    reference
+        A boolean expression selecting the reference rows of the thresholds (all rows
+        when None); not with `threshold`.
+    simulated_alarms, seed
+        The threshold simulation's size and seed (see :func:`cusum_thresholds`).
+
+    Returns
+    -------
+    DataFrame or LazyFrame
+        One row per (group, alarm), sorted by keys, time and odds ratio: the keys,
+        `time` (the alarm's row), ``odds_ratio`` (the chart), ``statistic`` (``S`` at
+        the alarm, ``inf`` for a contradicted certain prediction), ``threshold`` and
+        ``run_start`` (the time of the last row at which ``S`` was 0: the start of the
+        run that led to the alarm; the previous alarm's time when ``S`` has been
+        positive since that restart; null when positive since the first row).
+
+    Raises
+    ------
+    CalibrationDataError
+        A missing or mistyped column (from the schema), refused rows, null times, a
+        group without a reference row; on a LazyFrame, when collected.
+
+    Notes
+    -----
+    The chart alarms when ``S > threshold`` and restarts at 0 after the alarm's row.
+    A restart breaks the one ``cum_sum``/``cum_min`` form: each round finds, for every
+    group still alarming, its first alarm after its last restart, in one pass over
+    those groups' rows after it (the cumulative sums are computed once). The cost is a
+    pass per alarm of the group with the most alarms. A LazyFrame's result is a plan
+    that reads nothing until collected; the rows are then held in memory.
+
+    See Also
+    --------
+    cusum, cusum_thresholds, observed_minus_expected
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> log = pl.DataFrame({
+    ...     "model": ["a"] * 8,
+    ...     "ts": [1, 2, 3, 4, 5, 6, 7, 8],
+    ...     "p": [0.1] * 8,
+    ...     "y": [0, 1, 1, 1, 0, 0, 0, 0],
+    ... })
+    >>> pc.monitor(log, "p", "y", by="model", time="ts", odds_ratio=2.0, threshold=1.0)
+    shape: (1, 6)
+    ┌───────┬─────┬────────────┬───────────┬───────────┬───────────┐
+    │ model ┆ ts  ┆ odds_ratio ┆ statistic ┆ threshold ┆ run_start │
+    │ ---   ┆ --- ┆ ---        ┆ ---       ┆ ---       ┆ ---       │
+    │ str   ┆ i64 ┆ f64        ┆ f64       ┆ f64       ┆ i64       │
+    ╞═══════╪═════╪════════════╪═══════════╪═══════════╪═══════════╡
+    │ a     ┆ 3   ┆ 2.0        ┆ 1.195674  ┆ 1.0       ┆ 1         │
+    └───────┴─────┴────────────┴───────────┴───────────┴───────────┘
+    """
+    ratios = check_options(odds_ratio, arl0, simulated_alarms)
+    if threshold is not None and reference is not None:
+        msg = "give `threshold` or `reference` (the rows thresholds are simulated from), not both"
+        raise ValueError(msg)
+    prepared, lf, schema = _lazy(data, prob, label, by, weight, time, reference)
+    keys: list[str] = prepared.keys
+    problem = prepared.problem
+
+    def run(df: pl.DataFrame) -> pl.DataFrame:
+        rows = checked_rows(df, problem, keys, time)
+        groups = rows.select(GROUP).unique(maintain_order=True)
+        if threshold is not None:
+            table = _given(groups, ratios, threshold)
+        else:
+            table = thresholds_for(rows, problem, keys, ratios, arl0, simulated_alarms, seed)
+        return alarms_for(rows, problem, keys, time, table.select(GROUP, "odds_ratio", "threshold"))
+
+    if threshold is not None:  # checked now, not when collected
+        _given(pl.DataFrame({GROUP: [0]}), ratios, threshold)
+    out = pl.Schema([(key, schema[key]) for key in [*keys, time]])
+    for name in ("odds_ratio", "statistic", "threshold"):
+        out[name] = pl.Float64()
+    out["run_start"] = schema[time]
+    return same_kind(data, lf.map_batches(run, schema=out))

@@ -1,0 +1,389 @@
+"""The CUSUM and O-E charts, their thresholds for a target ARL0, and the monitor's alarms.
+
+Oracles: a row-by-row Python recursion (Lindley's, with the package's policies), a
+Python restarted chart for the alarms, and run lengths simulated with numpy's own
+generator for the thresholds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
+
+import polars_calib as pc
+from conftest import CountingSource, FrameContext
+
+# --------------------------------------------------------------------------
+# Oracles
+# --------------------------------------------------------------------------
+
+
+def lindley(
+    p: list[float | None], y: list[int | None], ratio: float, w: list[float] | None = None
+) -> list[float | None]:
+    """The chart row by row: ``S = max(0, S + W)``, the package's null and refused policy,
+    ``inf`` from a certain prediction contradicted in the chart's direction on."""
+    out: list[float | None] = []
+    s, broken = 0.0, False
+    for i, (pi, yi) in enumerate(zip(p, y)):
+        wi = 1.0 if w is None else w[i]
+        # The one rule: any non-null value that breaks a check refuses the row.
+        if (pi is not None and not 0.0 <= pi <= 1.0) or (yi is not None and yi not in (0, 1)):
+            broken = True
+        if broken:
+            out.append(None)
+            continue
+        if pi is not None and yi is not None and wi > 0:
+            against = (pi == 0 and yi == 1) if ratio > 1 else (pi == 1 and yi == 0)
+            if against:
+                s = math.inf
+            elif s != math.inf:
+                term = yi * math.log(ratio) - math.log1p((ratio - 1.0) * pi)
+                s = max(0.0, s + wi * term)
+        out.append(s)
+    return out
+
+
+def restarted(
+    times: list[int], p: list[float], y: list[int], ratio: float, h: float
+) -> list[tuple[int, float, int | None]]:
+    """(time, statistic, run start) of each alarm of the chart restarted after it."""
+    alarms = []
+    s, last_zero = 0.0, None
+    for t, pi, yi in zip(times, p, y):
+        against = (pi == 0 and yi == 1) if ratio > 1 else (pi == 1 and yi == 0)
+        if against:
+            stat = math.inf
+        else:
+            s = max(0.0, s + yi * math.log(ratio) - math.log1p((ratio - 1.0) * pi))
+            stat = s
+            if s == 0.0:
+                last_zero = t
+        if stat > h:
+            alarms.append((t, stat, last_zero))
+            s, last_zero = 0.0, t
+    return alarms
+
+
+def close(got: list[float | None], want: list[float | None], scale: float) -> bool:
+    """Equal nulls and infinities; finite values within rounding of the sums' scale."""
+    for a, b in zip(got, want, strict=True):
+        if a is None or b is None or math.isinf(a) or math.isinf(b):
+            if a != b:
+                return False
+        elif abs(a - b) > 1e-9 * (1.0 + scale):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------
+# The expressions
+# --------------------------------------------------------------------------
+
+PROBS = st.one_of(
+    st.sampled_from([0.0, 1.0, 5e-324, 1e-300, 1e-16, 0.5, 1 - 1e-16, 1 - 2**-53]),
+    st.floats(0.0, 1.0),
+)
+ROWS = st.lists(st.tuples(PROBS, st.sampled_from([0, 1])), min_size=1, max_size=60)
+
+
+@settings(max_examples=80)
+@given(rows=ROWS, ratio=st.sampled_from([1e-6, 0.5, 0.9, 1.1, 2.0, 1e6]))
+@example(rows=[(0.0, 1), (0.5, 0), (1.0, 0), (0.2, 1)], ratio=2.0)
+@example(rows=[(0.0, 1), (0.5, 0), (1.0, 0), (0.2, 1)], ratio=0.5)
+@example(rows=[(1e-300, 1)] * 40, ratio=1e6)
+def test_cusum_is_the_lindley_recursion(rows: list[tuple[float, int]], ratio: float) -> None:
+    p, y = [r[0] for r in rows], [r[1] for r in rows]
+    got = pl.DataFrame({"p": p, "y": y}).select(pc.cusum("p", "y", odds_ratio=ratio))
+    scale = len(rows) * abs(math.log(ratio))
+    assert close(got["p"].to_list(), lindley(p, y, ratio), scale)
+    assert not got["p"].is_nan().any()
+
+
+@settings(max_examples=40)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.one_of(st.none(), PROBS, st.sampled_from([-0.1, 1.5, math.nan])),
+            st.one_of(st.none(), st.sampled_from([0, 1, 2])),
+            st.sampled_from([0.0, 0.5, 1.0, 3.0, 1e200]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    ratio=st.sampled_from([0.5, 2.0]),
+)
+@example(rows=[(0.3, 1, 1.0), (None, 1, 1.0), (1.5, 0, 1.0), (0.2, 1, 1.0)], ratio=2.0)
+@example(rows=[(0.0, 1, 0.0), (1.0, 0, 0.0), (0.4, 1, 2.0)], ratio=2.0)
+def test_nulls_refused_rows_and_weights_follow_the_one_rule(
+    rows: list[tuple[float | None, int | None, float]], ratio: float
+) -> None:
+    """A null input adds nothing; from a refused row on, null; weights multiply W;
+    a contradicted certain prediction with weight 0 adds nothing (never NaN)."""
+    p, y, w = ([r[i] for r in rows] for i in range(3))
+    df = pl.DataFrame(
+        {"p": p, "y": y, "w": w}, schema={"p": pl.Float64, "y": pl.Int64, "w": pl.Float64}
+    )
+    got = df.select(pc.cusum("p", "y", odds_ratio=ratio, weight="w"))["p"].to_list()
+    want = lindley(p, y, ratio, w)  # a NaN is not in [0, 1]: refused
+    assert close(got, want, sum(w) * abs(math.log(ratio)))
+    oe = df.select(pc.observed_minus_expected("p", "y", weight="w"))["p"]
+    assert oe.is_null().to_list() == [v is None for v in want]
+    assert not oe.is_nan().any()
+
+
+def test_a_contradicted_certain_prediction_alarms_one_chart_and_leaves_the_other_finite() -> None:
+    df = pl.DataFrame({"p": [0.3, 0.0, 0.4, 1.0, 0.5], "y": [0, 1, 1, 0, 1]})
+    charts = df.select(
+        up=pc.cusum("p", "y", odds_ratio=2.0),
+        down=pc.cusum("p", "y", odds_ratio=0.5),
+        oe=pc.observed_minus_expected("p", "y"),
+    )
+    assert charts["up"].to_list()[1:] == [math.inf] * 4
+    down = charts["down"].to_list()
+    assert all(math.isfinite(v) for v in down[:3]) and down[3:] == [math.inf] * 2
+    assert charts["oe"].to_list() == pytest.approx([-0.3, 0.7, 1.3, 0.3, 0.8])
+    # p = 0 with y = 1 on the down chart: the formula's bounded term, log R.
+    only = pl.DataFrame({"p": [0.0], "y": [1]}).select(pc.cusum("p", "y", odds_ratio=0.5))
+    assert only.item() == 0.0  # max(0, log 0.5)
+
+
+def test_the_charts_run_per_group_in_time_order(frame_context: FrameContext) -> None:
+    rng = np.random.default_rng(3)
+    n = 300
+    df = pl.DataFrame(
+        {
+            "g": rng.integers(0, 3, n),
+            "ts": rng.permutation(n),
+            "p": rng.uniform(0.01, 0.99, n).round(3),
+            "y": rng.integers(0, 2, n),
+        }
+    )
+    frame = frame_context.frame(df)
+    charts = frame.with_columns(
+        up=pc.cusum("p", "y", odds_ratio=2.0).over("g", order_by="ts"),
+        oe=pc.observed_minus_expected("p", "y").over("g", order_by="ts"),
+    )
+    got = frame_context.collect(charts).sort("g", "ts")
+    for (g,), part in got.group_by("g"):
+        want = lindley(part["p"].to_list(), part["y"].to_list(), 2.0)
+        assert close(part["up"].to_list(), want, 300.0), g
+        np.testing.assert_allclose(part["oe"], np.cumsum(part["y"] - part["p"]), atol=1e-9)
+
+
+def test_odds_ratio_is_checked_when_the_expression_is_built() -> None:
+    for bad in (1.0, 0.0, -2.0, math.inf, math.nan):
+        with pytest.raises(ValueError, match="odds_ratio"):
+            pc.cusum("p", "y", odds_ratio=bad)
+    with pytest.raises(TypeError, match="odds_ratio"):
+        pc.cusum("p", "y", odds_ratio="2")  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# Alarms
+# --------------------------------------------------------------------------
+
+
+def shifted_log(seed: int, n: int = 600, groups: int = 2) -> pl.DataFrame:
+    """A log per group calibrated, then with the odds x 3 (even groups) or / 3 (odd ones)
+    from row n/2: the miscalibration changes sign across groups."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for g in range(groups):
+        p = rng.uniform(0.05, 0.6, n).round(3)
+        shift = 3.0 if g % 2 == 0 else 1 / 3
+        odds = p / (1 - p) * np.where(np.arange(n) >= n // 2, shift, 1.0)
+        y = (rng.random(n) < odds / (1 + odds)).astype(np.int64)
+        frames.append(pl.DataFrame({"g": [f"m{g}"] * n, "ts": np.arange(n) * 10, "p": p, "y": y}))
+    return pl.concat(frames)
+
+
+@pytest.mark.parametrize("ratio", [2.0, 0.5])
+def test_monitor_gives_the_alarms_of_the_restarted_chart(ratio: float) -> None:
+    df = shifted_log(5)
+    h = 2.5
+    got = pc.monitor(df, "p", "y", by="g", time="ts", odds_ratio=ratio, threshold=h)
+    assert got.columns == ["g", "ts", "odds_ratio", "statistic", "threshold", "run_start"]
+    want = []
+    for g in ("m0", "m1"):
+        part = df.filter(pl.col("g") == g)
+        for t, stat, start in restarted(
+            part["ts"].to_list(), part["p"].to_list(), part["y"].to_list(), ratio, h
+        ):
+            want.append({"g": g, "ts": t, "statistic": stat, "run_start": start})
+    expected = pl.DataFrame(
+        want,
+        schema={"g": pl.String, "ts": pl.Int64, "statistic": pl.Float64, "run_start": pl.Int64},
+    )
+    assert len(expected) >= 3  # several alarms, so restarts are tested
+    assert_frame_equal(got.select(expected.columns), expected, check_exact=False, rel_tol=1e-9)
+    assert (got["threshold"] == h).all() and (got["odds_ratio"] == ratio).all()
+
+
+def test_monitor_sorts_by_time_keeps_ties_in_order_and_restarts_after_infinity() -> None:
+    df = pl.DataFrame(
+        {
+            "ts": [3, 1, 2, 2, 5, 4],
+            "p": [0.5, 0.2, 0.0, 0.3, 0.1, 0.1],
+            "y": [1, 1, 1, 0, 1, 1],
+        }
+    )
+    got = pc.monitor(df, "p", "y", time="ts", odds_ratio=2.0, threshold=0.5)
+    ordered = df.with_row_index().sort("ts", "index")  # ties: the frame's order
+    want = restarted(
+        ordered["ts"].to_list(), ordered["p"].to_list(), ordered["y"].to_list(), 2.0, 0.5
+    )
+    assert got["ts"].to_list() == [t for t, _, _ in want]
+    assert got["statistic"].to_list() == pytest.approx([s for _, s, _ in want])
+    assert got["run_start"].to_list() == [start for _, _, start in want]
+    assert got["statistic"][1] == math.inf  # p = 0 with y = 1 at ts = 2, then a restart
+    # Rows of other times in another order give the same alarms.
+    shuffled = pl.concat([df.slice(4), df.slice(0, 4)])
+    assert_frame_equal(
+        pc.monitor(shuffled, "p", "y", time="ts", odds_ratio=2.0, threshold=0.5), got
+    )
+
+
+def test_monitor_refuses_bad_data_with_a_clear_error() -> None:
+    df = pl.DataFrame({"ts": [1, 2, 3], "p": [0.2, 1.5, 0.3], "y": [0, 1, 1]})
+    with pytest.raises(
+        pc.CalibrationDataError, match=r"column 'p': probability outside \[0, 1\] in 1 of 3 rows"
+    ):
+        pc.monitor(df, "p", "y", time="ts", threshold=3.0)
+    with pytest.raises(pc.CalibrationDataError, match="column 'when' is missing"):
+        pc.monitor(df, "p", "y", time="when", threshold=3.0)
+    with pytest.raises(pc.CalibrationDataError, match="time null in 1 of 3 rows"):
+        pc.monitor(
+            df.with_columns(ts=pl.Series([1, None, 3]), p=0.5), "p", "y", time="ts", threshold=3.0
+        )
+    with pytest.raises(pc.CalibrationDataError, match="'ts' holds String"):
+        pc.monitor(df.with_columns(pl.col("ts").cast(pl.String)), "p", "y", time="ts")
+    with pytest.raises(ValueError, match="not both"):
+        pc.monitor(df, "p", "y", time="ts", threshold=3.0, reference=pl.col("ts") < 2)
+    with pytest.raises(ValueError, match="one per odds ratio"):
+        pc.monitor(df, "p", "y", time="ts", threshold=[1.0, 2.0, 3.0])
+
+
+def test_a_lazy_monitor_is_a_plan_that_reads_nothing_until_collected() -> None:
+    df = shifted_log(6, n=200, groups=1)
+    source = CountingSource(df)
+    plan = source.frame().calib.monitor("p", "y", by="g", time="ts", threshold=2.0)
+    assert source.reads == 0
+    assert_frame_equal(plan.collect(), df.calib.monitor("p", "y", by="g", time="ts", threshold=2.0))
+    assert source.reads == 1
+
+
+# --------------------------------------------------------------------------
+# Thresholds
+# --------------------------------------------------------------------------
+
+
+def run_lengths(p: np.ndarray, ratio: float, h: float, runs: int, seed: int) -> np.ndarray:
+    """Run lengths of the chart from 0 to ``S > h``, rows drawn by numpy from `p`."""
+    rng = np.random.default_rng(seed)
+    s = np.zeros(runs)
+    length = np.zeros(runs, dtype=np.int64)
+    alive = np.ones(runs, dtype=bool)
+    t = 0
+    while alive.any():
+        t += 1
+        q = p[rng.integers(0, len(p), runs)]
+        y = rng.random(runs) < q
+        s = np.where(alive, np.maximum(0.0, s + y * math.log(ratio) - np.log1p((ratio - 1) * q)), s)
+        done = alive & (s > h)
+        length[done] = t
+        alive &= ~done
+    return length
+
+
+def test_thresholds_give_the_target_arl_of_simulated_run_lengths() -> None:
+    """Threshold for ARL0 = 200: numpy's own run lengths at it average 200 (within 4
+    standard errors of both simulations), and the Markov chain agrees."""
+    rng = np.random.default_rng(7)
+    p = rng.beta(2, 5, 400).round(3)
+    df = pl.DataFrame({"p": p, "y": (rng.random(400) < p).astype(np.int64)})
+    table = pc.cusum_thresholds(df, "p", "y", arl0=200, simulated_alarms=300)
+    for row in table.iter_rows(named=True):
+        assert abs(row["arl0"] - 200) <= 0.02 * 200  # the smallest h reaching the target
+        assert abs(row["arl0_markov"] - row["arl0"]) <= 4 * row["arl0_se"]
+        lengths = run_lengths(p, row["odds_ratio"], row["threshold"], 1500, seed=1)
+        se = lengths.std() / math.sqrt(len(lengths))
+        assert abs(lengths.mean() - 200) <= 4 * math.hypot(se, row["arl0_se"]), row
+        assert 0.03 < row["arl0_se"] / row["arl0"] < 0.1
+
+
+def test_thresholds_are_reproducible_per_group_and_weights_are_not_rows() -> None:
+    rng = np.random.default_rng(8)
+    p = rng.uniform(0.05, 0.5, 300).round(2)
+    df = pl.DataFrame({"g": ["a", "b"] * 150, "p": p, "y": (rng.random(300) < p).astype(np.int64)})
+    options: dict[str, Any] = {"arl0": 100, "simulated_alarms": 50}
+    both = pc.cusum_thresholds(df, "p", "y", by="g", **options)
+    alone = pc.cusum_thresholds(df.filter(pl.col("g") == "b"), "p", "y", by="g", **options)
+    assert_frame_equal(both.filter(pl.col("g") == "b"), alone)
+    assert_frame_equal(
+        df.lazy().calib.cusum_thresholds("p", "y", by="g", **options).collect(), both
+    )
+    # The reference's values, not their order in the frame, set the thresholds.
+    assert_frame_equal(pc.cusum_thresholds(df.reverse(), "p", "y", by="g", **options), both)
+    other = pc.cusum_thresholds(df, "p", "y", by="g", seed=1, **options)
+    assert not other["threshold"].equals(both["threshold"])
+    # A weight of 2 on every row doubles every term: the same draws, twice the threshold.
+    doubled = pc.cusum_thresholds(df.with_columns(w=2.0), "p", "y", by="g", weight="w", **options)
+    np.testing.assert_allclose(doubled["threshold"], 2 * both["threshold"], rtol=1e-12)
+    # The reference rows are the ones simulated from.
+    early = pc.cusum_thresholds(df, "p", "y", by="g", reference=pl.col("p") < 0.2, **options)
+    assert not early["threshold"].equals(both["threshold"])
+    with pytest.raises(pc.CalibrationDataError, match="1 of 2 groups have no reference row"):
+        pc.cusum_thresholds(df, "p", "y", by="g", reference=pl.col("g") == "a", **options)
+
+
+def test_monitor_uses_the_simulated_thresholds() -> None:
+    df = shifted_log(9, n=400, groups=1)
+    options: dict[str, Any] = {
+        "arl0": 300,
+        "simulated_alarms": 30,
+        "reference": pl.col("ts") < 2000,
+    }
+    table = pc.cusum_thresholds(df, "p", "y", by="g", **options)
+    got = pc.monitor(df, "p", "y", by="g", time="ts", **options)
+    given = pc.monitor(df, "p", "y", by="g", time="ts", threshold=table["threshold"].to_list())
+    assert_frame_equal(got, given)
+    assert got.height >= 1 and (got["ts"] >= 2000).all()  # the shift is found, after it
+
+
+def test_monitor_gives_the_same_alarms_in_every_context(frame_context: FrameContext) -> None:
+    """A Datetime time column, eager or lazy, in memory, streaming or scanned."""
+    df = shifted_log(10, n=300).with_columns(
+        ts=pl.datetime(2026, 1, 1) + pl.duration(minutes=pl.col("ts"))
+    )
+    want = pc.monitor(df, "p", "y", by="g", time="ts", threshold=2.5)
+    assert want.height >= 2 and want.schema["run_start"] == pl.Datetime("us")
+    got = pc.monitor(frame_context.frame(df), "p", "y", by="g", time="ts", threshold=2.5)
+    assert_frame_equal(frame_context.collect(got), want)
+
+
+def test_weights_multiply_the_terms_of_the_restarted_chart() -> None:
+    df = shifted_log(12, n=300).with_columns(w=2.0)
+    once = pc.monitor(df, "p", "y", by="g", time="ts", threshold=2.5)
+    twice = pc.monitor(df, "p", "y", by="g", time="ts", weight="w", threshold=5.0)
+    assert once.height >= 2
+    assert_frame_equal(
+        twice.with_columns(pl.col("statistic", "threshold") / 2), once, check_exact=False
+    )
+
+
+def test_an_empty_log_has_no_alarm_and_no_threshold() -> None:
+    schema = {"g": pl.String, "ts": pl.Int64, "p": pl.Float64, "y": pl.Int64}
+    empty = pl.DataFrame(schema=schema)
+    choices: list[dict[str, Any]] = [{"threshold": 2.0}, {"arl0": 100.0}]
+    for options in choices:
+        found = pc.monitor(empty.lazy(), "p", "y", by="g", time="ts", **options).collect()
+        assert found.is_empty() and found.columns[:2] == ["g", "ts"]
+    assert pc.cusum_thresholds(empty, "p", "y", by="g", arl0=100).is_empty()
