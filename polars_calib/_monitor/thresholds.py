@@ -130,17 +130,15 @@ def words(rows: int, seed: int) -> pl.DataFrame:
 def _stream(p: np.ndarray, w: np.ndarray, drawn: pl.DataFrame, log_rs: list[float]) -> pl.LazyFrame:
     """The simulated stream: per row its number ``r`` and each chart's ``S`` (``s0``, ...)."""
     pick = (uniform(pl.col("a")) * len(p)).floor().cast(pl.Int64)
-    lf = drawn.lazy().select(
-        "r",
-        "b",
-        pl.lit(pl.Series(p)).gather(pick).alias("p"),
-        pl.lit(pl.Series(w)).gather(pick).alias("w"),
-    )
+    picked = [pl.lit(pl.Series(p)).gather(pick).alias("p")]
+    weighted = bool(np.any(w != 1.0))  # unweighted: no column of ones to gather
+    picked += [pl.lit(pl.Series(w)).gather(pick).alias("w")] if weighted else []
+    lf = drawn.lazy().select("r", "b", *picked)
     lf = lf.with_columns(y=bernoulli(pl.col("b"), pl.col("p")))
     charts = []
     for i, log_r in enumerate(log_rs):
         term = pl.col("y") * log_r - (math.expm1(log_r) * pl.col("p")).log1p()
-        total = (pl.col("w") * term).cum_sum()
+        total = (pl.col("w") * term if weighted else term).cum_sum()
         charts.append((total - total.cum_min().clip(upper_bound=0.0)).alias(f"s{i}"))
     return lf.select("r", *charts)
 
