@@ -111,8 +111,11 @@ from polars_calib._monitor import (
     cusum,
     cusum_thresholds,
     monitor,
+    monitor_store_alarms,
+    monitor_store_windows,
     monitor_windows,
     observed_minus_expected,
+    update_monitor_store,
 )
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
@@ -208,6 +211,8 @@ __all__ = [
     "metrics_from_statistics",
     "miscalibration_area",
     "monitor",
+    "monitor_store_alarms",
+    "monitor_store_windows",
     "monitor_windows",
     "multiclass_brier",
     "multiclass_log_loss",
@@ -254,6 +259,7 @@ __all__ = [
     "top_label_ece",
     "uce",
     "uniform_edges",
+    "update_monitor_store",
     "validate",
     "validate_statistics",
     "weighted_interval_score",

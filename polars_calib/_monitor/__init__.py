@@ -4,11 +4,17 @@
 the observed-minus-expected chart), :mod:`~polars_calib._monitor.thresholds` the ARL0
 simulation and the Markov chain, :mod:`~polars_calib._monitor.alarms` the restarted
 charts' alarms, :mod:`~polars_calib._monitor.api` the frame functions,
-:mod:`~polars_calib._monitor.windows` the windowed metrics with control limits.
+:mod:`~polars_calib._monitor.windows` the windowed metrics with control limits,
+:mod:`~polars_calib._monitor.store` the incremental store a daily job updates.
 """
 
 from polars_calib._monitor.api import cusum_thresholds, monitor
 from polars_calib._monitor.cusum import cusum, observed_minus_expected
+from polars_calib._monitor.store import (
+    monitor_store_alarms,
+    monitor_store_windows,
+    update_monitor_store,
+)
 from polars_calib._monitor.windows import ControlLimits, monitor_windows
 
 __all__ = [
@@ -16,6 +22,9 @@ __all__ = [
     "cusum",
     "cusum_thresholds",
     "monitor",
+    "monitor_store_alarms",
+    "monitor_store_windows",
     "monitor_windows",
     "observed_minus_expected",
+    "update_monitor_store",
 ]

@@ -26,7 +26,14 @@ from polars_calib._monitor.thresholds import (
     words,
 )
 
-__all__ = ["GROUP", "alarms_for", "check_options", "thresholds_for"]
+__all__ = [
+    "CHART_STATE",
+    "GROUP",
+    "alarms_for",
+    "check_options",
+    "continued_alarms",
+    "thresholds_for",
+]
 
 GROUP, ROW, REF = "__calib_group__", "__calib_row__", "__calib_reference__"
 THRESHOLD_COLUMNS = pl.Schema(
@@ -145,6 +152,15 @@ def thresholds_for(
     return pl.DataFrame(records, schema=schema, orient="row")
 
 
+CHART_STATE = ("total", "base", "floor", "run_start")
+"""A chart's end state per (group, odds ratio): ``total``, the cumulative sum ``C`` of its
+terms since the group's first row; ``base``, ``C`` at the last restart (0 before any);
+``floor``, ``min(0, min (C - base))`` over the rows since that restart; ``run_start``, the
+time of the last row since the restart at which ``S`` was 0 (else the restart's time).
+``S = (total - base) - floor``, and the chart continues from it exactly (see
+``docs/monitoring.md``, "The store and the daily job")."""
+
+
 def alarms_for(
     df: pl.DataFrame,
     problem: Problem,
@@ -155,6 +171,25 @@ def alarms_for(
     """Every alarm of each group's restarted charts: one round per alarm of a group.
 
     `thresholds` holds ``GROUP``, ``odds_ratio`` and ``threshold``.
+    """
+    return continued_alarms(df, problem, keys, time, thresholds, None)[0]
+
+
+def continued_alarms(
+    df: pl.DataFrame,
+    problem: Problem,
+    keys: list[str],
+    time: str,
+    thresholds: pl.DataFrame,
+    state: pl.DataFrame | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The alarms of each group's charts continued from `state`, and their end state.
+
+    `state` holds ``GROUP``, ``odds_ratio`` and :data:`CHART_STATE` for the groups
+    whose charts continue (None, or a group missing: a chart from ``S = 0``). The
+    cumulative sum starts with the group's ``total`` as its first term, so the sums
+    are those of one pass over the whole log, to the bit. The end state has a row per
+    (group, odds ratio) of `thresholds`, keyed by ``GROUP``.
     """
     dtype = df.schema[time]
     results = [  # no group, no alarm: an empty table of the result's columns
@@ -169,34 +204,73 @@ def alarms_for(
             }
         )
     ]
+    ends = [  # no chart, no state
+        pl.DataFrame(schema={GROUP: pl.Int64, "odds_ratio": pl.Float64})
+        .with_columns(pl.lit(None, pl.Float64).alias(c) for c in CHART_STATE[:3])
+        .with_columns(pl.lit(None, dtype).alias("run_start"))
+    ]
     for ratio in thresholds["odds_ratio"].unique(maintain_order=True):
         step, flag = cusum_step(problem, math.log(ratio))
-        rows = df.select(
-            GROUP,
-            time,
-            pl.int_range(pl.len()).over(GROUP).alias("n"),
-            step.cum_sum().over(GROUP).alias("total"),
-            flag.alias("flag"),
-        ).join(thresholds.filter(pl.col("odds_ratio") == ratio), on=GROUP, maintain_order="left")
-        results.append(_rounds(rows, time).with_columns(odds_ratio=pl.lit(ratio)))
+        chart = thresholds.filter(pl.col("odds_ratio") == ratio).select(GROUP, "threshold")
+        start = _start(chart, state, ratio, dtype)
+        steps = df.select(GROUP, time, step.alias("step"), flag.alias("flag"))
+        seeds = start.select(
+            GROUP, pl.lit(None, dtype).alias(time), pl.col("total").alias("step"), flag=False
+        )
+        rows = (
+            pl.concat([seeds, steps])
+            .sort(GROUP, maintain_order=True)  # each group's seed first
+            .select(
+                GROUP,
+                time,
+                pl.int_range(pl.len()).over(GROUP).alias("n"),
+                pl.col("step").cum_sum().over(GROUP).alias("total"),
+                "flag",
+            )
+            .join(chart, on=GROUP, maintain_order="left")
+        )
+        found, end = _rounds(rows, time, start.drop("total"))
+        results.append(found.with_columns(odds_ratio=pl.lit(ratio)))
+        ends.append(end.select(GROUP, pl.lit(ratio).alias("odds_ratio"), *CHART_STATE))
     found = pl.concat(results)
     keyed = df.select(GROUP, *keys).unique(GROUP, keep="first")
     columns = [*keys, time, "odds_ratio", "statistic", "threshold", "run_start"]
-    return (
+    alarms = (
         found.join(keyed, on=GROUP, maintain_order="left")
         .sort(GROUP, time, "odds_ratio")
         .select(columns)
     )
+    return alarms, pl.concat(ends)
 
 
-def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
-    """The alarms of one chart: per round, each active group's first alarm after its restart."""
-    dtype = rows.schema[time]
-    starts = (
-        rows.select(GROUP)
-        .unique()
-        .with_columns(after=pl.lit(-1, pl.Int64), base=pl.lit(0.0), restart=pl.lit(None, dtype))
+def _start(
+    chart: pl.DataFrame, state: pl.DataFrame | None, ratio: float, dtype: pl.DataType
+) -> pl.DataFrame:
+    """Per group of `chart`: ``after`` (0: past the seed row), ``total`` (the seed), ``base``,
+    ``floor`` and ``restart`` (the run start carried), from `state` or a chart at 0."""
+    start = chart.select(GROUP)
+    if state is not None:
+        given = state.filter(pl.col("odds_ratio") == ratio).select(GROUP, *CHART_STATE)
+        start = start.join(given, on=GROUP, how="left", maintain_order="left")
+    else:
+        start = start.with_columns(pl.lit(None, pl.Float64).alias(c) for c in CHART_STATE[:3])
+        start = start.with_columns(pl.lit(None, dtype).alias("run_start"))
+    return start.select(
+        GROUP,
+        pl.lit(0, pl.Int64).alias("after"),
+        pl.col("total", "base", "floor").fill_null(0.0),
+        pl.col("run_start").cast(dtype).alias("restart"),
     )
+
+
+def _rounds(
+    rows: pl.DataFrame, time: str, starts: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The alarms of one chart: per round, each active group's first alarm after its
+    restart; and each group's end state (:data:`CHART_STATE`).
+
+    `starts` holds per group ``after`` (the row number the chart starts after),
+    ``base``, ``floor`` and ``restart``."""
     found = [
         rows.head(0).select(
             GROUP,
@@ -206,18 +280,10 @@ def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
             pl.col(time).alias("run_start"),
         )
     ]
+    latest = starts
     while starts.height:
-        lf = (
-            rows.lazy()
-            .join(starts.lazy(), on=GROUP, maintain_order="left")
-            .filter(pl.col("n") > pl.col("after"))
-        )
-        run = pl.col("total") - pl.col("base")
-        chart = run - run.cum_min().over(GROUP).clip(upper_bound=0.0)
-        zero = pl.when((pl.col("statistic") == 0.0) & ~pl.col("flag")).then(pl.col(time))
         alarms = (
-            lf.with_columns(statistic=chart)
-            .with_columns(run_start=zero.forward_fill().over(GROUP).fill_null(pl.col("restart")))
+            _charted(rows, starts, time)
             .filter((pl.col("statistic") > pl.col("threshold")) | pl.col("flag"))
             .group_by(GROUP)
             .agg(pl.all().first())
@@ -229,6 +295,50 @@ def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
             GROUP,
             pl.col("n").alias("after"),
             pl.col("total").alias("base"),
+            pl.lit(0.0).alias("floor"),
             pl.col(time).alias("restart"),
         )
-    return pl.concat(found)
+        latest = pl.concat([latest.join(starts, on=GROUP, how="anti"), starts])
+    return pl.concat(found), _end_state(rows, latest, time)
+
+
+def _charted(rows: pl.DataFrame, starts: pl.DataFrame, time: str) -> pl.LazyFrame:
+    """The rows after each group's start, with the chart ``statistic`` and ``run_start``."""
+    lf = (
+        rows.lazy()
+        .join(starts.lazy(), on=GROUP, maintain_order="left")
+        .filter(pl.col("n") > pl.col("after"))
+    )
+    run = pl.col("total") - pl.col("base")
+    chart = run - pl.min_horizontal(run.cum_min().over(GROUP), pl.col("floor"))
+    zero = pl.when((pl.col("statistic") == 0.0) & ~pl.col("flag")).then(pl.col(time))
+    return lf.with_columns(run=run, statistic=chart).with_columns(
+        run_start=zero.forward_fill().over(GROUP).fill_null(pl.col("restart"))
+    )
+
+
+def _end_state(rows: pl.DataFrame, latest: pl.DataFrame, time: str) -> pl.DataFrame:
+    """Each group's chart state after its last row, from its last restart (`latest`)."""
+    tail = (
+        _charted(rows, latest, time)
+        .group_by(GROUP)
+        .agg(
+            pl.col("total").last().alias("last_total"),
+            pl.col("run").min().alias("run_min"),
+            pl.col("run_start").last().alias("last_start"),
+        )
+    )
+    seen = pl.col("last_total").is_not_null()
+    return (
+        latest.lazy()
+        .join(tail, on=GROUP, how="left")
+        .select(
+            GROUP,
+            pl.when(seen).then("last_total").otherwise("base").alias("total"),
+            "base",
+            pl.min_horizontal("floor", "run_min").alias("floor"),
+            pl.when(seen).then("last_start").otherwise("restart").alias("run_start"),
+        )
+        .sort(GROUP)
+        .collect()
+    )
