@@ -1,5 +1,6 @@
 """Checked by mypy and pyright in tests/test_typing.py: the typed paths to `.calib`."""
 
+from pathlib import Path
 from typing import assert_type
 
 import polars as pl
@@ -117,3 +118,11 @@ def typed_monitor_windows(df: pl.DataFrame, lf: pl.LazyFrame, limits: pc.Control
         "p", "y", time="ts", every="1w", reference=pair, limits=limits
     )
     assert_type(eager, pl.DataFrame)
+
+
+def typed_monitor_store(lf: pl.LazyFrame, store: Path) -> None:
+    """The monitoring store: an update gives the new alarms; the readers give tables."""
+    alarms = pc.update_monitor_store(lf, store, "p", "y", by=["model"], time="ts", arl0=1e4)
+    assert_type(alarms, pl.DataFrame)
+    assert_type(pc.monitor_store_alarms(store), pl.DataFrame)
+    assert_type(pc.monitor_store_windows(str(store)), pl.DataFrame)

@@ -29,7 +29,7 @@ import polars as pl
 
 from polars_calib._core.exprs import Keys
 from polars_calib._core.files import atomic_path, write_text
-from polars_calib._core.options import check_every, check_n_bins
+from polars_calib._core.options import Diagnostic, Metric, check_every, check_n_bins
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics
 from polars_calib._monitor.alarms import (
@@ -47,7 +47,7 @@ __all__ = ["monitor_store_alarms", "monitor_store_windows", "update_monitor_stor
 FORMAT = 1
 """The store's format version, in its manifest."""
 MANIFEST = "manifest.json"
-WINDOW_METRICS = ["ece", "spiegelhalter_z"]
+WINDOW_METRICS: list[Metric | Diagnostic] = ["ece", "spiegelhalter_z"]
 """The metrics the statistics table can finish (those of :func:`monitor_windows`)."""
 _POSITION = "__calib_position__"
 
@@ -151,7 +151,7 @@ def _new_rows(
 
 def _raise_late(late: int, state: pl.DataFrame, time: str) -> None:
     """Refuse late rows (rows before the store's last seen time that it has not seen)."""
-    last = state[f"{time}_last"].max()
+    last = state.select(pl.col(f"{time}_last").max().cast(pl.String)).item()
     msg = (
         f"invalid calibration data: column {time!r}: {late} rows of the log are older than "
         f"the store's last seen time {last} (or have a null time) and are not in the store; "
@@ -369,19 +369,32 @@ def update_monitor_store(
     >>> import polars as pl
     >>> import polars_calib as pc
     >>> log = pl.DataFrame({
-    ...     "day": [date(2026, 3, d) for d in (1, 1, 2, 2, 3, 3)],
-    ...     "p": [0.1, 0.2, 0.1, 0.2, 0.1, 0.1],
-    ...     "y": [0, 0, 1, 1, 1, 1],
+    ...     "model": ["a", "b"] * 6,
+    ...     "day": [date(2026, 3, d) for d in (1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)],
+    ...     "p": [0.1, 0.2] * 6,
+    ...     "y": [0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 1, 1],
     ... })
     >>> store = tempfile.mkdtemp()
-    >>> pc.update_monitor_store(log[:2], store, "p", "y", time="day", threshold=1.5)
-    shape: (0, 5)
-    ┌─────┬────────────┬───────────┬───────────┬───────────┐
-    │ day ┆ odds_ratio ┆ statistic ┆ threshold ┆ run_start │
-    │ --- ┆ ---        ┆ ---       ┆ ---       ┆ ---       │
-    │ date┆ f64        ┆ f64       ┆ f64       ┆ date      │
-    ╞═════╪════════════╪═══════════╪═══════════╪═══════════╡
-    └─────┴────────────┴───────────┴───────────┴───────────┘
+    >>> before = log.filter(pl.col("day") < date(2026, 3, 3))  # the log on March 3rd
+    >>> pc.update_monitor_store(before, store, "p", "y", by="model", time="day", threshold=2.0)
+    shape: (0, 6)
+    ┌───────┬──────┬────────────┬───────────┬───────────┬───────────┐
+    │ model ┆ day  ┆ odds_ratio ┆ statistic ┆ threshold ┆ run_start │
+    │ ---   ┆ ---  ┆ ---        ┆ ---       ┆ ---       ┆ ---       │
+    │ str   ┆ date ┆ f64        ┆ f64       ┆ f64       ┆ date      │
+    ╞═══════╪══════╪════════════╪═══════════╪═══════════╪═══════════╡
+    └───────┴──────┴────────────┴───────────┴───────────┴───────────┘
+    >>> pc.update_monitor_store(log, store, "p", "y", by="model", time="day", threshold=2.0)
+    shape: (1, 6)
+    ┌───────┬────────────┬────────────┬───────────┬───────────┬────────────┐
+    │ model ┆ day        ┆ odds_ratio ┆ statistic ┆ threshold ┆ run_start  │
+    │ ---   ┆ ---        ┆ ---        ┆ ---       ┆ ---       ┆ ---        │
+    │ str   ┆ date       ┆ f64        ┆ f64       ┆ f64       ┆ date       │
+    ╞═══════╪════════════╪════════════╪═══════════╪═══════════╪════════════╡
+    │ a     ┆ 2026-03-03 ┆ 2.0        ┆ 2.296038  ┆ 2.0       ┆ 2026-03-01 │
+    └───────┴────────────┴────────────┴───────────┴───────────┴────────────┘
+    >>> pc.update_monitor_store(log, store, "p", "y", by="model", time="day", threshold=2.0).height
+    0
     """
     keys = [by] if isinstance(by, (str, pl.Expr)) else list(by) if by is not None else []
     if not all(isinstance(key, str) for key in keys):
@@ -464,7 +477,7 @@ def _update(
         weight=weight,
         metrics=WINDOW_METRICS,
     )
-    written = {
+    written: dict[str, pl.DataFrame | None] = {
         "statistics": statistics,
         "alarms": alarms,
         "state": _new_state(rows, end, thresholds, alarms, state, keys, time),
@@ -497,18 +510,23 @@ def monitor_store_alarms(path: str | Path) -> pl.DataFrame:
     >>> from datetime import date
     >>> import polars as pl
     >>> import polars_calib as pc
-    >>> log = pl.DataFrame({"day": [date(2026, 3, 1)] * 4, "p": [0.1] * 4, "y": [1, 1, 1, 0]})
+    >>> log = pl.DataFrame({
+    ...     "model": ["a", "b"] * 6,
+    ...     "day": [date(2026, 3, d) for d in (1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)],
+    ...     "p": [0.1, 0.2] * 6,
+    ...     "y": [0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 1, 1],
+    ... })
     >>> store = tempfile.mkdtemp()
-    >>> _ = pc.update_monitor_store(log, store, "p", "y", time="day", threshold=2.0)
-    >>> pc.monitor_store_alarms(store).select("day", "odds_ratio", pl.col("statistic").round(3))
-    shape: (1, 3)
-    ┌────────────┬────────────┬───────────┐
-    │ day        ┆ odds_ratio ┆ statistic │
-    │ ---        ┆ ---        ┆ ---       │
-    │ date       ┆ f64        ┆ f64       │
-    ╞════════════╪════════════╪═══════════╡
-    │ 2026-03-01 ┆ 2.0        ┆ 2.035     │
-    └────────────┴────────────┴───────────┘
+    >>> _ = pc.update_monitor_store(log, store, "p", "y", by="model", time="day", threshold=2.0)
+    >>> pc.monitor_store_alarms(store)
+    shape: (1, 6)
+    ┌───────┬────────────┬────────────┬───────────┬───────────┬────────────┐
+    │ model ┆ day        ┆ odds_ratio ┆ statistic ┆ threshold ┆ run_start  │
+    │ ---   ┆ ---        ┆ ---        ┆ ---       ┆ ---       ┆ ---        │
+    │ str   ┆ date       ┆ f64        ┆ f64       ┆ f64       ┆ date       │
+    ╞═══════╪════════════╪════════════╪═══════════╪═══════════╪════════════╡
+    │ a     ┆ 2026-03-03 ┆ 2.0        ┆ 2.296038  ┆ 2.0       ┆ 2026-03-01 │
+    └───────┴────────────┴────────────┴───────────┴───────────┴────────────┘
     """
     store = Path(path)
     manifest = _stored(store)
@@ -556,23 +574,27 @@ def monitor_store_windows(path: str | Path) -> pl.DataFrame:
     >>> import polars as pl
     >>> import polars_calib as pc
     >>> log = pl.DataFrame({
-    ...     "day": [date(2026, 3, d) for d in (1, 1, 2, 2)],
-    ...     "p": [0.2, 0.6, 0.3, 0.9],
-    ...     "y": [0, 1, 1, 1],
+    ...     "model": ["a", "b"] * 6,
+    ...     "day": [date(2026, 3, d) for d in (1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3)],
+    ...     "p": [0.1, 0.2] * 6,
+    ...     "y": [0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 1, 1],
     ... })
     >>> store = tempfile.mkdtemp()
-    >>> _ = pc.update_monitor_store(log[:3], store, "p", "y", time="day", threshold=3.0)
-    >>> _ = pc.update_monitor_store(log, store, "p", "y", time="day", threshold=3.0)
-    >>> pc.monitor_store_windows(store).select("day", "count", "ece")
-    shape: (2, 3)
-    ┌────────────┬───────┬──────┐
-    │ day        ┆ count ┆ ece  │
-    │ ---        ┆ ---   ┆ ---  │
-    │ date       ┆ i64   ┆ f64  │
-    ╞════════════╪═══════╪══════╡
-    │ 2026-03-01 ┆ 2     ┆ 0.3  │
-    │ 2026-03-02 ┆ 2     ┆ 0.4  │
-    └────────────┴───────┴──────┘
+    >>> _ = pc.update_monitor_store(log, store, "p", "y", by="model", time="day", threshold=2.0)
+    >>> pc.monitor_store_windows(store).select("model", "day", "count", "observed", "ece")
+    shape: (6, 5)
+    ┌───────┬────────────┬───────┬──────────┬─────┐
+    │ model ┆ day        ┆ count ┆ observed ┆ ece │
+    │ ---   ┆ ---        ┆ ---   ┆ ---      ┆ --- │
+    │ str   ┆ date       ┆ i64   ┆ f64      ┆ f64 │
+    ╞═══════╪════════════╪═══════╪══════════╪═════╡
+    │ a     ┆ 2026-03-01 ┆ 2     ┆ 0.5      ┆ 0.4 │
+    │ a     ┆ 2026-03-02 ┆ 2     ┆ 0.5      ┆ 0.4 │
+    │ a     ┆ 2026-03-03 ┆ 2     ┆ 1.0      ┆ 0.9 │
+    │ b     ┆ 2026-03-01 ┆ 2     ┆ 0.0      ┆ 0.2 │
+    │ b     ┆ 2026-03-02 ┆ 2     ┆ 0.0      ┆ 0.2 │
+    │ b     ┆ 2026-03-03 ┆ 2     ┆ 0.5      ┆ 0.3 │
+    └───────┴────────────┴───────┴──────────┴─────┘
     """
     store = Path(path)
     manifest = _stored(store)
