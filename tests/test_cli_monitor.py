@@ -16,6 +16,7 @@ from polars.testing import assert_frame_equal
 import polars_calib as pc
 from polars_calib.cli import main
 
+
 def daily_log(days: int, rows: int = 200) -> pl.DataFrame:
     """Two models, `rows` a day, 4 rows per timestamp; model b's outcomes all 1 on day 3."""
     i = pl.int_range(days * rows, dtype=pl.Int64)
