@@ -187,8 +187,8 @@ def continued_alarms(
 
     `state` holds ``GROUP``, ``odds_ratio`` and :data:`CHART_STATE` for the groups
     whose charts continue (None, or a group missing: a chart from ``S = 0``). The
-    cumulative sum starts with the group's ``total`` as its first term, so the sums
-    are those of one pass over the whole log, to the bit. The end state has a row per
+    cumulative sum starts from the group's ``total``, added to its first term, so the
+    sums are those of one pass over the whole log, to the bit. The end state has a row per
     (group, odds ratio) of `thresholds`, keyed by ``GROUP``.
     """
     dtype = df.schema[time]
@@ -213,18 +213,18 @@ def continued_alarms(
         step, flag = cusum_step(problem, math.log(ratio))
         chart = thresholds.filter(pl.col("odds_ratio") == ratio).select(GROUP, "threshold")
         start = _start(chart, state, ratio, dtype)
-        steps = df.select(GROUP, time, step.alias("step"), flag.alias("flag"))
-        seeds = start.select(
-            GROUP, pl.lit(None, dtype).alias(time), pl.col("total").alias("step"), flag=False
-        )
+        # The seed joins each group's first term: C + W_1, then + W_2, ..., the additions
+        # of one pass over the whole log (x + 0.0 is x on the other rows).
+        first = pl.int_range(pl.len()).over(GROUP) == 0
+        seeded = pl.col("step") + pl.when(first).then(pl.col("total")).otherwise(0.0)
         rows = (
-            pl.concat([seeds, steps])
-            .sort(GROUP, maintain_order=True)  # each group's seed first
+            df.select(GROUP, time, step.alias("step"), flag.alias("flag"))
+            .join(start.select(GROUP, "total"), on=GROUP, maintain_order="left")
             .select(
                 GROUP,
                 time,
                 pl.int_range(pl.len()).over(GROUP).alias("n"),
-                pl.col("step").cum_sum().over(GROUP).alias("total"),
+                seeded.cum_sum().over(GROUP).alias("total"),
                 "flag",
             )
             .join(chart, on=GROUP, maintain_order="left")
@@ -246,7 +246,7 @@ def continued_alarms(
 def _start(
     chart: pl.DataFrame, state: pl.DataFrame | None, ratio: float, dtype: pl.DataType
 ) -> pl.DataFrame:
-    """Per group of `chart`: ``after`` (0: past the seed row), ``total`` (the seed), ``base``,
+    """Per group of `chart`: ``after`` (-1: from the first row), ``total`` (the seed), ``base``,
     ``floor`` and ``restart`` (the run start carried), from `state` or a chart at 0."""
     start = chart.select(GROUP)
     if state is not None:
@@ -257,7 +257,7 @@ def _start(
         start = start.with_columns(pl.lit(None, dtype).alias("run_start"))
     return start.select(
         GROUP,
-        pl.lit(0, pl.Int64).alias("after"),
+        pl.lit(-1, pl.Int64).alias("after"),
         pl.col("total", "base", "floor").fill_null(0.0),
         pl.col("run_start").cast(dtype).alias("restart"),
     )

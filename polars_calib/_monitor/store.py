@@ -136,14 +136,15 @@ def _new_rows(
         .collect()
     )
     at_last = groups.filter(pl.col(f"{time}_last") == last).select(*ids, "rows_at_last")
-    position = pl.int_range(pl.len()).over([*keys, time])
-    new = (
-        _with_ids(recent, keys)
-        .with_columns(position.alias(_POSITION))
+    boundary = _with_ids(recent.filter(pl.col(time) == last), keys)
+    position = pl.int_range(pl.len()).over(ids)  # in the log's order
+    unseen = (
+        boundary.with_columns(position.alias(_POSITION))
         .join(at_last, on=ids, how="left", nulls_equal=True, maintain_order="left")
-        .filter((pl.col(time) > last) | (pl.col(_POSITION) >= pl.col("rows_at_last").fill_null(0)))
+        .filter(pl.col(_POSITION) >= pl.col("rows_at_last").fill_null(0))
         .select(columns)
     )
+    new = pl.concat([unseen, recent.filter(pl.col(time) > last)])
     seen_before = int(groups["rows_seen"].sum()) - int(at_last["rows_at_last"].sum())
     log_rows = int(lf.select(pl.len()).collect().item())
     return new, log_rows - recent.height - seen_before
