@@ -450,7 +450,9 @@ def _update(
         )
         raise CalibrationDataError(msg)
     state = _read_state(store, manifest)
-    columns = list(dict.fromkeys([*keys, time, prob, label, *([weight] if weight else [])]))
+    columns: list[str] = list(
+        dict.fromkeys([*keys, time, prob, label, *([weight] if weight else [])])
+    )
     new, late = _new_rows(lf, keys, time, state, columns)
     if state is not None and late > 0:
         _raise_late(late, state, time)
