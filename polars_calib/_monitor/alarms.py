@@ -270,7 +270,8 @@ def _rounds(
     restart; and each group's end state (:data:`CHART_STATE`).
 
     `starts` holds per group ``after`` (the row number the chart starts after),
-    ``base``, ``floor`` and ``restart``."""
+    ``base``, ``floor`` and ``restart``. One pass per round gives both each group's
+    first alarm and its tail (the end state of a group that no longer alarms)."""
     found = [
         rows.head(0).select(
             GROUP,
@@ -280,26 +281,41 @@ def _rounds(
             pl.col(time).alias("run_start"),
         )
     ]
-    latest = starts
+    ends = []
     while starts.height:
-        alarms = (
-            _charted(rows, starts, time)
-            .filter((pl.col("statistic") > pl.col("threshold")) | pl.col("flag"))
-            .group_by(GROUP)
-            .agg(pl.all().first())
-            .with_columns(statistic=pl.when("flag").then(math.inf).otherwise("statistic"))
-            .collect()
+        hit = (pl.col("statistic") > pl.col("threshold")) | pl.col("flag")
+        picked = (time, "statistic", "threshold", "run_start", "n")
+        at_hit = [pl.col(c).filter(hit).first() for c in picked]
+        at_hit += [pl.col("total").filter(hit).first().alias("alarm_total")]
+        at_hit += [pl.col("flag").filter(hit).first()]
+        tail = [
+            pl.col("total").last().alias("last_total"),
+            pl.col("run").min().alias("run_min"),
+            pl.col("run_start").last().alias("last_start"),
+        ]
+        rounds = _charted(rows, starts, time).group_by(GROUP).agg(*at_hit, *tail)
+        done = starts.lazy().join(rounds, on=GROUP, how="left").collect()
+        alarmed = pl.col("n").is_not_null()
+        alarms = done.filter(alarmed).with_columns(
+            statistic=pl.when("flag").then(math.inf).otherwise("statistic")
         )
         found.append(alarms.select(GROUP, time, "statistic", "threshold", "run_start"))
+        ends.append(_end_state(done.filter(~alarmed)))
         starts = alarms.select(
             GROUP,
             pl.col("n").alias("after"),
-            pl.col("total").alias("base"),
+            pl.col("alarm_total").alias("base"),
             pl.lit(0.0).alias("floor"),
             pl.col(time).alias("restart"),
         )
-        latest = pl.concat([latest.join(starts, on=GROUP, how="anti"), starts])
-    return pl.concat(found), _end_state(rows, latest, time)
+    if not ends:  # no group
+        dtype = rows.schema[time]
+        ends.append(
+            pl.DataFrame(
+                schema={GROUP: pl.Int64, "total": pl.Float64, "base": pl.Float64}
+            ).with_columns(floor=pl.lit(None, pl.Float64), run_start=pl.lit(None, dtype))
+        )
+    return pl.concat(found), pl.concat(ends).sort(GROUP)
 
 
 def _charted(rows: pl.DataFrame, starts: pl.DataFrame, time: str) -> pl.LazyFrame:
@@ -317,28 +333,15 @@ def _charted(rows: pl.DataFrame, starts: pl.DataFrame, time: str) -> pl.LazyFram
     )
 
 
-def _end_state(rows: pl.DataFrame, latest: pl.DataFrame, time: str) -> pl.DataFrame:
-    """Each group's chart state after its last row, from its last restart (`latest`)."""
-    tail = (
-        _charted(rows, latest, time)
-        .group_by(GROUP)
-        .agg(
-            pl.col("total").last().alias("last_total"),
-            pl.col("run").min().alias("run_min"),
-            pl.col("run_start").last().alias("last_start"),
-        )
-    )
+def _end_state(done: pl.DataFrame) -> pl.DataFrame:
+    """The end state of groups whose last round found no alarm: from their start (a
+    restart, or the state given) and the tail of their rows after it (none when the
+    last alarm was their last row)."""
     seen = pl.col("last_total").is_not_null()
-    return (
-        latest.lazy()
-        .join(tail, on=GROUP, how="left")
-        .select(
-            GROUP,
-            pl.when(seen).then("last_total").otherwise("base").alias("total"),
-            "base",
-            pl.min_horizontal("floor", "run_min").alias("floor"),
-            pl.when(seen).then("last_start").otherwise("restart").alias("run_start"),
-        )
-        .sort(GROUP)
-        .collect()
+    return done.select(
+        GROUP,
+        pl.when(seen).then("last_total").otherwise("base").alias("total"),
+        "base",
+        pl.min_horizontal("floor", "run_min").alias("floor"),
+        pl.when(seen).then("last_start").otherwise("restart").alias("run_start"),
     )
