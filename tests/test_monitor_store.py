@@ -177,3 +177,15 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path) -> None
     with pytest.raises(TypeError, match="column names"):
         update(log, store, by=pl.col("model"))
     shutil.rmtree(store, ignore_errors=True)
+
+
+def test_weights_are_carried_as_one_pass_carries_them(tmp_path: Path) -> None:
+    log = timed_log(800).with_columns(w=(pl.int_range(pl.len()) % 4).cast(pl.Float64) / 2)
+    store = tmp_path / "store"
+    for cut in (301, 800):
+        update(log[:cut], store, weight="w")
+    expected = pc.monitor(log, "p", "y", by="model", time="ts", weight="w", threshold=2.5)
+    assert expected.height >= 3
+    assert_frame_equal(pc.monitor_store_alarms(store), expected)
+    windows = full_windows(log, weight="w")
+    assert_frame_equal(pc.monitor_store_windows(store), windows, check_exact=False, rel_tol=1e-9)
