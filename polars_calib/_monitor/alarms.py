@@ -35,7 +35,7 @@ __all__ = [
     "thresholds_for",
 ]
 
-GROUP, ROW, REF = "__calib_group__", "__calib_row__", "__calib_reference__"
+GROUP, REF = "__calib_group__", "__calib_reference__"
 THRESHOLD_COLUMNS = pl.Schema(
     {
         "odds_ratio": pl.Float64,
@@ -80,7 +80,9 @@ def checked_rows(
     if time is not None and (nulls := df[time].null_count()):
         msg = f"invalid calibration data: column {time!r}: time null in {nulls} of {df.height} rows"
         raise CalibrationDataError(msg)
-    df = df.with_row_index(ROW).sort([*keys, *([time] if time else []), ROW])
+    order = [*keys, *([time] if time else [])]
+    if order:  # a stable sort: ties keep the frame's order (half the time of a row-index key)
+        df = df.sort(order, maintain_order=True)
     if not keys:
         return df.with_columns(pl.lit(0, pl.Int64).alias(GROUP))
     changed = pl.any_horizontal(pl.col(key).ne_missing(pl.col(key).shift(1)) for key in keys)
