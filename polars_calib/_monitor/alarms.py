@@ -239,7 +239,7 @@ def continued_alarms(
     columns = [*keys, time, "odds_ratio", "statistic", "threshold", "run_start"]
     alarms = (
         found.join(keyed, on=GROUP, maintain_order="left")
-        .sort(GROUP, time, "odds_ratio")
+        .sort(GROUP, time, "odds_ratio", maintain_order=True)  # ties: raised first, first
         .select(columns)
     )
     return alarms, pl.concat(ends)
