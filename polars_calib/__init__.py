@@ -114,10 +114,13 @@ from polars_calib._monitor import (
     cusum,
     cusum_thresholds,
     monitor,
+    monitor_store_alarms,
+    monitor_store_windows,
     monitor_windows,
     observed_minus_expected,
     plot_cusum,
     plot_observed_minus_expected,
+    update_monitor_store,
 )
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
@@ -216,6 +219,8 @@ __all__ = [
     "metrics_from_statistics",
     "miscalibration_area",
     "monitor",
+    "monitor_store_alarms",
+    "monitor_store_windows",
     "monitor_windows",
     "multiclass_brier",
     "multiclass_log_loss",
@@ -266,6 +271,7 @@ __all__ = [
     "top_label_ece",
     "uce",
     "uniform_edges",
+    "update_monitor_store",
     "validate",
     "validate_regression_statistics",
     "validate_statistics",

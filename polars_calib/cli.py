@@ -79,6 +79,7 @@ from polars_calib._frames.statistics import (
     reliability_from_statistics,
     validate_statistics,
 )
+from polars_calib._monitor import monitor_store_windows, update_monitor_store
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
@@ -359,6 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_audit_parser(commands)
     _add_fit_parser(commands)
     _add_apply_parser(commands)
+    _add_monitor_parser(commands)
     return parser
 
 
@@ -1616,7 +1618,8 @@ def _one_line(error: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 success, 1 data error, 2 usage error).
+    """Run the command line; return the exit code (0 success, 1 data error, 2 usage error,
+    3 a new alarm of ``polars-calib monitor``).
 
     Examples
     --------
@@ -1628,6 +1631,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv[:1] == ["audit"]:
             run_audit(parse_audit(argv), sys.stdout, sys.stderr)
+        elif argv[:1] == ["monitor"]:
+            return monitor_command(build_parser().parse_args(argv), sys.stdout, sys.stderr)
         elif argv[:1] in (["fit"], ["apply"]):
             args = build_parser().parse_args(argv)
             run = fit_command if args.command == "fit" else apply_command
@@ -1639,7 +1644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 report(options, sys.stdout, sys.stderr)
     except UsageError as error:
-        commands = (["report"], ["audit"], ["fit"], ["apply"])
+        commands = (["report"], ["audit"], ["fit"], ["apply"], ["monitor"])
         command = f"{PROG} {argv[0]}" if argv[:1] in commands else PROG
         print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
         return 2
@@ -1650,6 +1655,135 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+# --------------------------------------------------------------------------
+# polars-calib monitor
+# --------------------------------------------------------------------------
+
+ALARM_EXIT = 3
+"""The exit code of ``polars-calib monitor`` when an alarm fires among the rows it read."""
+
+
+def _numbers(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0.0 < value < float("inf") for value in values):
+        msg = f"must be comma-separated positive numbers, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return values
+
+
+def _add_monitor_parser(commands: Any) -> None:
+    """The ``monitor`` subcommand (see :func:`polars_calib.update_monitor_store`)."""
+    monitor = commands.add_parser(
+        "monitor",
+        help="update a monitoring store from a log's new rows; exit 3 on a new alarm",
+        description="Read the rows of LOG the store has not seen, continue each group's "
+        "risk-adjusted CUSUM charts, add the rows' statistics to the store, and print the "
+        "new alarms. Exit status 3 when an alarm fires among the rows read, 0 otherwise.",
+    )
+    monitor.add_argument(
+        "log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory"
+    )
+    monitor.add_argument("--prob", required=True, metavar="COL", help="probability column")
+    monitor.add_argument("--label", required=True, metavar="COL", help="0/1 outcome column")
+    monitor.add_argument(
+        "--by", type=_names, default=[], metavar="COLS", help="comma-separated group keys"
+    )
+    monitor.add_argument("--time", required=True, metavar="COL", help="Date or Datetime column")
+    monitor.add_argument(
+        "--every", type=_duration, default="1d", metavar="DURATION", help="windows (default 1d)"
+    )
+    monitor.add_argument(
+        "--bins", type=_bins, default=15, metavar="N", help="uniform bins of the ECE (default 15)"
+    )
+    monitor.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
+    monitor.add_argument(
+        "--store", type=Path, required=True, metavar="DIR", help="the store (created if new)"
+    )
+    monitor.add_argument(
+        "--odds-ratio",
+        type=_numbers,
+        default=[0.5, 2.0],
+        metavar="R,...",
+        help="the charts' odds ratios (default 0.5,2)",
+    )
+    monitor.add_argument(
+        "--arl0", type=float, metavar="ROWS", help="in-control ARL of each chart (default 10000)"
+    )
+    monitor.add_argument(
+        "--threshold", type=_numbers, metavar="H,...", help="thresholds instead of --arl0"
+    )
+    monitor.add_argument("--seed", type=_seed, default=0, help="seed of the threshold simulation")
+    monitor.add_argument(
+        "--windows", type=Path, metavar="FILE", help="write the window table (.csv or .parquet)"
+    )
+    monitor.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def _check_monitor_outputs(args: argparse.Namespace) -> None:
+    """Refuse a store or window file that would write over the log (a usage error)."""
+    if args.threshold is not None and args.arl0 is not None:
+        raise UsageError("argument --threshold: not allowed with argument --arl0")
+    source = overwritten_input(args.store, [args.log], directory=True)
+    if source is not None:
+        msg = (
+            f"argument --store: {str(args.store)!r} would write over the input {source!r} "
+            "(it holds the input, or lies inside it): give another directory"
+        )
+        raise UsageError(msg)
+    if args.windows is not None:
+        check_output_file("--windows", args.windows, [args.log])
+        if args.windows.suffix.lower() not in (".csv", ".parquet"):
+            msg = f"argument --windows: expected a .csv or .parquet file, got {str(args.windows)!r}"
+            raise UsageError(msg)
+        if os.path.realpath(args.windows).startswith(os.path.realpath(args.store) + os.sep):
+            raise UsageError("argument --windows: give a file outside the --store directory")
+
+
+def monitor_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run ``polars-calib monitor``: update the store, print the new alarms.
+
+    Returns :data:`ALARM_EXIT` when an alarm fired among the rows read, else 0.
+    """
+    _check_monitor_outputs(args)
+    threshold = args.threshold
+    if threshold is not None and len(threshold) == 1:  # one for every chart
+        threshold = threshold[0]
+    progress = Progress(stderr, quiet=args.quiet)
+    progress(f"updating {args.store} from {args.log}")
+    alarms = update_monitor_store(
+        scan(args.log),
+        args.store,
+        args.prob,
+        args.label,
+        by=args.by or None,
+        time=args.time,
+        every=args.every,
+        n_bins=args.bins,
+        weight=args.weight,
+        odds_ratio=args.odds_ratio,
+        arl0=10_000.0 if args.arl0 is None else args.arl0,
+        threshold=threshold,
+        seed=args.seed,
+    )
+    if alarms.height:
+        with _table_config():
+            print(alarms, file=stdout, flush=True)
+    if args.windows is not None:
+        windows = monitor_store_windows(args.store)
+        with atomic_path(args.windows) as temporary:
+            if args.windows.suffix.lower() == ".csv":
+                windows.write_csv(temporary)
+            else:
+                windows.write_parquet(temporary)
+        progress(f"wrote {args.windows}")
+    progress(f"{alarms.height} new alarm{'s' if alarms.height != 1 else ''}")
+    progress.done()
+    return ALARM_EXIT if alarms.height else 0
 
 
 # --------------------------------------------------------------------------

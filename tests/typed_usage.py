@@ -1,5 +1,6 @@
 """Checked by mypy and pyright in tests/test_typing.py: the typed paths to `.calib`."""
 
+from pathlib import Path
 from typing import assert_type
 
 import polars as pl
@@ -141,3 +142,11 @@ def typed_drift_charts(df: pl.DataFrame, lf: pl.LazyFrame) -> None:
     assert_type(chart, alt.LayerChart | alt.FacetChart)
     figure = pc.plot_observed_minus_expected(df, "p", "y", time="ts", backend="matplotlib")
     assert_type(figure, Figure)
+
+
+def typed_monitor_store(lf: pl.LazyFrame, store: Path) -> None:
+    """The monitoring store: an update gives the new alarms; the readers give tables."""
+    alarms = pc.update_monitor_store(lf, store, "p", "y", by=["model"], time="ts", arl0=1e4)
+    assert_type(alarms, pl.DataFrame)
+    assert_type(pc.monitor_store_alarms(store), pl.DataFrame)
+    assert_type(pc.monitor_store_windows(str(store)), pl.DataFrame)
