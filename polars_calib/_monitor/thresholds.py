@@ -5,10 +5,14 @@ reference distribution of ``(p, w)`` with ``y ~ Bernoulli(p)`` (a calibrated str
 
 * **simulation** with the package's counter-based draws (``_core/draws.py``): simulated
   row ``r`` picks reference row ``floor(u(r, 0) * n)`` and draws its label from
-  ``u(r, 1)``, so the draws depend on ``(r, seed)`` only, on any engine. One long
-  stream per group, cut into the Lindley chart's cycles (from a zero of ``S`` to the
-  next, or to the first row above ``h``): by Wald's identity ARL(h) = E[cycle length]
-  / P(a cycle crosses h), estimated for every ``h`` at once (``docs/monitoring.md``);
+  ``u(r, 1)``, so the draws depend on ``(r, seed)`` only, on any engine. The draws are
+  computed once, in chunks of ``CHUNK`` rows shared by every group; each group's charts
+  are running sums over them (numpy, carried from chunk to chunk: in memory, a chunk
+  and each chart's records above the Markov chain's guess, a small share of the rows).
+  One long stream per group, cut into the Lindley chart's cycles (from a zero of ``S``
+  to the next, or to the first row above ``h``): by Wald's identity ARL(h) = E[cycle
+  length] / P(a cycle crosses h), estimated for every ``h`` at once from each cycle's
+  records (``docs/monitoring.md``);
 * the **Markov chain** of Brook and Evans (1972): ``S`` on ``m`` states of ``[0, h]``,
   the expected steps to absorption from state 0; numpy on an ``m x m`` matrix.
 """
