@@ -15,9 +15,18 @@ windows       Spiegelhalter's z on consecutive windows of 100 and 1,000 rows, al
               rate (one alarm every A / 2 rows: a window alarms falsely with
               probability n / (A / 2)); its delay is the end of the first alarming window
 
+speed         (``--speed``) the issue's targets: the thresholds of 100 groups (2,000
+              reference rows each, ARL0 10,000) at several ``simulated_alarms``; and
+              both CUSUMs and the O - E chart per model (100 models, rows in random time
+              order) against a plain ``cum_sum().over("model", order_by="ts")``, side by
+              side in one process, best of 5: three ``over(order_by=)``, one ``over`` of
+              a struct of the three, and ``.over("model")`` on a log sorted by model and
+              time (the sort not counted)
+
     python bench/monitoring.py           # ARL0 10,000: thresholds from 1,000 simulated
                                          # alarms, 20M calibrated rows, 1,000 streams a cell
     python bench/monitoring.py --small   # 400 simulated alarms, 2M rows, 100 streams
+    python bench/monitoring.py --speed --rows 10000000   # the speed targets at 10M rows
 
 It prints a Markdown table. Nothing here is a test: the figures are simulations.
 """
@@ -26,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from statistics import NormalDist
 
 import numpy as np
@@ -99,13 +109,87 @@ def window_delays(
     return delays, streams * (length // window * window) / max(calm.height, 1)
 
 
+def best_of(runs: int, cases: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """The best time of each case over `runs` rounds, the cases interleaved in each."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, case in cases.items():
+            start = time.perf_counter()
+            case()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(values) for name, values in times.items()}
+
+
+def threshold_speed(rng: np.random.Generator, groups: int, alarms: list[int]) -> None:
+    """Seconds for the thresholds of `groups` groups (2,000 reference rows each)."""
+    p = rng.beta(2.0, 5.0, groups * 2_000)
+    y = (rng.random(p.size) < p).astype(np.int64)
+    df = pl.DataFrame({"g": np.repeat(np.arange(groups), 2_000), "p": p, "y": y})
+    print(f"| simulated_alarms | {groups} groups, seconds | arl0_se / arl0 |")
+    print("|---|---|---|")
+    for count in alarms:
+        start = time.perf_counter()
+        table = pc.cusum_thresholds(df, "p", "y", by="g", simulated_alarms=count)
+        seconds = time.perf_counter() - start
+        print(f"| {count} | {seconds:.1f} | {table['arl0_se'].mean() / 10_000:.1%} |")
+
+
+def chart_speed(rng: np.random.Generator, rows: int, models: int = 100) -> None:
+    """The three charts per model against a plain ``cum_sum`` over the same window."""
+    p = rng.beta(2.0, 5.0, rows)
+    log = pl.DataFrame(
+        {
+            "model": rng.integers(0, models, rows),
+            "ts": rng.permutation(rows),
+            "p": p,
+            "y": (rng.random(rows) < p).astype(np.int64),
+        }
+    )
+    ordered = log.sort("model", "ts")
+    charts = {
+        "up": pc.cusum("p", "y", odds_ratio=2.0),
+        "down": pc.cusum("p", "y", odds_ratio=0.5),
+        "oe": pc.observed_minus_expected("p", "y"),
+    }
+    window = {"partition_by": "model", "order_by": "ts"}
+    each = [chart.over(**window).alias(name) for name, chart in charts.items()]
+    struct = pl.struct(chart.alias(name) for name, chart in charts.items())
+    cases: dict[str, Callable[[], object]] = {
+        "plain cum_sum, over(order_by=)": lambda: (
+            log.lazy().select(pl.col("p").cum_sum().over(**window)).collect()
+        ),
+        "one CUSUM, over(order_by=)": lambda: log.lazy().select(each[0]).collect(),
+        "three charts, three over(order_by=)": lambda: log.lazy().select(each).collect(),
+        "three charts, one over(order_by=) of a struct": lambda: (
+            log.lazy().select(struct.over(**window).alias("s")).unnest("s").collect()
+        ),
+        "three charts, over('model') on a sorted log": lambda: (
+            ordered.lazy()
+            .select(chart.over("model").alias(name) for name, chart in charts.items())
+            .collect()
+        ),
+    }
+    times = best_of(5, cases)
+    plain = times["plain cum_sum, over(order_by=)"]
+    print(f"\n| {rows:,} rows, {models} models (best of 5) | seconds | x plain |")
+    print("|---|---|---|")
+    for name, seconds in times.items():
+        print(f"| {name} | {seconds:.2f} | {seconds / plain:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arl0", type=float, default=10_000.0)
     parser.add_argument("--small", action="store_true", help="few streams: a quick check")
+    parser.add_argument("--speed", action="store_true", help="the issue's speed targets")
+    parser.add_argument("--rows", type=int, default=2_000_000, help="rows of --speed's log")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
+    if args.speed:
+        threshold_speed(rng, 100, [25, 50, 100, 200])
+        chart_speed(rng, args.rows)
+        return
     arl0 = args.arl0
     calm_streams, alarms, shifted_streams = (40, 400, 100) if args.small else (400, 1000, 1000)
     h, seconds = thresholds(rng, arl0, alarms)
