@@ -82,7 +82,11 @@ def markov_arl(values: np.ndarray, probs: np.ndarray, h: float, states: int = ST
 
 
 def markov_check(values: np.ndarray, probs: np.ndarray, h: float) -> float:
-    """The Markov-chain ARL at `h`, extrapolated from ``STATES`` and ``STATES / 2`` states."""
+    """The Markov-chain ARL at `h`, extrapolated from ``STATES`` and ``STATES / 2`` states
+    (at ``h = 0``, exactly ``1 / P(W > 0)``: the chart alarms at its first positive term)."""
+    if h <= 0.0:
+        positive = float(probs[values > 0.0].sum())
+        return 1.0 / positive if positive > 0.0 else math.inf
     fine, coarse = markov_arl(values, probs, h, STATES), markov_arl(values, probs, h, STATES // 2)
     return (4.0 * fine - coarse) / 3.0
 
@@ -97,9 +101,11 @@ def markov_threshold(
     while f_hi < 0.0:
         lo, f_lo, hi = hi, f_hi, 2.0 * hi
         f_hi = math.log(markov_arl(values, probs, hi, states) / arl0)
-    side, h = 0, hi
+    side, h, scale = 0, hi, hi
     for _ in range(100):
         h = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if h < 1e-6 * scale:  # every h > 0 has an ARL above the target: h = 0
+            return 0.0
         f = math.log(markov_arl(values, probs, h, states) / arl0)
         if abs(f) < 0.01 or hi - lo < 1e-3 * hi:
             return h
@@ -254,8 +260,9 @@ def _at(cycles: Cycles, h: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def simulated_threshold(cycles: Cycles, arl0: float) -> Estimate | None:
-    """The smallest ``h`` whose simulated ARL reaches `arl0`; None when ``cycles.low``
-    is too high. The estimate changes only at a record's value: every one is tried."""
+    """The smallest ``h`` whose simulated ARL reaches `arl0`; None when ``cycles.low > 0``
+    is too high (0 when every ``h >= 0`` reaches it). The estimate changes only at a
+    record's value: every one is tried."""
     if not len(cycles.value):
         return None
     h = np.concatenate([[cycles.low], np.sort(cycles.value)])
@@ -264,7 +271,7 @@ def simulated_threshold(cycles: Cycles, arl0: float) -> Estimate | None:
     with np.errstate(divide="ignore"):
         arl = (cycles.rows - after) / crossing
     reached = np.flatnonzero(arl >= arl0)  # the largest value reaches it: no crossing
-    if reached[0] == 0:
+    if reached[0] == 0 and cycles.low > 0.0:
         return None
     best = float(h[reached[0]])
     chosen = (cycles.previous <= best) & (best < cycles.value)
