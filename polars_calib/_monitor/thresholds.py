@@ -304,7 +304,7 @@ def simulate(
         for p, w, log_rs, lows in groups
     ]
     limits = [p * 4294967296.0 for p, _, _, _ in groups]
-    for offset in range(0, rows, CHUNK):
+    for offset in range(0, rows if groups else 0, CHUNK):
         u, word = draws(offset, min(offset + CHUNK, rows), seed)
         for limit, group in zip(limits, charts):
             pick = (u * len(limit)).astype(np.int64)  # floor: u * n >= 0
