@@ -114,7 +114,10 @@ def thresholds_for(
     parts = used.partition_by(GROUP, maintain_order=True, include_key=True)
     arrays = [(part["p"].to_numpy(), part["w"].to_numpy()) for part in parts]
     atoms = [[term_atoms(p, w, log_r) for log_r in log_rs] for p, w in arrays]
-    lows = [[LOW * markov_threshold(*atom, arl0) for atom in group] for group in atoms]
+    # A guess: 10% on the ARL is 1 to 2% on h, far above LOW's margin.
+    lows = [
+        [LOW * markov_threshold(*atom, arl0, tolerance=0.1) for atom in group] for group in atoms
+    ]
     simulated = simulate([(p, w, log_rs, low) for (p, w), low in zip(arrays, lows)], rows, seed)
     found = [[simulated_threshold(cycles, arl0) for cycles in group] for group in simulated]
     # The Markov chain's guess was too high: again from every positive S.

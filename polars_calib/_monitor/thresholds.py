@@ -92,10 +92,15 @@ def markov_check(values: np.ndarray, probs: np.ndarray, h: float) -> float:
 
 
 def markov_threshold(
-    values: np.ndarray, probs: np.ndarray, arl0: float, states: int = SEARCH_STATES
+    values: np.ndarray,
+    probs: np.ndarray,
+    arl0: float,
+    states: int = SEARCH_STATES,
+    tolerance: float = 0.01,
 ) -> float:
-    """The ``h`` whose Markov-chain ARL is `arl0` (to 1%): ``log ARL`` is nearly linear
-    in ``h``, so a false-position search on it (Illinois' variant) takes a few solves."""
+    """The ``h`` whose Markov-chain ARL is `arl0` (to `tolerance`, relative): ``log ARL``
+    is nearly linear in ``h``, so a false-position search on it (Illinois' variant)
+    takes a few solves."""
     lo, hi = 0.0, max(float(np.abs(values).max()), 1e-3)
     f_lo, f_hi = -math.log(arl0), math.log(markov_arl(values, probs, hi, states) / arl0)
     while f_hi < 0.0:
@@ -107,7 +112,7 @@ def markov_threshold(
         if h < 1e-6 * scale:  # every h > 0 has an ARL above the target: h = 0
             return 0.0
         f = math.log(markov_arl(values, probs, h, states) / arl0)
-        if abs(f) < 0.01 or hi - lo < 1e-3 * hi:
+        if abs(f) < tolerance or hi - lo < 1e-3 * hi:
             return h
         if f < 0.0:
             lo, f_lo = h, f
