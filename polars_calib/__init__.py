@@ -44,6 +44,7 @@ from polars_calib._frames.regression import (
     regression_metrics_from_statistics,
     regression_statistics,
     regression_summary,
+    validate_regression_statistics,
 )
 from polars_calib._frames.statistics import (
     bin_statistics,
@@ -115,6 +116,8 @@ from polars_calib._monitor import (
     monitor,
     monitor_windows,
     observed_minus_expected,
+    plot_cusum,
+    plot_observed_minus_expected,
 )
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
@@ -122,6 +125,7 @@ from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.regression import plot_pit_histogram, plot_quantile_reliability
 from polars_calib._plot.reliability import plot_reliability
+from polars_calib._plot.windows import plot_monitor_windows
 from polars_calib._recalibration import (
     Calibrator,
     ClippedScoresWarning,
@@ -132,6 +136,7 @@ from polars_calib._recalibration import (
     load_calibrator,
     load_regression_calibrator,
 )
+from polars_calib._report.regression import regression_html_report
 from polars_calib._report.report import HtmlReport, html_report
 from polars_calib._smooth import smooth_ece as smooth_ece  # deprecated, not in __all__
 from polars_calib._smooth import (
@@ -223,7 +228,10 @@ __all__ = [
     "pit_ks",
     "pit_ks_p",
     "plot_audit",
+    "plot_cusum",
     "plot_metric_over_time",
+    "plot_monitor_windows",
+    "plot_observed_minus_expected",
     "plot_pit_histogram",
     "plot_quantile_reliability",
     "plot_reliability",
@@ -236,6 +244,7 @@ __all__ = [
     "refinement_loss",
     "refused_counts",
     "refused_rows",
+    "regression_html_report",
     "regression_metrics_from_statistics",
     "regression_statistics",
     "regression_summary",
@@ -258,6 +267,7 @@ __all__ = [
     "uce",
     "uniform_edges",
     "validate",
+    "validate_regression_statistics",
     "validate_statistics",
     "variance_reliability",
     "variance_summary",
