@@ -15,9 +15,18 @@ windows       Spiegelhalter's z on consecutive windows of 100 and 1,000 rows, al
               rate (one alarm every A / 2 rows: a window alarms falsely with
               probability n / (A / 2)); its delay is the end of the first alarming window
 
+speed         (``--speed``) the issue's targets: the thresholds of 100 groups (2,000
+              reference rows each, ARL0 10,000) at several ``simulated_alarms``; and
+              both CUSUMs and the O - E chart per model (100 models, rows in random time
+              order) against a plain ``cum_sum().over("model", order_by="ts")``, side by
+              side in one process, best of 5: three ``over(order_by=)``, one ``over`` of
+              a struct of the three, and ``.over("model")`` on a log sorted by model and
+              time (the sort not counted)
+
     python bench/monitoring.py           # ARL0 10,000: thresholds from 1,000 simulated
                                          # alarms, 20M calibrated rows, 1,000 streams a cell
     python bench/monitoring.py --small   # 400 simulated alarms, 2M rows, 100 streams
+    python bench/monitoring.py --speed --rows 10000000   # the speed targets at 10M rows
 
 It prints a Markdown table. Nothing here is a test: the figures are simulations.
 
@@ -37,6 +46,7 @@ import argparse
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from statistics import NormalDist
@@ -161,10 +171,80 @@ def store_speed(rng: np.random.Generator, rows: int, repeats: int = 3) -> None:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def best_of(runs: int, cases: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """The best time of each case over `runs` rounds, the cases interleaved in each."""
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, case in cases.items():
+            start = time.perf_counter()
+            case()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(values) for name, values in times.items()}
+
+
+def threshold_speed(rng: np.random.Generator, groups: int, alarms: list[int]) -> None:
+    """Seconds for the thresholds of `groups` groups (2,000 reference rows each)."""
+    p = rng.beta(2.0, 5.0, groups * 2_000)
+    y = (rng.random(p.size) < p).astype(np.int64)
+    df = pl.DataFrame({"g": np.repeat(np.arange(groups), 2_000), "p": p, "y": y})
+    print(f"| simulated_alarms | {groups} groups, seconds | arl0_se / arl0 |")
+    print("|---|---|---|")
+    for count in alarms:
+        start = time.perf_counter()
+        table = pc.cusum_thresholds(df, "p", "y", by="g", simulated_alarms=count)
+        seconds = time.perf_counter() - start
+        relative = float(np.mean(table["arl0_se"].to_numpy())) / 10_000
+        print(f"| {count} | {seconds:.1f} | {relative:.1%} |")
+
+
+def chart_speed(rng: np.random.Generator, rows: int, models: int = 100) -> None:
+    """The three charts per model against a plain ``cum_sum`` over the same window."""
+    p = rng.beta(2.0, 5.0, rows)
+    log = pl.DataFrame(
+        {
+            "model": rng.integers(0, models, rows),
+            "ts": rng.permutation(rows),
+            "p": p,
+            "y": (rng.random(rows) < p).astype(np.int64),
+        }
+    )
+    ordered = log.sort("model", "ts")
+    charts = {
+        "up": pc.cusum("p", "y", odds_ratio=2.0),
+        "down": pc.cusum("p", "y", odds_ratio=0.5),
+        "oe": pc.observed_minus_expected("p", "y"),
+    }
+    each = [chart.over("model", order_by="ts").alias(name) for name, chart in charts.items()]
+    struct = pl.struct(chart.alias(name) for name, chart in charts.items())
+    cases: dict[str, Callable[[], object]] = {
+        "plain cum_sum, over(order_by=)": lambda: (
+            log.lazy().select(pl.col("p").cum_sum().over("model", order_by="ts")).collect()
+        ),
+        "one CUSUM, over(order_by=)": lambda: log.lazy().select(each[0]).collect(),
+        "three charts, three over(order_by=)": lambda: log.lazy().select(each).collect(),
+        "three charts, one over(order_by=) of a struct": lambda: (
+            log.lazy().select(struct.over("model", order_by="ts").alias("s")).unnest("s").collect()
+        ),
+        "three charts, over('model') on a sorted log": lambda: (
+            ordered.lazy()
+            .select(chart.over("model").alias(name) for name, chart in charts.items())
+            .collect()
+        ),
+    }
+    times = best_of(5, cases)
+    plain = times["plain cum_sum, over(order_by=)"]
+    print(f"\n| {rows:,} rows, {models} models (best of 5) | seconds | x plain |")
+    print("|---|---|---|")
+    for name, seconds in times.items():
+        print(f"| {name} | {seconds:.2f} | {seconds / plain:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arl0", type=float, default=10_000.0)
     parser.add_argument("--small", action="store_true", help="few streams: a quick check")
+    parser.add_argument("--speed", action="store_true", help="the issue's speed targets")
+    parser.add_argument("--rows", type=int, default=2_000_000, help="rows of --speed's log")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", action="store_true", help="the daily update of a store")
     args = parser.parse_args()
@@ -172,6 +252,10 @@ def main() -> None:
         store_speed(np.random.default_rng(args.seed), 100_000 if args.small else 1_000_000)
         return
     rng = np.random.default_rng(args.seed)
+    if args.speed:
+        threshold_speed(rng, 100, [25, 50, 100, 200])
+        chart_speed(rng, args.rows)
+        return
     arl0 = args.arl0
     calm_streams, alarms, shifted_streams = (40, 400, 100) if args.small else (400, 1000, 1000)
     h, seconds = thresholds(rng, arl0, alarms)

@@ -319,6 +319,35 @@ def test_thresholds_give_the_target_arl_of_simulated_run_lengths() -> None:
         assert 0.03 < row["arl0_se"] / row["arl0"] < 0.1
 
 
+def test_thresholds_simulated_over_several_chunks_give_the_target_arl() -> None:
+    """ARL0 = 500 from 100,000 simulated rows (two chunks of draws, the charts'
+    sums carried across them): numpy's own run lengths at the threshold average 500."""
+    rng = np.random.default_rng(11)
+    p = rng.uniform(0.02, 0.4, 200).round(3)
+    df = pl.DataFrame({"p": p, "y": (rng.random(200) < p).astype(np.int64)})
+    table = pc.cusum_thresholds(df, "p", "y", arl0=500, simulated_alarms=200)
+    for row in table.iter_rows(named=True):
+        assert row["rows_simulated"] == 100_000 and row["alarms_simulated"] >= 150
+        assert abs(row["arl0"] - 500) <= 0.02 * 500
+        assert abs(row["arl0_markov"] - row["arl0"]) <= 4 * row["arl0_se"]
+        lengths = run_lengths(p, row["odds_ratio"], row["threshold"], 500, seed=2)
+        se = lengths.std() / math.sqrt(len(lengths))
+        assert abs(lengths.mean() - 500) <= 4 * math.hypot(se, row["arl0_se"]), row
+
+
+def test_a_target_below_every_positive_thresholds_arl_gives_threshold_zero() -> None:
+    """p = 0.001: one event lifts the R = 2 chart by log 2, so every h > 0 has an ARL
+    of about 1,000 rows, above a target of 300: the threshold is 0 (alarm at the first
+    event; the Markov chain's ARL there is exactly 1 / P(W > 0)), not an error. The
+    R = 0.5 chart, creeping up by 0.0005 a row, gets a positive threshold."""
+    df = pl.DataFrame({"p": [0.001] * 3, "y": [0, 0, 0]})
+    table = pc.cusum_thresholds(df, "p", "y", arl0=300, simulated_alarms=50)
+    down, up = table.iter_rows(named=True)
+    assert up["threshold"] == 0.0 and up["arl0"] >= 300
+    assert up["arl0_markov"] == pytest.approx(1000.0, rel=1e-9)
+    assert 0.0 < down["threshold"] < 1.0 and abs(down["arl0"] - 300) <= 0.05 * 300
+
+
 def test_thresholds_are_reproducible_per_group_and_weights_are_not_rows() -> None:
     rng = np.random.default_rng(8)
     p = rng.uniform(0.05, 0.5, 300).round(2)

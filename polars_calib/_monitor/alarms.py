@@ -23,7 +23,6 @@ from polars_calib._monitor.thresholds import (
     simulate,
     simulated_threshold,
     term_atoms,
-    words,
 )
 
 __all__ = [
@@ -37,6 +36,9 @@ __all__ = [
 ]
 
 GROUP, REF = "__calib_group__", "__calib_reference__"
+LOW = 0.75
+"""The simulation keeps the rows above ``LOW`` times the Markov chain's threshold (all
+positive rows again for a chart whose simulated ARL there already reaches the target)."""
 THRESHOLD_COLUMNS = pl.Schema(
     {
         "odds_ratio": pl.Float64,
@@ -119,35 +121,34 @@ def thresholds_for(
         raise CalibrationDataError(msg)
     rows = math.ceil(simulated_alarms * arl0)
     log_rs = [math.log(ratio) for ratio in ratios]
-    drawn = words(rows, seed)
     parts = used.partition_by(GROUP, maintain_order=True, include_key=True)
     arrays = [(part["p"].to_numpy(), part["w"].to_numpy()) for part in parts]
     atoms = [[term_atoms(p, w, log_r) for log_r in log_rs] for p, w in arrays]
-    markov = [[markov_threshold(*atom, arl0) for atom in group] for group in atoms]
-    plans = [
-        plan
-        for (p, w), hs in zip(arrays, markov)
-        for plan in simulate(p, w, log_rs, [0.5 * h for h in hs], drawn)
+    # A guess: 10% on the ARL is 1 to 2% on h, far above LOW's margin.
+    lows = [
+        [LOW * markov_threshold(*atom, arl0, tolerance=0.1) for atom in group] for group in atoms
     ]
-    done = pl.collect_all(plans)
+    simulated = simulate([(p, w, log_rs, low) for (p, w), low in zip(arrays, lows)], rows, seed)
+    found = [[simulated_threshold(cycles, arl0) for cycles in group] for group in simulated]
+    # The Markov chain's guess was too high: again from every positive S.
+    again = [(g, j) for g, group in enumerate(found) for j, f in enumerate(group) if f is None]
+    redone = simulate([(*arrays[g], [log_rs[j]], [0.0]) for g, j in again], rows, seed)
+    for (g, j), (cycles,) in zip(again, redone):
+        found[g][j] = simulated_threshold(cycles, arl0)
     records = []
-    for g, (part, (p, w)) in enumerate(zip(parts, arrays)):
+    for g, part in enumerate(parts):
         for j, ratio in enumerate(ratios):
-            high, totals = done[2 * (g * len(ratios) + j)], done[2 * (g * len(ratios) + j) + 1]
-            found = simulated_threshold(high, totals, 0.5 * markov[g][j], arl0)
-            if found is None:  # the Markov chain's half was too high: every positive S
-                high, totals = pl.collect_all(simulate(p, w, [log_rs[j]], [0.0], drawn))
-                found = simulated_threshold(high, totals, 0.0, arl0)
-            h = math.nan if found is None else found.threshold
+            estimate = found[g][j]
+            h = math.nan if estimate is None else estimate.threshold
             records.append(
                 {
                     **part.select(GROUP, *keys).row(0, named=True),
                     "odds_ratio": ratio,
                     "threshold": h,
-                    "arl0": math.nan if found is None else found.arl,
-                    "arl0_se": math.nan if found is None else found.se,
-                    "arl0_markov": markov_check(*atoms[g][j], h) if found else math.nan,
-                    "alarms_simulated": 0 if found is None else found.alarms,
+                    "arl0": math.nan if estimate is None else estimate.arl,
+                    "arl0_se": math.nan if estimate is None else estimate.se,
+                    "arl0_markov": markov_check(*atoms[g][j], h) if estimate else math.nan,
+                    "alarms_simulated": 0 if estimate is None else estimate.alarms,
                     "rows_simulated": rows,
                 }
             )

@@ -5,10 +5,14 @@ reference distribution of ``(p, w)`` with ``y ~ Bernoulli(p)`` (a calibrated str
 
 * **simulation** with the package's counter-based draws (``_core/draws.py``): simulated
   row ``r`` picks reference row ``floor(u(r, 0) * n)`` and draws its label from
-  ``u(r, 1)``, so the draws depend on ``(r, seed)`` only, on any engine. One long
-  stream per group, cut into the Lindley chart's cycles (from a zero of ``S`` to the
-  next, or to the first row above ``h``): by Wald's identity ARL(h) = E[cycle length]
-  / P(a cycle crosses h), estimated for every ``h`` at once (``docs/monitoring.md``);
+  ``u(r, 1)``, so the draws depend on ``(r, seed)`` only, on any engine. The draws are
+  computed once, in chunks of ``CHUNK`` rows shared by every group; each group's charts
+  are running sums over them (numpy, carried from chunk to chunk: in memory, a chunk
+  and each chart's records above the Markov chain's guess, a small share of the rows).
+  One long stream per group, cut into the Lindley chart's cycles (from a zero of ``S``
+  to the next, or to the first row above ``h``): by Wald's identity ARL(h) = E[cycle
+  length] / P(a cycle crosses h), estimated for every ``h`` at once from each cycle's
+  records (``docs/monitoring.md``);
 * the **Markov chain** of Brook and Evans (1972): ``S`` on ``m`` states of ``[0, h]``,
   the expected steps to absorption from state 0; numpy on an ``m x m`` matrix.
 """
@@ -21,17 +25,18 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from polars_calib._core.draws import bernoulli, uniform, with_row_key, with_words
+from polars_calib._core.draws import uniform, with_row_key, with_words
 
 __all__ = [
+    "Cycles",
     "Estimate",
+    "draws",
     "markov_arl",
     "markov_check",
     "markov_threshold",
     "simulate",
     "simulated_threshold",
     "term_atoms",
-    "words",
 ]
 
 STATES = 96
@@ -77,26 +82,37 @@ def markov_arl(values: np.ndarray, probs: np.ndarray, h: float, states: int = ST
 
 
 def markov_check(values: np.ndarray, probs: np.ndarray, h: float) -> float:
-    """The Markov-chain ARL at `h`, extrapolated from ``STATES`` and ``STATES / 2`` states."""
+    """The Markov-chain ARL at `h`, extrapolated from ``STATES`` and ``STATES / 2`` states
+    (at ``h = 0``, exactly ``1 / P(W > 0)``: the chart alarms at its first positive term)."""
+    if h <= 0.0:
+        positive = float(probs[values > 0.0].sum())
+        return 1.0 / positive if positive > 0.0 else math.inf
     fine, coarse = markov_arl(values, probs, h, STATES), markov_arl(values, probs, h, STATES // 2)
     return (4.0 * fine - coarse) / 3.0
 
 
 def markov_threshold(
-    values: np.ndarray, probs: np.ndarray, arl0: float, states: int = SEARCH_STATES
+    values: np.ndarray,
+    probs: np.ndarray,
+    arl0: float,
+    states: int = SEARCH_STATES,
+    tolerance: float = 0.01,
 ) -> float:
-    """The ``h`` whose Markov-chain ARL is `arl0` (to 1%): ``log ARL`` is nearly linear
-    in ``h``, so a false-position search on it (Illinois' variant) takes a few solves."""
+    """The ``h`` whose Markov-chain ARL is `arl0` (to `tolerance`, relative): ``log ARL``
+    is nearly linear in ``h``, so a false-position search on it (Illinois' variant)
+    takes a few solves."""
     lo, hi = 0.0, max(float(np.abs(values).max()), 1e-3)
     f_lo, f_hi = -math.log(arl0), math.log(markov_arl(values, probs, hi, states) / arl0)
     while f_hi < 0.0:
         lo, f_lo, hi = hi, f_hi, 2.0 * hi
         f_hi = math.log(markov_arl(values, probs, hi, states) / arl0)
-    side, h = 0, hi
+    side, h, scale = 0, hi, hi
     for _ in range(100):
         h = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
+        if h < 1e-6 * scale:  # every h > 0 has an ARL above the target: h = 0
+            return 0.0
         f = math.log(markov_arl(values, probs, h, states) / arl0)
-        if abs(f) < 0.01 or hi - lo < 1e-3 * hi:
+        if abs(f) < tolerance or hi - lo < 1e-3 * hi:
             return h
         if f < 0.0:
             lo, f_lo = h, f
@@ -119,86 +135,185 @@ class Estimate:
     alarms: int
 
 
-def words(rows: int, seed: int) -> pl.DataFrame:
-    """The simulated rows' numbers ``r`` and their two counter-based words (``a``: the
-    reference row, ``b``: the label), common to every group."""
-    lf = pl.LazyFrame().select(pl.int_range(rows, dtype=pl.Int64).alias("r"))
+@dataclass(frozen=True)
+class Cycles:
+    """A simulated chart cut into its complete cycles (from a zero of ``S`` to the next).
+
+    ``rows``: rows in complete cycles; ``squares``: the sum of their squared lengths.
+    Per **record** (a row above ``low`` whose ``S`` exceeds every earlier row of its
+    cycle), in row order: its ``value`` (``S``), the ``previous`` record's value in its
+    cycle (``low`` for the first), its ``position`` in its cycle (1-based) and its
+    cycle's ``length``. The first row above ``h >= low`` of a cycle is the record
+    with ``previous <= h < value``.
+    """
+
+    rows: int
+    squares: float
+    low: float
+    value: np.ndarray
+    previous: np.ndarray
+    position: np.ndarray
+    length: np.ndarray
+
+
+def draws(start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The counter-based draws of simulated rows ``start .. stop - 1``, common to every
+    group: the uniform ``u(r, 0)`` that picks the reference row and the word
+    ``u32(r, 1)`` (as a float) that draws the label."""
+    lf = pl.LazyFrame().select(pl.int_range(start, stop, dtype=pl.Int64).alias("r"))
     lf = with_row_key(lf, pl.col("r"), seed, ("h1", "h2"))
-    return with_words(lf, ("h1", "h2"), {"a": 0, "b": 1}).select("r", "a", "b").collect()
+    lf = with_words(lf, ("h1", "h2"), {"a": 0, "b": 1})
+    drawn = lf.select(uniform(pl.col("a")), pl.col("b").cast(pl.Float64)).collect()
+    return drawn["a"].to_numpy(), drawn["b"].to_numpy()
 
 
-def _stream(p: np.ndarray, w: np.ndarray, drawn: pl.DataFrame, log_rs: list[float]) -> pl.LazyFrame:
-    """The simulated stream: per row its number ``r`` and each chart's ``S`` (``s0``, ...)."""
-    pick = (uniform(pl.col("a")) * len(p)).floor().cast(pl.Int64)
-    picked = [pl.lit(pl.Series(p)).gather(pick).alias("p")]
-    weighted = bool(np.any(w != 1.0))  # unweighted: no column of ones to gather
-    picked += [pl.lit(pl.Series(w)).gather(pick).alias("w")] if weighted else []
-    lf = drawn.lazy().select("r", "b", *picked)
-    lf = lf.with_columns(y=bernoulli(pl.col("b"), pl.col("p")))
-    charts = []
-    for i, log_r in enumerate(log_rs):
-        term = pl.col("y") * log_r - (math.expm1(log_r) * pl.col("p")).log1p()
-        total = (pl.col("w") * term if weighted else term).cum_sum()
-        charts.append((total - total.cum_min().clip(upper_bound=0.0)).alias(f"s{i}"))
-    return lf.select("r", *charts)
+class _Chart:
+    """One simulated chart fed chunk by chunk: the running sums, the open cycle and the
+    records of the complete cycles (see :class:`Cycles`)."""
+
+    def __init__(self, values: np.ndarray, low: float) -> None:
+        self.values, self.low = values, low
+        self.total, self.floor = 0.0, 0.0  # C after the last row; min(0, min C)
+        self.zero, self.top = -1, low  # the open cycle's start and its largest record
+        self.squares = 0.0
+        self.open: list[np.ndarray] = [np.zeros(0), np.zeros(0), np.zeros(0, np.int64)]
+        self.done: list[list[np.ndarray]] = [[], [], [], []]
+
+    def feed(self, index: np.ndarray, offset: int) -> None:
+        """Add the rows whose atoms are `index`, the first being row `offset`."""
+        terms = self.values[index]
+        terms[0] += self.total  # the carried sum first: the rounding of one cumsum
+        total = np.cumsum(terms, out=terms)
+        floor = np.minimum.accumulate(total)
+        np.minimum(floor, self.floor, out=floor)
+        self.total, self.floor = float(total[-1]), float(floor[-1])
+        chart = np.subtract(total, floor, out=floor)
+        zeros = np.flatnonzero(chart == 0.0) + offset
+        high = np.flatnonzero(chart > self.low)
+        value, high = chart[high], high + offset
+        after = np.searchsorted(zeros, high)
+        start = np.where(after > 0, zeros[np.maximum(after - 1, 0)] if len(zeros) else 0, self.zero)
+        # A record exceeds every earlier row of its cycle: in the order (cycle descending,
+        # S descending, row ascending), no row before it in its cycle has a smaller row
+        # number, and the rows of later cycles (before it in this order) all have larger
+        # ones. The open cycle's rows must also exceed its records of earlier chunks.
+        order = np.lexsort((high, -value, -start))
+        seen = np.minimum.accumulate(high[order])
+        record = np.empty(len(high), dtype=bool)
+        record[order] = high[order] < np.concatenate([[np.iinfo(np.int64).max], seen[:-1]])
+        record &= (start != self.zero) | (value > self.top)
+        high, start, value, after = high[record], start[record], value[record], after[record]
+        first = np.diff(start, prepend=-2) != 0
+        before = np.where(start == self.zero, self.top, self.low)
+        previous = np.where(first, before, np.concatenate([[self.low], value[:-1]]))
+        self._close(zeros, high, start, value, previous, after)
+
+    def _close(
+        self,
+        zeros: np.ndarray,
+        high: np.ndarray,
+        start: np.ndarray,
+        value: np.ndarray,
+        previous: np.ndarray,
+        after: np.ndarray,
+    ) -> None:
+        """Keep the records of the cycles the chunk's `zeros` complete; carry the rest."""
+        complete = after < len(zeros)
+        position = high - start
+        if len(zeros):  # the open cycle ends at the chunk's first zero
+            carried = len(self.open[0])
+            for i, part in enumerate((value, previous, position)):
+                self.done[i] += [self.open[i], part[complete]]
+            ends = zeros[after[complete]] - start[complete]
+            self.done[3] += [np.full(carried, zeros[0] - self.zero), ends]
+            self.squares += float(np.sum(np.diff(zeros, prepend=self.zero).astype(np.float64) ** 2))
+            self.zero, self.top = int(zeros[-1]), self.low
+            self.open = [part[:0] for part in self.open]
+        pending = ~complete
+        self.open = [
+            np.concatenate([kept, part[pending]])
+            for kept, part in zip(self.open, (value, previous, position))
+        ]
+        if len(self.open[0]):
+            self.top = float(self.open[0][-1])
+
+    def cycles(self) -> Cycles:
+        """The complete cycles and their records."""
+        value, previous, position, length = (
+            np.concatenate(part) if part else np.zeros(0) for part in self.done
+        )
+        return Cycles(
+            self.zero + 1,
+            self.squares,
+            self.low,
+            value,
+            previous,
+            position.astype(np.int64),
+            length.astype(np.int64),
+        )
 
 
-def _cycles(stream: pl.LazyFrame, chart: str, low: float) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """The rows of complete cycles above `low` (their cycle's start, end, position) and the
-    totals: rows in complete cycles and the sum of squared cycle lengths."""
-    zero = pl.when(pl.col(chart) == 0.0).then(pl.col("r"))
-    lf = stream.select(
-        "r",
-        pl.col(chart).alias("s"),
-        zero.shift(1).forward_fill().fill_null(-1).alias("start"),
-        zero.backward_fill().alias("end"),
-    ).filter(pl.col("end").is_not_null())
-    position = pl.col("r") - pl.col("start")
-    totals = lf.select(
-        (pl.col("end").max() + 1).fill_null(0).alias("rows"),
-        (2 * position - 1).sum().cast(pl.Float64).alias("squares"),
-    )
-    return lf.filter(pl.col("s") > low).with_columns(position=position), totals
+def _at(cycles: Cycles, h: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Per ``h``: the sum of `x` over the records that are their cycle's first row
+    above ``h`` (``previous <= h < value``)."""
+    total = np.zeros(len(h), dtype=x.dtype)
+    for bound, sign in ((cycles.previous, 1), (cycles.value, -1)):
+        order = np.argsort(bound, kind="stable")
+        sums = np.concatenate([np.zeros(1, dtype=x.dtype), np.cumsum(x[order])])
+        total += sign * sums[np.searchsorted(bound[order], h, side="right")]
+    return total
 
 
-def _arl(h: float, high: dict[str, np.ndarray], rows: int) -> tuple[float, np.ndarray, np.ndarray]:
-    """Simulated ARL at `h`: each crossing cycle's first passage and length."""
-    above = high["s"] > h
-    starts = high["start"][above]  # in row order: a cycle's rows are together
-    first = np.flatnonzero(np.diff(starts, prepend=starts[:1] - 1))
-    tau = high["position"][above][first].astype(np.float64)
-    length = (high["end"] - high["start"])[above][first].astype(np.float64)
-    exposure = rows - float(np.sum(length - tau))
-    return (exposure / len(tau) if len(tau) else math.inf), tau, length
-
-
-def simulated_threshold(
-    high: pl.DataFrame, totals: pl.DataFrame, low: float, arl0: float
-) -> Estimate | None:
-    """The smallest ``h`` whose simulated ARL reaches `arl0`; None when `low` is too high."""
-    arrays = {name: high[name].to_numpy() for name in ("s", "start", "end", "position")}
-    rows = int(totals.item(0, "rows"))
-    if _arl(low, arrays, rows)[0] >= arl0 or not len(high):
+def simulated_threshold(cycles: Cycles, arl0: float) -> Estimate | None:
+    """The smallest ``h`` whose simulated ARL reaches `arl0`; None when ``cycles.low > 0``
+    is too high (0 when every ``h >= 0`` reaches it). The estimate changes only at a
+    record's value: every one is tried."""
+    if not len(cycles.value):
         return None
-    lo, hi = low, float(arrays["s"].max())
-    while hi - lo > 1e-6 * hi:
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if _arl(mid, arrays, rows)[0] < arl0 else (lo, mid)
-    arl, tau, length = _arl(hi, arrays, rows)
-    k = len(tau)
+    h = np.concatenate([[cycles.low], np.sort(cycles.value)])
+    crossing = _at(cycles, h, np.ones(len(cycles.value), dtype=np.int64))
+    after = _at(cycles, h, cycles.length - cycles.position)  # rows after the first passage
+    with np.errstate(divide="ignore"):
+        arl = (cycles.rows - after) / crossing
+    reached = np.flatnonzero(arl >= arl0)  # the largest value reaches it: no crossing
+    if reached[0] == 0 and cycles.low > 0.0:
+        return None
+    best = float(h[reached[0]])
+    chosen = (cycles.previous <= best) & (best < cycles.value)
+    tau = cycles.position[chosen].astype(np.float64)
+    length = cycles.length[chosen].astype(np.float64)
+    k, estimate = len(tau), float(arl[reached[0]])
     # Delta method for a ratio of sums over iid cycles: sum (T - ARL a)^2 / (sum a)^2.
-    squares = float(totals.item(0, "squares")) - float(np.sum(length**2 - tau**2))
-    spread = max(squares - 2.0 * arl * float(tau.sum()) + arl * arl * k, 0.0)
-    return Estimate(hi, arl, math.sqrt(spread) / k if k else math.inf, k)
+    squares = cycles.squares - float(np.sum(length**2 - tau**2))
+    spread = max(squares - 2.0 * estimate * float(tau.sum()) + estimate * estimate * k, 0.0)
+    return Estimate(best, estimate, math.sqrt(spread) / k if k else math.inf, k)
+
+
+CHUNK = 1 << 16
+"""Simulated rows per chunk: the draws and each chart's running state stay small
+(memory bounded by the groups, not the rows) and the passes stay in the cache."""
 
 
 def simulate(
-    p: np.ndarray, w: np.ndarray, log_rs: list[float], lows: list[float], drawn: pl.DataFrame
-) -> list[pl.LazyFrame]:
-    """The plans of one group's simulation on the rows `drawn` (:func:`words`): per chart,
-    its rows above `lows` in complete cycles and its totals."""
-    stream = _stream(p, w, drawn, log_rs)
-    plans: list[pl.LazyFrame] = []
-    for i, low in enumerate(lows):
-        plans.extend(_cycles(stream, f"s{i}", low))
-    return plans
+    groups: list[tuple[np.ndarray, np.ndarray, list[float], list[float]]], rows: int, seed: int
+) -> list[list[Cycles]]:
+    """Per group ``(p, w, log_rs, lows)``: its simulated charts' cycles and records above
+    `lows`, on the simulated rows ``0 .. rows - 1`` drawn once for every group.
+
+    Row ``r`` copies reference row ``floor(u * n)`` and draws ``y = 1`` when its word
+    is below ``p * 2**32`` (:func:`polars_calib._core.draws.bernoulli`); its term is
+    that row's atom (:func:`term_atoms`), gathered by one index for every chart.
+    """
+    charts = [
+        [_Chart(term_atoms(p, w, log_r)[0], low) for log_r, low in zip(log_rs, lows)]
+        for p, w, log_rs, lows in groups
+    ]
+    limits = [p * 4294967296.0 for p, _, _, _ in groups]
+    for offset in range(0, rows if groups else 0, CHUNK):
+        u, word = draws(offset, min(offset + CHUNK, rows), seed)
+        for limit, group in zip(limits, charts):
+            pick = (u * len(limit)).astype(np.int64)  # floor: u * n >= 0
+            index = np.where(word < limit[pick], pick, pick + len(limit))
+            for chart in group:
+                chart.feed(index, offset)
+    return [[chart.cycles() for chart in group] for group in charts]
