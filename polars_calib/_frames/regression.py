@@ -47,6 +47,7 @@ from polars_calib._table.quantiles import is_quantile_table
 from polars_calib._table.regression import (
     finish_regression,
     gaussian_plan,
+    regression_terms,
     reliability_levels,
 )
 
@@ -421,6 +422,7 @@ def regression_summary(
         time=time,
         every=every,
         weight=weight,
+        terms=regression_terms(asked),
     )
     result = finish_regression(plan.checked(), plan.keys, asked, n_levels, curve)
     return same_kind(data, result)
@@ -549,6 +551,7 @@ def quantile_reliability(
         time=time,
         every=every,
         weight=weight,
+        terms=("center",),
     )
     result = reliability_levels(plan.checked(), plan.keys, n_levels, curve, z)
     return same_kind(data, result)
