@@ -44,6 +44,7 @@ from polars_calib._frames.regression import (
     regression_metrics_from_statistics,
     regression_statistics,
     regression_summary,
+    validate_regression_statistics,
 )
 from polars_calib._frames.statistics import (
     bin_statistics,
@@ -132,6 +133,7 @@ from polars_calib._recalibration import (
     load_calibrator,
     load_regression_calibrator,
 )
+from polars_calib._report.regression import regression_html_report
 from polars_calib._report.report import HtmlReport, html_report
 from polars_calib._smooth import smooth_ece as smooth_ece  # deprecated, not in __all__
 from polars_calib._smooth import (
@@ -236,6 +238,7 @@ __all__ = [
     "refinement_loss",
     "refused_counts",
     "refused_rows",
+    "regression_html_report",
     "regression_metrics_from_statistics",
     "regression_statistics",
     "regression_summary",
@@ -258,6 +261,7 @@ __all__ = [
     "uce",
     "uniform_edges",
     "validate",
+    "validate_regression_statistics",
     "validate_statistics",
     "variance_reliability",
     "variance_summary",

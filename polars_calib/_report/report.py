@@ -64,10 +64,12 @@ class HtmlReport:
         The page: one HTML document with its styles, scripts and chart data inlined.
     summary
         The summary table shown, per `by` group (over the whole log), as
-        :func:`polars_calib.summary` returns it.
+        :func:`polars_calib.summary` returns it (:func:`polars_calib.regression_summary`
+        for :func:`polars_calib.regression_html_report`'s page).
     reliability
         The reliability table drawn, per `by` group, as
-        :func:`polars_calib.reliability` returns it.
+        :func:`polars_calib.reliability` returns it (the calibration curve of
+        :func:`polars_calib.quantile_reliability` for a regression page).
     over_time
         The summary per group and time window (with `time` and `every`), else None.
     notes
