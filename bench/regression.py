@@ -18,8 +18,9 @@ peers       uncertainty-toolbox's ``mean_absolute_calibration_error`` and netcal
             with the peers installed (the side environment of
             ``tests/data/regression/PEERS.md``): they run there, timed the same way
 
-Each time is the best of ``--repeats`` runs, each started when the CPUs are idle (or
-after 10 s).
+Each time is the best of ``--repeats`` rounds over all the cases in turn, each run
+started when the CPUs are idle (or after 10 s); beside the wall clock, the process's CPU
+seconds (what a shared machine's load changes least).
 
     python bench/regression.py                              # 10M rows
     python bench/regression.py --rows 20000 --repeats 1 --no-wait   # a quick check
@@ -180,6 +181,44 @@ def peers(rows: int, repeats: int, python: str, wait: bool) -> dict[str, float]:
     return times
 
 
+def interleaved(
+    runs: dict[str, Callable[[], object]], repeats: int, wait: bool
+) -> dict[str, tuple[float, float]]:
+    """Per run, the best wall and CPU seconds of `repeats` rounds over all `runs` in turn
+    (each round meets the same load; CPU seconds are the process's, all threads: on a
+    shared machine they say more than the wall clock, which waits for other jobs)."""
+    wall: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            if wait:
+                _wait_idle()
+            start, start_cpu = time.perf_counter(), time.process_time()
+            run()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
+    return {name: (min(wall[name]), min(cpu[name])) for name in runs}
+
+
+def report(times: dict[str, tuple[float, float]]) -> None:
+    """Print the ratios of the targets, by wall and CPU seconds."""
+    for clock, index in (("wall", 0), ("CPU", 1)):
+        t = [pair[index] for pair in times.values()]
+        print(f"\n{clock} seconds:")
+        for where, ours, ece, hand, hand_ece in (
+            ("in memory", t[0], t[1], t[7], t[8]),
+            ("streaming scan", t[2], t[3], t[9], t[10]),
+        ):
+            by_hand = hand / hand_ece
+            print(f"curve / ECE, {where}: {ours / ece:.2f}x (target 1.5x; by hand {by_hand:.2f}x)")
+        print(f"curve / by hand: {t[0] / t[7]:.2f}x in memory, {t[2] / t[9]:.2f}x scanned")
+        for name, ours, hand in (("crps", t[4], t[11]), ("nll", t[5], t[12])):
+            print(
+                f"{name} / mean: {ours / t[6]:.2f}x (target 1.2x; the formula by hand "
+                f"{hand / t[6]:.2f}x); {name} / the formula by hand: {ours / hand:.2f}x"
+            )
+
+
 def main() -> None:
     """Run the cases and print a Markdown table of times and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -195,27 +234,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "log.parquet"
         df.write_parquet(path)
-        times = {
-            name: best(run, args.repeats, wait)
-            for name, run in cases(df, pl.scan_parquet(path)).items()
-        }
-    print(f"| {args.rows:,} rows, {args.groups} groups | seconds |")
-    print("|---|---|")
-    for name, seconds in times.items():
-        print(f"| {name} | {seconds:.3f} |")
-    t = list(times.values())
-    for where, ours, ece, hand, hand_ece in (
-        ("in memory", t[0], t[1], t[7], t[8]),
-        ("streaming scan", t[2], t[3], t[9], t[10]),
-    ):
-        by_hand = hand / hand_ece
-        print(f"curve / ECE, {where}: {ours / ece:.2f}x (target 1.5x; by hand {by_hand:.2f}x)")
-    print(f"curve / by hand: {t[0] / t[7]:.2f}x in memory, {t[2] / t[9]:.2f}x scanned")
-    for name, ours, hand in (("crps", t[4], t[11]), ("nll", t[5], t[12])):
-        print(
-            f"{name} / mean: {ours / t[6]:.2f}x (target 1.2x; the formula by hand "
-            f"{hand / t[6]:.2f}x); {name} / the formula by hand: {ours / hand:.2f}x"
-        )
+        times = interleaved(cases(df, pl.scan_parquet(path)), args.repeats, wait)
+    print(f"| {args.rows:,} rows, {args.groups} groups | seconds | CPU seconds |")
+    print("|---|---|---|")
+    for name, (seconds, cpu) in times.items():
+        print(f"| {name} | {seconds:.3f} | {cpu:.3f} |")
+    report(times)
     if args.peers_python:
         print(f"\n| {args.peer_rows:,} rows, one group | seconds |\n|---|---|")
         for name, seconds in peers(args.peer_rows, args.repeats, args.peers_python, wait).items():
