@@ -116,6 +116,8 @@ from polars_calib._monitor import (
     monitor,
     monitor_windows,
     observed_minus_expected,
+    plot_cusum,
+    plot_observed_minus_expected,
 )
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
@@ -123,6 +125,7 @@ from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.regression import plot_pit_histogram, plot_quantile_reliability
 from polars_calib._plot.reliability import plot_reliability
+from polars_calib._plot.windows import plot_monitor_windows
 from polars_calib._recalibration import (
     Calibrator,
     ClippedScoresWarning,
@@ -225,7 +228,10 @@ __all__ = [
     "pit_ks",
     "pit_ks_p",
     "plot_audit",
+    "plot_cusum",
     "plot_metric_over_time",
+    "plot_monitor_windows",
+    "plot_observed_minus_expected",
     "plot_pit_histogram",
     "plot_quantile_reliability",
     "plot_reliability",

@@ -130,3 +130,14 @@ def typed_monitor_windows(df: pl.DataFrame, lf: pl.LazyFrame, limits: pc.Control
         "p", "y", time="ts", every="1w", reference=pair, limits=limits
     )
     assert_type(eager, pl.DataFrame)
+
+
+def typed_drift_charts(df: pl.DataFrame, lf: pl.LazyFrame) -> None:
+    """The drift charts: an Altair chart by default, a matplotlib Figure by name."""
+    import altair as alt
+    from matplotlib.figure import Figure
+
+    chart = pc.plot_cusum(lf, "p", "y", by="model", time="ts", odds_ratio=2.0, threshold=4.0)
+    assert_type(chart, alt.LayerChart | alt.FacetChart)
+    figure = pc.plot_observed_minus_expected(df, "p", "y", time="ts", backend="matplotlib")
+    assert_type(figure, Figure)

@@ -26,7 +26,7 @@ from polars_calib._monitor.thresholds import (
     words,
 )
 
-__all__ = ["GROUP", "alarms_for", "check_options", "thresholds_for"]
+__all__ = ["GROUP", "alarm_rounds", "alarms_for", "check_options", "thresholds_for"]
 
 GROUP, ROW, REF = "__calib_group__", "__calib_row__", "__calib_reference__"
 THRESHOLD_COLUMNS = pl.Schema(
@@ -178,7 +178,7 @@ def alarms_for(
             step.cum_sum().over(GROUP).alias("total"),
             flag.alias("flag"),
         ).join(thresholds.filter(pl.col("odds_ratio") == ratio), on=GROUP, maintain_order="left")
-        results.append(_rounds(rows, time).with_columns(odds_ratio=pl.lit(ratio)))
+        results.append(alarm_rounds(rows, time).drop("n").with_columns(odds_ratio=pl.lit(ratio)))
     found = pl.concat(results)
     keyed = df.select(GROUP, *keys).unique(GROUP, keep="first")
     columns = [*keys, time, "odds_ratio", "statistic", "threshold", "run_start"]
@@ -189,8 +189,11 @@ def alarms_for(
     )
 
 
-def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
-    """The alarms of one chart: per round, each active group's first alarm after its restart."""
+def alarm_rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
+    """The alarms of one chart: per round, each active group's first alarm after its restart.
+
+    Each alarm keeps its row's number ``n`` in its group (the charts drawn restart after it).
+    """
     dtype = rows.schema[time]
     starts = (
         rows.select(GROUP)
@@ -204,6 +207,7 @@ def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
             pl.lit(None, pl.Float64).alias("statistic"),
             "threshold",
             pl.col(time).alias("run_start"),
+            "n",
         )
     ]
     while starts.height:
@@ -224,7 +228,7 @@ def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
             .with_columns(statistic=pl.when("flag").then(math.inf).otherwise("statistic"))
             .collect()
         )
-        found.append(alarms.select(GROUP, time, "statistic", "threshold", "run_start"))
+        found.append(alarms.select(GROUP, time, "statistic", "threshold", "run_start", "n"))
         starts = alarms.select(
             GROUP,
             pl.col("n").alias("after"),
