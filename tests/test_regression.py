@@ -304,6 +304,42 @@ def test_summary_and_expressions_match_the_reference(
 
 
 # --------------------------------------------------------------------------
+# Speed (docs/performance.md, "Regression"): what a plan computes per row
+# --------------------------------------------------------------------------
+
+
+def test_a_frame_plan_computes_the_pit_once_a_row() -> None:
+    # The PIT (an erfc a row) is a column before the table's aggregation: the bin,
+    # `sum_p` and the CRPS read it there (an aggregation would compute each again).
+    lf = _random_frame(1, 20, True).lazy()
+    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "by": "g", "weight": "w"}
+    plans = [
+        pc.regression_summary(lf, "y", **options, metrics=metrics)
+        for metrics in (["mean_absolute_calibration_error"], ["crps"], None)
+    ]
+    plans.append(pc.regression_statistics(lf, "y", **options))
+    plans.append(pc.quantile_reliability(lf, "y", **options))
+    for plan in plans:
+        assert plan.explain().count("erfc") == 1
+
+
+def test_a_summary_table_sums_only_the_terms_of_its_metrics() -> None:
+    from polars_calib._table.regression import REGRESSION_METRICS, regression_terms
+
+    assert regression_terms(["mean_absolute_calibration_error"]) == ["center"]
+    assert regression_terms(["sharpness", "crps"]) == ["crps", "variance"]
+    # The default metrics: every term but the squared error (the variance tables').
+    assert regression_terms(REGRESSION_METRICS) == ["crps", "nll", "variance", "center"]
+
+
+def test_score_expressions_compute_the_pit_only_for_the_crps() -> None:
+    # The rows used are counted from `present`, not from the PIT.
+    assert str(pc.crps("y", mean="mu", std="sigma", weight="w")).count("erfc") == 1
+    assert "erfc" not in str(pc.nll("y", mean="mu", std="sigma"))
+    assert "erfc" not in str(pc.sharpness("sigma"))
+
+
+# --------------------------------------------------------------------------
 # Contexts, merging, laziness
 # --------------------------------------------------------------------------
 

@@ -40,10 +40,13 @@ from polars_calib._core.problem import (
 )
 from polars_calib._core.special import normal_cdf
 
-__all__ = ["REGRESSION_TERMS", "gaussian_problem"]
+__all__ = ["PIT_COLUMN", "REGRESSION_TERMS", "Z_COLUMN", "gaussian_columns", "gaussian_problem"]
 
 REGRESSION_TERMS = ("crps", "nll", "squared_error", "variance", "center")
 """The row terms of a Gaussian problem, summed by its statistics table."""
+
+Z_COLUMN, PIT_COLUMN = "__polars_calib_z__", "__polars_calib_pit__"
+"""The columns of :func:`gaussian_columns` (internal: never in a result)."""
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -57,11 +60,34 @@ def _numeric(value: IntoExpr, role: str) -> pl.Expr:
     )
 
 
+def _inputs(target: IntoExpr, mean: IntoExpr, std: IntoExpr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    return _numeric(target, "target"), _numeric(mean, "mean"), _numeric(std, "std")
+
+
+def gaussian_columns(target: IntoExpr, mean: IntoExpr, std: IntoExpr) -> list[pl.Expr]:
+    """``z`` and the PIT as the columns :data:`Z_COLUMN` and :data:`PIT_COLUMN`, for
+    ``with_columns`` before a frame's aggregation (see :func:`gaussian_problem`)."""
+    y, mu, sigma = _inputs(target, mean, std)
+    z = (y - mu) / sigma  # computed once: `with_columns` shares common subexpressions
+    return [z.alias(Z_COLUMN), normal_cdf(z).alias(PIT_COLUMN)]
+
+
 def gaussian_problem(
-    target: IntoExpr, mean: IntoExpr, std: IntoExpr, weight: IntoExpr | None = None
+    target: IntoExpr,
+    mean: IntoExpr,
+    std: IntoExpr,
+    weight: IntoExpr | None = None,
+    *,
+    columns: bool = False,
 ) -> Problem:
-    """The problem of Gaussian predictions N(`mean`, `std`²) of `target` (see the module)."""
-    y, mu, sigma = _numeric(target, "target"), _numeric(mean, "mean"), _numeric(std, "std")
+    """The problem of Gaussian predictions N(`mean`, `std`²) of `target` (see the module).
+
+    With `columns`, ``z`` and the PIT are read from the columns of
+    :func:`gaussian_columns`, which the frame must hold: an aggregation evaluates each
+    reference to an expression again (no common-subexpression elimination there), and
+    the PIT (an ``erfc``) and ``z`` are referenced by the bin, ``sum_p`` and the terms.
+    """
+    y, mu, sigma = _inputs(target, mean, std)
     w, weight_checks = _weight_checks(weight)
     y_ok, mu_ok = y.is_finite(), mu.is_finite()
     # NaN compares above every number in Polars: `sigma > 0` alone would take it.
@@ -82,8 +108,11 @@ def gaussian_problem(
     if w is not None:
         ok = ok & weight_ok(w)
     present = _present(y, mu, sigma, w)
-    z = (y - mu) / sigma
-    pit = normal_cdf(z)
+    if columns:
+        z, pit = pl.col(Z_COLUMN), pl.col(PIT_COLUMN)
+    else:
+        z = (y - mu) / sigma
+        pit = normal_cdf(z)
     return Problem(
         pit,
         y,

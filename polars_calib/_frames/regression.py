@@ -48,6 +48,7 @@ from polars_calib._table.regression import (
     finish_regression,
     gaussian_plan,
     prepare_gaussian,
+    regression_terms,
     reliability_levels,
 )
 
@@ -423,6 +424,7 @@ def regression_summary(
         time=time,
         every=every,
         weight=weight,
+        terms=regression_terms(asked),
     )
     result = finish_regression(plan.checked(), plan.keys, asked, n_levels, curve)
     return same_kind(data, result)
@@ -551,6 +553,7 @@ def quantile_reliability(
         time=time,
         every=every,
         weight=weight,
+        terms=("center",),
     )
     result = reliability_levels(plan.checked(), plan.keys, n_levels, curve, z)
     return same_kind(data, result)

@@ -165,15 +165,15 @@ def row_mean(problem: Problem, term: str) -> pl.Expr:
     """Weighted mean of ``problem.terms[term]`` over the used rows of the current group.
 
     Null for a group holding a refused row or with no used row. The rows used are
-    counted from ``p - y``, not from the term: without common-subexpression
-    elimination in aggregations, every reference to the term computes it again.
+    counted from ``present`` alone, not from the term or the probability: without
+    common-subexpression elimination in aggregations, every reference computes its
+    expression again (a Gaussian PIT is an ``erfc`` a row).
     """
     value = problem.terms[term]
-    present = pl.when(problem.present).then(problem.prob - problem.label)
     if problem.weight is None:
-        total, weighted_sum = present.count().cast(pl.Float64), value.sum()
+        total, weighted_sum = problem.present.sum().cast(pl.Float64), value.sum()
     else:
-        total = pl.when(present.is_not_null()).then(problem.weight).sum()
+        total = pl.when(problem.present).then(problem.weight).sum()
         weighted_sum = (value * problem.weight).sum()
     return pl.when(~problem.invalid & (total > 0.0)).then(weighted_sum / total)
 

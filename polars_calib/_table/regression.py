@@ -32,7 +32,7 @@ from polars_calib._core.options import (
     check_n_levels,
 )
 from polars_calib._core.problem import WEIGHT_LIMIT
-from polars_calib._core.regression import REGRESSION_TERMS, gaussian_problem
+from polars_calib._core.regression import REGRESSION_TERMS, gaussian_columns, gaussian_problem
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._table.columns import grouped
 from polars_calib._table.pipeline import Plan, prepared_plan
@@ -49,6 +49,7 @@ __all__ = [
     "level_binning",
     "levels",
     "prepare_gaussian",
+    "regression_terms",
     "reliability_levels",
 ]
 
@@ -163,8 +164,14 @@ def prepare_gaussian(
     time: str | None = None,
     every: str | None = None,
     weight: str | None = None,
+    columns: bool = False,
 ) -> Prepared:
-    """Check a frame's schema (no data read) and build its Gaussian problem and keys."""
+    """Check a frame's schema (no data read) and build its Gaussian problem and keys.
+
+    With `columns`, the frame gains ``z`` and the PIT as columns, which the problem
+    reads (:func:`~polars_calib._core.regression.gaussian_problem`): each is computed
+    once per row by the statistics table's aggregation.
+    """
     keys = group_keys(data, by, time, every, frozenset(("level", "observed")))
     assert isinstance(data, (pl.DataFrame, pl.LazyFrame))  # group_keys checked it
     roles = {"target": target, "mean": mean, "std": std, "weight": weight}
@@ -175,7 +182,9 @@ def prepare_gaussian(
     lf = data.lazy()
     _check_schema(lf.collect_schema(), roles, keys.columns(), time)
     lf, names = with_keys(lf, keys, time, every, roles)
-    problem = gaussian_problem(target, mean, std, weight)
+    if columns:
+        lf = lf.with_columns(gaussian_columns(target, mean, std))
+    problem = gaussian_problem(target, mean, std, weight, columns=columns)
     return Prepared(data, lf, problem, names, None)
 
 
@@ -212,13 +221,38 @@ def gaussian_plan(
     every: str | None = None,
     n_levels: int = 100,
     weight: str | None = None,
+    terms: Sequence[str] = REGRESSION_TERMS,
 ) -> Plan:
-    """Check a frame and plan the statistics table of its Gaussian predictions."""
+    """Check a frame and plan the statistics table of its Gaussian predictions, summing
+    the row `terms` (all by default: :func:`regression_terms` gives a summary's)."""
     check_n_levels(n_levels)
     prepared = prepare_gaussian(
-        data, target, mean=mean, std=std, by=by, time=time, every=every, weight=weight
+        data,
+        target,
+        mean=mean,
+        std=std,
+        by=by,
+        time=time,
+        every=every,
+        weight=weight,
+        columns=True,
     )
-    return prepared_plan(prepared, level_binning(n_levels), terms=REGRESSION_TERMS)
+    return prepared_plan(prepared, level_binning(n_levels), terms=terms)
+
+
+_TERM_OF = {
+    "crps": "crps",
+    "nll": "nll",
+    "sharpness": "variance",
+    **dict.fromkeys((*_CURVE_METRICS, "quantile_calibration_score"), "center"),
+}
+
+
+def regression_terms(metrics: Sequence[str]) -> list[str]:
+    """The row terms a Gaussian table sums for a summary of `metrics`: each score's own,
+    and ``center`` for the curves (the weight at the interval curve's level 0)."""
+    terms = {_TERM_OF[metric] for metric in metrics}
+    return [term for term in REGRESSION_TERMS if term in terms]
 
 
 def _validity(group: list[str]) -> tuple[pl.Expr, pl.Expr]:
