@@ -886,7 +886,8 @@ def _form(args: argparse.Namespace) -> Literal["classification", "regression"]:
     if missing:
         msg = f"the {form} form needs {' and '.join(missing)} with {' and '.join(given)}"
         raise UsageError(msg)
-    own = FORM_OPTIONS[name] if regression else ()
+    # A regression form's own options (--seed, --id of ensembles): _check_form_options.
+    own = {option for options in FORM_OPTIONS.values() for option in options} if regression else ()
     wrong = _given(args, [option for option in others if option not in own])
     if wrong:
         other = "classification" if form == "regression" else "regression"
@@ -963,6 +964,19 @@ def _regression_options(args: argparse.Namespace) -> RegressionOptions:
     )
 
 
+def _check_counts(args: argparse.Namespace, name: str) -> None:
+    """Refuse (a usage error) quantile columns or interval bounds and levels that are not
+    as many (one quantile column is an Array/List of them)."""
+    options = {"quantile": ("quantiles", "levels"), "interval": PREDICTIONS["interval"]}
+    counts = {flag: len(getattr(args, flag[2:])) for flag in _flags(options.get(name, ()))}
+    if name == "quantile" and counts["--quantiles"] == 1:
+        return
+    if len(set(counts.values())) > 1:
+        given = ", ".join(f"{count} {flag}" for flag, count in counts.items())
+        msg = f"the {name} predictions need one of each per level: got {given}"
+        raise UsageError(msg)
+
+
 def _form_values(args: argparse.Namespace, name: str) -> dict[str, Any]:
     """The form's keyword arguments of the regression functions, as they take them: one
     column name as a string, several as a list; levels checked (a usage error)."""
@@ -975,6 +989,7 @@ def _form_values(args: argparse.Namespace, name: str) -> dict[str, Any]:
             value = value[0]
         if value is not None and option not in ("n_levels", "curve"):
             values[option] = value
+    _check_counts(args, name)
     try:
         if name == "quantile":
             check_levels(values["levels"])
