@@ -1251,13 +1251,13 @@ def _write_regression_outputs(
     and its diagram (not for central intervals, whose summary per level is their curve),
     the PIT histogram (the forms with a PIT), replacing `out` whole (as the
     classification's)."""
-    curve = request.curves(stats)  # per `--by` key: the windows summed
+    planned = request.curves(stats)  # per `--by` key: the windows summed
+    curve = None if planned is None else planned.collect()
     name = Path(options.log).name
     # The windows summed; panels as the diagram's default (the last key's, up to 4 values).
     colours, facet = layout(stats, options.by, least=2)
     charts: dict[str, Any] = {}
     if curve is not None:
-        curve = curve.collect()
         charts["reliability.png"] = functools.partial(
             plot_quantile_reliability,
             curve,

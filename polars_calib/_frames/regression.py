@@ -896,8 +896,16 @@ def validate_regression_statistics(
         )
     elif form.kind == "quantile":
         assert quantiles is not None and levels is not None  # the quantile form (Form.kind)
-        options = {"by": by, "time": time, "every": every, "weight": weight}
-        plan = quantile_plan(data, target, quantiles=quantiles, levels=levels, **options)
+        plan = quantile_plan(
+            data,
+            target,
+            quantiles=quantiles,
+            levels=levels,
+            by=by,
+            time=time,
+            every=every,
+            weight=weight,
+        )
         prepared = plan.prepared
     else:
         prepared = form.plan(data, target, FormOptions(by, time, every, 100, weight)).prepared

@@ -121,7 +121,9 @@ class Prediction:
 
 
 def _names(columns: str | Sequence[str] | None) -> str:
-    return columns if isinstance(columns, str) or columns is None else ",".join(columns)
+    if columns is None or isinstance(columns, str):
+        return f"{columns}"
+    return ",".join(columns)
 
 
 def _numbers(values: float | Sequence[float] | None) -> str:
@@ -364,7 +366,7 @@ def regression_html_report(
     if isinstance(min_count, bool) or not isinstance(min_count, int):
         msg = f"`min_count` must be an int, got {min_count!r}"
         raise TypeError(msg)
-    listed = None if metrics is None else [metrics] if isinstance(metrics, str) else metrics
+    listed: Sequence[RegressionMetric] | None = [metrics] if isinstance(metrics, str) else metrics
     prediction = Prediction(mean, std, quantiles, levels, ensemble, seed, id, lower, upper, level)
     if prediction.kind == "interval" and (n_levels != 100 or curve is not None):
         msg = "`n_levels` and `curve` are the calibration curve's: central intervals have none"
