@@ -11,7 +11,9 @@ log and computes the statistics (see ``docs/scale-out.md``).
 ``polars-calib report LOG --target y --mean mu --std sigma [--by store] [--time ts --every 1w]
 [--n-levels N] [--out DIR] [--html FILE]`` is the same report of Gaussian regression
 predictions (:func:`polars_calib.regression_summary`, the calibration curve and the PIT
-histogram); a command line holds one prediction form, and only its options.
+histogram); ``--quantiles q --levels 0.1,0.5,0.9``, ``--ensemble members [--seed N --id
+COL]`` and ``--lower lo --upper hi --level 0.9`` are the other regression forms. A
+command line holds one prediction form, and only its options.
 ``polars-calib fit LOG --prob p --label y --method platt [--by model] --out cal.json``
 fits a calibrator (:func:`polars_calib.fit_calibrator`) and prints its parameters;
 ``polars-calib apply LOG --calibrator cal.json --prob p --out scored.parquet`` adds the
@@ -395,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Calibration reports (ECE, MCE, RMSCE, Brier, log-loss, reliability "
         "tables and diagrams) of a log of predicted probabilities and 0/1 outcomes, or of "
-        "Gaussian regression predictions (calibration curves, CRPS, NLL, PIT histograms).",
+        "regression predictions (calibration curves, CRPS, coverage, PIT histograms).",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -406,7 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(and time window); with --out, also write summary.csv, summary.parquet, "
         "reliability.csv and reliability.png (and, for regression, pit_histogram.png). "
         "The log holds one prediction form: --prob and --label (classification), or "
-        "--target, --mean and --std (Gaussian regression).",
+        "--target with --mean and --std, --quantiles and --levels, --ensemble, or --lower, "
+        "--upper and --level (regression).",
     )
     _add_report_input(report)
     _add_regression_input(report)

@@ -1,18 +1,19 @@
 """The HTML report of regression predictions: :func:`regression_html_report`.
 
-The page of a log of Gaussian predictions (a mean and a standard deviation column),
-laid out as :func:`~polars_calib.html_report`'s page from the public regression API:
-one statistics table (:func:`~polars_calib.regression_statistics`, per `by` key and
+The page of a log of regression predictions in one form (Gaussian, quantiles, an
+ensemble or central intervals), laid out as :func:`~polars_calib.html_report`'s page
+from the public regression API: one statistics table (:func:`~polars_calib.regression_statistics`, per `by` key and
 time window), finished into the summary per window and over the whole log
 (:func:`~polars_calib.regression_metrics_from_statistics`, the windows summed: the
 level grid is fixed, so the table always merges) and the calibration curve
 (:func:`~polars_calib.quantile_reliability_from_statistics`); the PIT histogram is
 drawn from the table itself (:func:`~polars_calib.plot_pit_histogram`).
 
-The prediction form is given by keyword (``mean=``, ``std=``) and travels as one
-:class:`Prediction` to every call of the public API, so that the other forms
-(``quantiles=``/``levels=``, ``lower=``/``upper=``, ``ensemble=``) join by adding
-their fields to it and to the signature.
+The prediction form is given by keyword (``mean=``/``std=``, ``quantiles=``/``levels=``,
+``ensemble=``, ``lower=``/``upper=``/``level=``) and travels as one :class:`Prediction`
+to every call of the public API. A form without a curve (central intervals) has its
+summary per level as its table; a form without a PIT (quantiles, intervals) has no
+histogram.
 """
 
 from __future__ import annotations
@@ -250,7 +251,7 @@ def regression_html_report(
     source: str | None = None,
     statistics: pl.DataFrame | None = None,
 ) -> HtmlReport:
-    """Return a calibration report of Gaussian regression predictions as one HTML page.
+    """Return a calibration report of regression predictions as one HTML page.
 
     The regression counterpart of :func:`html_report`: the statistics table is
     computed once (:func:`regression_statistics`) and finished into the tables
@@ -270,17 +271,31 @@ def regression_html_report(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        the Gaussian form. Give exactly one form (else a ``TypeError``).
+    quantiles, levels
+        Instead: an Array or List column of K predicted quantiles (or K column names)
+        and their K levels, as :func:`regression_summary`'s. The page has no PIT
+        histogram (a row only says between which quantiles its target fell).
+    ensemble, seed, id
+        Instead: an Array or List column of ensemble members, and the rank PIT's seed
+        and row identity, as :func:`regression_summary`'s.
+    lower, upper, level
+        Instead: the bounds of central intervals (one column each, or one per
+        interval) and their nominal coverage, as :func:`regression_summary`'s. The
+        summary has one row per group and level; the page has no calibration diagram
+        and no PIT histogram, and takes no `n_levels` or `curve`.
     by, time, every, n_levels, weight
         As :func:`regression_summary`.
     metrics
-        Metrics of the summary, as :func:`regression_summary`'s (all by default); the
-        first is drawn over time.
+        Metrics of the summary, as :func:`regression_summary`'s (the form's, all by
+        default); the first is drawn over time (not for intervals).
     curve
         The calibration curve of the curve metrics and of the diagrams:
-        ``"interval"`` (default, as :func:`regression_summary`: the share of targets
-        inside each central interval) or ``"quantile"`` (the share at or below each
-        predicted quantile).
+        ``"interval"`` (the Gaussian and ensemble default, as
+        :func:`regression_summary`: the share of targets inside each central interval)
+        or ``"quantile"`` (the share at or below each predicted quantile; the only
+        curve of quantile predictions' metrics).
     confidence
         Level of the Wilson intervals drawn around each level's observed share.
     min_count
@@ -301,7 +316,8 @@ def regression_html_report(
     HtmlReport
         ``.html`` (the page), ``.save(path)``, and the tables shown: ``.summary``
         (:func:`regression_summary`'s), ``.reliability`` (the curve,
-        :func:`quantile_reliability`'s), ``.over_time`` and the ``.notes``.
+        :func:`quantile_reliability`'s; for central intervals, the summary itself, one
+        row per group and level), ``.over_time`` and the ``.notes``.
 
     Raises
     ------
