@@ -2,8 +2,9 @@
 
 The page of a log of regression predictions in one form (Gaussian, quantiles, an
 ensemble or central intervals), laid out as :func:`~polars_calib.html_report`'s page
-from the public regression API: one statistics table (:func:`~polars_calib.regression_statistics`, per `by` key and
-time window), finished into the summary per window and over the whole log
+from the public regression API: one statistics table
+(:func:`~polars_calib.regression_statistics`, per `by` key and time window), finished
+into the summary per window and over the whole log
 (:func:`~polars_calib.regression_metrics_from_statistics`, the windows summed: the
 level grid is fixed, so the table always merges) and the calibration curve
 (:func:`~polars_calib.quantile_reliability_from_statistics`); the PIT histogram is
