@@ -11,7 +11,9 @@ log and computes the statistics (see ``docs/scale-out.md``).
 ``polars-calib report LOG --target y --mean mu --std sigma [--by store] [--time ts --every 1w]
 [--n-levels N] [--out DIR] [--html FILE]`` is the same report of Gaussian regression
 predictions (:func:`polars_calib.regression_summary`, the calibration curve and the PIT
-histogram); a command line holds one prediction form, and only its options.
+histogram); ``--quantiles q --levels 0.1,0.5,0.9``, ``--ensemble members [--seed N --id
+COL]`` and ``--lower lo --upper hi --level 0.9`` are the other regression forms. A
+command line holds one prediction form, and only its options.
 ``polars-calib fit LOG --prob p --label y --method platt [--by model] --out cal.json``
 fits a calibrator (:func:`polars_calib.fit_calibrator`) and prints its parameters;
 ``polars-calib apply LOG --calibrator cal.json --prob p --out scored.parquet`` adds the
@@ -66,11 +68,10 @@ from polars_calib._core.options import (
     check_every,
     check_n_levels,
 )
+from polars_calib._core.prediction_intervals import check_level
+from polars_calib._core.quantiles import check_levels
 from polars_calib._engines import ENGINES, Engine, read_with
 from polars_calib._frames.regression import (
-    quantile_reliability_from_statistics,
-    regression_metrics_from_statistics,
-    regression_statistics,
     validate_regression_statistics,
 )
 from polars_calib._frames.statistics import (
@@ -86,7 +87,12 @@ from polars_calib._plot.png import save_png
 from polars_calib._plot.regression import plot_pit_histogram, plot_quantile_reliability
 from polars_calib._plot.reliability import plot_reliability
 from polars_calib._recalibration import ClippedScoresWarning, fit_calibrator, load_calibrator
-from polars_calib._report.regression import regression_html_report
+from polars_calib._report.regression import (
+    PIT_FORMS,
+    Prediction,
+    RegressionRequest,
+    regression_html_report,
+)
 from polars_calib._report.regression_page import CURVE_NAMES, pit_bars
 from polars_calib._report.report import HtmlReport, html_report
 from polars_calib._report.sections import layout
@@ -120,8 +126,20 @@ DIAGNOSTICS: tuple[Diagnostic, ...] = tuple(
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CLOSED: tuple[Closed, ...] = get_args(Closed)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
-REGRESSION_METRICS: tuple[RegressionMetric, ...] = GAUSSIAN_METRICS
-"""The report's metrics: the Gaussian form's (the only form it reads yet)."""
+CURVE_METRICS: tuple[RegressionMetric, ...] = GAUSSIAN_METRICS[:4]
+"""The metrics of a calibration curve, which every form but the intervals has."""
+FORM_METRICS: dict[str, tuple[RegressionMetric, ...]] = {
+    "Gaussian": GAUSSIAN_METRICS,
+    "quantile": (*CURVE_METRICS, "pinball_loss"),
+    "ensemble": (*CURVE_METRICS, "crps", "crps_fair"),
+    "interval": ("interval_coverage", "interval_width", "interval_score", "coverage_gap"),
+}
+"""Each regression form's metrics (:func:`polars_calib.regression_summary`'s default
+columns, in order), which ``--metrics`` chooses from."""
+REGRESSION_METRICS: tuple[RegressionMetric, ...] = tuple(
+    dict.fromkeys(name for metrics in FORM_METRICS.values() for name in metrics)
+)
+"""Every regression form's metrics."""
 DEFAULT_LEVELS = 100
 """``--n-levels``'s default: :func:`polars_calib.regression_summary`'s (uncertainty-toolbox's)."""
 
@@ -139,9 +157,24 @@ CLASSIFICATION_ONLY = (
 """``report``'s options of the classification form (argparse's names), refused with the
 regression form's columns."""
 
-PREDICTIONS: dict[str, tuple[str, ...]] = {"Gaussian": ("mean", "std")}
+PREDICTIONS: dict[str, tuple[str, ...]] = {
+    "Gaussian": ("mean", "std"),
+    "quantile": ("quantiles", "levels"),
+    "ensemble": ("ensemble",),
+    "interval": ("lower", "upper", "level"),
+}
 """The regression prediction forms ``report`` takes with ``--target``, by their options
 (argparse's names, the keywords of the regression functions): one per call, whole."""
+
+FORM_OPTIONS: dict[str, tuple[str, ...]] = {
+    "Gaussian": ("n_levels", "curve"),
+    "quantile": (),
+    "ensemble": ("n_levels", "curve", "seed", "id"),
+    "interval": (),
+}
+"""The options of each regression form besides its columns (argparse's names): the level
+grid and curve of the forms with a PIT, the rank PIT's seed and row id; refused with
+another form."""
 
 REGRESSION_ONLY = ("n_levels", "curve")
 """``report``'s options of the regression form, refused with the classification form's."""
@@ -243,13 +276,13 @@ class RegressionOptions:
     target: str
     prediction: dict[str, Any]
     """The prediction form's columns by option (``{"mean": "mu", "std": "sigma"}``), the
-    keyword arguments of the regression functions."""
+    keyword arguments of the regression functions (:class:`Prediction`'s fields)."""
     by: list[str]
     time: str | None
     every: str | None
     n_levels: int
-    curve: Curve
-    metrics: list[RegressionMetric]
+    curve: Curve | None
+    metrics: list[RegressionMetric] | None
     weight: str | None
     confidence: float
     out: Path | None
@@ -262,6 +295,23 @@ class RegressionOptions:
     def keys(self) -> list[str]:
         """The summary's keys: `by`, and the time window."""
         return [*self.by, *([self.time] if self.time is not None else [])]
+
+    def request(self, data: Any) -> RegressionRequest:
+        """The report's request of `data` (the log as read): the calls of the public API
+        that give its statistics, summary and curve (those of the HTML page)."""
+        return RegressionRequest(
+            data=data,
+            target=self.target,
+            prediction=Prediction(**self.prediction),
+            by=self.by,
+            time=self.time,
+            every=self.every,
+            n_levels=self.n_levels,
+            weight=self.weight,
+            metrics=None if self.metrics is None else tuple(self.metrics),
+            curve=self.curve,
+            confidence=self.confidence,
+        )
 
 
 def _is_metric(name: str) -> TypeGuard[Metric]:
@@ -326,6 +376,14 @@ def _names(text: str) -> list[str]:
     return names
 
 
+def _numbers(text: str) -> list[float]:
+    try:
+        return [float(value) for value in text.split(",")]
+    except ValueError:
+        msg = f"must be comma-separated numbers, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+
+
 def _duration(text: str) -> str:
     try:
         return check_every(text)
@@ -340,7 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG,
         description="Calibration reports (ECE, MCE, RMSCE, Brier, log-loss, reliability "
         "tables and diagrams) of a log of predicted probabilities and 0/1 outcomes, or of "
-        "Gaussian regression predictions (calibration curves, CRPS, NLL, PIT histograms).",
+        "regression predictions (calibration curves, CRPS, coverage, PIT histograms).",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -351,7 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(and time window); with --out, also write summary.csv, summary.parquet, "
         "reliability.csv and reliability.png (and, for regression, pit_histogram.png). "
         "The log holds one prediction form: --prob and --label (classification), or "
-        "--target, --mean and --std (Gaussian regression).",
+        "--target with --mean and --std, --quantiles and --levels, --ensemble, or --lower, "
+        "--upper and --level (regression).",
     )
     _add_report_input(report)
     _add_regression_input(report)
@@ -401,13 +460,48 @@ def _add_regression_input(report: argparse.ArgumentParser) -> None:
     """``report``'s regression form: the target and the prediction's columns, its levels."""
     regression = report.add_argument_group(
         "regression (instead of --prob and --label)",
-        "A Gaussian prediction N(mean, std**2) per row and the observed target; the "
+        "The observed target and one prediction form per row: a Gaussian N(mean, std**2) "
+        "(--mean, --std), predicted quantiles (--quantiles, --levels), an ensemble's "
+        "members (--ensemble), or central intervals (--lower, --upper, --level); the "
         "summary is polars_calib.regression_summary's.",
     )
     regression.add_argument("--target", metavar="COL", help="observed-value column")
-    regression.add_argument("--mean", metavar="COL", help="predicted-mean column")
+    regression.add_argument("--mean", metavar="COL", help="Gaussian: predicted-mean column")
     regression.add_argument(
-        "--std", metavar="COL", help="predicted standard-deviation column (std > 0)"
+        "--std", metavar="COL", help="Gaussian: predicted standard-deviation column (std > 0)"
+    )
+    regression.add_argument(
+        "--quantiles",
+        type=_names,
+        metavar="COLS",
+        help="quantiles: an Array/List column of K predicted quantiles, or K comma-separated "
+        "columns (with --levels)",
+    )
+    regression.add_argument(
+        "--levels",
+        type=_numbers,
+        metavar="LEVELS",
+        help="quantiles: their K levels in (0, 1), strictly increasing, e.g. 0.05,0.5,0.95",
+    )
+    regression.add_argument(
+        "--ensemble",
+        metavar="COL",
+        help="ensemble: an Array/List column of members (the rank PIT's draws: --seed, --id)",
+    )
+    regression.add_argument(
+        "--lower",
+        type=_names,
+        metavar="COLS",
+        help="intervals: lower-bound column(s), comma-separated for nested intervals",
+    )
+    regression.add_argument(
+        "--upper", type=_names, metavar="COLS", help="intervals: upper-bound column(s), as --lower"
+    )
+    regression.add_argument(
+        "--level",
+        type=_numbers,
+        metavar="LEVELS",
+        help="intervals: nominal coverage in (0, 1), one per interval, e.g. 0.5,0.9",
     )
     regression.add_argument(
         "--n-levels",
@@ -473,13 +567,14 @@ def _add_report_options(report: argparse.ArgumentParser) -> None:
         "--seed",
         type=_seed,
         metavar="N",
-        help="seed of the resampling draws, 0 <= N < 2**32 (default 0)",
+        help="seed of the resampling draws, or of an ensemble's rank PIT, 0 <= N < 2**32 "
+        "(default 0)",
     )
     report.add_argument(
         "--id",
         metavar="COL",
-        help="integer row-identity column of the resampling draws (default: row position; "
-        "required with --engine)",
+        help="integer row-identity column of the resampling draws, or of an ensemble's "
+        "rank PIT (default: row position; required with --engine and replicates)",
     )
     report.add_argument(
         "--reduction",
@@ -781,11 +876,13 @@ def _form(args: argparse.Namespace) -> Literal["classification", "regression"]:
     if not classification and not regression:
         msg = (
             "give the log's prediction form: --prob COL --label COL (classification), or "
-            "--target COL --mean COL --std COL (regression)"
+            "--target COL with --mean COL --std COL, --quantiles COLS --levels LEVELS, "
+            "--ensemble COL, or --lower COLS --upper COLS --level LEVELS (regression)"
         )
         raise UsageError(msg)
+    name = _prediction(args)
     form, columns, others = (
-        ("regression", _flags(("target", *_prediction(args))), CLASSIFICATION_ONLY)
+        ("regression", _flags(("target", *PREDICTIONS[name])), CLASSIFICATION_ONLY)
         if regression
         else ("classification", ("--prob", "--label"), REGRESSION_ONLY)
     )
@@ -794,7 +891,9 @@ def _form(args: argparse.Namespace) -> Literal["classification", "regression"]:
     if missing:
         msg = f"the {form} form needs {' and '.join(missing)} with {' and '.join(given)}"
         raise UsageError(msg)
-    wrong = _given(args, others)
+    # A regression form's own options (--seed, --id of ensembles): _check_form_options.
+    own = {option for options in FORM_OPTIONS.values() for option in options} if regression else ()
+    wrong = _given(args, [option for option in others if option not in own])
     if wrong:
         other = "classification" if form == "regression" else "regression"
         msg = (
@@ -802,36 +901,63 @@ def _form(args: argparse.Namespace) -> Literal["classification", "regression"]:
             f"({', '.join(columns)}) does not take it"
         )
         raise UsageError(msg)
+    if regression:
+        _check_form_options(args, name, columns)
     return "regression" if regression else "classification"
 
 
-def _prediction(args: argparse.Namespace) -> tuple[str, ...]:
-    """The options (argparse's names) of the regression prediction form given: one form of
-    :data:`PREDICTIONS` (the Gaussian when none is, for the message saying so)."""
+def _check_form_options(args: argparse.Namespace, name: str, columns: Sequence[str]) -> None:
+    """Refuse (a usage error) another regression form's options, such as ``--n-levels``
+    with quantiles, and ``--engine`` with any form but the Gaussian."""
+    others = {option for options in FORM_OPTIONS.values() for option in options}
+    wrong = _given(args, sorted(others - set(FORM_OPTIONS[name])))
+    if wrong:
+        option = wrong[0].removeprefix("--").replace("-", "_")
+        takers = [form for form, options in FORM_OPTIONS.items() if option in options]
+        msg = (
+            f"{wrong[0]} is an option of the {' and '.join(takers)} predictions: the {name} "
+            f"predictions ({', '.join(columns)}) do not take it"
+        )
+        raise UsageError(msg)
+    if args.engine is not None and name != "Gaussian":
+        msg = (
+            f"--engine {args.engine} takes the Gaussian form (--mean, --std) only: drop it "
+            f"to read the {name} predictions with Polars"
+        )
+        raise UsageError(msg)
+
+
+def _prediction(args: argparse.Namespace) -> str:
+    """The regression prediction form given: one of :data:`PREDICTIONS` (the Gaussian
+    when none is, for the message saying so)."""
     forms = [name for name, options in PREDICTIONS.items() if _given(args, options)]
     if len(forms) > 1:
         msg = f"{' and '.join(forms)} predictions are two prediction forms: give one"
         raise UsageError(msg)
-    return PREDICTIONS[forms[0] if forms else "Gaussian"]
+    return forms[0] if forms else "Gaussian"
 
 
 def _regression_options(args: argparse.Namespace) -> RegressionOptions:
     """The checked options of a ``report`` command line of the regression form."""
-    metrics = list(REGRESSION_METRICS) if args.metrics is None else list(args.metrics)
-    unknown = [name for name in metrics if name not in REGRESSION_METRICS]
+    name = _prediction(args)
+    known = FORM_METRICS[name]
+    metrics = None if args.metrics is None else list(args.metrics)
+    unknown = [metric for metric in metrics or [] if metric not in known]
     if unknown:
-        choices = ", ".join(REGRESSION_METRICS)
-        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
+        msg = (
+            f"argument --metrics: unknown metric {unknown[0]!r} of {name} predictions "
+            f"(choose from {', '.join(known)})"
+        )
         raise UsageError(msg)
     return RegressionOptions(
         log=str(args.log),
         target=str(args.target),
-        prediction={name: getattr(args, name) for name in _prediction(args)},
+        prediction=_form_values(args, name),
         by=list(args.by),
         time=args.time,
         every=args.every,
         n_levels=DEFAULT_LEVELS if args.n_levels is None else int(args.n_levels),
-        curve=args.curve or "interval",
+        curve=args.curve,
         metrics=metrics,
         weight=args.weight,
         confidence=float(args.confidence),
@@ -841,6 +967,44 @@ def _regression_options(args: argparse.Namespace) -> RegressionOptions:
         engine=args.engine,
         progress=bool(args.progress),
     )
+
+
+def _check_counts(args: argparse.Namespace, name: str) -> None:
+    """Refuse (a usage error) quantile columns or interval bounds and levels that are not
+    as many (one quantile column is an Array/List of them)."""
+    options = {"quantile": ("quantiles", "levels"), "interval": PREDICTIONS["interval"]}
+    counts = {flag: len(getattr(args, flag[2:])) for flag in _flags(options.get(name, ()))}
+    if name == "quantile" and counts["--quantiles"] == 1:
+        return
+    if len(set(counts.values())) > 1:
+        given = ", ".join(f"{count} {flag}" for flag, count in counts.items())
+        msg = f"the {name} predictions need one of each per level: got {given}"
+        raise UsageError(msg)
+
+
+def _form_values(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    """The form's keyword arguments of the regression functions, as they take them: one
+    column name as a string, several as a list; levels checked (a usage error)."""
+    values: dict[str, Any] = {}
+    for option in (*PREDICTIONS[name], *FORM_OPTIONS[name]):
+        value = getattr(args, option)
+        if option in ("quantiles", "lower", "upper") and len(value) == 1:
+            value = value[0]  # one column: an Array/List of quantiles, or one interval
+        if option == "level" and len(value) == 1:
+            value = value[0]
+        if value is not None and option not in ("n_levels", "curve"):
+            values[option] = value
+    _check_counts(args, name)
+    try:
+        if name == "quantile":
+            check_levels(values["levels"])
+        if name == "interval":
+            for level in args.level:
+                check_level(level)
+    except ValueError as error:
+        flag = "--levels" if name == "quantile" else "--level"
+        raise UsageError(f"argument {flag}: {error}") from error
+    return values
 
 
 def _classification_options(args: argparse.Namespace) -> ReportOptions:
@@ -1042,50 +1206,36 @@ def regression_report(options: RegressionOptions, stdout: TextIO, stderr: TextIO
         progress(f"scanning {options.log}")
         data, schema = scan(options.log), None
         progress("computing the statistics (one pass over the log)...", passes=1)
-    stats = _regression_statistics(data, options)
+    request = options.request(data)
+    stats = _regression_statistics(request, options)
     # A plan of the request's grid: a table without binned rows (an empty log) has a summary.
-    table = regression_metrics_from_statistics(
-        stats.lazy(),
-        by=options.keys,
-        n_levels=options.n_levels,
-        metrics=options.metrics,
-        curve=options.curve,
-    ).collect()
+    table = request.summary(stats, options.keys).collect()
     with _table_config():
         print(table, file=stdout, flush=True)
     if options.out is not None:
-        _write_regression_outputs(options, options.out, table, stats, progress, stderr)
+        _write_regression_outputs(options, options.out, request, table, stats, progress, stderr)
     if options.html is not None:
         polars = data if isinstance(data, pl.LazyFrame) else pl.LazyFrame(schema=schema)
         _write_regression_html(options, polars, stats, progress, stderr)
     progress.done()
 
 
-def _regression_statistics(data: Any, options: RegressionOptions) -> pl.DataFrame:
+def _regression_statistics(request: RegressionRequest, options: RegressionOptions) -> pl.DataFrame:
     """The regression statistics table of the log, per `--by` key and window.
 
     The engine's frame gives it checked; a Polars scan is collected, and its refused
     rows raise (counted by reading the log again, only then), as a DataFrame's do.
     """
     with _silenced(options.quiet and options.engine is not None):
-        stats = regression_statistics(
-            data,
-            options.target,
-            **options.prediction,
-            by=options.by,
-            time=options.time,
-            every=options.every,
-            n_levels=options.n_levels,
-            weight=options.weight,
-        )
+        stats = request.statistics()
     if isinstance(stats, pl.DataFrame):  # the engine's
         return stats
     plan: pl.LazyFrame = stats
     return validate_regression_statistics(
         plan.collect(),
-        data,
+        request.data,
         options.target,
-        **options.prediction,
+        **request.prediction.kwargs(),
         by=options.by,
         time=options.time,
         every=options.every,
@@ -1096,44 +1246,45 @@ def _regression_statistics(data: Any, options: RegressionOptions) -> pl.DataFram
 def _write_regression_outputs(
     options: RegressionOptions,
     out: Path,
+    request: RegressionRequest,
     table: pl.DataFrame,
     stats: pl.DataFrame,
     progress: Progress,
     stderr: TextIO,
 ) -> None:
-    """Write ``--out``'s files of the regression form: the summary, the calibration curve,
-    its diagram and the PIT histogram, replacing `out` whole (as the classification's)."""
-    curve = quantile_reliability_from_statistics(
-        stats.lazy(),
-        by=options.by,
-        n_levels=options.n_levels,
-        curve=options.curve,
-        confidence=options.confidence,
-    ).collect()
+    """Write ``--out``'s files of the regression form: the summary, the calibration curve
+    and its diagram (not for central intervals, whose summary per level is their curve),
+    the PIT histogram (the forms with a PIT), replacing `out` whole (as the
+    classification's)."""
+    planned = request.curves(stats)  # per `--by` key: the windows summed
+    curve = None if planned is None else planned.collect()
     name = Path(options.log).name
     # The windows summed; panels as the diagram's default (the last key's, up to 4 values).
     colours, facet = layout(stats, options.by, least=2)
-    charts = {
-        "reliability.png": functools.partial(
+    charts: dict[str, Any] = {}
+    if curve is not None:
+        charts["reliability.png"] = functools.partial(
             plot_quantile_reliability,
             curve,
-            title=f"{CURVE_NAMES[options.curve].capitalize()} calibration of {options.target} "
-            f"({name})",
-        ),
-        "pit_histogram.png": functools.partial(
+            title=f"{CURVE_NAMES[request.drawn_curve].capitalize()} calibration of "
+            f"{options.target} ({name})",
+        )
+    if request.prediction.kind in PIT_FORMS:
+        charts["pit_histogram.png"] = functools.partial(
             plot_pit_histogram,
             stats,
             by=colours,
             facet=facet,
             n_bins=pit_bars(2 * (options.n_levels - 1)),
             title=f"PIT histogram of {options.target} ({name})",
-        ),
-    }
+        )
     with _replaced(out, _report_files(options)) as staging:
-        progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
+        written = "summary.parquet" + (", reliability.csv" if curve is not None else "")
+        progress(f"writing {out / 'summary.csv'}, {written}")
         table.write_csv(staging / "summary.csv")
         table.write_parquet(staging / "summary.parquet")
-        curve.write_csv(staging / "reliability.csv")
+        if curve is not None:
+            curve.write_csv(staging / "reliability.csv")
         if not int(stats.filter(pl.col("bin").is_not_null()).get_column("count").sum()):
             print(f"{PROG}: note: no usable row: no charts", file=stderr)
             return

@@ -414,3 +414,326 @@ def test_validate_regression_statistics_gives_a_lazy_table_the_dataframe_policy(
     assert stats.filter(pl.col("bin").is_null())["count"].sum() == 266  # the plan counts them
     with pytest.raises(pc.CalibrationDataError, match=r"column 'y': .* in 266 of 800 rows"):
         pc.validate_regression_statistics(stats, bad, "y", **GAUSSIAN, by="store")
+
+
+# --------------------------------------------------------------------------
+# The other prediction forms: quantiles, ensembles, central intervals
+# --------------------------------------------------------------------------
+
+LEVELS = [0.05, 0.25, 0.5, 0.75, 0.95]
+Z_SCORES = [-1.6448536269514722, -0.6744897501960817, 0.0, 0.6744897501960817, 1.6448536269514722]
+"""Φ⁻¹ of `LEVELS`: the quantiles of the log's Gaussian predictions."""
+
+FORMS: dict[str, tuple[dict[str, object], list[str]]] = {
+    # name: (the keywords of the Python API, the command line's options)
+    "quantile": (
+        {"quantiles": "q", "levels": LEVELS},
+        ["--quantiles", "q", "--levels", ",".join(map(str, LEVELS))],
+    ),
+    "quantile columns": (
+        {"quantiles": [f"q{k}" for k in range(5)], "levels": LEVELS},
+        ["--quantiles", "q0,q1,q2,q3,q4", "--levels", ",".join(map(str, LEVELS))],
+    ),
+    "ensemble": ({"ensemble": "members", "seed": 7}, ["--ensemble", "members", "--seed", "7"]),
+    "interval": (
+        {"lower": ["lo50", "lo90"], "upper": ["hi50", "hi90"], "level": [0.5, 0.9]},
+        ["--lower", "lo50,lo90", "--upper", "hi50,hi90", "--level", "0.5,0.9"],
+    ),
+}
+
+
+def forms_log(log: pl.DataFrame) -> pl.DataFrame:
+    """The Gaussian log's predictions in every other form (its miscalibration with them):
+    5 quantiles (an Array and 5 columns), 8 members, the central 50% and 90% intervals."""
+    draws = np.random.default_rng(5).normal(0.0, 1.0, (log.height, 8))
+    mu, sigma = pl.col("mu"), pl.col("sigma")
+    quantiles = [(mu + z * sigma).alias(f"q{k}") for k, z in enumerate(Z_SCORES)]
+    return log.with_columns(
+        *quantiles,
+        pl.concat_arr(quantiles).alias("q"),
+        # A List column (an Array one: test_a_refused_member_of_an_array_ensemble_...).
+        members=(pl.Series(draws) * pl.col("sigma") + pl.col("mu")).arr.to_list(),
+        lo50=mu + Z_SCORES[1] * sigma,
+        hi50=mu + Z_SCORES[3] * sigma,
+        lo90=mu + Z_SCORES[0] * sigma,
+        hi90=mu + Z_SCORES[4] * sigma,
+    )
+
+
+@pytest.fixture(scope="module")
+def other_log(log: pl.DataFrame) -> pl.DataFrame:
+    return forms_log(log)
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_cli_each_form_writes_the_api_numbers(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, other_log: pl.DataFrame, form: str
+) -> None:
+    keywords, options = FORMS[form]
+    other_log.write_parquet(tmp_path / "log.parquet")
+    out, page = tmp_path / "out", tmp_path / "out" / "page.html"
+    windows = {"by": "store", "time": "ts", "every": "1w", "weight": "w"}
+    # The page's charts take seconds: the intervals' (none) here, the others' below.
+    html = ["--html", page] if form == "interval" else []
+    code, err = run_main(
+        capsys,
+        *("report", tmp_path / "log.parquet", "--target", "y", *options),
+        *("--by", "store", "--time", "ts", "--every", "1w", "--weight", "w"),
+        *("--out", out, *html),
+    )
+    assert code == 0, err
+    expected = pc.regression_summary(other_log, "y", **keywords, **windows)  # type: ignore[arg-type]
+    written = pl.read_parquet(out / "summary.parquet")
+    assert_frame_equal(written, expected, rel_tol=1e-12, abs_tol=1e-15)
+    files = {"summary.csv", "summary.parquet"}
+    if form != "interval":  # intervals: the summary per level is their curve
+        curve = pc.quantile_reliability(
+            other_log,
+            "y",
+            **{k: v for k, v in keywords.items() if k != "level"},  # type: ignore[arg-type]
+            by="store",
+            weight="w",
+            curve="interval" if form == "ensemble" else "quantile",
+        )
+        reliability = pl.read_csv(out / "reliability.csv")
+        assert_frame_equal(reliability, curve, check_dtypes=False, rel_tol=1e-12)
+        files |= {"reliability.csv", *({"reliability.png"} if HAS_PLOT else ())}
+    if form == "ensemble" and HAS_PLOT:  # the only other form with a PIT
+        files.add("pit_histogram.png")
+    if form == "interval":
+        files.add("page.html")
+        shown = Page(page.read_text(encoding="utf-8"))
+        whole = pc.regression_summary(other_log, "y", **keywords, by="store", weight="w")  # type: ignore[arg-type]
+        assert_shows(shown, "summary-table", whole, exact=False)
+        assert_shows(shown, "over-time-table", expected, exact=False)
+        assert {"summary", "over-time", "notes"} <= shown.ids()
+        assert not {"calibration", "pit"} & shown.ids()
+    assert {path.name for path in out.iterdir()} == files
+
+
+QUANTILES = ["--target", "y", *FORMS["quantile"][1]]
+ENSEMBLE = ["--target", "y", "--ensemble", "members"]
+INTERVALS = ["--target", "y", *FORMS["interval"][1]]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--target", "y", "--quantiles", "q"], "the regression form needs --levels"),
+        (["--target", "y", "--lower", "lo50", "--upper", "hi50"], "needs --level"),
+        ([*ENSEMBLE, *COLUMNS[2:]], "Gaussian and ensemble predictions are two prediction"),
+        ([*QUANTILES, "--lower", "lo50"], "quantile and interval predictions are two"),
+        ([*QUANTILES, "--n-levels", "5"], "--n-levels is an option of the Gaussian and ensemble"),
+        ([*QUANTILES, "--curve", "quantile"], "--curve is an option of the Gaussian and ensemble"),
+        ([*INTERVALS, "--n-levels", "5"], "--n-levels is an option of the Gaussian and ensemble"),
+        ([*COLUMNS, "--seed", "3"], "--seed is an option of the ensemble predictions"),
+        ([*INTERVALS, "--id", "w"], "--id is an option of the ensemble predictions"),
+        ([*ENSEMBLE, "--resamples", "20"], "--resamples is an option of the classification"),
+        ([*ENSEMBLE, "--metrics", "nll"], "unknown metric 'nll' of ensemble predictions"),
+        ([*INTERVALS, "--metrics", "crps"], "unknown metric 'crps' of interval predictions"),
+        ([*QUANTILES, "--engine", "dask"], "--engine dask takes the Gaussian form"),
+        (["--target", "y", "--quantiles", "q", "--levels", "0.5,0.1"], "--levels: `levels` must"),
+        (["--target", "y", "--quantiles", "q", "--levels", "a,b"], "comma-separated numbers"),
+        ([*INTERVALS[:-1], "0.5,1.5"], "argument --level: `level` must be in (0, 1)"),
+        ([*INTERVALS[:-1], "0.5"], "need one of each per level: got 2 --lower, 2 --upper, 1"),
+        (["--target", "y", "--quantiles", "q0,q1", "--levels", "0.1,0.5,0.9"], "one of each"),
+        (["--prob", "p", "--label", "y", "--seed", "1", "--levels", "0.5"], "two prediction"),
+    ],
+)
+def test_cli_bad_form_flags_are_usage_errors(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    parquet_log: Path,
+    options: list[str],
+    message: str,
+) -> None:
+    code, err = run_main(capsys, "report", parquet_log, *options, "--out", tmp_path / "out")
+    assert code == 2
+    assert message in one_error(err)
+    assert not (tmp_path / "out").exists()  # refused before anything is read or written
+
+
+REFUSED = {
+    # form: (the rows broken, the one-line error)
+    "quantile": (
+        pl.concat_arr(*(pl.col("q").arr.get(k) for k in (1, 0, 2, 3, 4))).alias("q"),
+        "column 'q': quantiles crossing (one below the one before it; never sorted) in 8 of 800",
+    ),
+    "ensemble": (
+        pl.concat_list(pl.lit(None, pl.Float64), pl.col("members").list.slice(1)).alias("members"),
+        "column 'members': ensemble member null, NaN or infinite in 8 of 800 rows",
+    ),
+    "interval": (
+        pl.col("lo90").alias("hi50"),
+        "column 'lo50, hi50': lower bound above the upper bound in 8 of 800 rows",
+    ),
+}
+
+
+@pytest.mark.parametrize("form", list(REFUSED))
+def test_cli_refused_rows_of_each_form_are_a_one_line_error_with_their_count(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, other_log: pl.DataFrame, form: str
+) -> None:
+    broken, message = REFUSED[form]
+    every_100th = pl.int_range(pl.len()) % 100 == 3
+    name = broken.meta.output_name()
+    bad = other_log.with_columns(pl.when(every_100th).then(broken).otherwise(pl.col(name)))
+    bad.write_parquet(tmp_path / "bad.parquet")
+    out, page = tmp_path / "out", tmp_path / "page.html"
+    options = FORMS[form][1]
+    code, err = run_main(
+        capsys,
+        "report",
+        tmp_path / "bad.parquet",
+        "--target",
+        "y",
+        *options,
+        "--out",
+        out,
+        "--html",
+        page,
+    )
+    assert code == 1
+    assert one_error(err).startswith(f"polars-calib: error: invalid calibration data: {message}")
+    assert not out.exists() and not page.exists()
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_each_form_s_page_shows_the_api_tables(other_log: pl.DataFrame, form: str) -> None:
+    keywords, _ = FORMS[form]
+    lazy = other_log.lazy()
+    report = pc.regression_html_report(lazy, "y", **keywords, by="store", weight="w")  # type: ignore[arg-type]
+    summary = pc.regression_summary(other_log, "y", **keywords, by="store", weight="w")  # type: ignore[arg-type]
+    assert_frame_equal(report.summary, summary, rel_tol=1e-12, abs_tol=1e-15)
+    page = Page(report.html)
+    assert_shows(page, "summary-table", report.summary)  # to the last bit
+    assert_shows(page, "summary-table", summary, exact=False)  # summed in another order
+    text = page.all_text()
+    assert "800 used, 0 refused" in text  # intervals: rows, not rows × levels
+    if form == "interval":
+        assert report.reliability is report.summary
+        assert "nominal coverage 0.5, 0.9" in text
+        assert "PIT" not in " ".join(report.notes)
+    else:
+        curve = pc.quantile_reliability(
+            other_log,
+            "y",
+            **{k: v for k, v in keywords.items() if k != "level"},  # type: ignore[arg-type]
+            by="store",
+            weight="w",
+            curve="interval" if form == "ensemble" else "quantile",
+        )
+        assert_frame_equal(report.reliability, curve, rel_tol=1e-12, abs_tol=1e-15)
+    assert ("PIT histograms merge" in " ".join(report.notes)) == (form == "ensemble")
+    if HAS_PLOT:  # what each form has: a curve (not intervals), a PIT (Gaussian, ensemble)
+        assert ("calibration" in page.ids()) == (form != "interval")
+        assert ("pit" in page.ids()) == (form == "ensemble")
+
+
+def test_each_form_s_page_notes_refused_rows_of_a_lazyframe(other_log: pl.DataFrame) -> None:
+    broken, message = REFUSED["interval"]
+    bad = other_log.with_columns(
+        pl.when(pl.int_range(pl.len()) % 100 == 3).then(broken).otherwise(pl.col("hi50"))
+    )
+    keywords = FORMS["interval"][0]
+    report = pc.regression_html_report(bad.lazy(), "y", **keywords, by="store")  # type: ignore[arg-type]
+    notes = " ".join(report.notes)
+    assert "8 rows were refused" in notes and message in notes
+    assert report.summary["refused"].to_list() == [0, 0, 8, 8, 0, 0]  # per store and level
+    assert "792 used, 8 refused" in Page(report.html).all_text()
+    with pytest.raises(pc.CalibrationDataError, match="in 8 of 800 rows"):
+        pc.regression_html_report(bad, "y", **keywords, by="store")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        ({**FORMS["interval"][0], "n_levels": 11}, TypeError, "central intervals have none"),
+        ({**FORMS["interval"][0], "curve": "quantile"}, TypeError, "central intervals have none"),
+        ({**FORMS["quantile"][0], "n_levels": 11}, TypeError, "`n_levels` is the Gaussian"),
+        ({**FORMS["quantile"][0], "curve": "interval"}, ValueError, "read the quantile curve"),
+        ({**FORMS["ensemble"][0], "metrics": ["nll"]}, ValueError, "nll"),
+        ({**FORMS["interval"][0], "level": [0.5]}, ValueError, "one level per interval"),
+        ({"ensemble": "members", "mean": "mu", "std": "sigma"}, TypeError, "exactly one"),
+    ],
+)
+def test_bad_form_arguments_raise_before_a_row_is_read(
+    other_log: pl.DataFrame, arguments: dict[str, object], error: type, match: str
+) -> None:
+    with pytest.raises(error, match=match):
+        pc.regression_html_report(other_log.lazy(), "y", by="store", **arguments)  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------
+# The frames layer the surfaces read: every form's table finished and checked
+# --------------------------------------------------------------------------
+
+
+def test_an_interval_table_finishes_to_the_summary_given_its_levels(
+    other_log: pl.DataFrame,
+) -> None:
+    keywords = FORMS["interval"][0]
+    columns = {k: v for k, v in keywords.items() if k != "level"}
+    parts = [
+        pc.regression_statistics(part, "y", **columns, by="store", weight="w")  # type: ignore[arg-type]
+        for part in other_log.iter_slices(300)
+    ]
+    merged = pc.regression_metrics_from_statistics(
+        pl.concat(parts), by="store", level=[0.5, 0.9], metrics=["interval_coverage"]
+    )
+    expected = pc.regression_summary(
+        other_log,
+        "y",
+        **keywords,
+        by="store",
+        weight="w",
+        metrics=["interval_coverage"],  # type: ignore[arg-type]
+    )
+    assert_frame_equal(merged, expected, rel_tol=1e-12, abs_tol=1e-15)
+    with pytest.raises(ValueError, match="one level per interval"):
+        pc.regression_metrics_from_statistics(parts[0], level=0.9)
+    with pytest.raises(TypeError, match="nominal coverage of an interval table"):
+        gaussian = pc.regression_statistics(other_log, "y", **GAUSSIAN)
+        pc.regression_metrics_from_statistics(gaussian, level=0.9)
+
+
+@pytest.mark.parametrize("form", ["quantile", "ensemble", "interval"])
+def test_validate_regression_statistics_checks_every_form(
+    other_log: pl.DataFrame, form: str
+) -> None:
+    columns = {k: v for k, v in FORMS[form][0].items() if k != "level"}
+    broken, message = REFUSED[form]
+    every_100th = pl.int_range(pl.len()) % 100 == 3
+    bad = other_log.lazy().with_columns(
+        pl.when(every_100th).then(broken).otherwise(pl.col(broken.meta.output_name()))
+    )
+    stats = pc.regression_statistics(bad, "y", **columns, by="store").collect()  # type: ignore[arg-type]
+    with pytest.raises(pc.CalibrationDataError, match=re.escape(message)):
+        pc.validate_regression_statistics(stats, bad, "y", **columns, by="store")  # type: ignore[arg-type]
+    good = pc.regression_statistics(other_log.lazy(), "y", **columns, by="store").collect()  # type: ignore[arg-type]
+    checked = pc.validate_regression_statistics(good, other_log.lazy(), "y", **columns, by="store")  # type: ignore[arg-type]
+    assert checked is good
+
+
+def test_the_command_line_s_metrics_are_each_form_s_defaults(other_log: pl.DataFrame) -> None:
+    from polars_calib.cli import FORM_METRICS
+
+    keywords = {
+        "Gaussian": GAUSSIAN,
+        **{k: v[0] for k, v in FORMS.items() if k != "quantile columns"},
+    }
+    for form, metrics in FORM_METRICS.items():
+        summary = pc.regression_summary(other_log.head(20), "y", **keywords[form])  # type: ignore[arg-type]
+        assert summary.columns[-len(metrics) :] == list(metrics), form
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the ensemble form's cast of an Array column holding a NaN or null member fails "
+    "in Polars (InvalidOperationError) instead of counting the refused rows",
+)
+def test_a_refused_member_of_an_array_ensemble_is_counted() -> None:
+    members = [[0.0, float("nan"), 1.0] if i == 1 else [0.0, 0.3, 1.0] for i in range(4)]
+    df = pl.DataFrame({"y": [0.5] * 4, "m": pl.Series(members, dtype=pl.Array(pl.Float64, 3))})
+    with pytest.raises(pc.CalibrationDataError, match="in 1 of 4 rows"):
+        pc.regression_summary(df, "y", ensemble="m")

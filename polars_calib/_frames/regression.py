@@ -40,10 +40,17 @@ from polars_calib._frames.quantiles import (
     quantile_statistics,
     quantile_summary,
 )
-from polars_calib._frames.regression_forms import Form, FormOptions, check_local, table_metrics
+from polars_calib._frames.regression_forms import (
+    Form,
+    FormOptions,
+    check_local,
+    interval_metrics_from_statistics,
+    is_interval_table,
+    table_metrics,
+)
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
 from polars_calib._table.plan import FrameT, check_statistics, same_kind
-from polars_calib._table.quantiles import is_quantile_table
+from polars_calib._table.quantiles import is_quantile_table, quantile_plan
 from polars_calib._table.regression import (
     finish_regression,
     gaussian_plan,
@@ -644,6 +651,7 @@ def regression_metrics_from_statistics(
     n_levels: int | None = None,
     metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
     curve: Curve | None = None,
+    level: float | Sequence[float] | None = None,
 ) -> FrameT:
     """Finish calibration metrics of regression predictions from one or many statistics tables.
 
@@ -669,14 +677,19 @@ def regression_metrics_from_statistics(
     curve
         The curve of the first three metrics, as :func:`regression_summary`'s
         (``None``: ``"interval"`` for a Gaussian table, ``"quantile"`` for a quantile
-        table).
+        table; an interval table has no curve).
+    level
+        The nominal coverage of each interval of an interval table (``lower=``,
+        ``upper=``), one per interval, as :func:`regression_summary`'s: the table sums
+        each interval's terms but does not hold its level. Other tables take none.
 
     Returns
     -------
     DataFrame or LazyFrame
         The same kind as `stats`, with the columns of :func:`regression_summary`: the
         keys, ``count``, ``refused``, then the metrics (null for a group holding a
-        refused row or with no used row), one row per group, sorted by the keys.
+        refused row or with no used row), one row per group, sorted by the keys
+        (an interval table's: one per group and level, with a ``level`` column).
 
     Raises
     ------
@@ -715,6 +728,15 @@ def regression_metrics_from_statistics(
     stats, keys = _keyed(stats, by)
     if not isinstance(stats, (pl.DataFrame, pl.LazyFrame)):
         msg = f"`stats` must be a polars DataFrame or LazyFrame, got {type(stats).__name__}"
+        raise TypeError(msg)
+    # An interval table (polars_calib._frames.regression_forms).
+    if is_interval_table(stats):
+        finished = interval_metrics_from_statistics(
+            stats, keys, n_levels=n_levels, metrics=metrics, curve=curve, level=level
+        )
+        return same_kind(stats, finished)
+    if level is not None:
+        msg = "`level=` is the nominal coverage of an interval table's intervals"
         raise TypeError(msg)
     # A quantile table (polars_calib._frames.quantiles).
     if is_quantile_table(stats):
@@ -810,8 +832,15 @@ def validate_regression_statistics(
     data: pl.DataFrame | pl.LazyFrame,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
+    ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+    lower: str | Sequence[str] | None = None,
+    upper: str | Sequence[str] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -830,8 +859,11 @@ def validate_regression_statistics(
     ----------
     stats
         ``regression_statistics(data, ...).collect()``.
-    data, target, mean, std, by, time, every, weight
+    data, target, by, time, every, weight
         The arguments `stats` was computed with, as :func:`regression_statistics`'s.
+    mean, std, quantiles, levels, ensemble, seed, id, lower, upper
+        The prediction form `stats` was computed with (one), as
+        :func:`regression_statistics`'s.
 
     Returns
     -------
@@ -859,9 +891,27 @@ def validate_regression_statistics(
     polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'sigma':
     standard deviation not a positive finite number in 1 of 3 rows (e.g. 0.0)
     """
-    prepared = prepare_gaussian(
-        data, target, mean=mean, std=std, by=by, time=time, every=every, weight=weight
-    )
+    form = Form(mean, std, ensemble, seed, id, lower, upper, None, quantiles, levels)
+    if form.kind == "gaussian":
+        assert mean is not None and std is not None  # the Gaussian form (Form.kind)
+        prepared = prepare_gaussian(
+            data, target, mean=mean, std=std, by=by, time=time, every=every, weight=weight
+        )
+    elif form.kind == "quantile":
+        assert quantiles is not None and levels is not None  # the quantile form (Form.kind)
+        plan = quantile_plan(
+            data,
+            target,
+            quantiles=quantiles,
+            levels=levels,
+            by=by,
+            time=time,
+            every=every,
+            weight=weight,
+        )
+        prepared = plan.prepared
+    else:
+        prepared = form.plan(data, target, FormOptions(by, time, every, 100, weight)).prepared
     return check_statistics(
         prepared, stats, lambda checks: problem_counts(prepared.lf, checks).collect()
     )

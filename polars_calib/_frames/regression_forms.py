@@ -31,7 +31,14 @@ from polars_calib._table.intervals import (
 from polars_calib._table.pipeline import Plan
 from polars_calib._table.regression import REGRESSION_METRICS
 
-__all__ = ["Form", "FormOptions", "check_local", "table_metrics"]
+__all__ = [
+    "Form",
+    "FormOptions",
+    "check_local",
+    "interval_metrics_from_statistics",
+    "is_interval_table",
+    "table_metrics",
+]
 
 
 @dataclass(frozen=True)
@@ -181,3 +188,33 @@ def table_metrics(
         )
         raise CalibrationDataError(msg)
     return asked
+
+
+def is_interval_table(stats: pl.DataFrame | pl.LazyFrame) -> bool:
+    """Whether a table is an interval table (it sums ``sum_covered_0``): its schema only."""
+    return "sum_covered_0" in stats.collect_schema()
+
+
+def interval_metrics_from_statistics(
+    stats: pl.DataFrame | pl.LazyFrame,
+    keys: list[str],
+    *,
+    n_levels: int | None,
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None,
+    curve: str | None,
+    level: float | Sequence[float] | None,
+) -> pl.LazyFrame:
+    """Finish the summary of an interval table per `keys` and level (a plan).
+
+    The table holds one set of sums per interval (``sum_covered_k``, ...) but not their
+    nominal levels: `level` gives them, one per interval, as to
+    :func:`~polars_calib.regression_summary`.
+    """
+    if n_levels is not None or curve is not None:
+        msg = "`n_levels` and `curve` are the calibration curve's: an interval table has none"
+        raise TypeError(msg)
+    schema = stats.collect_schema()
+    count = sum(1 for name in schema if name.startswith("sum_covered_"))
+    levels = interval_levels(level, count)
+    asked = Form(lower="lo", upper="hi", level=levels).metrics(metrics)
+    return finish_intervals(stats.lazy(), keys, asked, levels)

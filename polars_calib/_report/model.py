@@ -76,13 +76,23 @@ class Tables:
     over_time: pl.DataFrame | None
     refused_message: str | None
     sections: tuple[Section, ...] = ()
+    counts: pl.DataFrame | None = None
+    """One row per group with its ``count`` and ``refused``, when the summary has several
+    rows per group (central intervals: one per level); None: the summary's."""
+
+    @property
+    def per_group(self) -> pl.DataFrame:
+        """The rows used and refused per group: `counts`, else the summary."""
+        return self.summary if self.counts is None else self.counts
 
     @property
     def used(self) -> int:
         """The rows the summary used."""
-        return int(self.summary.get_column("count").sum()) if self.summary.height else 0
+        groups = self.per_group
+        return int(groups.get_column("count").sum()) if groups.height else 0
 
     @property
     def refused(self) -> int:
         """The rows the summary refused."""
-        return int(self.summary.get_column("refused").sum()) if self.summary.height else 0
+        groups = self.per_group
+        return int(groups.get_column("refused").sum()) if groups.height else 0

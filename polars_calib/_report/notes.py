@@ -58,7 +58,7 @@ def _data_notes(tables: Tables, settings: Settings) -> list[str]:
 def data_notes(tables: Tables, keys: Sequence[str], min_count: int, inputs: str) -> list[str]:
     """An empty or unusable log, the refused rows per group (per `keys`), the groups with
     fewer than `min_count` rows; `inputs` names the columns whose nulls are ignored."""
-    summary = tables.summary
+    summary = tables.per_group
     found = []
     used, refused = tables.used, tables.refused
     if summary.height == 0:

@@ -1,32 +1,33 @@
 """The HTML report of regression predictions: :func:`regression_html_report`.
 
-The page of a log of Gaussian predictions (a mean and a standard deviation column),
-laid out as :func:`~polars_calib.html_report`'s page from the public regression API:
-one statistics table (:func:`~polars_calib.regression_statistics`, per `by` key and
-time window), finished into the summary per window and over the whole log
+The page of a log of regression predictions in one form (Gaussian, quantiles, an
+ensemble or central intervals), laid out as :func:`~polars_calib.html_report`'s page
+from the public regression API: one statistics table
+(:func:`~polars_calib.regression_statistics`, per `by` key and time window), finished
+into the summary per window and over the whole log
 (:func:`~polars_calib.regression_metrics_from_statistics`, the windows summed: the
 level grid is fixed, so the table always merges) and the calibration curve
 (:func:`~polars_calib.quantile_reliability_from_statistics`); the PIT histogram is
 drawn from the table itself (:func:`~polars_calib.plot_pit_histogram`).
 
-The prediction form is given by keyword (``mean=``, ``std=``) and travels as one
-:class:`Prediction` to every call of the public API, so that the other forms
-(``quantiles=``/``levels=``, ``lower=``/``upper=``, ``ensemble=``) join by adding
-their fields to it and to the signature.
+The prediction form is given by keyword (``mean=``/``std=``, ``quantiles=``/``levels=``,
+``ensemble=``, ``lower=``/``upper=``/``level=``) and travels as one :class:`Prediction`
+to every call of the public API. A form without a curve (central intervals) has its
+summary per level as its table; a form without a PIT (quantiles, intervals) has no
+histogram.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
-from typing import Any, cast
+from dataclasses import dataclass, fields, replace
+from typing import Any, get_args
 
 import polars as pl
 
 from polars_calib._core.exprs import Keys
 from polars_calib._core.options import (
     CURVES,
-    GAUSSIAN_METRICS,
     Curve,
     RegressionMetric,
     check_choice,
@@ -49,25 +50,88 @@ __all__ = ["REGRESSION_TITLE", "Prediction", "regression_html_report"]
 
 REGRESSION_TITLE = "Calibration report of regression predictions"
 
-REGRESSION_METRICS: tuple[RegressionMetric, ...] = GAUSSIAN_METRICS
-"""The report's metrics: the Gaussian form's (the only form it reads yet)."""
-"""The page's default metrics: every metric :func:`~polars_calib.regression_summary` computes."""
+FORMS = ("gaussian", "quantile", "ensemble", "interval")
+"""The prediction forms, by the name :attr:`Prediction.kind` gives them."""
+
+PIT_FORMS = ("gaussian", "ensemble")
+"""The forms with a PIT, whose table bins it on the level grid: their page has PIT
+histograms."""
 
 
 @dataclass(frozen=True)
 class Prediction:
-    """The prediction form's columns, by the keyword the public API takes them with."""
+    """The prediction form's columns, by the keyword the public API takes them with.
 
-    mean: str
-    std: str
+    One form is given (the public functions raise a ``TypeError`` otherwise):
+    ``mean``/``std`` (Gaussian), ``quantiles``/``levels``, ``ensemble`` (with the rank
+    PIT's ``seed`` and ``id``), or ``lower``/``upper`` (with their nominal ``level``).
+    """
+
+    mean: str | None = None
+    std: str | None = None
+    quantiles: str | Sequence[str] | None = None
+    levels: Sequence[float] | None = None
+    ensemble: str | None = None
+    seed: int = 0
+    id: str | None = None
+    lower: str | Sequence[str] | None = None
+    upper: str | Sequence[str] | None = None
+    level: float | Sequence[float] | None = None
+
+    @property
+    def kind(self) -> str:
+        """The form given: ``"quantile"``, ``"ensemble"``, ``"interval"``, else
+        ``"gaussian"`` (the public functions check that it is one, whole)."""
+        if self.quantiles is not None or self.levels is not None:
+            return "quantile"
+        if self.ensemble is not None:
+            return "ensemble"
+        if self.lower is not None or self.upper is not None:
+            return "interval"
+        return "gaussian"
 
     def kwargs(self) -> dict[str, Any]:
-        """The form as keyword arguments of the public regression functions."""
-        return {field.name: getattr(self, field.name) for field in fields(self)}
+        """The form as keyword arguments of the statistics table's functions
+        (:func:`~polars_calib.regression_statistics`,
+        :func:`~polars_calib.validate_regression_statistics`): its given fields, without
+        the intervals' `level`, which their summary takes."""
+        given = {
+            field.name: getattr(self, field.name)
+            for field in fields(self)
+            if field.name != "level" and getattr(self, field.name) is not None
+        }
+        if self.seed != 0:
+            given["seed"] = self.seed
+        else:
+            given.pop("seed")
+        return given
 
     def describe(self) -> str:
         """The form's columns in words, for the page's header."""
+        kind = self.kind
+        if kind == "quantile":
+            return f"quantiles {_names(self.quantiles)} at levels {_numbers(self.levels)}"
+        if kind == "ensemble":
+            drawn = f"rank PIT seed {self.seed}" + (f", row id {self.id}" if self.id else "")
+            return f"ensemble members {self.ensemble} ({drawn})"
+        if kind == "interval":
+            return (
+                f"central intervals lower {_names(self.lower)}, upper {_names(self.upper)} "
+                f"at levels {_numbers(self.level)}"
+            )
         return f"mean {self.mean}, standard deviation {self.std}"
+
+
+def _names(columns: str | Sequence[str] | None) -> str:
+    if columns is None or isinstance(columns, str):
+        return f"{columns}"
+    return ",".join(columns)
+
+
+def _numbers(values: float | Sequence[float] | None) -> str:
+    if values is None or isinstance(values, (int, float)):
+        return f"{values}"
+    return ", ".join(f"{value}" for value in values)
 
 
 @dataclass(frozen=True)
@@ -82,14 +146,26 @@ class RegressionRequest:
     every: str | None
     n_levels: int
     weight: str | None
-    metrics: tuple[RegressionMetric, ...]
-    curve: Curve
+    metrics: tuple[RegressionMetric, ...] | None
+    curve: Curve | None
     confidence: float
 
     @property
     def keys(self) -> list[str]:
         """The names of the `by` keys."""
         return key_names(self.by)
+
+    @property
+    def grid(self) -> int | None:
+        """The finishers' `n_levels`: the level grid of the forms that have one."""
+        return self.n_levels if self.prediction.kind in PIT_FORMS else None
+
+    @property
+    def drawn_curve(self) -> Curve:
+        """The curve of the diagrams (and of the summary's curve metrics)."""
+        if self.curve is not None:
+            return self.curve
+        return "quantile" if self.prediction.kind == "quantile" else "interval"
 
     def statistics(self) -> pl.DataFrame | pl.LazyFrame:
         """The log's statistics per key and window: a DataFrame's collected and checked
@@ -108,17 +184,26 @@ class RegressionRequest:
     def summary(self, stats: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         """The summary of `stats` per `keys` (a plan: the grid is the request's, so a
         table without binned rows, such as an empty log's, still has its summary)."""
+        interval = self.prediction.kind == "interval"
         return regression_metrics_from_statistics(
-            stats.lazy(), by=keys, n_levels=self.n_levels, metrics=self.metrics, curve=self.curve
+            stats.lazy(),
+            by=keys,
+            n_levels=self.grid,
+            metrics=self.metrics,
+            curve=None if interval else self.curve,
+            level=self.prediction.level if interval else None,
         )
 
-    def curves(self, stats: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
-        """The calibration curve of `stats` per `by` key, with its Wilson intervals (a plan)."""
+    def curves(self, stats: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame | None:
+        """The calibration curve of `stats` per `by` key, with its Wilson intervals (a
+        plan); None for central intervals, whose summary per level is their curve."""
+        if self.prediction.kind == "interval":
+            return None
         return quantile_reliability_from_statistics(
             stats.lazy(),
             by=self.keys,
-            n_levels=self.n_levels,
-            curve=self.curve,
+            n_levels=self.grid,
+            curve=self.drawn_curve,
             confidence=self.confidence,
         )
 
@@ -144,22 +229,30 @@ def regression_html_report(
     data: pl.DataFrame | pl.LazyFrame,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
+    ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+    lower: str | Sequence[str] | None = None,
+    upper: str | Sequence[str] | None = None,
+    level: float | Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
     n_levels: int = 100,
     weight: str | None = None,
-    metrics: RegressionMetric | Sequence[RegressionMetric] = REGRESSION_METRICS,
-    curve: Curve = "interval",
+    metrics: RegressionMetric | Sequence[RegressionMetric] | None = None,
+    curve: Curve | None = None,
     confidence: float = 0.95,
     min_count: int = SMALL_GROUP,
     title: str | None = None,
     source: str | None = None,
     statistics: pl.DataFrame | None = None,
 ) -> HtmlReport:
-    """Return a calibration report of Gaussian regression predictions as one HTML page.
+    """Return a calibration report of regression predictions as one HTML page.
 
     The regression counterpart of :func:`html_report`: the statistics table is
     computed once (:func:`regression_statistics`) and finished into the tables
@@ -179,17 +272,31 @@ def regression_html_report(
     target
         Name of the column of observed values.
     mean, std
-        Names of the columns of predicted means and standard deviations (``std > 0``).
+        Names of the columns of predicted means and standard deviations (``std > 0``):
+        the Gaussian form. Give exactly one form (else a ``TypeError``).
+    quantiles, levels
+        Instead: an Array or List column of K predicted quantiles (or K column names)
+        and their K levels, as :func:`regression_summary`'s. The page has no PIT
+        histogram (a row only says between which quantiles its target fell).
+    ensemble, seed, id
+        Instead: an Array or List column of ensemble members, and the rank PIT's seed
+        and row identity, as :func:`regression_summary`'s.
+    lower, upper, level
+        Instead: the bounds of central intervals (one column each, or one per
+        interval) and their nominal coverage, as :func:`regression_summary`'s. The
+        summary has one row per group and level; the page has no calibration diagram
+        and no PIT histogram, and takes no `n_levels` or `curve`.
     by, time, every, n_levels, weight
         As :func:`regression_summary`.
     metrics
-        Metrics of the summary, as :func:`regression_summary`'s (all by default); the
-        first is drawn over time.
+        Metrics of the summary, as :func:`regression_summary`'s (the form's, all by
+        default); the first is drawn over time (not for intervals).
     curve
         The calibration curve of the curve metrics and of the diagrams:
-        ``"interval"`` (default, as :func:`regression_summary`: the share of targets
-        inside each central interval) or ``"quantile"`` (the share at or below each
-        predicted quantile).
+        ``"interval"`` (the Gaussian and ensemble default, as
+        :func:`regression_summary`: the share of targets inside each central interval)
+        or ``"quantile"`` (the share at or below each predicted quantile; the only
+        curve of quantile predictions' metrics).
     confidence
         Level of the Wilson intervals drawn around each level's observed share.
     min_count
@@ -210,7 +317,8 @@ def regression_html_report(
     HtmlReport
         ``.html`` (the page), ``.save(path)``, and the tables shown: ``.summary``
         (:func:`regression_summary`'s), ``.reliability`` (the curve,
-        :func:`quantile_reliability`'s), ``.over_time`` and the ``.notes``.
+        :func:`quantile_reliability`'s; for central intervals, the summary itself, one
+        row per group and level), ``.over_time`` and the ``.notes``.
 
     Raises
     ------
@@ -269,24 +377,27 @@ def regression_html_report(
     └───────┴───────┴─────────┴──────────┴──────────┘
     """
     check_n_levels(n_levels)
-    check_choice("curve", curve, CURVES)
+    if curve is not None:
+        check_choice("curve", curve, CURVES)
     check_confidence(confidence)
     if isinstance(min_count, bool) or not isinstance(min_count, int):
         msg = f"`min_count` must be an int, got {min_count!r}"
         raise TypeError(msg)
-    listed = [metrics] if isinstance(metrics, str) else list(metrics)
-    for metric in listed:
-        check_choice("metrics", metric, REGRESSION_METRICS)
+    listed: Sequence[RegressionMetric] | None = [metrics] if isinstance(metrics, str) else metrics
+    prediction = Prediction(mean, std, quantiles, levels, ensemble, seed, id, lower, upper, level)
+    if prediction.kind == "interval" and (n_levels != 100 or curve is not None):
+        msg = "`n_levels` and `curve` are the calibration curve's: central intervals have none"
+        raise TypeError(msg)
     request = RegressionRequest(
         data=data,
         target=target,
-        prediction=Prediction(mean=mean, std=std),
+        prediction=prediction,
         by=by,
         time=time,
         every=every,
         n_levels=n_levels,
         weight=weight,
-        metrics=tuple(dict.fromkeys(cast("Sequence[RegressionMetric]", listed))),
+        metrics=None if listed is None else tuple(dict.fromkeys(listed)),
         curve=curve,
         confidence=confidence,
     )
@@ -300,20 +411,30 @@ def regression_html_report(
     settings = RegressionSettings(
         source=source if source is not None else f"a {type(data).__name__}",
         target=target,
-        columns=request.prediction.describe(),
+        columns=prediction.describe(),
         by=request.keys,
         time=time,
         every=every,
         n_levels=n_levels,
-        curve=curve,
-        metrics=list(request.metrics),
+        curve=request.drawn_curve,
+        metrics=[name for name in tables.summary.columns if name in get_args(RegressionMetric)],
         weight=weight,
         confidence=confidence,
         min_count=min_count,
         title=REGRESSION_TITLE if title is None else str(title),
+        kind=prediction.kind,
+        levels=_levels(prediction),
     )
     html, notes = render_regression(tables, statistics, settings)
     return HtmlReport(html, tables.summary, tables.reliability, tables.over_time, notes)
+
+
+def _levels(prediction: Prediction) -> tuple[float, ...] | None:
+    """The form's own levels: the quantiles' or the intervals' (None: the level grid)."""
+    given = prediction.levels if prediction.kind == "quantile" else prediction.level
+    if prediction.kind not in ("quantile", "interval") or given is None:
+        return None
+    return (float(given),) if isinstance(given, (int, float)) else tuple(map(float, given))
 
 
 def regression_tables(request: RegressionRequest, stats: pl.DataFrame) -> Tables:
@@ -323,7 +444,12 @@ def regression_tables(request: RegressionRequest, stats: pl.DataFrame) -> Tables
     if request.time is not None:
         over_time = request.summary(stats, [*keys, request.time]).collect()
     summary = request.summary(stats, keys).collect()
-    curves = request.curves(stats).collect()
-    refused = int(summary.get_column("refused").sum()) if summary.height else 0
-    message = request.refused_message(stats) if refused else None
-    return Tables(summary, curves, over_time, message)
+    curves = request.curves(stats)
+    counts = None
+    if curves is None:  # central intervals: the summary per level is their curve
+        first = summary.unique(keys, keep="first", maintain_order=True) if keys else summary[:1]
+        counts = first.select(*keys, "count", "refused")
+    tables = Tables(summary, summary if curves is None else curves.collect(), over_time, None)
+    tables = replace(tables, counts=counts)
+    message = request.refused_message(stats) if tables.refused else None
+    return replace(tables, refused_message=message)

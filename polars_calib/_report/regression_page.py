@@ -47,6 +47,15 @@ class RegressionSettings:
     confidence: float
     min_count: int
     title: str
+    kind: str = "gaussian"
+    """The prediction form: ``"gaussian"``, ``"quantile"``, ``"ensemble"`` or ``"interval"``."""
+    levels: tuple[float, ...] | None = None
+    """The quantiles' levels, or the intervals' nominal levels (None: the level grid)."""
+
+    @property
+    def has_pit(self) -> bool:
+        """Whether the form has a PIT binned on the level grid (Gaussian, ensemble)."""
+        return self.kind in ("gaussian", "ensemble")
 
     @property
     def bins(self) -> int:
@@ -68,16 +77,19 @@ def render_regression(
     charts and a usable row); the first metric over time (with windows); the notes.
     """
     charts = has_charts()
-    said = [*data_notes(tables, settings.by, settings.min_count, NULLS), *notes(settings, charts)]
+    nulls = nulls_of(settings.kind)
+    said = [*data_notes(tables, settings.by, settings.min_count, nulls), *notes(settings, charts)]
     page = Page()
     sections.summary_part(page, tables.summary, settings.by)
     drawn = charts and tables.used > 0
-    if drawn:
+    if drawn and settings.kind != "interval":  # intervals: their summary per level
         curve_section(page, tables, settings)
+    if drawn and settings.has_pit:
         pit_section(page, stats, settings)
     over_time = tables.over_time
     if settings.time is not None and over_time is not None and over_time.height:
-        metric = settings.metrics[0] if drawn else None
+        # Intervals have a row per level and window: their numbers only.
+        metric = settings.metrics[0] if drawn and settings.kind != "interval" else None
         sections.over_time_part(page, over_time, metric, settings)
     if page.missing:
         said.append(
@@ -102,6 +114,9 @@ def facts(tables: Tables, settings: RegressionSettings) -> list[Fact]:
         f"{settings.n_levels} levels j/{settings.n_levels - 1} of the "
         f"{CURVE_NAMES[settings.curve]} curve"
     )
+    if settings.levels is not None:
+        named = "nominal coverage" if settings.kind == "interval" else "quantile levels"
+        levels = f"{named} {', '.join(f'{level:g}' for level in settings.levels)}"
     return [
         Fact("Data", settings.source),
         Fact("Columns", f"target {settings.target}, {settings.columns}{weight}"),
@@ -153,7 +168,7 @@ def pit_section(page: Page, stats: pl.DataFrame, settings: RegressionSettings) -
     part = page.part("pit", "PIT histograms")
     part.blocks.append(
         Paragraph(
-            "The histogram of each row's PIT, Φ((y − μ)/σ): calibrated predictions give a "
+            f"The histogram of each row's PIT, {_pit(settings)}: calibrated predictions give a "
             "flat histogram at density 1 (dashed). A U (too many targets in the tails) is "
             "over-confident, a hump under-confident, a slope a biased mean. The legend gives "
             "each group's chi-square test of uniformity over the bars drawn."
@@ -173,6 +188,13 @@ def pit_section(page: Page, stats: pl.DataFrame, settings: RegressionSettings) -
         part.blocks.append(page.figure(chart, description, description))
 
 
+def _pit(settings: RegressionSettings) -> str:
+    """The PIT of the form, in words."""
+    if settings.kind == "ensemble":
+        return "the randomized rank of the target among the ensemble's members"
+    return "Φ((y − μ)/σ)"
+
+
 def _split(colours: list[str], facet: str | None) -> str:
     """How a chart splits its groups, in words."""
     return (f", one panel per {facet}" if facet else "") + (
@@ -182,35 +204,79 @@ def _split(colours: list[str], facet: str | None) -> str:
 
 def notes(settings: RegressionSettings, charts: bool) -> list[str]:
     """The conventions: the levels and bins, the metrics, the intervals, the histogram, ..."""
-    curve = CURVE_NAMES[settings.curve]
-    bins, bars = settings.bins, pit_bars(settings.bins)
-    said = [
-        (
-            f"Levels: {settings.n_levels} levels j/{settings.n_levels - 1}; the PIT is binned on "
-            f"{bins} equal-width bins closed on the right ([0, 1/{bins}], "
-            f"(1/{bins}, 2/{bins}], …), whose edges hold every level; see docs/regression.md."
-        ),
-        (
-            f"On the {curve} curve, mean_absolute_calibration_error is the mean over the "
-            "levels of |observed share − level|, root_mean_squared_calibration_error the "
-            "root of the mean square, miscalibration_area the area between the curve and "
-            "the diagonal; quantile_calibration_score (Kuleshov's) reads the quantile curve. "
-            "crps and nll are the means of the Gaussian CRPS and negative log-likelihood, "
-            f"sharpness the root mean square of σ. Rows with a null {NULLS} are ignored."
-        ),
-        (
+    said = [*_form_notes(settings)]
+    if settings.kind != "interval":
+        said.append(
             f"The diagrams' bands are {settings.confidence:.0%} Wilson intervals of each "
             "level's observed share."
-        ),
-        (
+        )
+    if settings.has_pit:
+        bins, bars = settings.bins, pit_bars(settings.bins)
+        said.append(
             f"The PIT histograms merge the {bins} bins into {bars} bars (right-closed); the "
             f"test is Pearson's chi-square of the bars' weights against uniform, {bars - 1} "
             "degrees of freedom, trustworthy with about 5 rows per bar or more."
-        ),
-    ]
+        )
     return [
         *said,
         *weight_notes(settings.weight),
         *window_notes(settings.time, settings.every),
         *chart_notes(charts),
     ]
+
+
+CURVE_METRICS = (
+    "mean_absolute_calibration_error is the mean over the levels of |observed share − "
+    "level|, root_mean_squared_calibration_error the root of the mean square, "
+    "miscalibration_area the area between the curve and the diagonal; "
+    "quantile_calibration_score (Kuleshov's) reads the quantile curve."
+)
+
+
+def _form_notes(settings: RegressionSettings) -> list[str]:
+    """The form's levels (or bins) and metrics, in words."""
+    nulls = f"Rows with a null {nulls_of(settings.kind)} are ignored."
+    if settings.kind == "interval":
+        return [
+            (
+                "Central intervals: one summary row per group and nominal level; "
+                "interval_coverage is the share of targets inside the interval, "
+                "interval_width its mean width, interval_score the mean Winkler score, "
+                f"coverage_gap the coverage minus the nominal level. {nulls} See "
+                "docs/prediction-intervals.md."
+            )
+        ]
+    if settings.kind == "quantile":
+        return [
+            (
+                "Quantile levels: each row falls in the bin of the levels' grid between its "
+                "predicted quantiles around the target; on the quantile curve, "
+                f"{CURVE_METRICS} pinball_loss is the mean pinball loss over the levels. "
+                f'{nulls} See docs/regression.md, "Quantile predictions".'
+            )
+        ]
+    bins = settings.bins
+    scores = (
+        "crps and crps_fair are the means of the ensemble CRPS (energy and fair forms)"
+        if settings.kind == "ensemble"
+        else "crps and nll are the means of the Gaussian CRPS and negative log-likelihood, "
+        "sharpness the root mean square of σ"
+    )
+    return [
+        (
+            f"Levels: {settings.n_levels} levels j/{settings.n_levels - 1}; the PIT is binned on "
+            f"{bins} equal-width bins closed on the right ([0, 1/{bins}], "
+            f"(1/{bins}, 2/{bins}], …), whose edges hold every level; see docs/regression.md."
+        ),
+        f"On the {CURVE_NAMES[settings.curve]} curve, {CURVE_METRICS} {scores}. {nulls}",
+    ]
+
+
+def nulls_of(kind: str) -> str:
+    """The columns whose nulls make a row ignored, as the notes say it."""
+    return {
+        "gaussian": NULLS,
+        "quantile": "target, quantiles or weight",
+        "ensemble": "target or weight (or an ensemble of no member)",
+        "interval": "target, bound or weight",
+    }[kind]
