@@ -24,12 +24,11 @@ from polars_calib._core.options import (
     check_n_levels,
 )
 from polars_calib._core.quantiles import is_quantile_form
-from polars_calib._core.regression import REGRESSION_TERMS
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._engines import (
     EngineSpec,
-    GaussianColumns,
     column_keys,
+    engine_form,
     engine_of,
     engine_statistics,
 )
@@ -40,7 +39,7 @@ from polars_calib._frames.quantiles import (
     quantile_statistics,
     quantile_summary,
 )
-from polars_calib._frames.regression_forms import Form, FormOptions, check_local, table_metrics
+from polars_calib._frames.regression_forms import Form, FormOptions, table_metrics
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
 from polars_calib._table.plan import FrameT, same_kind
 from polars_calib._table.quantiles import is_quantile_table
@@ -233,20 +232,27 @@ def regression_statistics(
     """
     check_n_levels(n_levels)
     form = Form(mean, std, ensemble, seed, id, lower, upper, None, quantiles, levels)
-    engine = engine_of(data)
-    # The quantile form (polars_calib._frames.quantiles).
     if form.kind == "quantile":
         is_quantile_form(mean, std, quantiles, levels, n_levels)  # its own checks
-        if engine is not None:
-            msg = "regression_statistics with `quantiles=` runs on polars frames only, for now"
-            raise NotImplementedError(msg)
+    engine = engine_of(data)
+    if engine is not None:
+        # Every form, through the one engine path (polars_calib._engines).
+        spec = EngineSpec(
+            by=column_keys(by),
+            weight=weight,
+            time=time,
+            every=every,
+            regression=engine_form(form.columns(target, n_levels), engine),
+        )
+        return engine_statistics(data, spec, engine)[0]
+    # The quantile form (polars_calib._frames.quantiles).
+    if form.kind == "quantile":
         options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
         quantile_table: pl.DataFrame | pl.LazyFrame = quantile_statistics(
             data, target, time=time, every=every, **options
         )
         return quantile_table
     # The ensemble and interval forms (polars_calib._frames.regression_forms).
-    check_local(data, form.kind)
     if form.kind != "gaussian":
         form_options = FormOptions(by, time, every, n_levels, weight)
         other: pl.DataFrame | pl.LazyFrame = same_kind(
@@ -254,21 +260,6 @@ def regression_statistics(
         )
         return other
     assert mean is not None and std is not None  # the Gaussian form (Form.kind)
-    if engine is not None:
-        for role, name in {"target": target, "mean": mean, "std": std}.items():
-            if not isinstance(name, str):
-                msg = f"`{role}` must be a column name, got {type(name).__name__}"
-                raise TypeError(msg)
-        spec = EngineSpec(
-            by=column_keys(by),
-            weight=weight,
-            n_bins=2 * (n_levels - 1),
-            terms=REGRESSION_TERMS,
-            time=time,
-            every=every,
-            gaussian=GaussianColumns(target, mean, std),
-        )
-        return engine_statistics(data, spec, engine)[0]
     plan = gaussian_plan(
         data,
         target,
