@@ -43,9 +43,10 @@ from polars_calib._core.problem import Check
 from polars_calib._core.validation import problem_counts
 from polars_calib._table.build import Partial, complete_statistics, partial_statistics
 from polars_calib._table.forms import RegressionForm
-from polars_calib._table.merge import merge_partials
+from polars_calib._table.merge import EDGE_MERGES, merge_partials
 from polars_calib._table.plan import Prepared, check_statistics, prepare
 from polars_calib._table.replicates import RESAMPLING_KEYS, Resample
+from polars_calib._table.variance import SigmaTable
 
 __all__ = [
     "ENGINES",
@@ -161,9 +162,10 @@ class EngineSpec:
     every: str | None = None
     resamples: tuple[Resample, ...] = ()
     """Resampling requests; their `id` is a column name (see :func:`engine_resamples`)."""
-    regression: RegressionForm | None = None
-    """A regression problem (any prediction form) instead of `prob` and `label`: its
-    own bins and terms replace `n_bins`, `closed`, `compat` and `terms`."""
+    regression: RegressionForm | SigmaTable | None = None
+    """A regression problem (any prediction form, or a variance table's σ-bins) instead
+    of `prob` and `label`: its own bins and terms replace `n_bins`, `closed`, `compat`
+    and `terms`."""
 
     @property
     def binning(self) -> Binning:
@@ -208,12 +210,14 @@ class EngineSpec:
     def partial(self, frame: pl.DataFrame) -> Partial:
         """The partial aggregation of `frame`'s rows (a plan)."""
         prepared = self.prepared(frame)
+        form = self.regression
         return partial_statistics(
             prepared.lf,
             prepared.problem,
             prepared.keys,
             self.binning,
-            self.terms if self.regression is None else self.regression.terms,
+            self.terms if form is None else form.terms,
+            None if form is None else form.bin_column,
             resamples=self.resamples,
         )
 
@@ -223,7 +227,7 @@ class EngineSpec:
 
     def partial_table(self, frame: pl.DataFrame) -> pl.DataFrame:
         """The partial table of `frame`'s rows, collected (runs on a worker)."""
-        return self.partial(frame).table.collect()
+        return shipped(self.partial(frame)).collect()
 
     def counts(self, frame: pl.DataFrame, whole: bool) -> pl.DataFrame:
         """`frame`'s row count and, per check, its bad rows and an example (one row)."""
@@ -288,10 +292,7 @@ def engine_statistics(
     if check is not None:
         check(prepared)
     template = spec.partial(empty)
-    table = runner.partial_table(template)
-    merged = Partial(
-        table.lazy(), template.keys, template.names, template.whole, template.weighted, None
-    )
+    merged = received(runner.partial_table(template), template)
     stats = spec.completed(complete_statistics(merged, spec.binning)).collect()
 
     def count_problems(checks: Sequence[Check]) -> pl.DataFrame:
@@ -299,6 +300,30 @@ def engine_statistics(
         return _merge_counts(runner.counts(whole), checks)
 
     return check_statistics(prepared, stats, count_problems), prepared
+
+
+def shipped(partial: Partial) -> pl.LazyFrame:
+    """The partial table a worker sends: with given bins (a σ-bin table), each bin's
+    smallest and largest value joined as ``lower`` and ``upper``, which merge by
+    :data:`~polars_calib._table.merge.EDGE_MERGES`."""
+    if not partial.given:
+        return partial.table
+    assert partial.edges is not None  # a given-bin partial carries its bins' ranges
+    on = [*partial.keys, "bin"]
+    return partial.table.join(partial.edges, on=on, how="left", nulls_equal=True)
+
+
+def received(table: pl.DataFrame, template: Partial) -> Partial:
+    """The merged partial table of all rows as a :class:`Partial` (see :func:`shipped`)."""
+    edges = None
+    if template.given:
+        on = [*template.keys, "bin"]
+        edges = table.lazy().filter(pl.col("bin") >= 0).select(*on, "lower", "upper")
+        table = table.drop("lower", "upper")
+    keys, names = template.keys, template.names
+    return Partial(
+        table.lazy(), keys, names, template.whole, template.weighted, edges, template.given
+    )
 
 
 class _Runner:
@@ -402,15 +427,20 @@ class _SparkRunner(_Runner):
         return self.source.mapInArrow(mapper, schema)
 
     def partial_table(self, template: Partial) -> pl.DataFrame:
-        empty = template.table.collect()
+        empty = shipped(template).collect()
         keys = [*template.keys, "bin"]
         sums = [name for name in empty.columns if name not in keys]
         merge = _PartialMerger(self.spec, template.keys)
         partials = self._run(merge, empty)
-        sum_of = self.functions.sum
+        functions = self.functions
         merged = (
             partials.groupBy(*(_quoted(key) for key in keys))
-            .agg(*(sum_of(_quoted(name)).alias(name) for name in sums))
+            .agg(
+                *(
+                    getattr(functions, EDGE_MERGES.get(name, "sum"))(_quoted(name)).alias(name)
+                    for name in sums
+                )
+            )
             .select(*(_quoted(name) for name in empty.columns))
         )
         return _rows_frame(_spark_collect(merged), empty.schema)
@@ -498,7 +528,7 @@ class _DaskRunner(_Runner):
     def partial_table(self, template: Partial) -> pl.DataFrame:
         dask = import_module("dask")
         merge = _PartialMerger(self.spec, template.keys)
-        empty = template.table.collect()
+        empty = shipped(template).collect()
         parts = [dask.delayed(_FromPandas(merge))(part) for part in self.source.to_delayed()]
         if not parts:
             return empty

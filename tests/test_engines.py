@@ -756,3 +756,19 @@ def test_regression_forms_refused_rows_counted_on_engines(to_engine: Convert) ->
         assert count in message
     with pytest.raises(ValueError, match="need `id=`"):
         pc.regression_statistics(data, "y", ensemble="x")
+
+
+def test_variance_tables_on_engines(to_engine: Convert) -> None:
+    """σ-bin tables over a fixed range merge: on the engine they equal the Polars ones
+    (bins, smallest and largest σ, sums), and so do ENCE, UCE and QCE; a group's own
+    range is refused before any job."""
+    df = _gaussian_log(59, 1_500)
+    data = to_engine(df.sample(fraction=1.0, shuffle=True, seed=2))
+    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "by": "g", "weight": "w"}
+    options |= {"n_bins": 6, "range": (0.3, 1.8), "closed": "left"}
+    got = pc.variance_reliability(data, "y", **options)
+    assert_frame_equal(got, pc.variance_reliability(df, "y", **options), **TOL)
+    summary = pc.variance_summary(data, "y", **options)
+    assert_frame_equal(summary, pc.variance_summary(df, "y", **options), **TOL)
+    with pytest.raises(ValueError, match="need fixed bins"):
+        pc.variance_reliability(data, "y", mean="mu", std="sigma", strategy="quantile")

@@ -14,7 +14,7 @@ same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import polars as pl
 
@@ -54,6 +54,9 @@ class RegressionForm:
     lower: tuple[str, ...] = ()
     upper: tuple[str, ...] = ()
     n_levels: int = 100
+
+    bin_column: ClassVar[str | None] = None
+    """No column of given bins: the table bins by the form's rule."""
 
     @property
     def columns(self) -> list[str]:
