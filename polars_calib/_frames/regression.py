@@ -158,7 +158,8 @@ def regression_statistics(
         ensemble's (:func:`crps_ensemble`; see ``docs/regression.md``, "Ensembles").
     seed, id
         The rank PIT's seed and row identity (an integer column): by default the row's
-        position in `data`; an `id` keeps each row's draw in any partition.
+        position in `data`; an `id` keeps each row's draw in any partition (required
+        for Spark and Dask data).
     lower, upper
         Names of the bounds of central prediction intervals (one column each, or one
         per interval), instead of `mean` and `std` (``docs/prediction-intervals.md``).
@@ -192,8 +193,8 @@ def regression_statistics(
         sums ``sum_crps`` (energy), ``sum_crps_fair`` and ``sum_center`` (rows whose
         PIT is 1/2); an interval table has one bin per group (over the first
         interval's coverage indicator) and sums ``sum_covered_k``, ``sum_width_k``,
-        ``sum_below_k`` and ``sum_above_k`` per interval ``k`` (Spark and Dask data
-        take the Gaussian form only).
+        ``sum_below_k`` and ``sum_above_k`` per interval ``k``. Spark and Dask data
+        give the Polars table of the same rows, for every form.
 
     Raises
     ------
@@ -205,8 +206,9 @@ def regression_statistics(
         crossing quantiles).
     TypeError
         Both prediction forms, or neither, or half of one.
-    NotImplementedError
-        Quantile predictions of Spark or Dask data (not yet).
+    ValueError
+        Ensemble predictions of Spark or Dask data without `id` (the row's position
+        depends on the partitioning).
 
     See Also
     --------

@@ -71,7 +71,7 @@ class Form:
             "ensemble": self.ensemble is not None,
             "interval": self.lower is not None or self.upper is not None,
         }
-        named = [kind for kind, present in given.items() if present]
+        named: list[FormKind] = [kind for kind, present in given.items() if present]
         if len(named) != 1:
             msg = (
                 "give exactly one prediction form: `mean=` and `std=` (Gaussian), "
@@ -80,7 +80,7 @@ class Form:
                 + (" and ".join(named) if named else "none")
             )
             raise TypeError(msg)
-        kind = named[0]
+        kind: FormKind = named[0]
         pairs = {
             "gaussian": ("mean", "std"),
             "quantile": ("quantiles", "levels"),
