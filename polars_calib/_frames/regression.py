@@ -244,7 +244,7 @@ def regression_statistics(
             weight=weight,
             time=time,
             every=every,
-            regression=engine_form(form.columns(target, n_levels), engine),
+            regression=engine_form(form.plain(target, n_levels), engine),
         )
         return engine_statistics(data, spec, engine)[0]
     # The quantile form (polars_calib._frames.quantiles).

@@ -143,7 +143,7 @@ class Form:
             weight=options.weight,
         )
 
-    def columns(self, target: str, n_levels: int) -> RegressionForm:
+    def plain(self, target: str, n_levels: int) -> RegressionForm:
         """The form as plain values (what another engine's workers rebuild it from).
 
         A name that is not a string is kept, for the form's schema check to refuse
