@@ -20,12 +20,25 @@ windows       Spiegelhalter's z on consecutive windows of 100 and 1,000 rows, al
     python bench/monitoring.py --small   # 400 simulated alarms, 2M rows, 100 streams
 
 It prints a Markdown table. Nothing here is a test: the figures are simulations.
+
+store         ``--store``: the daily update of ``pc.update_monitor_store`` for one day of
+              new rows (100 models) against ``pc.summary`` of those rows alone (the
+              windows' metrics), with 1 and 100 days of history in the log and the
+              store (one parquet file a day; the update scans them all). Target: the
+              update <= 2x the summary, whatever the history.
+
+    python bench/monitoring.py --store           # 1M rows a day
+    python bench/monitoring.py --store --small   # 100k rows a day
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
+import tempfile
 import time
+from datetime import datetime, timedelta
+from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
@@ -99,12 +112,65 @@ def window_delays(
     return delays, streams * (length // window * window) / max(calm.height, 1)
 
 
+def day_of_log(rng: np.random.Generator, day: int, rows: int) -> pl.DataFrame:
+    """One day of a log: 100 models, timestamps in order (ties), calibrated."""
+    p = rng.beta(2.0, 5.0, rows)
+    start = datetime(2026, 1, 1) + timedelta(days=day)
+    seconds = np.sort(rng.integers(0, 86_400, rows))
+    return pl.DataFrame(
+        {
+            "model": rng.integers(0, 100, rows),
+            "seconds": seconds,
+            "p": p,
+            "y": (rng.random(rows) < p).astype(np.int8),
+        }
+    ).select("model", (pl.lit(start) + pl.duration(seconds="seconds")).alias("ts"), "p", "y")
+
+
+def store_speed(rng: np.random.Generator, rows: int, repeats: int = 3) -> None:
+    """The daily update against the summary of the new rows, at 1 and 100 days of history."""
+    options = {"by": "model", "time": "ts", "threshold": 15.0}  # few alarms: a quick history
+    metrics = ["ece", "spiegelhalter_z"]
+    print("| history | summary of the day (s) | update (s) | update / summary |")
+    print("|---|---|---|---|")
+    for history in (1, 100):
+        root = Path(tempfile.mkdtemp())
+        logs, store = root / "logs", root / "store"
+        logs.mkdir()
+        for day in range(history):
+            day_of_log(rng, day, rows).write_parquet(logs / f"day-{day:04d}.parquet")
+        pc.update_monitor_store(pl.scan_parquet(logs / "*.parquet"), store, "p", "y", **options)
+        new = logs / f"day-{history:04d}.parquet"
+        day_of_log(rng, history, rows).write_parquet(new)
+        summary, update = [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            pc.summary(
+                pl.scan_parquet(new), "p", "y", by="model", time="ts", every="1d", metrics=metrics
+            ).collect()
+            summary.append(time.perf_counter() - start)
+            copy = root / "copy"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(store, copy)
+            start = time.perf_counter()
+            scan = pl.scan_parquet(logs / "*.parquet")
+            pc.update_monitor_store(scan, copy, "p", "y", **options)
+            update.append(time.perf_counter() - start)
+        a, b = min(summary), min(update)
+        print(f"| {history} days of {rows:,} rows | {a:.3f} | {b:.3f} | {b / a:.2f} |")
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arl0", type=float, default=10_000.0)
     parser.add_argument("--small", action="store_true", help="few streams: a quick check")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--store", action="store_true", help="the daily update of a store")
     args = parser.parse_args()
+    if args.store:
+        store_speed(np.random.default_rng(args.seed), 100_000 if args.small else 1_000_000)
+        return
     rng = np.random.default_rng(args.seed)
     arl0 = args.arl0
     calm_streams, alarms, shifted_streams = (40, 400, 100) if args.small else (400, 1000, 1000)

@@ -44,6 +44,7 @@ from polars_calib._frames.regression import (
     regression_metrics_from_statistics,
     regression_statistics,
     regression_summary,
+    validate_regression_statistics,
 )
 from polars_calib._frames.statistics import (
     bin_statistics,
@@ -113,8 +114,13 @@ from polars_calib._monitor import (
     cusum,
     cusum_thresholds,
     monitor,
+    monitor_store_alarms,
+    monitor_store_windows,
     monitor_windows,
     observed_minus_expected,
+    plot_cusum,
+    plot_observed_minus_expected,
+    update_monitor_store,
 )
 from polars_calib._namespaces import frame  # registers `.calib` on frames
 from polars_calib._plot.audit import plot_audit
@@ -122,6 +128,7 @@ from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
 from polars_calib._plot.regression import plot_pit_histogram, plot_quantile_reliability
 from polars_calib._plot.reliability import plot_reliability
+from polars_calib._plot.windows import plot_monitor_windows
 from polars_calib._recalibration import (
     Calibrator,
     ClippedScoresWarning,
@@ -132,6 +139,7 @@ from polars_calib._recalibration import (
     load_calibrator,
     load_regression_calibrator,
 )
+from polars_calib._report.regression import regression_html_report
 from polars_calib._report.report import HtmlReport, html_report
 from polars_calib._smooth import smooth_ece as smooth_ece  # deprecated, not in __all__
 from polars_calib._smooth import (
@@ -211,6 +219,8 @@ __all__ = [
     "metrics_from_statistics",
     "miscalibration_area",
     "monitor",
+    "monitor_store_alarms",
+    "monitor_store_windows",
     "monitor_windows",
     "multiclass_brier",
     "multiclass_log_loss",
@@ -223,7 +233,10 @@ __all__ = [
     "pit_ks",
     "pit_ks_p",
     "plot_audit",
+    "plot_cusum",
     "plot_metric_over_time",
+    "plot_monitor_windows",
+    "plot_observed_minus_expected",
     "plot_pit_histogram",
     "plot_quantile_reliability",
     "plot_reliability",
@@ -236,6 +249,7 @@ __all__ = [
     "refinement_loss",
     "refused_counts",
     "refused_rows",
+    "regression_html_report",
     "regression_metrics_from_statistics",
     "regression_statistics",
     "regression_summary",
@@ -257,7 +271,9 @@ __all__ = [
     "top_label_ece",
     "uce",
     "uniform_edges",
+    "update_monitor_store",
     "validate",
+    "validate_regression_statistics",
     "validate_statistics",
     "variance_reliability",
     "variance_summary",

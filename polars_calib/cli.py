@@ -8,6 +8,10 @@
 (``over_time.png``). With
 ``--engine spark`` (a local Spark session) or ``--engine dask``, that engine reads the
 log and computes the statistics (see ``docs/scale-out.md``).
+``polars-calib report LOG --target y --mean mu --std sigma [--by store] [--time ts --every 1w]
+[--n-levels N] [--out DIR] [--html FILE]`` is the same report of Gaussian regression
+predictions (:func:`polars_calib.regression_summary`, the calibration curve and the PIT
+histogram); a command line holds one prediction form, and only its options.
 ``polars-calib fit LOG --prob p --label y --method platt [--by model] --out cal.json``
 fits a calibrator (:func:`polars_calib.fit_calibrator`) and prints its parameters;
 ``polars-calib apply LOG --calibrator cal.json --prob p --out scored.parquet`` adds the
@@ -19,6 +23,7 @@ with exit code 2 for a bad command line and 1 for unreadable or invalid data.
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import os
 import sys
@@ -28,7 +33,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, TypeGuard, get_args
+from typing import Any, Literal, NoReturn, TextIO, TypeGuard, get_args
 
 import polars as pl
 
@@ -41,42 +46,61 @@ from polars_calib._core.files import (
     replaced_directory,
 )
 from polars_calib._core.options import (
+    CURVES,
+    GAUSSIAN_METRICS,
     MAX_BINS,
+    MAX_LEVELS,
     AuditTest,
     CalibrationMethod,
     Closed,
     ConsistencyMetric,
     Correction,
+    Curve,
     Diagnostic,
     Fallback,
     Metric,
     Reduction,
+    RegressionMetric,
     Resampling,
     Strategy,
     check_every,
+    check_n_levels,
 )
 from polars_calib._engines import ENGINES, Engine, read_with
+from polars_calib._frames.regression import (
+    quantile_reliability_from_statistics,
+    regression_metrics_from_statistics,
+    regression_statistics,
+    validate_regression_statistics,
+)
 from polars_calib._frames.statistics import (
     bin_statistics,
     metrics_from_statistics,
     reliability_from_statistics,
     validate_statistics,
 )
+from polars_calib._monitor import monitor_store_windows, update_monitor_store
 from polars_calib._plot.audit import plot_audit
 from polars_calib._plot.over_time import plot_metric_over_time
 from polars_calib._plot.png import save_png
+from polars_calib._plot.regression import plot_pit_histogram, plot_quantile_reliability
 from polars_calib._plot.reliability import plot_reliability
 from polars_calib._recalibration import ClippedScoresWarning, fit_calibrator, load_calibrator
-from polars_calib._report.report import html_report
+from polars_calib._report.regression import regression_html_report
+from polars_calib._report.regression_page import CURVE_NAMES, pit_bars
+from polars_calib._report.report import HtmlReport, html_report
+from polars_calib._report.sections import layout
 from polars_calib._version import __version__
 
 __all__ = [
+    "RegressionOptions",
     "apply_command",
     "build_parser",
     "fit_command",
     "main",
     "parse_audit",
     "parse_report",
+    "regression_report",
     "report",
     "run_audit",
     "scan",
@@ -96,6 +120,31 @@ DIAGNOSTICS: tuple[Diagnostic, ...] = tuple(
 STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 CLOSED: tuple[Closed, ...] = get_args(Closed)
 REDUCTIONS: tuple[Reduction, ...] = get_args(Reduction)
+REGRESSION_METRICS: tuple[RegressionMetric, ...] = GAUSSIAN_METRICS
+"""The report's metrics: the Gaussian form's (the only form it reads yet)."""
+DEFAULT_LEVELS = 100
+"""``--n-levels``'s default: :func:`polars_calib.regression_summary`'s (uncertainty-toolbox's)."""
+
+CLASSIFICATION_ONLY = (
+    "bins",
+    "strategy",
+    "closed",
+    "reduction",
+    "resamples",
+    "seed",
+    "id",
+    "audit",
+    "audit_max_order",
+)
+"""``report``'s options of the classification form (argparse's names), refused with the
+regression form's columns."""
+
+PREDICTIONS: dict[str, tuple[str, ...]] = {"Gaussian": ("mean", "std")}
+"""The regression prediction forms ``report`` takes with ``--target``, by their options
+(argparse's names, the keywords of the regression functions): one per call, whole."""
+
+REGRESSION_ONLY = ("n_levels", "curve")
+"""``report``'s options of the regression form, refused with the classification form's."""
 
 PLOT_EXTRA = "pip install 'polars_calib[plot]'"
 """What the charts need, as the notes on stderr say it."""
@@ -105,6 +154,7 @@ REPORT_FILES = (
     "summary.parquet",
     "reliability.csv",
     "reliability.png",
+    "pit_histogram.png",
     "over_time.png",
 )
 """The files of ``report --out DIR``: the directory may hold only these (it is replaced whole)."""
@@ -185,6 +235,35 @@ class ReportOptions:
         return [name for name in self.metrics if _is_metric(name)]
 
 
+@dataclass(frozen=True)
+class RegressionOptions:
+    """The checked options of ``polars-calib report`` with the regression form."""
+
+    log: str
+    target: str
+    prediction: dict[str, Any]
+    """The prediction form's columns by option (``{"mean": "mu", "std": "sigma"}``), the
+    keyword arguments of the regression functions."""
+    by: list[str]
+    time: str | None
+    every: str | None
+    n_levels: int
+    curve: Curve
+    metrics: list[RegressionMetric]
+    weight: str | None
+    confidence: float
+    out: Path | None
+    quiet: bool
+    html: Path | None = None
+    engine: Engine | None = None
+    progress: bool = False
+
+    @property
+    def keys(self) -> list[str]:
+        """The summary's keys: `by`, and the time window."""
+        return [*self.by, *([self.time] if self.time is not None else [])]
+
+
 def _is_metric(name: str) -> TypeGuard[Metric]:
     """Whether `name` is a metric (not a consistency p-value)."""
     return name in METRICS
@@ -199,6 +278,14 @@ def _positive_int(text: str) -> int:
         msg = f"must be a positive integer, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
     return value
+
+
+def _levels(text: str) -> int:
+    try:
+        return check_n_levels(int(text))
+    except ValueError:
+        msg = f"must be an integer from 2 to {MAX_LEVELS}, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
 
 
 def _bins(text: str) -> int:
@@ -252,7 +339,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Calibration reports (ECE, MCE, RMSCE, Brier, log-loss, reliability "
-        "tables and diagrams) of a log of predicted probabilities and 0/1 outcomes.",
+        "tables and diagrams) of a log of predicted probabilities and 0/1 outcomes, or of "
+        "Gaussian regression predictions (calibration curves, CRPS, NLL, PIT histograms).",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -261,14 +349,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="print calibration metrics per group; optionally write tables and a diagram",
         description="Print the calibration summary of a prediction log, one row per group "
         "(and time window); with --out, also write summary.csv, summary.parquet, "
-        "reliability.csv and reliability.png.",
+        "reliability.csv and reliability.png (and, for regression, pit_histogram.png). "
+        "The log holds one prediction form: --prob and --label (classification), or "
+        "--target, --mean and --std (Gaussian regression).",
     )
     _add_report_input(report)
+    _add_regression_input(report)
     _add_report_options(report)
     _add_report_outputs(report)
     _add_audit_parser(commands)
     _add_fit_parser(commands)
     _add_apply_parser(commands)
+    _add_monitor_parser(commands)
     return parser
 
 
@@ -281,15 +373,13 @@ def _add_report_input(report: argparse.ArgumentParser) -> None:
     )
     report.add_argument(
         "--prob",
-        required=True,
         metavar="COL",
-        help="probability column, or a column of probability vectors (Array/List)",
+        help="classification: probability column, or a column of probability vectors (Array/List)",
     )
     report.add_argument(
         "--label",
-        required=True,
         metavar="COL",
-        help="0/1 outcome column, or the true class 0..K-1 for vectors",
+        help="classification: 0/1 outcome column, or the true class 0..K-1 for vectors",
     )
     report.add_argument(
         "--by",
@@ -307,12 +397,39 @@ def _add_report_input(report: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_regression_input(report: argparse.ArgumentParser) -> None:
+    """``report``'s regression form: the target and the prediction's columns, its levels."""
+    regression = report.add_argument_group(
+        "regression (instead of --prob and --label)",
+        "A Gaussian prediction N(mean, std**2) per row and the observed target; the "
+        "summary is polars_calib.regression_summary's.",
+    )
+    regression.add_argument("--target", metavar="COL", help="observed-value column")
+    regression.add_argument("--mean", metavar="COL", help="predicted-mean column")
+    regression.add_argument(
+        "--std", metavar="COL", help="predicted standard-deviation column (std > 0)"
+    )
+    regression.add_argument(
+        "--n-levels",
+        type=_levels,
+        metavar="N",
+        help=f"levels j/(N-1) of the calibration curve, 2 <= N <= {MAX_LEVELS} (default "
+        f"{DEFAULT_LEVELS})",
+    )
+    regression.add_argument(
+        "--curve",
+        choices=CURVES,
+        help="the curve of the calibration metrics and diagram: the share inside each "
+        "central interval, or at or below each quantile (default interval)",
+    )
+
+
 def _add_report_options(report: argparse.ArgumentParser) -> None:
     """``report``'s bins, metrics, weight, intervals, resampling draws and reduction."""
+    # Options of one form only default to None, so that the other form can refuse them.
     report.add_argument(
         "--bins",
         type=_bins,
-        default=15,
         metavar="N",
         help="number of bins of the binned metrics and of the reliability table (default 15)",
     )
@@ -320,23 +437,21 @@ def _add_report_options(report: argparse.ArgumentParser) -> None:
         # Median-variance bins are a library feature (a numpy step per group).
         "--strategy",
         choices=[s for s in STRATEGIES if s != "median_variance"],
-        default="uniform",
         help="equal-width or equal-mass bins (default uniform)",
     )
     report.add_argument(
         "--closed",
         choices=CLOSED,
-        default="right",
         help="which side of each bin is closed (default right)",
     )
     report.add_argument(
         "--metrics",
         type=_names,
-        default=list(METRICS),
         metavar="NAMES",
         help=f"comma-separated metrics among {','.join(METRICS)} (default: all), "
         f"consistency-test p-values among {','.join(CONSISTENCY_METRICS)}, and (binary data) "
-        f"tests and decompositions among {','.join(DIAGNOSTICS)}",
+        f"tests and decompositions among {','.join(DIAGNOSTICS)}; for regression, among "
+        f"{','.join(REGRESSION_METRICS)} (default: all)",
     )
     report.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
     report.add_argument(
@@ -357,7 +472,6 @@ def _add_report_options(report: argparse.ArgumentParser) -> None:
     report.add_argument(
         "--seed",
         type=_seed,
-        default=0,
         metavar="N",
         help="seed of the resampling draws, 0 <= N < 2**32 (default 0)",
     )
@@ -628,12 +742,114 @@ def check_output_directory(
         raise UsageError(f"argument {option}: {error}") from error
 
 
-def parse_report(argv: Sequence[str]) -> ReportOptions:
-    """Parse and check the command line; raise :class:`UsageError` when it is wrong."""
+def parse_report(argv: Sequence[str]) -> ReportOptions | RegressionOptions:
+    """Parse and check a ``report`` command line; raise :class:`UsageError` when it is wrong.
+
+    The log's prediction form decides the options: ``--prob`` and ``--label``
+    (classification, :class:`ReportOptions`) or ``--target``, ``--mean`` and ``--std``
+    (regression, :class:`RegressionOptions`); one form, whole, and only its options.
+    """
     args = build_parser().parse_args(argv)
     if (args.time is None) != (args.every is None):
         msg = "--time and --every go together: give both or neither"
         raise UsageError(msg)
+    if _form(args) == "regression":
+        return _regression_options(args)
+    return _classification_options(args)
+
+
+def _given(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
+    """The options among `names` (argparse's names) given on the command line, as flags."""
+    return _flags([name for name in names if getattr(args, name) is not None])
+
+
+def _flags(names: Sequence[str]) -> list[str]:
+    """Options' argparse names as their flags: ``n_levels`` is ``--n-levels``."""
+    return ["--" + name.replace("_", "-") for name in names]
+
+
+def _form(args: argparse.Namespace) -> Literal["classification", "regression"]:
+    """The prediction form of a ``report`` command line: one, whole, and only its options."""
+    classification = _given(args, ("prob", "label"))
+    regression = _given(args, ("target", *(name for form in PREDICTIONS.values() for name in form)))
+    if classification and regression:
+        msg = (
+            f"{' and '.join(classification)} (classification) and {' and '.join(regression)} "
+            "(regression) are two prediction forms: give one"
+        )
+        raise UsageError(msg)
+    if not classification and not regression:
+        msg = (
+            "give the log's prediction form: --prob COL --label COL (classification), or "
+            "--target COL --mean COL --std COL (regression)"
+        )
+        raise UsageError(msg)
+    form, columns, others = (
+        ("regression", _flags(("target", *_prediction(args))), CLASSIFICATION_ONLY)
+        if regression
+        else ("classification", ("--prob", "--label"), REGRESSION_ONLY)
+    )
+    given = regression or classification
+    missing = [flag for flag in columns if flag not in given]
+    if missing:
+        msg = f"the {form} form needs {' and '.join(missing)} with {' and '.join(given)}"
+        raise UsageError(msg)
+    wrong = _given(args, others)
+    if wrong:
+        other = "classification" if form == "regression" else "regression"
+        msg = (
+            f"{wrong[0]} is an option of the {other} form: the {form} form "
+            f"({', '.join(columns)}) does not take it"
+        )
+        raise UsageError(msg)
+    return "regression" if regression else "classification"
+
+
+def _prediction(args: argparse.Namespace) -> tuple[str, ...]:
+    """The options (argparse's names) of the regression prediction form given: one form of
+    :data:`PREDICTIONS` (the Gaussian when none is, for the message saying so)."""
+    forms = [name for name, options in PREDICTIONS.items() if _given(args, options)]
+    if len(forms) > 1:
+        msg = f"{' and '.join(forms)} predictions are two prediction forms: give one"
+        raise UsageError(msg)
+    return PREDICTIONS[forms[0] if forms else "Gaussian"]
+
+
+def _regression_options(args: argparse.Namespace) -> RegressionOptions:
+    """The checked options of a ``report`` command line of the regression form."""
+    metrics = list(REGRESSION_METRICS) if args.metrics is None else list(args.metrics)
+    unknown = [name for name in metrics if name not in REGRESSION_METRICS]
+    if unknown:
+        choices = ", ".join(REGRESSION_METRICS)
+        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
+        raise UsageError(msg)
+    return RegressionOptions(
+        log=str(args.log),
+        target=str(args.target),
+        prediction={name: getattr(args, name) for name in _prediction(args)},
+        by=list(args.by),
+        time=args.time,
+        every=args.every,
+        n_levels=DEFAULT_LEVELS if args.n_levels is None else int(args.n_levels),
+        curve=args.curve or "interval",
+        metrics=metrics,
+        weight=args.weight,
+        confidence=float(args.confidence),
+        out=args.out,
+        quiet=bool(args.quiet),
+        html=args.html,
+        engine=args.engine,
+        progress=bool(args.progress),
+    )
+
+
+def _classification_options(args: argparse.Namespace) -> ReportOptions:
+    """The checked options of a ``report`` command line of the classification form."""
+    args.bins = 15 if args.bins is None else args.bins
+    args.strategy = args.strategy or "uniform"
+    args.closed = args.closed or "right"
+    args.metrics = list(METRICS) if args.metrics is None else args.metrics
+    args.seed = 0 if args.seed is None else args.seed
     if args.engine is not None and args.strategy != "uniform":
         msg = f"--engine {args.engine} needs uniform bins (mergeable across partitions)"
         raise UsageError(msg)
@@ -782,7 +998,7 @@ def report(options: ReportOptions, stdout: TextIO, stderr: TextIO) -> None:
     progress.done()
 
 
-def _report_files(options: ReportOptions) -> list[str]:
+def _report_files(options: ReportOptions | RegressionOptions) -> list[str]:
     """What ``--out DIR`` may hold: the report's files, and the ``--html`` page's entry."""
     owned: list[str] = list(REPORT_FILES)
     if options.out is not None and options.html is not None:
@@ -792,7 +1008,7 @@ def _report_files(options: ReportOptions) -> list[str]:
     return owned
 
 
-def _check_report_outputs(options: ReportOptions) -> None:
+def _check_report_outputs(options: ReportOptions | RegressionOptions) -> None:
     """Refuse outputs that would write over the log, or over each other."""
     if options.out is not None:
         check_output_directory("--out", options.out, _report_files(options), [options.log])
@@ -803,6 +1019,173 @@ def _check_report_outputs(options: ReportOptions) -> None:
         if inside and page.name in REPORT_FILES:
             msg = f"argument --html: {str(options.html)!r} is one of the --out files"
             raise UsageError(msg)
+
+
+def regression_report(options: RegressionOptions, stdout: TextIO, stderr: TextIO) -> None:
+    """Run ``polars-calib report`` with the regression form: print the summary, write outputs.
+
+    The log's statistics are computed once (:func:`polars_calib.regression_statistics`,
+    by Polars or the engine) and finished into the printed summary
+    (:func:`polars_calib.regression_metrics_from_statistics`), the calibration curve
+    (:func:`polars_calib.quantile_reliability_from_statistics`), the PIT histogram and
+    the HTML page (:func:`polars_calib.regression_html_report`): the log is read once.
+    """
+    _check_report_outputs(options)
+    progress = Progress(stderr, quiet=options.quiet, detailed=options.progress)
+    if options.engine is not None:
+        progress(
+            f"computing the statistics with {options.engine} (one pass over the log)...", passes=1
+        )
+        with _silenced(options.quiet):
+            data, schema = _read(options.engine, options.log)
+    else:
+        progress(f"scanning {options.log}")
+        data, schema = scan(options.log), None
+        progress("computing the statistics (one pass over the log)...", passes=1)
+    stats = _regression_statistics(data, options)
+    # A plan of the request's grid: a table without binned rows (an empty log) has a summary.
+    table = regression_metrics_from_statistics(
+        stats.lazy(),
+        by=options.keys,
+        n_levels=options.n_levels,
+        metrics=options.metrics,
+        curve=options.curve,
+    ).collect()
+    with _table_config():
+        print(table, file=stdout, flush=True)
+    if options.out is not None:
+        _write_regression_outputs(options, options.out, table, stats, progress, stderr)
+    if options.html is not None:
+        polars = data if isinstance(data, pl.LazyFrame) else pl.LazyFrame(schema=schema)
+        _write_regression_html(options, polars, stats, progress, stderr)
+    progress.done()
+
+
+def _regression_statistics(data: Any, options: RegressionOptions) -> pl.DataFrame:
+    """The regression statistics table of the log, per `--by` key and window.
+
+    The engine's frame gives it checked; a Polars scan is collected, and its refused
+    rows raise (counted by reading the log again, only then), as a DataFrame's do.
+    """
+    with _silenced(options.quiet and options.engine is not None):
+        stats = regression_statistics(
+            data,
+            options.target,
+            **options.prediction,
+            by=options.by,
+            time=options.time,
+            every=options.every,
+            n_levels=options.n_levels,
+            weight=options.weight,
+        )
+    if isinstance(stats, pl.DataFrame):  # the engine's
+        return stats
+    plan: pl.LazyFrame = stats
+    return validate_regression_statistics(
+        plan.collect(),
+        data,
+        options.target,
+        **options.prediction,
+        by=options.by,
+        time=options.time,
+        every=options.every,
+        weight=options.weight,
+    )
+
+
+def _write_regression_outputs(
+    options: RegressionOptions,
+    out: Path,
+    table: pl.DataFrame,
+    stats: pl.DataFrame,
+    progress: Progress,
+    stderr: TextIO,
+) -> None:
+    """Write ``--out``'s files of the regression form: the summary, the calibration curve,
+    its diagram and the PIT histogram, replacing `out` whole (as the classification's)."""
+    curve = quantile_reliability_from_statistics(
+        stats.lazy(),
+        by=options.by,
+        n_levels=options.n_levels,
+        curve=options.curve,
+        confidence=options.confidence,
+    ).collect()
+    name = Path(options.log).name
+    # The windows summed; panels as the diagram's default (the last key's, up to 4 values).
+    colours, facet = layout(stats, options.by, least=2)
+    charts = {
+        "reliability.png": functools.partial(
+            plot_quantile_reliability,
+            curve,
+            title=f"{CURVE_NAMES[options.curve].capitalize()} calibration of {options.target} "
+            f"({name})",
+        ),
+        "pit_histogram.png": functools.partial(
+            plot_pit_histogram,
+            stats,
+            by=colours,
+            facet=facet,
+            n_bins=pit_bars(2 * (options.n_levels - 1)),
+            title=f"PIT histogram of {options.target} ({name})",
+        ),
+    }
+    with _replaced(out, _report_files(options)) as staging:
+        progress(f"writing {out / 'summary.csv'}, summary.parquet, reliability.csv")
+        table.write_csv(staging / "summary.csv")
+        table.write_parquet(staging / "summary.parquet")
+        curve.write_csv(staging / "reliability.csv")
+        if not int(stats.filter(pl.col("bin").is_not_null()).get_column("count").sum()):
+            print(f"{PROG}: note: no usable row: no charts", file=stderr)
+            return
+        for file, plot in charts.items():
+            progress(f"drawing {out / file}")
+            if _save_chart(plot, staging / file) is None:
+                print(f"{PROG}: note: skipped {file} ({PLOT_EXTRA})", file=stderr)
+
+
+def _save_chart(plot: Any, path: Path) -> str | None:
+    """Draw `plot` (a plotting function given all but `backend`) to `path` with Altair
+    (vl-convert), else matplotlib; return the backend used, or None when neither can."""
+    try:
+        save_png(plot(), path)
+        return "altair"
+    except ImportError:
+        pass
+    try:
+        save_png(plot(backend="matplotlib"), path, scale=1.5)
+        return "matplotlib"
+    except ImportError:
+        return None
+
+
+def _write_regression_html(
+    options: RegressionOptions,
+    data: pl.LazyFrame,
+    stats: pl.DataFrame,
+    progress: Progress,
+    stderr: TextIO,
+) -> None:
+    """Write the HTML report of ``--html`` (:func:`polars_calib.regression_html_report`)
+    from the summary's statistics: the page reads no row."""
+    assert options.html is not None
+    progress("laying out the HTML report...")
+    page = regression_html_report(
+        data,
+        options.target,
+        **options.prediction,
+        by=options.by,
+        time=options.time,
+        every=options.every,
+        n_levels=options.n_levels,
+        weight=options.weight,
+        metrics=options.metrics,
+        curve=options.curve,
+        confidence=options.confidence,
+        min_count=SMALL_GROUP,
+        source=options.log,
+        statistics=stats,
+    )
+    _save_page(page, options.html, progress, stderr)
 
 
 @dataclass(frozen=True)
@@ -1209,17 +1592,21 @@ def write_html(
         statistics=stats,
         reliability=reliability,
     )
-    progress(f"writing {options.html}")
+    _save_page(page, options.html, progress, stderr)
+
+
+def _save_page(page: HtmlReport, path: Path, progress: Progress, stderr: TextIO) -> None:
+    """Write the page of ``--html`` to `path` (atomically), and say if it has no charts."""
+    progress(f"writing {path}")
     try:
-        options.html.parent.mkdir(parents=True, exist_ok=True)
-        page.save(options.html)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        page.save(path)
     except OSError as error:
-        msg = f"cannot write {str(options.html)!r}: {error.strerror}"
+        msg = f"cannot write {str(path)!r}: {error.strerror}"
         raise DataError(msg) from error
     if any(note.startswith("No charts") for note in page.notes):
         print(
-            f"{PROG}: note: {options.html} has no charts (the plot extra is not installed: "
-            f"{PLOT_EXTRA})",
+            f"{PROG}: note: {path} has no charts (the plot extra is not installed: {PLOT_EXTRA})",
             file=stderr,
         )
 
@@ -1231,7 +1618,8 @@ def _one_line(error: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 success, 1 data error, 2 usage error).
+    """Run the command line; return the exit code (0 success, 1 data error, 2 usage error,
+    3 a new alarm of ``polars-calib monitor``).
 
     Examples
     --------
@@ -1243,15 +1631,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv[:1] == ["audit"]:
             run_audit(parse_audit(argv), sys.stdout, sys.stderr)
+        elif argv[:1] == ["monitor"]:
+            return monitor_command(build_parser().parse_args(argv), sys.stdout, sys.stderr)
         elif argv[:1] in (["fit"], ["apply"]):
             args = build_parser().parse_args(argv)
             run = fit_command if args.command == "fit" else apply_command
             run(args, sys.stdout, sys.stderr)
         else:
             options = parse_report(argv)
-            report(options, sys.stdout, sys.stderr)
+            if isinstance(options, RegressionOptions):
+                regression_report(options, sys.stdout, sys.stderr)
+            else:
+                report(options, sys.stdout, sys.stderr)
     except UsageError as error:
-        commands = (["report"], ["audit"], ["fit"], ["apply"])
+        commands = (["report"], ["audit"], ["fit"], ["apply"], ["monitor"])
         command = f"{PROG} {argv[0]}" if argv[:1] in commands else PROG
         print(f"{PROG}: error: {error} (see '{command} --help')", file=sys.stderr)
         return 2
@@ -1262,6 +1655,135 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130
     return 0
+
+
+# --------------------------------------------------------------------------
+# polars-calib monitor
+# --------------------------------------------------------------------------
+
+ALARM_EXIT = 3
+"""The exit code of ``polars-calib monitor`` when an alarm fires among the rows it read."""
+
+
+def _numbers(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0.0 < value < float("inf") for value in values):
+        msg = f"must be comma-separated positive numbers, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return values
+
+
+def _add_monitor_parser(commands: Any) -> None:
+    """The ``monitor`` subcommand (see :func:`polars_calib.update_monitor_store`)."""
+    monitor = commands.add_parser(
+        "monitor",
+        help="update a monitoring store from a log's new rows; exit 3 on a new alarm",
+        description="Read the rows of LOG the store has not seen, continue each group's "
+        "risk-adjusted CUSUM charts, add the rows' statistics to the store, and print the "
+        "new alarms. Exit status 3 when an alarm fires among the rows read, 0 otherwise.",
+    )
+    monitor.add_argument(
+        "log", metavar="LOG", help="a .parquet or .csv file, a glob, or a directory"
+    )
+    monitor.add_argument("--prob", required=True, metavar="COL", help="probability column")
+    monitor.add_argument("--label", required=True, metavar="COL", help="0/1 outcome column")
+    monitor.add_argument(
+        "--by", type=_names, default=[], metavar="COLS", help="comma-separated group keys"
+    )
+    monitor.add_argument("--time", required=True, metavar="COL", help="Date or Datetime column")
+    monitor.add_argument(
+        "--every", type=_duration, default="1d", metavar="DURATION", help="windows (default 1d)"
+    )
+    monitor.add_argument(
+        "--bins", type=_bins, default=15, metavar="N", help="uniform bins of the ECE (default 15)"
+    )
+    monitor.add_argument("--weight", metavar="COL", help="non-negative sample-weight column")
+    monitor.add_argument(
+        "--store", type=Path, required=True, metavar="DIR", help="the store (created if new)"
+    )
+    monitor.add_argument(
+        "--odds-ratio",
+        type=_numbers,
+        default=[0.5, 2.0],
+        metavar="R,...",
+        help="the charts' odds ratios (default 0.5,2)",
+    )
+    monitor.add_argument(
+        "--arl0", type=float, metavar="ROWS", help="in-control ARL of each chart (default 10000)"
+    )
+    monitor.add_argument(
+        "--threshold", type=_numbers, metavar="H,...", help="thresholds instead of --arl0"
+    )
+    monitor.add_argument("--seed", type=_seed, default=0, help="seed of the threshold simulation")
+    monitor.add_argument(
+        "--windows", type=Path, metavar="FILE", help="write the window table (.csv or .parquet)"
+    )
+    monitor.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def _check_monitor_outputs(args: argparse.Namespace) -> None:
+    """Refuse a store or window file that would write over the log (a usage error)."""
+    if args.threshold is not None and args.arl0 is not None:
+        raise UsageError("argument --threshold: not allowed with argument --arl0")
+    source = overwritten_input(args.store, [args.log], directory=True)
+    if source is not None:
+        msg = (
+            f"argument --store: {str(args.store)!r} would write over the input {source!r} "
+            "(it holds the input, or lies inside it): give another directory"
+        )
+        raise UsageError(msg)
+    if args.windows is not None:
+        check_output_file("--windows", args.windows, [args.log])
+        if args.windows.suffix.lower() not in (".csv", ".parquet"):
+            msg = f"argument --windows: expected a .csv or .parquet file, got {str(args.windows)!r}"
+            raise UsageError(msg)
+        if os.path.realpath(args.windows).startswith(os.path.realpath(args.store) + os.sep):
+            raise UsageError("argument --windows: give a file outside the --store directory")
+
+
+def monitor_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    """Run ``polars-calib monitor``: update the store, print the new alarms.
+
+    Returns :data:`ALARM_EXIT` when an alarm fired among the rows read, else 0.
+    """
+    _check_monitor_outputs(args)
+    threshold = args.threshold
+    if threshold is not None and len(threshold) == 1:  # one for every chart
+        threshold = threshold[0]
+    progress = Progress(stderr, quiet=args.quiet)
+    progress(f"updating {args.store} from {args.log}")
+    alarms = update_monitor_store(
+        scan(args.log),
+        args.store,
+        args.prob,
+        args.label,
+        by=args.by or None,
+        time=args.time,
+        every=args.every,
+        n_bins=args.bins,
+        weight=args.weight,
+        odds_ratio=args.odds_ratio,
+        arl0=10_000.0 if args.arl0 is None else args.arl0,
+        threshold=threshold,
+        seed=args.seed,
+    )
+    if alarms.height:
+        with _table_config():
+            print(alarms, file=stdout, flush=True)
+    if args.windows is not None:
+        windows = monitor_store_windows(args.store)
+        with atomic_path(args.windows) as temporary:
+            if args.windows.suffix.lower() == ".csv":
+                windows.write_csv(temporary)
+            else:
+                windows.write_parquet(temporary)
+        progress(f"wrote {args.windows}")
+    progress(f"{alarms.height} new alarm{'s' if alarms.height != 1 else ''}")
+    progress.done()
+    return ALARM_EXIT if alarms.height else 0
 
 
 # --------------------------------------------------------------------------

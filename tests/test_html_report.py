@@ -930,3 +930,28 @@ def test_without_jinja2_the_page_says_which_extra_to_install(
     monkeypatch.setitem(sys.modules, "jinja2", None)  # as if not installed
     with pytest.raises(ImportError, match=r"jinja2.*pip install 'polars_calib\[plot\]'"):
         pc.html_report(small_log(), "p", "y", by="model")
+
+
+def test_the_drift_section_shows_the_alarms_of_monitor_and_their_charts() -> None:
+    # small_log's miscalibration changes sign with p: both charts alarm.
+    n = 1_200
+    log = small_log(n).with_columns(model=pl.Series([HOSTILE_MODELS[k % 2] for k in range(n)]))
+    report = pc.html_report(
+        log.lazy(), "p", "y", by="model", time="ts", every="1d", drift=True, drift_threshold=2.0
+    )
+    page = Page(report.html)
+    assert {"drift", "drift-table"} <= page.ids()
+    alarms = pc.monitor(log, "p", "y", by="model", time="ts", threshold=2.0)
+    assert alarms.height >= 3 and set(alarms["odds_ratio"]) == {0.5, 2.0}
+    expected = alarms.sort("ts", "model", "odds_ratio")
+    assert_shows(page, "drift-table", expected)
+    # Only the page's own elements: the hostile model names are text.
+    assert "img" not in {tag for tag, _ in page.tags}
+    assert not any(name.startswith("on") for _, attrs in page.tags for name in attrs)
+    if HAS_PLOT:
+        (chart,) = (spec for spec in specs(page) if "CUSUM" in json.dumps(spec))
+        assert "point" in marks(chart) and "rule" in marks(chart)
+        (rows,) = chart["datasets"].values()  # type: ignore[attr-defined]
+        assert sum(bool(row["alarm"]) for row in rows) == alarms.height
+    with pytest.raises(ValueError, match="`drift` needs `time`"):
+        pc.html_report(log, "p", "y", by="model", drift=True)

@@ -257,13 +257,13 @@ def test_bad_levels_are_refused_when_the_call_is_made(
 
 def test_one_prediction_form_per_call_and_metrics_of_the_form() -> None:
     df, levels = _quantiles()
-    with pytest.raises(TypeError, match="exactly one prediction form.*gaussian and quantile"):
+    with pytest.raises(TypeError, match=r"exactly one prediction form.*gaussian and quantile"):
         pc.regression_summary(df, "y", mean="y", std="y", quantiles="q", levels=levels)
     with pytest.raises(TypeError, match="go together"):
         pc.quantile_reliability(df, "y", quantiles="q")
     with pytest.raises(TypeError, match="`mean=` and `std=` go together"):
         pc.regression_statistics(df, "y", mean="y")
-    with pytest.raises(TypeError, match="exactly one prediction form.*got none"):
+    with pytest.raises(TypeError, match=r"exactly one prediction form.*got none"):
         pc.regression_statistics(df, "y")
     with pytest.raises(TypeError, match="not both"):
         pc.miscalibration_area("y", mean="y", std="y", quantiles="q", levels=levels)

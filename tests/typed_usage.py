@@ -1,5 +1,6 @@
 """Checked by mypy and pyright in tests/test_typing.py: the typed paths to `.calib`."""
 
+from pathlib import Path
 from typing import assert_type
 
 import polars as pl
@@ -130,3 +131,22 @@ def typed_monitor_windows(df: pl.DataFrame, lf: pl.LazyFrame, limits: pc.Control
         "p", "y", time="ts", every="1w", reference=pair, limits=limits
     )
     assert_type(eager, pl.DataFrame)
+
+
+def typed_drift_charts(df: pl.DataFrame, lf: pl.LazyFrame) -> None:
+    """The drift charts: an Altair chart by default, a matplotlib Figure by name."""
+    import altair as alt
+    from matplotlib.figure import Figure
+
+    chart = pc.plot_cusum(lf, "p", "y", by="model", time="ts", odds_ratio=2.0, threshold=4.0)
+    assert_type(chart, alt.LayerChart | alt.FacetChart)
+    figure = pc.plot_observed_minus_expected(df, "p", "y", time="ts", backend="matplotlib")
+    assert_type(figure, Figure)
+
+
+def typed_monitor_store(lf: pl.LazyFrame, store: Path) -> None:
+    """The monitoring store: an update gives the new alarms; the readers give tables."""
+    alarms = pc.update_monitor_store(lf, store, "p", "y", by=["model"], time="ts", arl0=1e4)
+    assert_type(alarms, pl.DataFrame)
+    assert_type(pc.monitor_store_alarms(store), pl.DataFrame)
+    assert_type(pc.monitor_store_windows(str(store)), pl.DataFrame)

@@ -182,6 +182,17 @@ RegressionMetric = Literal[
 the first seven, quantile predictions the first four and ``"pinball_loss"``, ensembles the
 first four, ``"crps"`` and ``"crps_fair"``, intervals the last four."""
 
+GAUSSIAN_METRICS: tuple[RegressionMetric, ...] = (
+    "mean_absolute_calibration_error",
+    "root_mean_squared_calibration_error",
+    "miscalibration_area",
+    "quantile_calibration_score",
+    "crps",
+    "nll",
+    "sharpness",
+)
+"""The metrics of Gaussian predictions, in their default order."""
+
 VarianceMetric = Literal["ence", "uce", "qce"]
 """A metric of :func:`polars_calib.variance_summary` (each the name of its expression)."""
 

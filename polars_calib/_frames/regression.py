@@ -24,7 +24,7 @@ from polars_calib._core.options import (
     check_n_levels,
 )
 from polars_calib._core.quantiles import is_quantile_form
-from polars_calib._core.validation import CalibrationDataError
+from polars_calib._core.validation import CalibrationDataError, problem_counts
 from polars_calib._engines import (
     EngineSpec,
     column_keys,
@@ -41,11 +41,12 @@ from polars_calib._frames.quantiles import (
 )
 from polars_calib._frames.regression_forms import Form, FormOptions, table_metrics
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
-from polars_calib._table.plan import FrameT, same_kind
+from polars_calib._table.plan import FrameT, check_statistics, same_kind
 from polars_calib._table.quantiles import is_quantile_table
 from polars_calib._table.regression import (
     finish_regression,
     gaussian_plan,
+    prepare_gaussian,
     reliability_levels,
 )
 
@@ -55,6 +56,7 @@ __all__ = [
     "regression_metrics_from_statistics",
     "regression_statistics",
     "regression_summary",
+    "validate_regression_statistics",
 ]
 
 _TABLE_COLUMNS = (
@@ -791,3 +793,65 @@ def quantile_reliability_from_statistics(
     n_levels = _grid_of(stats, keys, n_levels)
     table = _on_grid(stats.lazy(), n_levels)
     return same_kind(stats, reliability_levels(table, keys, n_levels, curve, z))
+
+
+def validate_regression_statistics(
+    stats: pl.DataFrame,
+    data: pl.DataFrame | pl.LazyFrame,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = None,
+    time: str | None = None,
+    every: str | None = None,
+    weight: str | None = None,
+) -> pl.DataFrame:
+    """Raise if a collected regression statistics table of a LazyFrame counts refused rows.
+
+    :func:`regression_statistics` of a DataFrame raises on refused rows; of a
+    LazyFrame it returns a plan whose table counts them (a null-bin row per group).
+    This gives a collected table the DataFrame's policy, as
+    :func:`validate_statistics` does for classification: it returns `stats` as it is,
+    or raises :class:`~polars_calib.CalibrationDataError` naming each check and how
+    many rows it refuses, counted by reading `data` again (only then).
+
+    Parameters
+    ----------
+    stats
+        ``regression_statistics(data, ...).collect()``.
+    data, target, mean, std, by, time, every, weight
+        The arguments `stats` was computed with, as :func:`regression_statistics`'s.
+
+    Returns
+    -------
+    DataFrame
+        `stats`.
+
+    Raises
+    ------
+    CalibrationDataError
+        `stats` counts refused rows (or a missing or mistyped column).
+
+    See Also
+    --------
+    regression_statistics, validate_statistics
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> import polars_calib as pc
+    >>> log = pl.LazyFrame({"y": [1.5, 3.0, 2.0], "mu": [1.0, 2.0, 3.0], "sigma": [0.1, 0.0, 1.0]})
+    >>> stats = pc.regression_statistics(log, "y", mean="mu", std="sigma").collect()
+    >>> pc.validate_regression_statistics(stats, log, "y", mean="mu", std="sigma")
+    Traceback (most recent call last):
+    ...
+    polars_calib._core.validation.CalibrationDataError: invalid calibration data: column 'sigma':
+    standard deviation not a positive finite number in 1 of 3 rows (e.g. 0.0)
+    """
+    prepared = prepare_gaussian(
+        data, target, mean=mean, std=std, by=by, time=time, every=every, weight=weight
+    )
+    return check_statistics(
+        prepared, stats, lambda checks: problem_counts(prepared.lf, checks).collect()
+    )

@@ -26,9 +26,17 @@ from polars_calib._monitor.thresholds import (
     words,
 )
 
-__all__ = ["GROUP", "alarms_for", "check_options", "thresholds_for"]
+__all__ = [
+    "CHART_STATE",
+    "GROUP",
+    "alarm_rounds",
+    "alarms_for",
+    "check_options",
+    "continued_alarms",
+    "thresholds_for",
+]
 
-GROUP, ROW, REF = "__calib_group__", "__calib_row__", "__calib_reference__"
+GROUP, REF = "__calib_group__", "__calib_reference__"
 THRESHOLD_COLUMNS = pl.Schema(
     {
         "odds_ratio": pl.Float64,
@@ -73,7 +81,9 @@ def checked_rows(
     if time is not None and (nulls := df[time].null_count()):
         msg = f"invalid calibration data: column {time!r}: time null in {nulls} of {df.height} rows"
         raise CalibrationDataError(msg)
-    df = df.with_row_index(ROW).sort([*keys, *([time] if time else []), ROW])
+    order = [*keys, *([time] if time else [])]
+    if order:  # a stable sort: ties keep the frame's order (half the time of a row-index key)
+        df = df.sort(order, maintain_order=True)
     if not keys:
         return df.with_columns(pl.lit(0, pl.Int64).alias(GROUP))
     changed = pl.any_horizontal(pl.col(key).ne_missing(pl.col(key).shift(1)) for key in keys)
@@ -145,6 +155,15 @@ def thresholds_for(
     return pl.DataFrame(records, schema=schema, orient="row")
 
 
+CHART_STATE = ("total", "base", "floor", "run_start")
+"""A chart's end state per (group, odds ratio): ``total``, the cumulative sum ``C`` of its
+terms since the group's first row; ``base``, ``C`` at the last restart (0 before any);
+``floor``, ``min(0, min (C - base))`` over the rows since that restart; ``run_start``, the
+time of the last row since the restart at which ``S`` was 0 (else the restart's time).
+``S = (total - base) - floor``, and the chart continues from it exactly (see
+``docs/monitoring.md``, "The store and the daily job")."""
+
+
 def alarms_for(
     df: pl.DataFrame,
     problem: Problem,
@@ -155,6 +174,25 @@ def alarms_for(
     """Every alarm of each group's restarted charts: one round per alarm of a group.
 
     `thresholds` holds ``GROUP``, ``odds_ratio`` and ``threshold``.
+    """
+    return continued_alarms(df, problem, keys, time, thresholds, None)[0]
+
+
+def continued_alarms(
+    df: pl.DataFrame,
+    problem: Problem,
+    keys: list[str],
+    time: str,
+    thresholds: pl.DataFrame,
+    state: pl.DataFrame | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The alarms of each group's charts continued from `state`, and their end state.
+
+    `state` holds ``GROUP``, ``odds_ratio`` and :data:`CHART_STATE` for the groups
+    whose charts continue (None, or a group missing: a chart from ``S = 0``). The
+    cumulative sum starts from the group's ``total``, added to its first term, so the
+    sums are those of one pass over the whole log, to the bit. The end state has a row per
+    (group, odds ratio) of `thresholds`, keyed by ``GROUP``.
     """
     dtype = df.schema[time]
     results = [  # no group, no alarm: an empty table of the result's columns
@@ -169,34 +207,86 @@ def alarms_for(
             }
         )
     ]
+    ends = [  # no chart, no state
+        pl.DataFrame(schema={GROUP: pl.Int64, "odds_ratio": pl.Float64})
+        .with_columns(pl.lit(None, pl.Float64).alias(c) for c in CHART_STATE[:3])
+        .with_columns(pl.lit(None, dtype).alias("run_start"))
+    ]
     for ratio in thresholds["odds_ratio"].unique(maintain_order=True):
         step, flag = cusum_step(problem, math.log(ratio))
-        rows = df.select(
-            GROUP,
-            time,
-            pl.int_range(pl.len()).over(GROUP).alias("n"),
-            step.cum_sum().over(GROUP).alias("total"),
-            flag.alias("flag"),
-        ).join(thresholds.filter(pl.col("odds_ratio") == ratio), on=GROUP, maintain_order="left")
-        results.append(_rounds(rows, time).with_columns(odds_ratio=pl.lit(ratio)))
+        chart = thresholds.filter(pl.col("odds_ratio") == ratio).select(GROUP, "threshold")
+        start = _start(chart, state, ratio, dtype)
+        # The seed joins each group's first term: C + W_1, then + W_2, ..., the additions
+        # of one pass over the whole log (x + 0.0 is x on the other rows).
+        first = pl.int_range(pl.len()).over(GROUP) == 0
+        seeded = pl.col("step") + pl.when(first).then(pl.col("total")).otherwise(0.0)
+        rows = (
+            df.select(GROUP, time, step.alias("step"), flag.alias("flag"))
+            .join(start.select(GROUP, "total"), on=GROUP, maintain_order="left")
+            .select(
+                GROUP,
+                time,
+                pl.int_range(pl.len()).over(GROUP).alias("n"),
+                seeded.cum_sum().over(GROUP).alias("total"),
+                "flag",
+            )
+            .join(chart, on=GROUP, maintain_order="left")
+        )
+        found, end = _rounds(rows, time, start.drop("total"))
+        results.append(found.drop("n").with_columns(odds_ratio=pl.lit(ratio)))
+        ends.append(end.select(GROUP, pl.lit(ratio).alias("odds_ratio"), *CHART_STATE))
     found = pl.concat(results)
     keyed = df.select(GROUP, *keys).unique(GROUP, keep="first")
     columns = [*keys, time, "odds_ratio", "statistic", "threshold", "run_start"]
-    return (
+    alarms = (
         found.join(keyed, on=GROUP, maintain_order="left")
-        .sort(GROUP, time, "odds_ratio")
+        .sort(GROUP, time, "odds_ratio", maintain_order=True)  # ties: raised first, first
         .select(columns)
     )
+    return alarms, pl.concat(ends)
 
 
-def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
-    """The alarms of one chart: per round, each active group's first alarm after its restart."""
-    dtype = rows.schema[time]
-    starts = (
-        rows.select(GROUP)
-        .unique()
-        .with_columns(after=pl.lit(-1, pl.Int64), base=pl.lit(0.0), restart=pl.lit(None, dtype))
+def _start(
+    chart: pl.DataFrame, state: pl.DataFrame | None, ratio: float, dtype: pl.DataType
+) -> pl.DataFrame:
+    """Per group of `chart`: ``after`` (-1: from the first row), ``total`` (the seed), ``base``,
+    ``floor`` and ``restart`` (the run start carried), from `state` or a chart at 0."""
+    start = chart.select(GROUP)
+    if state is not None:
+        given = state.filter(pl.col("odds_ratio") == ratio).select(GROUP, *CHART_STATE)
+        start = start.join(given, on=GROUP, how="left", maintain_order="left")
+    else:
+        start = start.with_columns(pl.lit(None, pl.Float64).alias(c) for c in CHART_STATE[:3])
+        start = start.with_columns(pl.lit(None, dtype).alias("run_start"))
+    return start.select(
+        GROUP,
+        pl.lit(-1, pl.Int64).alias("after"),
+        pl.col("total", "base", "floor").fill_null(0.0),
+        pl.col("run_start").cast(dtype).alias("restart"),
     )
+
+
+def alarm_rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
+    """The alarms of one chart from a chart at 0 (the charts drawn restart after them).
+
+    `rows` holds per row ``GROUP``, `time`, ``n`` (the row's number in its group),
+    ``total`` (the running sum of the chart's terms), ``flag`` and ``threshold``; each
+    alarm keeps its row's ``n``.
+    """
+    start = _start(rows.select(GROUP).unique(maintain_order=True), None, 1.0, rows.schema[time])
+    return _rounds(rows, time, start.drop("total"))[0]
+
+
+def _rounds(
+    rows: pl.DataFrame, time: str, starts: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The alarms of one chart: per round, each active group's first alarm after its
+    restart (with its row's number ``n``); and each group's end state
+    (:data:`CHART_STATE`).
+
+    `starts` holds per group ``after`` (the row number the chart starts after),
+    ``base``, ``floor`` and ``restart``. One pass per round gives both each group's
+    first alarm and its tail (the end state of a group that no longer alarms)."""
     found = [
         rows.head(0).select(
             GROUP,
@@ -204,31 +294,70 @@ def _rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
             pl.lit(None, pl.Float64).alias("statistic"),
             "threshold",
             pl.col(time).alias("run_start"),
+            "n",
         )
     ]
+    ends = []
     while starts.height:
-        lf = (
-            rows.lazy()
-            .join(starts.lazy(), on=GROUP, maintain_order="left")
-            .filter(pl.col("n") > pl.col("after"))
+        hit = (pl.col("statistic") > pl.col("threshold")) | pl.col("flag")
+        picked = (time, "statistic", "threshold", "run_start", "n")
+        at_hit = [pl.col(c).filter(hit).first() for c in picked]
+        at_hit += [pl.col("total").filter(hit).first().alias("alarm_total")]
+        at_hit += [pl.col("flag").filter(hit).first()]
+        tail = [
+            pl.col("total").last().alias("last_total"),
+            pl.col("run").min().alias("run_min"),
+            pl.col("run_start").last().alias("last_start"),
+        ]
+        rounds = _charted(rows, starts, time).group_by(GROUP).agg(*at_hit, *tail)
+        done = starts.lazy().join(rounds, on=GROUP, how="left").collect()
+        alarmed = pl.col("n").is_not_null()
+        alarms = done.filter(alarmed).with_columns(
+            statistic=pl.when("flag").then(math.inf).otherwise("statistic")
         )
-        run = pl.col("total") - pl.col("base")
-        chart = run - run.cum_min().over(GROUP).clip(upper_bound=0.0)
-        zero = pl.when((pl.col("statistic") == 0.0) & ~pl.col("flag")).then(pl.col(time))
-        alarms = (
-            lf.with_columns(statistic=chart)
-            .with_columns(run_start=zero.forward_fill().over(GROUP).fill_null(pl.col("restart")))
-            .filter((pl.col("statistic") > pl.col("threshold")) | pl.col("flag"))
-            .group_by(GROUP)
-            .agg(pl.all().first())
-            .with_columns(statistic=pl.when("flag").then(math.inf).otherwise("statistic"))
-            .collect()
-        )
-        found.append(alarms.select(GROUP, time, "statistic", "threshold", "run_start"))
+        found.append(alarms.select(GROUP, time, "statistic", "threshold", "run_start", "n"))
+        ends.append(_end_state(done.filter(~alarmed)))
         starts = alarms.select(
             GROUP,
             pl.col("n").alias("after"),
-            pl.col("total").alias("base"),
+            pl.col("alarm_total").alias("base"),
+            pl.lit(0.0).alias("floor"),
             pl.col(time).alias("restart"),
         )
-    return pl.concat(found)
+    if not ends:  # no group
+        dtype = rows.schema[time]
+        ends.append(
+            pl.DataFrame(
+                schema={GROUP: pl.Int64, "total": pl.Float64, "base": pl.Float64}
+            ).with_columns(floor=pl.lit(None, pl.Float64), run_start=pl.lit(None, dtype))
+        )
+    return pl.concat(found), pl.concat(ends).sort(GROUP)
+
+
+def _charted(rows: pl.DataFrame, starts: pl.DataFrame, time: str) -> pl.LazyFrame:
+    """The rows after each group's start, with the chart ``statistic`` and ``run_start``."""
+    lf = (
+        rows.lazy()
+        .join(starts.lazy(), on=GROUP, maintain_order="left")
+        .filter(pl.col("n") > pl.col("after"))
+    )
+    run = pl.col("total") - pl.col("base")
+    chart = run - pl.min_horizontal(run.cum_min().over(GROUP), pl.col("floor"))
+    zero = pl.when((pl.col("statistic") == 0.0) & ~pl.col("flag")).then(pl.col(time))
+    return lf.with_columns(run=run, statistic=chart).with_columns(
+        run_start=zero.forward_fill().over(GROUP).fill_null(pl.col("restart"))
+    )
+
+
+def _end_state(done: pl.DataFrame) -> pl.DataFrame:
+    """The end state of groups whose last round found no alarm: from their start (a
+    restart, or the state given) and the tail of their rows after it (none when the
+    last alarm was their last row)."""
+    seen = pl.col("last_total").is_not_null()
+    return done.select(
+        GROUP,
+        pl.when(seen).then("last_total").otherwise("base").alias("total"),
+        "base",
+        pl.min_horizontal("floor", "run_min").alias("floor"),
+        pl.when(seen).then("last_start").otherwise("restart").alias("run_start"),
+    )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 import polars as pl
 
 from polars_calib._plot.common import (
+    ALERT,
     BAR_LOWER,
     BAR_UPPER,
     BIN_TITLE,
@@ -27,6 +28,7 @@ from polars_calib._plot.common import (
     ORDER_TITLE,
     PANEL,
     ROW_HEIGHT,
+    SERIES,
     SMALL,
     UNIFORM_LABEL,
     X_TITLE,
@@ -38,10 +40,12 @@ from polars_calib._plot.common import (
     palette,
 )
 
-__all__ = ["forest", "over_time", "pit_histogram", "quantile_reliability", "reliability"]
+__all__ = ["drift", "forest", "over_time", "pit_histogram", "quantile_reliability", "reliability"]
 
 if TYPE_CHECKING:
     import altair as alt
+
+    from polars_calib._plot.drift import DriftFrame
 
 
 def reliability(
@@ -341,6 +345,14 @@ def over_time(drawn: OverTimeFrame) -> alt.LayerChart | alt.FacetChart:
             color=colour,
         )
         layers = [area, line]
+    if ALERT in frame.columns and frame.get_column(ALERT).any():
+        alerts = (
+            base.mark_point(shape="triangle-up", filled=True, size=70, color="#d62728", opacity=1)
+            .encode(x=x, y=alt.Y(f"{escape(metric)}:Q", title=metric), tooltip=tooltip)
+            .transform_filter(f"datum.{ALERT}")
+            .properties(description="triangles: the alerts")
+        )
+        layers.append(alerts)
     if facet is None:
         return alt.LayerChart(layer=layers, title=drawn.title, width=480, height=260)
     panels = frame.get_column(PANEL).unique(maintain_order=True).to_list()
@@ -431,3 +443,64 @@ def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) 
     chart_title = alt.TitleParams(title, anchor="middle", fontSize=15, offset=12)
     chart = alt.layer(*layers).properties(width=420, height=height, title=chart_title)
     return cast("alt.LayerChart", chart)
+
+
+def drift(drawn: DriftFrame) -> alt.LayerChart | alt.FacetChart:
+    """Running charts: per panel a line per series, dashed thresholds, alarm triangles."""
+    import altair as alt
+
+    frame, time = drawn.frame, drawn.time
+    x = alt.X(f"{escape(time)}:{'T' if drawn.temporal else 'Q'}", title=time)
+    y = alt.Y("value:Q", title=drawn.y_title)
+    colour = alt.Color(
+        f"{SERIES}:N",
+        title=None,
+        sort=drawn.series,
+        scale=alt.Scale(domain=drawn.series, range=drawn.colours),
+        legend=alt.Legend(orient="top"),
+    )
+    tooltip = [
+        alt.Tooltip(f"{PANEL}:N", title="group"),
+        alt.Tooltip(f"{escape(time)}:{'T' if drawn.temporal else 'Q'}", title=time),
+        alt.Tooltip(f"{SERIES}:N", title="chart"),
+        *(
+            alt.Tooltip(f"{escape(name)}:{'T' if frame.schema[name].is_temporal() else 'Q'}")
+            if frame.schema[name].is_temporal() or frame.schema[name].is_numeric()
+            else alt.Tooltip(f"{escape(name)}:N")
+            for name in drawn.tooltip
+        ),
+    ]
+    base = alt.Chart()
+    layers: list[Any] = [
+        base.mark_rule(color="gray", strokeWidth=0.8).encode(y=alt.datum(0)),
+        base.mark_line(strokeWidth=1.2).encode(x=x, y=y, color=colour, tooltip=tooltip),
+    ]
+    if frame.get_column("limit").is_not_null().any():
+        layers.append(
+            base.mark_rule(strokeDash=[5, 4], strokeWidth=1.2)
+            .encode(y=alt.Y("limit:Q", aggregate="max", title=drawn.y_title), color=colour)
+            .properties(description="dashed lines: the thresholds")
+        )
+    if frame.get_column("alarm").any():
+        layers.append(
+            base.mark_point(shape="triangle-up", filled=True, size=70, color="#d62728", opacity=1)
+            .encode(x=x, y=y, tooltip=tooltip)
+            .transform_filter("datum.alarm")
+            .properties(description="triangles: the alarms")
+        )
+    if len(drawn.panels) == 1:
+        chart = alt.layer(*layers, data=frame).properties(
+            width=640, height=220, title=f"{drawn.title} ({drawn.panels[0]})"
+        )
+        return cast("alt.LayerChart", chart)
+    layered = alt.layer(*layers, data=frame).properties(width=640, height=160)
+    faceted = layered.facet(
+        row=alt.Row(
+            f"{PANEL}:N",
+            sort=drawn.panels,
+            title=None,
+            header=alt.Header(labelAngle=0, labelAlign="left"),
+        ),
+        title=drawn.title,
+    ).resolve_scale(y="independent")
+    return cast("alt.FacetChart", faceted)

@@ -44,6 +44,8 @@ MAX_FACETS = 4
 # Columns added to the drawing frames; the leading underscores keep them apart from user keys.
 GROUP = "__group__"
 PANEL = "__panel__"
+SERIES = "__series__"  # the drift charts' series (a line and colour each)
+ALERT = "__alert__"  # a window the monitor flags (plot_monitor_windows)
 BAR_LOWER = "__bar_lower__"
 BAR_UPPER = "__bar_upper__"
 LABEL = "__label__"
@@ -96,7 +98,8 @@ class OverTimeFrame:
     """What a backend draws of a metric over time: the frame and how to read it.
 
     `frame` holds the `time` column, the metric (and its bounds with `band`), the
-    ``count`` when the summary has it (`counted`), the group label (``GROUP``) and,
+    ``count`` when the summary has it (`counted`), ``ALERT`` when the windows are
+    flagged (:func:`polars_calib.plot_monitor_windows`), the group label (``GROUP``) and,
     with a `facet`, the panel label (``PANEL``); `order` is the groups' order.
     """
 

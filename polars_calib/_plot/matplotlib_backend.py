@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from polars_calib._plot.common import (
+    ALERT,
     BAR_LOWER,
     BAR_UPPER,
     BIN_TITLE,
@@ -28,6 +29,7 @@ from polars_calib._plot.common import (
     ORDER_TITLE,
     PANEL,
     ROW_HEIGHT,
+    SERIES,
     SMALL,
     UNIFORM_LABEL,
     X_TITLE,
@@ -37,10 +39,12 @@ from polars_calib._plot.common import (
     palette,
 )
 
-__all__ = ["forest", "over_time", "pit_histogram", "quantile_reliability", "reliability"]
+__all__ = ["drift", "forest", "over_time", "pit_histogram", "quantile_reliability", "reliability"]
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from polars_calib._plot.drift import DriftFrame
 
 
 def reliability(
@@ -287,6 +291,17 @@ def over_time(drawn: OverTimeFrame) -> Figure:
                     alpha=0.2,
                     linewidth=0,
                 )
+            if ALERT in rows.columns and rows.get_column(ALERT).any():
+                alerts = rows.filter(pl.col(ALERT))
+                axes.scatter(
+                    alerts.get_column(time).to_list(),
+                    alerts.get_column(metric).to_numpy(),
+                    marker="^",
+                    s=36,
+                    color="#d62728",
+                    zorder=3,
+                    label="alert",
+                )
         if drawn.ticks:  # on window starts (a date axis ticks weeks on Sundays)
             axes.set_xticks(drawn.ticks)
         axes.set_xlabel(f"{time} (window start)")
@@ -351,4 +366,58 @@ def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) 
     ax.grid(True, axis="x", linewidth=0.5, alpha=0.4)
     ax.legend(title=ORDER_TITLE, loc="best", fontsize="small")
     figure.suptitle(title)
+    return figure
+
+
+def drift(drawn: DriftFrame) -> Figure:
+    """Running charts: per panel a line per series, dashed thresholds, alarm triangles."""
+    from matplotlib.figure import Figure
+
+    frame, time = drawn.frame, drawn.time
+    figure = Figure(figsize=(8.0, 1.2 + 2.2 * len(drawn.panels)), layout="constrained")
+    grid = figure.subplots(len(drawn.panels), 1, sharex=True, squeeze=False)
+    for axes, panel in zip(grid[:, 0], drawn.panels):
+        rows = frame.filter(pl.col(PANEL) == panel)
+        axes.axhline(0.0, color="gray", linewidth=0.8)
+        for name, colour in zip(drawn.series, drawn.colours):
+            line = rows.filter(pl.col(SERIES) == name)
+            if line.height == 0:
+                continue
+            axes.plot(
+                line.get_column(time).to_list(),
+                line.get_column("value").to_numpy(),
+                color=colour,
+                linewidth=1.2,
+                label=name,
+            )
+            limit = line.get_column("limit").drop_nulls()
+            if limit.len():
+                axes.axhline(limit.max(), color=colour, linestyle="--", linewidth=1.2)
+        alarms = rows.filter(pl.col("alarm"))
+        if alarms.height:
+            axes.scatter(
+                alarms.get_column(time).to_list(),
+                alarms.get_column("value").to_numpy(),
+                marker="^",
+                s=36,
+                color="#d62728",
+                zorder=3,
+                label="alarm",
+            )
+        axes.set_title(panel, fontsize="medium", loc="left")
+        axes.set_ylabel(drawn.y_title)
+        axes.grid(True, linewidth=0.5, alpha=0.4)
+    grid[-1, 0].set_xlabel(time)
+    entries: dict[str, Any] = {}  # every panel's lines, once each
+    for axes in grid[:, 0]:
+        for handle, label in zip(*axes.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    figure.legend(
+        list(entries.values()),
+        list(entries),
+        loc="outside lower center",
+        ncols=len(entries),
+        frameon=False,
+    )
+    figure.suptitle(drawn.title)
     return figure

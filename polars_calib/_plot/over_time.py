@@ -10,6 +10,7 @@ from polars_calib._core.exprs import Keys
 from polars_calib._core.options import check_choice
 from polars_calib._plot import altair_backend, matplotlib_backend
 from polars_calib._plot.common import (
+    ALERT,
     BACKENDS,
     GROUP,
     PANEL,
@@ -199,7 +200,7 @@ def _drawing_frame(
         pl.when(pl.col(name).is_finite()).then(pl.col(name)).cast(pl.Float64).alias(name)
         for name in (metric, *((lower, upper) if band else ()))
     ]
-    carried = [name for name in ("count",) if name in summary.columns]
+    carried = [name for name in ("count", ALERT) if name in summary.columns]
     panel = [pl.col(facet).cast(pl.String).fill_null("null").alias(PANEL)] if facet else []
     group = group_label(keys, metric).alias(GROUP)
     frame = summary.select(pl.col(time), *finite, *carried, group, *panel)
@@ -212,7 +213,7 @@ def _drawing_frame(
         facet=facet,
         order=order,
         band=band,
-        counted=bool(carried),
+        counted="count" in carried,
         title=f"{metric} over time" if title is None else title,
         ticks=window_ticks(summary.get_column(time)),
     )

@@ -8,5 +8,7 @@ reliability diagrams, metric over time, the audit, notes) with the public plotti
 functions; :mod:`~polars_calib._report.notes` words the notes;
 :mod:`~polars_calib._report.page` puts the sections in order, and
 :mod:`~polars_calib._report.html` and :mod:`~polars_calib._report.assets` write the
-HTML, its styles and scripts.
+HTML, its styles and scripts. :mod:`~polars_calib._report.regression` holds
+:func:`~polars_calib.regression_html_report`, the page of Gaussian regression
+predictions, whose sections are in :mod:`~polars_calib._report.regression_page`.
 """

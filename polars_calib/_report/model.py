@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
 from polars_calib._core.binning import Binning
 
-__all__ = ["Section", "Settings", "Tables"]
+__all__ = ["Section", "Settings", "Tables", "WindowSettings"]
+
+
+class WindowSettings(Protocol):
+    """What the section over time reads of a page's settings (classification or regression)."""
+
+    @property
+    def by(self) -> list[str]: ...
+    @property
+    def time(self) -> str | None: ...
+    @property
+    def every(self) -> str | None: ...
+    @property
+    def confidence(self) -> float: ...
 
 
 @dataclass(frozen=True)

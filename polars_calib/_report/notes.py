@@ -9,7 +9,16 @@ import polars as pl
 from polars_calib._core.binning import Binning
 from polars_calib._report.model import Settings, Tables
 
-__all__ = ["PLOT_EXTRA", "describe_bins", "label", "notes"]
+__all__ = [
+    "PLOT_EXTRA",
+    "chart_notes",
+    "data_notes",
+    "describe_bins",
+    "label",
+    "notes",
+    "weight_notes",
+    "window_notes",
+]
 
 PLOT_EXTRA = "pip install 'polars_calib[plot]'"
 """How to install what the charts need (Altair and vl-convert), as the notes say it."""
@@ -43,15 +52,20 @@ def label(keys: Sequence[str], values: Sequence[object]) -> str:
 
 def _data_notes(tables: Tables, settings: Settings) -> list[str]:
     """An empty or unusable log, the refused rows per group, the groups too small to judge."""
-    summary, keys = tables.summary, settings.by
+    return data_notes(tables, settings.by, settings.min_count, "probability, label or weight")
+
+
+def data_notes(tables: Tables, keys: Sequence[str], min_count: int, inputs: str) -> list[str]:
+    """An empty or unusable log, the refused rows per group (per `keys`), the groups with
+    fewer than `min_count` rows; `inputs` names the columns whose nulls are ignored."""
+    summary = tables.summary
     found = []
     used, refused = tables.used, tables.refused
     if summary.height == 0:
         found.append("The log holds no rows: there is nothing to measure.")
     elif used == 0 and refused == 0:
         found.append(
-            "No usable rows: every row has a null probability, label or weight, and rows "
-            "holding a null are ignored."
+            f"No usable rows: every row has a null {inputs}, and rows holding a null are ignored."
         )
     if refused:
         where = summary.filter(pl.col("refused") > 0)
@@ -64,7 +78,7 @@ def _data_notes(tables: Tables, settings: Settings) -> list[str]:
             f"({groups}). {tables.refused_message}"
         )
     count = pl.col("count")
-    small = summary.filter((count < settings.min_count) & (count > 0))
+    small = summary.filter((count < min_count) & (count > 0))
     if small.height:
         shown = [
             f"{label(keys, row[:-1])} ({row[-1]:,} rows)"
@@ -72,7 +86,7 @@ def _data_notes(tables: Tables, settings: Settings) -> list[str]:
         ]
         more = f", and {small.height - SHOWN_GROUPS} more" if small.height > SHOWN_GROUPS else ""
         found.append(
-            f"Groups with fewer than {settings.min_count:,} rows, whose metrics are mostly "
+            f"Groups with fewer than {min_count:,} rows, whose metrics are mostly "
             f"sampling noise: {'; '.join(shown)}{more}."
         )
     return found
@@ -100,20 +114,34 @@ def _convention_notes(settings: Settings, charts: bool) -> list[str]:
             f"interval, from {settings.n_resamples:,} replicates drawn with seed "
             f"{settings.seed}; see docs/significance.md."
         )
-    if settings.weight is not None:
-        said.append(f"Rows are weighted by `{settings.weight}`; counts are rows, not weights.")
+    said += weight_notes(settings.weight)
     if settings.reduction is not None:
         said.append(
             f"Probability vectors: the binned metrics measure the {settings.reduction} "
             "reduction; the diagrams show the confidence (top probability against "
             "accuracy)."
         )
-    if settings.time is not None:
-        said.append(
-            f"Time windows are calendar-aligned, `{settings.time}` truncated to "
-            f"{settings.every}: a window is named by its start, which may come before its "
-            "first row."
-        )
-    if not charts:
-        said.append(f"No charts: they need the plot extra ({PLOT_EXTRA}).")
-    return said
+    return [*said, *window_notes(settings.time, settings.every), *chart_notes(charts)]
+
+
+def weight_notes(weight: str | None) -> list[str]:
+    """The note on the weights, if any."""
+    if weight is None:
+        return []
+    return [f"Rows are weighted by `{weight}`; counts are rows, not weights."]
+
+
+def window_notes(time: str | None, every: str | None) -> list[str]:
+    """The note on the time windows, if any."""
+    if time is None:
+        return []
+    said = (
+        f"Time windows are calendar-aligned, `{time}` truncated to {every}: a window is "
+        "named by its start, which may come before its first row."
+    )
+    return [said]
+
+
+def chart_notes(charts: bool) -> list[str]:
+    """The note saying why the page has no charts, if it has none."""
+    return [] if charts else [f"No charts: they need the plot extra ({PLOT_EXTRA})."]

@@ -39,6 +39,7 @@ from polars_calib._core.options import (
     Strategy,
     TopLabelAverage,
 )
+from polars_calib._report.drift import drift_section
 from polars_calib._report.model import Settings
 from polars_calib._report.page import render
 from polars_calib._report.sections import audit_section
@@ -64,10 +65,12 @@ class HtmlReport:
         The page: one HTML document with its styles, scripts and chart data inlined.
     summary
         The summary table shown, per `by` group (over the whole log), as
-        :func:`polars_calib.summary` returns it.
+        :func:`polars_calib.summary` returns it (:func:`polars_calib.regression_summary`
+        for :func:`polars_calib.regression_html_report`'s page).
     reliability
         The reliability table drawn, per `by` group, as
-        :func:`polars_calib.reliability` returns it.
+        :func:`polars_calib.reliability` returns it (the calibration curve of
+        :func:`polars_calib.quantile_reliability` for a regression page).
     over_time
         The summary per group and time window (with `time` and `every`), else None.
     notes
@@ -117,6 +120,8 @@ def html_report(
     audit_max_order: int | None = None,
     statistics: pl.DataFrame | None = None,
     reliability: pl.DataFrame | None = None,
+    drift: bool = False,
+    drift_threshold: float | None = None,
 ) -> HtmlReport:
     """A calibration report of a prediction log, as one self-contained HTML page.
 
@@ -187,6 +192,16 @@ def html_report(
     reliability
         The reliability table to draw, as :func:`polars_calib.reliability` returns it
         for the page's `by` keys and bins; ``None`` (default): the page finishes it.
+    drift
+        Add a "Drift" section (needs `time`, a Date, Datetime or integer column): the
+        alarms of :func:`polars_calib.monitor` per `by` group (odds ratios 0.5 and 2)
+        and :func:`polars_calib.plot_cusum`'s charts of up to 8 groups, those with
+        the most alarms. It reads the log once more, and refused rows raise in any
+        frame, as :func:`polars_calib.monitor` raises.
+    drift_threshold
+        The charts' threshold; ``None`` (default): simulated per group and chart
+        for an in-control ARL0 of 10,000 rows (:func:`polars_calib.cusum_thresholds`,
+        seconds per group).
 
     Returns
     -------
@@ -299,7 +314,16 @@ def html_report(
         # the statistics and of their finishers (the audit reads the log first).
         plan = request.plan(reduction=reduction, metrics=request.metrics, resampled=True)
         request.check_finishers(plan)
+    if drift and time is None:
+        msg = "`drift` needs `time`: the column ordering the rows of the CUSUM charts"
+        raise ValueError(msg)
     sections = []
+    if drift:
+        sections.append(
+            drift_section(
+                data, prob, label, by=by, time=str(time), weight=weight, threshold=drift_threshold
+            )
+        )
     if audit is not None:
         result = (
             audit if isinstance(audit, Audit) else request.audit(audit, audit_max_order, min_count)

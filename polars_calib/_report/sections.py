@@ -28,7 +28,7 @@ from polars_calib._report.html import (
     has_charts,
     table,
 )
-from polars_calib._report.model import Section, Settings, Tables
+from polars_calib._report.model import Section, Settings, Tables, WindowSettings
 from polars_calib._report.notes import describe_bins
 from polars_calib._version import __version__
 
@@ -39,9 +39,13 @@ __all__ = [
     "layout",
     "non_finite",
     "notes_section",
+    "over_time_part",
     "over_time_section",
+    "parts_by_first_key",
     "reliability_section",
+    "summary_part",
     "summary_section",
+    "window_facts",
 ]
 
 PANELS = 4
@@ -77,16 +81,7 @@ def facts(tables: Tables, settings: Settings) -> list[Fact]:
         Fact("Rows", f"{tables.used:,} used, {tables.refused:,} refused"),
         Fact("Groups", groups),
     ]
-    windows = tables.over_time
-    if settings.time is not None and windows is not None and windows.height:
-        starts = windows.get_column(settings.time).drop_nulls()
-        if starts.len():
-            first, last = (cell(when)[0] for when in (starts.min(), starts.max()))
-            text = (
-                f"{starts.n_unique():,} windows of {settings.every} by {settings.time}, "
-                f"from {first} to {last} (window starts)"
-            )
-            found.append(Fact("Time windows", text))
+    found += window_facts(tables.over_time, settings.time, settings.every)
     found += [
         Fact("Bins", describe_bins(settings.binning)),
         Fact("Metrics", ", ".join(settings.metrics)),
@@ -104,9 +99,28 @@ def facts(tables: Tables, settings: Settings) -> list[Fact]:
     ]
 
 
+def window_facts(over_time: pl.DataFrame | None, time: str | None, every: str | None) -> list[Fact]:
+    """The header's fact on the time windows (how many, the first and last start), if any."""
+    if time is None or over_time is None or not over_time.height:
+        return []
+    starts = over_time.get_column(time).drop_nulls()
+    if not starts.len():
+        return []
+    first, last = (cell(when)[0] for when in (starts.min(), starts.max()))
+    text = (
+        f"{starts.n_unique():,} windows of {every} by {time}, "
+        f"from {first} to {last} (window starts)"
+    )
+    return [Fact("Time windows", text)]
+
+
 def summary_section(page: Page, tables: Tables, settings: Settings) -> None:
     """The summary over the whole log, as a sortable table (or a sentence: no rows)."""
-    summary, keys = tables.summary, settings.by
+    summary_part(page, tables.summary, settings.by)
+
+
+def summary_part(page: Page, summary: pl.DataFrame, keys: Sequence[str]) -> None:
+    """The "Summary" section: `summary` per `keys`, sortable (or a sentence: no rows)."""
     part = page.part("summary", "Summary")
     if summary.height:
         caption = (
@@ -134,21 +148,8 @@ def reliability_section(page: Page, tables: Tables, settings: Settings) -> None:
 
 def _reliability_charts(reliability: pl.DataFrame, settings: Settings) -> list[tuple[Any, str]]:
     """(chart, description) per value of the first key: facets by the last key."""
-    keys = settings.by
-    if not keys:
-        parts: list[tuple[str, pl.DataFrame, list[str]]] = [("the whole log", reliability, [])]
-    else:
-        first, rest = keys[0], keys[1:]
-        parts = [
-            (
-                f"{first} = {value}",
-                reliability.filter(pl.col(first).eq_missing(value)).drop(first),
-                rest,
-            )
-            for value in reliability.get_column(first).unique(maintain_order=True).to_list()
-        ]
     drawn = []
-    for name, part, rest in parts:
+    for name, part, rest in parts_by_first_key(reliability, settings.by):
         if int(part.get_column("count").sum()) == 0:
             continue
         colours, facet = layout(part, rest)
@@ -166,34 +167,55 @@ def _reliability_charts(reliability: pl.DataFrame, settings: Settings) -> list[t
     return drawn
 
 
+def parts_by_first_key(
+    table: pl.DataFrame, keys: Sequence[str]
+) -> list[tuple[str, pl.DataFrame, list[str]]]:
+    """`table` split by the values of the first key: (its name, its rows without the
+    key, the other keys), in order of appearance; the whole table without keys."""
+    if not keys:
+        return [("the whole log", table, [])]
+    first, rest = keys[0], list(keys[1:])
+    return [
+        (f"{first} = {value}", table.filter(pl.col(first).eq_missing(value)).drop(first), rest)
+        for value in table.get_column(first).unique(maintain_order=True).to_list()
+    ]
+
+
 def over_time_section(page: Page, tables: Tables, settings: Settings, drawn: bool) -> None:
     """The first metric per window (drawn when charts are), and the numbers per window."""
     assert tables.over_time is not None and settings.time is not None
-    over_time, time = tables.over_time, settings.time
+    over_time = tables.over_time
     # The first metric, named after the reduction for probability vectors.
     first = settings.metrics[0]
     named = first if settings.reduction is None else f"{settings.reduction}_{first}"
     metric = [name for name in (first, named) if name in over_time.columns][-1:]
+    over_time_part(page, over_time, metric[0] if drawn and metric else None, settings)
+
+
+def over_time_part(
+    page: Page, over_time: pl.DataFrame, metric: str | None, settings: WindowSettings
+) -> None:
+    """The "Over time" section: `metric` per window (if given), and the numbers per window."""
+    assert settings.time is not None
+    time, every = settings.time, settings.every
     part = page.part("over-time", "Over time")
-    if drawn and metric:
-        band = f"{metric[0]}_lower" in over_time.columns
+    if metric is not None:
+        band = f"{metric}_lower" in over_time.columns
         colours, facet = layout(over_time, settings.by, least=2)
         description = (
-            f"Line chart of {metric[0]} per {settings.every} window of {time}"
+            f"Line chart of {metric} per {every} window of {time}"
             + (f", one line per {' / '.join(colours)}" if colours else "")
             + (f", one panel per {facet}" if facet else "")
             + (f", with its {settings.confidence:.0%} bootstrap interval as a band" if band else "")
             + "."
         )
-        title = f"{metric[0]} per {settings.every} window"
-        chart = plot_metric_over_time(
-            over_time, metric[0], time, by=colours, facet=facet, title=title
-        )
+        title = f"{metric} per {every} window"
+        chart = plot_metric_over_time(over_time, metric, time, by=colours, facet=facet, title=title)
         # The chart draws NaN and infinite values as gaps: counted with the page's others.
-        drawn_columns = [metric[0], *([f"{metric[0]}_lower", f"{metric[0]}_upper"] * band)]
+        drawn_columns = [metric, *([f"{metric}_lower", f"{metric}_upper"] * band)]
         page.missing += non_finite(over_time.select(drawn_columns))
         part.blocks.append(page.figure(chart, description, description))
-    caption = f"The summary per {settings.every} window of {time}."
+    caption = f"The summary per {every} window of {time}."
     part.blocks.append(
         Details("The numbers per window", [table(over_time, caption, "over-time-table")])
     )

@@ -30,7 +30,19 @@ from polars_calib._frames.statistics import (
 )
 from polars_calib._report.model import Tables
 
-__all__ = ["Request", "report_tables"]
+__all__ = ["Request", "key_names", "report_tables"]
+
+
+def key_names(by: Keys) -> list[str]:
+    """The names of the `by` keys (an expression's output name)."""
+    keys: Sequence[IntoExpr]
+    if by is None:
+        keys = []
+    elif isinstance(by, (str, pl.Expr)):
+        keys = [by]
+    else:
+        keys = by
+    return [key if isinstance(key, str) else key.meta.output_name() for key in keys]
 
 
 @dataclass(frozen=True)
@@ -60,14 +72,7 @@ class Request:
     @property
     def keys(self) -> list[str]:
         """The names of the `by` keys (an expression's output name)."""
-        keys: Sequence[IntoExpr]
-        if self.by is None:
-            keys = []
-        elif isinstance(self.by, (str, pl.Expr)):
-            keys = [self.by]
-        else:
-            keys = self.by
-        return [key if isinstance(key, str) else key.meta.output_name() for key in keys]
+        return key_names(self.by)
 
     @property
     def interval(self) -> float | None:

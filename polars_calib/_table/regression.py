@@ -25,6 +25,7 @@ from polars_calib._core.exprs import Keys
 from polars_calib._core.intervals import wilson_interval
 from polars_calib._core.options import (
     CURVES,
+    GAUSSIAN_METRICS,
     Curve,
     RegressionMetric,
     check_choice,
@@ -51,15 +52,7 @@ __all__ = [
     "reliability_levels",
 ]
 
-REGRESSION_METRICS: tuple[RegressionMetric, ...] = (
-    "mean_absolute_calibration_error",
-    "root_mean_squared_calibration_error",
-    "miscalibration_area",
-    "quantile_calibration_score",
-    "crps",
-    "nll",
-    "sharpness",
-)
+REGRESSION_METRICS: tuple[RegressionMetric, ...] = GAUSSIAN_METRICS
 """The metrics of Gaussian predictions (their default list)."""
 
 _CURVE_METRICS = {
