@@ -42,17 +42,18 @@ from polars_calib._core.options import SUM_TOLERANCE, Closed, Compat, Reduction
 from polars_calib._core.problem import Check
 from polars_calib._core.validation import problem_counts
 from polars_calib._table.build import Partial, complete_statistics, partial_statistics
-from polars_calib._table.merge import merge_partials
+from polars_calib._table.forms import RegressionForm
+from polars_calib._table.merge import EDGE_MERGES, merge_partials
 from polars_calib._table.plan import Prepared, check_statistics, prepare
-from polars_calib._table.regression import prepare_gaussian
 from polars_calib._table.replicates import RESAMPLING_KEYS, Resample
+from polars_calib._table.variance import SigmaTable
 
 __all__ = [
     "ENGINES",
     "Engine",
     "EngineSpec",
-    "GaussianColumns",
     "column_keys",
+    "engine_form",
     "engine_of",
     "engine_resamples",
     "engine_statistics",
@@ -104,6 +105,24 @@ def engine_resamples(resamples: Sequence[Resample], engine: Engine) -> tuple[Res
     return tuple(resamples)
 
 
+def engine_form(form: RegressionForm, engine: Engine) -> RegressionForm:
+    """A regression form an engine can run: an ensemble's rank PIT keyed by an `id` column.
+
+    Each ensemble row's draw is hashed from its identity; the default identity, the
+    row's position, depends on how the engine partitions and orders the rows, so on
+    an engine `id` is required (``ValueError`` without it), as for resampling.
+    """
+    if form.kind == "ensemble" and form.id is None:
+        msg = (
+            f"ensemble predictions on {engine} need `id=`, a column holding a unique integer "
+            "row id: the rank PIT's draws are keyed by the row identity, and the default "
+            "(the row's position) depends on the partitioning, so the table would differ "
+            "from run to run"
+        )
+        raise ValueError(msg)
+    return form
+
+
 def engine_of(data: object) -> Engine | None:
     """``"spark"`` for a ``pyspark.sql.DataFrame``, ``"dask"`` for a Dask DataFrame, else None.
 
@@ -120,17 +139,8 @@ def engine_of(data: object) -> Engine | None:
 
 
 @dataclass(frozen=True)
-class GaussianColumns:
-    """The columns of a Gaussian problem (:func:`~polars_calib.regression_statistics`)."""
-
-    target: str
-    mean: str
-    std: str
-
-
-@dataclass(frozen=True)
 class EngineSpec:
-    """The arguments of :func:`~polars_calib.bin_statistics` (or, with `gaussian`, of
+    """The arguments of :func:`~polars_calib.bin_statistics` (or, with `regression`, of
     :func:`~polars_calib.regression_statistics`), as plain values.
 
     Shipped to the engine's workers (pickled), which rebuild the problem with their
@@ -152,19 +162,23 @@ class EngineSpec:
     every: str | None = None
     resamples: tuple[Resample, ...] = ()
     """Resampling requests; their `id` is a column name (see :func:`engine_resamples`)."""
-    gaussian: GaussianColumns | None = None
-    """A Gaussian regression problem instead of `prob` and `label` (binned on its PIT)."""
+    regression: RegressionForm | SigmaTable | None = None
+    """A regression problem (any prediction form, or a variance table's σ-bins) instead
+    of `prob` and `label`: its own bins and terms replace `n_bins`, `closed`, `compat`
+    and `terms`."""
 
     @property
     def binning(self) -> Binning:
+        if self.regression is not None:
+            return self.regression.binning
         return make_binning(self.n_bins, "uniform", self.closed, self.compat)
 
     @property
     def columns(self) -> list[str]:
-        """The columns read: the problem's (probability and label, or target, mean and
-        std), the weight, time and keys."""
-        form = self.gaussian
-        problem = (self.prob, self.label) if form is None else (form.target, form.mean, form.std)
+        """The columns read: the problem's (probability and label, or a regression
+        form's), the weight, time and keys."""
+        form = self.regression
+        problem = (self.prob, self.label) if form is None else form.columns
         named = (*problem, self.weight, self.time, *self.by, *self.identity)
         return list(dict.fromkeys(name for name in named if name is not None))
 
@@ -176,18 +190,9 @@ class EngineSpec:
 
     def prepared(self, frame: pl.DataFrame | pl.LazyFrame) -> Prepared:
         """The problem and keys of `frame` (its schema is checked, no data read)."""
-        if self.gaussian is not None:
-            form = self.gaussian
-            return prepare_gaussian(
-                frame,
-                form.target,
-                mean=form.mean,
-                std=form.std,
-                by=list(self.by),
-                time=self.time,
-                every=self.every,
-                weight=self.weight,
-            )
+        if self.regression is not None:
+            by = list(self.by)
+            return self.regression.prepared(frame, by, self.time, self.every, self.weight)
         return prepare(
             frame,
             self.prob,
@@ -205,18 +210,24 @@ class EngineSpec:
     def partial(self, frame: pl.DataFrame) -> Partial:
         """The partial aggregation of `frame`'s rows (a plan)."""
         prepared = self.prepared(frame)
+        form = self.regression
         return partial_statistics(
             prepared.lf,
             prepared.problem,
             prepared.keys,
             self.binning,
-            self.terms,
+            self.terms if form is None else form.terms,
+            None if form is None else form.bin_column,
             resamples=self.resamples,
         )
 
+    def completed(self, table: pl.LazyFrame) -> pl.LazyFrame:
+        """The completed table as the Polars path gives it (a form's own columns)."""
+        return table if self.regression is None else self.regression.completed(table)
+
     def partial_table(self, frame: pl.DataFrame) -> pl.DataFrame:
         """The partial table of `frame`'s rows, collected (runs on a worker)."""
-        return self.partial(frame).table.collect()
+        return shipped(self.partial(frame)).collect()
 
     def counts(self, frame: pl.DataFrame, whole: bool) -> pl.DataFrame:
         """`frame`'s row count and, per check, its bad rows and an example (one row)."""
@@ -262,7 +273,7 @@ def engine_statistics(
 
     Returns the table, identical in schema to the Polars one (see
     :func:`~polars_calib.bin_statistics`, or :func:`~polars_calib.regression_statistics`
-    for a Gaussian `spec`), and the prepared problem (for finishers
+    for a regression `spec`), and the prepared problem (for finishers
     that need the keys and reduction). Raises
     :class:`~polars_calib.CalibrationDataError` on a missing or mistyped column (from
     the schema, before any job) and on refused rows (counted on the engine); `check`
@@ -281,17 +292,38 @@ def engine_statistics(
     if check is not None:
         check(prepared)
     template = spec.partial(empty)
-    table = runner.partial_table(template)
-    merged = Partial(
-        table.lazy(), template.keys, template.names, template.whole, template.weighted, None
-    )
-    stats = complete_statistics(merged, spec.binning).collect()
+    merged = received(runner.partial_table(template), template)
+    stats = spec.completed(complete_statistics(merged, spec.binning)).collect()
 
     def count_problems(checks: Sequence[Check]) -> pl.DataFrame:
         whole = all(check.whole for check in checks)
         return _merge_counts(runner.counts(whole), checks)
 
     return check_statistics(prepared, stats, count_problems), prepared
+
+
+def shipped(partial: Partial) -> pl.LazyFrame:
+    """The partial table a worker sends: with given bins (a σ-bin table), each bin's
+    smallest and largest value joined as ``lower`` and ``upper``, which merge by
+    :data:`~polars_calib._table.merge.EDGE_MERGES`."""
+    if not partial.given:
+        return partial.table
+    assert partial.edges is not None  # a given-bin partial carries its bins' ranges
+    on = [*partial.keys, "bin"]
+    return partial.table.join(partial.edges, on=on, how="left", nulls_equal=True)
+
+
+def received(table: pl.DataFrame, template: Partial) -> Partial:
+    """The merged partial table of all rows as a :class:`Partial` (see :func:`shipped`)."""
+    edges = None
+    if template.given:
+        on = [*template.keys, "bin"]
+        edges = table.lazy().filter(pl.col("bin") >= 0).select(*on, "lower", "upper")
+        table = table.drop("lower", "upper")
+    keys, names = template.keys, template.names
+    return Partial(
+        table.lazy(), keys, names, template.whole, template.weighted, edges, template.given
+    )
 
 
 class _Runner:
@@ -395,15 +427,20 @@ class _SparkRunner(_Runner):
         return self.source.mapInArrow(mapper, schema)
 
     def partial_table(self, template: Partial) -> pl.DataFrame:
-        empty = template.table.collect()
+        empty = shipped(template).collect()
         keys = [*template.keys, "bin"]
         sums = [name for name in empty.columns if name not in keys]
         merge = _PartialMerger(self.spec, template.keys)
         partials = self._run(merge, empty)
-        sum_of = self.functions.sum
+        functions = self.functions
         merged = (
             partials.groupBy(*(_quoted(key) for key in keys))
-            .agg(*(sum_of(_quoted(name)).alias(name) for name in sums))
+            .agg(
+                *(
+                    getattr(functions, EDGE_MERGES.get(name, "sum"))(_quoted(name)).alias(name)
+                    for name in sums
+                )
+            )
             .select(*(_quoted(name) for name in empty.columns))
         )
         return _rows_frame(_spark_collect(merged), empty.schema)
@@ -491,7 +528,7 @@ class _DaskRunner(_Runner):
     def partial_table(self, template: Partial) -> pl.DataFrame:
         dask = import_module("dask")
         merge = _PartialMerger(self.spec, template.keys)
-        empty = template.table.collect()
+        empty = shipped(template).collect()
         parts = [dask.delayed(_FromPandas(merge))(part) for part in self.source.to_delayed()]
         if not parts:
             return empty

@@ -1816,7 +1816,7 @@ ALARM_EXIT = 3
 """The exit code of ``polars-calib monitor`` when an alarm fires among the rows it read."""
 
 
-def _numbers(text: str) -> list[float]:
+def _positive_numbers(text: str) -> list[float]:
     try:
         values = [float(part) for part in text.split(",")]
     except ValueError:
@@ -1857,7 +1857,7 @@ def _add_monitor_parser(commands: Any) -> None:
     )
     monitor.add_argument(
         "--odds-ratio",
-        type=_numbers,
+        type=_positive_numbers,
         default=[0.5, 2.0],
         metavar="R,...",
         help="the charts' odds ratios (default 0.5,2)",
@@ -1866,7 +1866,7 @@ def _add_monitor_parser(commands: Any) -> None:
         "--arl0", type=float, metavar="ROWS", help="in-control ARL of each chart (default 10000)"
     )
     monitor.add_argument(
-        "--threshold", type=_numbers, metavar="H,...", help="thresholds instead of --arl0"
+        "--threshold", type=_positive_numbers, metavar="H,...", help="thresholds instead of --arl0"
     )
     monitor.add_argument("--seed", type=_seed, default=0, help="seed of the threshold simulation")
     monitor.add_argument(

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -672,3 +673,102 @@ def test_regression_refused_rows_counted_on_engines(to_engine: Convert) -> None:
     )
     with pytest.raises(TypeError, match="column names"):
         pc.regression_statistics(data, "y", mean="mu", std="sigma", by=pl.col("g") % 2)
+
+
+def _forms_log(seed: int, n: int) -> pl.DataFrame:
+    """Quantile, ensemble and interval predictions of one target in 3 groups: too narrow
+    (0), too wide (1) and both by scale (2), with null targets, weights, a day and an id."""
+    from datetime import date
+
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, 3, n)
+    mu, sigma = rng.normal(0.0, 2.0, n), rng.uniform(0.2, 2.0, n)
+    scale = np.where(group == 0, 0.6, np.where(group == 1, 1.7, np.where(sigma < 1, 1.6, 0.6)))
+    y = mu + scale * sigma * rng.normal(size=n)
+    z = np.array([-1.2815515655446004, 0.0, 1.2815515655446004])  # the 0.1, 0.5, 0.9 quantiles
+    members = mu[:, None] + sigma[:, None] * rng.normal(size=(n, 7))
+    df = pl.DataFrame(
+        {
+            "id": rng.permutation(n).astype(np.int64),
+            "g": group,
+            "y": y,
+            "q": (mu[:, None] + sigma[:, None] * z).tolist(),
+            "x": members.tolist(),
+            "lo80": mu + z[0] * sigma,
+            "hi80": mu + z[2] * sigma,
+            "lo50": mu - 0.6744897501960817 * sigma,
+            "hi50": mu + 0.6744897501960817 * sigma,
+            "w": rng.integers(0, 4, n).astype(float),
+        }
+    )
+    return df.with_columns(
+        pl.col("q").list.to_array(3),
+        y=pl.when(pl.Series(rng.random(n) >= 0.05)).then(pl.col("y")),
+        day=pl.lit(date(2024, 3, 1)) + pl.duration(days=pl.int_range(pl.len()) % 9),
+    )
+
+
+FORMS: dict[str, dict[str, Any]] = {
+    "quantile": {"quantiles": "q", "levels": [0.1, 0.5, 0.9], "by": "g", "weight": "w"},
+    "quantile columns": {
+        "quantiles": ["lo80", "hi80"],
+        "levels": [0.1, 0.9],
+        "time": "day",
+        "every": "1w",
+    },
+    "ensemble": {"ensemble": "x", "id": "id", "seed": 7, "n_levels": 11, "by": "g"},
+    "interval": {"lower": ["lo80", "lo50"], "upper": ["hi80", "hi50"], "by": "g", "weight": "w"},
+}
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_regression_forms_on_engines(to_engine: Convert, form: str) -> None:
+    """Each prediction form's table on the engine equals the Polars table of the same
+    rows (shuffled, in 3 partitions), and finishes alike."""
+    df = _forms_log(47, 1_500)
+    options = FORMS[form]
+    got = pc.regression_statistics(
+        to_engine(df.sample(fraction=1.0, shuffle=True, seed=1)), "y", **options
+    )
+    want = pc.regression_statistics(df, "y", **options)
+    assert_frame_equal(got, want, **TOL)
+    if form != "interval":  # an interval table's finisher needs its levels (the summary's)
+        keys = [key for key in ("g", "day") if key in got.columns]
+        finished = pc.regression_metrics_from_statistics(got, by=keys)
+        assert_frame_equal(finished, pc.regression_summary(df, "y", **options), **TOL)
+
+
+def test_regression_forms_refused_rows_counted_on_engines(to_engine: Convert) -> None:
+    """Crossing quantiles and reversed bounds raise the Polars message, counted on the
+    engine; an ensemble without `id` is refused before any job."""
+    df = _forms_log(53, 600).with_columns(
+        q=pl.when(pl.int_range(pl.len()) % 40 == 0)
+        .then(pl.col("q").arr.reverse())
+        .otherwise(pl.col("q")),
+        lo50=pl.when(pl.int_range(pl.len()) % 30 == 0).then(pl.col("hi50") + 1.0).otherwise("lo50"),
+    )
+    data = to_engine(df)
+    crossing: dict[str, Any] = {"quantiles": "q", "levels": [0.1, 0.5, 0.9], "by": "g"}
+    reversed_: dict[str, Any] = {"lower": ["lo80", "lo50"], "upper": ["hi80", "hi50"]}
+    for options, count in ((crossing, " 15 of 600 rows"), (reversed_, " 20 of 600 rows")):
+        message = _error(partial(pc.regression_statistics, data, "y", **options))
+        assert message == _error(partial(pc.regression_statistics, df, "y", **options))
+        assert count in message
+    with pytest.raises(ValueError, match="need `id=`"):
+        pc.regression_statistics(data, "y", ensemble="x")
+
+
+def test_variance_tables_on_engines(to_engine: Convert) -> None:
+    """σ-bin tables over a fixed range merge: on the engine they equal the Polars ones
+    (bins, smallest and largest σ, sums), and so do ENCE, UCE and QCE; a group's own
+    range is refused before any job."""
+    df = _gaussian_log(59, 1_500)
+    data = to_engine(df.sample(fraction=1.0, shuffle=True, seed=2))
+    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "by": "g", "weight": "w"}
+    options |= {"n_bins": 6, "range": (0.3, 1.8), "closed": "left"}
+    got = pc.variance_reliability(data, "y", **options)
+    assert_frame_equal(got, pc.variance_reliability(df, "y", **options), **TOL)
+    summary = pc.variance_summary(data, "y", **options)
+    assert_frame_equal(summary, pc.variance_summary(df, "y", **options), **TOL)
+    with pytest.raises(ValueError, match="need fixed bins"):
+        pc.variance_reliability(data, "y", mean="mu", std="sigma", strategy="quantile")

@@ -279,14 +279,6 @@ def test_one_prediction_form_per_call_and_metrics_of_the_form() -> None:
         pc.regression_summary(df, "y", mean="y", std="y", metrics=["pinball_loss"])
 
 
-def test_engines_refuse_the_quantile_form_clearly() -> None:
-    dd = pytest.importorskip("dask.dataframe")
-    pandas = pytest.importorskip("pandas")
-    frame = dd.from_pandas(pandas.DataFrame({"y": [1.0]}), npartitions=1)
-    with pytest.raises(NotImplementedError, match="polars frames only"):
-        pc.regression_statistics(frame, "y", quantiles="q", levels=[0.5])
-
-
 # --------------------------------------------------------------------------
 # The table: merging, finishing, and the Gaussian form it must agree with
 # --------------------------------------------------------------------------

@@ -457,9 +457,10 @@ def test_the_default_metrics_are_per_form() -> None:
     assert intervals.columns[-1] == "coverage_gap"
 
 
-def test_engines_take_the_gaussian_form_only() -> None:
+def test_engines_need_an_id_for_ensembles() -> None:
+    """On an engine the rank PIT's draws are keyed by an `id` column (refused before any job)."""
     dd = pytest.importorskip("dask.dataframe")
     pandas = pytest.importorskip("pandas")
-    frame = dd.from_pandas(pandas.DataFrame({"y": [0.0, 1.0], "lo": 0.0, "hi": 1.0}), npartitions=1)
-    with pytest.raises(TypeError, match="Spark and Dask data take Gaussian predictions"):
-        pc.regression_statistics(frame, "y", lower="lo", upper="hi")
+    frame = dd.from_pandas(pandas.DataFrame({"y": [0.0, 1.0], "x": [[0.0], [1.0]]}), npartitions=1)
+    with pytest.raises(ValueError, match="ensemble predictions on dask need `id=`"):
+        pc.regression_statistics(frame, "y", ensemble="x")

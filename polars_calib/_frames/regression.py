@@ -24,12 +24,11 @@ from polars_calib._core.options import (
     check_n_levels,
 )
 from polars_calib._core.quantiles import is_quantile_form
-from polars_calib._core.regression import REGRESSION_TERMS
 from polars_calib._core.validation import CalibrationDataError, problem_counts
 from polars_calib._engines import (
     EngineSpec,
-    GaussianColumns,
     column_keys,
+    engine_form,
     engine_of,
     engine_statistics,
 )
@@ -43,7 +42,6 @@ from polars_calib._frames.quantiles import (
 from polars_calib._frames.regression_forms import (
     Form,
     FormOptions,
-    check_local,
     interval_metrics_from_statistics,
     is_interval_table,
     table_metrics,
@@ -169,7 +167,8 @@ def regression_statistics(
         ensemble's (:func:`crps_ensemble`; see ``docs/regression.md``, "Ensembles").
     seed, id
         The rank PIT's seed and row identity (an integer column): by default the row's
-        position in `data`; an `id` keeps each row's draw in any partition.
+        position in `data`; an `id` keeps each row's draw in any partition (required
+        for Spark and Dask data).
     lower, upper
         Names of the bounds of central prediction intervals (one column each, or one
         per interval), instead of `mean` and `std` (``docs/prediction-intervals.md``).
@@ -203,8 +202,8 @@ def regression_statistics(
         sums ``sum_crps`` (energy), ``sum_crps_fair`` and ``sum_center`` (rows whose
         PIT is 1/2); an interval table has one bin per group (over the first
         interval's coverage indicator) and sums ``sum_covered_k``, ``sum_width_k``,
-        ``sum_below_k`` and ``sum_above_k`` per interval ``k`` (Spark and Dask data
-        take the Gaussian form only).
+        ``sum_below_k`` and ``sum_above_k`` per interval ``k``. Spark and Dask data
+        give the Polars table of the same rows, for every form.
 
     Raises
     ------
@@ -216,8 +215,9 @@ def regression_statistics(
         crossing quantiles).
     TypeError
         Both prediction forms, or neither, or half of one.
-    NotImplementedError
-        Quantile predictions of Spark or Dask data (not yet).
+    ValueError
+        Ensemble predictions of Spark or Dask data without `id` (the row's position
+        depends on the partitioning).
 
     See Also
     --------
@@ -243,20 +243,27 @@ def regression_statistics(
     """
     check_n_levels(n_levels)
     form = Form(mean, std, ensemble, seed, id, lower, upper, None, quantiles, levels)
-    engine = engine_of(data)
-    # The quantile form (polars_calib._frames.quantiles).
     if form.kind == "quantile":
         is_quantile_form(mean, std, quantiles, levels, n_levels)  # its own checks
-        if engine is not None:
-            msg = "regression_statistics with `quantiles=` runs on polars frames only, for now"
-            raise NotImplementedError(msg)
+    engine = engine_of(data)
+    if engine is not None:
+        # Every form, through the one engine path (polars_calib._engines).
+        spec = EngineSpec(
+            by=column_keys(by),
+            weight=weight,
+            time=time,
+            every=every,
+            regression=engine_form(form.plain(target, n_levels), engine),
+        )
+        return engine_statistics(data, spec, engine)[0]
+    # The quantile form (polars_calib._frames.quantiles).
+    if form.kind == "quantile":
         options = {"quantiles": quantiles, "levels": levels, "by": by, "weight": weight}
         quantile_table: pl.DataFrame | pl.LazyFrame = quantile_statistics(
             data, target, time=time, every=every, **options
         )
         return quantile_table
     # The ensemble and interval forms (polars_calib._frames.regression_forms).
-    check_local(data, form.kind)
     if form.kind != "gaussian":
         form_options = FormOptions(by, time, every, n_levels, weight)
         other: pl.DataFrame | pl.LazyFrame = same_kind(
@@ -264,21 +271,6 @@ def regression_statistics(
         )
         return other
     assert mean is not None and std is not None  # the Gaussian form (Form.kind)
-    if engine is not None:
-        for role, name in {"target": target, "mean": mean, "std": std}.items():
-            if not isinstance(name, str):
-                msg = f"`{role}` must be a column name, got {type(name).__name__}"
-                raise TypeError(msg)
-        spec = EngineSpec(
-            by=column_keys(by),
-            weight=weight,
-            n_bins=2 * (n_levels - 1),
-            terms=REGRESSION_TERMS,
-            time=time,
-            every=every,
-            gaussian=GaussianColumns(target, mean, std),
-        )
-        return engine_statistics(data, spec, engine)[0]
     plan = gaussian_plan(
         data,
         target,

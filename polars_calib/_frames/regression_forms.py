@@ -12,15 +12,16 @@ forms (:mod:`polars_calib._table.ensembles`, :mod:`polars_calib._table.intervals
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
 from polars_calib._core.exprs import Keys
 from polars_calib._core.options import RegressionMetric, check_choice
+from polars_calib._core.quantiles import check_levels
 from polars_calib._core.validation import CalibrationDataError
-from polars_calib._engines import engine_of
 from polars_calib._table.ensembles import ENSEMBLE_METRICS, ensemble_plan
+from polars_calib._table.forms import FormKind, RegressionForm
 from polars_calib._table.intervals import (
     INTERVAL_METRICS,
     finish_intervals,
@@ -34,7 +35,6 @@ from polars_calib._table.regression import REGRESSION_METRICS
 __all__ = [
     "Form",
     "FormOptions",
-    "check_local",
     "interval_metrics_from_statistics",
     "is_interval_table",
     "table_metrics",
@@ -68,16 +68,16 @@ class Form:
     levels: Sequence[float] | None = None
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> FormKind:
         """``"gaussian"``, ``"quantile"``, ``"ensemble"`` or ``"interval"``: ``TypeError``
         unless exactly one (the quantile form is :mod:`polars_calib._frames.quantiles`')."""
-        given = {
+        given: dict[FormKind, bool] = {
             "gaussian": self.mean is not None or self.std is not None,
             "quantile": self.quantiles is not None or self.levels is not None,
             "ensemble": self.ensemble is not None,
             "interval": self.lower is not None or self.upper is not None,
         }
-        named = [kind for kind, present in given.items() if present]
+        named: list[FormKind] = [kind for kind, present in given.items() if present]
         if len(named) != 1:
             msg = (
                 "give exactly one prediction form: `mean=` and `std=` (Gaussian), "
@@ -86,7 +86,7 @@ class Form:
                 + (" and ".join(named) if named else "none")
             )
             raise TypeError(msg)
-        kind = named[0]
+        kind: FormKind = named[0]
         pairs = {
             "gaussian": ("mean", "std"),
             "quantile": ("quantiles", "levels"),
@@ -149,18 +149,32 @@ class Form:
             weight=options.weight,
         )
 
+    def plain(self, target: str, n_levels: int) -> RegressionForm:
+        """The form as plain values (what another engine's workers rebuild it from).
+
+        A name that is not a string is kept, for the form's schema check to refuse
+        (``TypeError``, before any job), as it does for a Polars frame.
+        """
+        kind = self.kind
+        form = RegressionForm(kind, target, n_levels=n_levels)
+        if kind == "quantile":
+            quantiles = self.quantiles
+            found = check_levels(self.levels)
+            held = quantiles if isinstance(quantiles, str) else tuple(quantiles or ())
+            return replace(form, quantiles=held, levels=found)
+        if kind == "interval":
+            assert self.lower is not None and self.upper is not None
+            lowers, uppers = interval_columns(self.lower, self.upper)
+            return replace(form, lower=tuple(lowers), upper=tuple(uppers))
+        return replace(
+            form, mean=self.mean, std=self.std, ensemble=self.ensemble, seed=self.seed, id=self.id
+        )
+
     def interval_summary(self, plan: Plan, metrics: Sequence[str]) -> pl.LazyFrame:
         """The interval summary of a plan: one row per group and level."""
         assert self.lower is not None and self.upper is not None
         levels = interval_levels(self.level, len(interval_columns(self.lower, self.upper)[0]))
         return finish_intervals(plan.checked(), plan.keys, metrics, levels)
-
-
-def check_local(data: object, kind: str) -> None:
-    """``TypeError`` for Spark or Dask data with another form than the Gaussian one."""
-    if kind != "gaussian" and engine_of(data) is not None:
-        msg = "Spark and Dask data take Gaussian predictions (`mean=`, `std=`) for now"
-        raise TypeError(msg)
 
 
 _SUMS = {"crps": "sum_crps", "crps_fair": "sum_crps_fair", "nll": "sum_nll"}

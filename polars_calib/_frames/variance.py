@@ -10,13 +10,19 @@ refused rows.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any, overload
+
+import polars as pl
 
 from polars_calib._core.exprs import Keys
 from polars_calib._core.options import Closed, Strategy, VarianceMetric, check_choice
+from polars_calib._engines import Engine, EngineSpec, column_keys, engine_of, engine_statistics
+from polars_calib._frames.statistics import _DaskFrame, _SparkFrame
 from polars_calib._table.plan import FrameT, same_kind
 from polars_calib._table.variance import (
     VARIANCE_METRICS,
     SigmaBins,
+    SigmaTable,
     finish_variance,
     variance_bins,
     variance_plan,
@@ -25,8 +31,69 @@ from polars_calib._table.variance import (
 __all__ = ["variance_reliability", "variance_summary"]
 
 
+def _engine_table(
+    data: Any,
+    table: SigmaTable,
+    engine: Engine,
+    options: tuple[Keys, str | None, str | None, str | None],
+) -> tuple[pl.LazyFrame, list[str]]:
+    """A variance table of Spark or Dask data, computed on the engine, and its keys.
+
+    Only fixed-range bins merge: a group's own range or quantiles of σ are a first
+    pass over all of its rows (``ValueError``, before any job).
+    """
+    if table.bins.value_range is None:
+        msg = (
+            f"variance tables on {engine} need fixed bins, `range=(lo, hi)`: "
+            f"strategy={table.bins.strategy!r} without a range takes each group's "
+            "smallest and largest σ or its quantiles, a first pass over all of the "
+            "group's rows, so tables of partitions do not merge"
+        )
+        raise ValueError(msg)
+    by, time, every, weight = options
+    spec = EngineSpec(by=column_keys(by), weight=weight, time=time, every=every, regression=table)
+    stats, prepared = engine_statistics(data, spec, engine)
+    return stats.lazy(), prepared.keys
+
+
+@overload
 def variance_reliability(
     data: FrameT,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    range: tuple[float, float] | None = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+) -> FrameT: ...
+
+
+@overload
+def variance_reliability(
+    data: _SparkFrame | _DaskFrame,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    range: tuple[float, float] | None = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+) -> pl.DataFrame: ...
+
+
+def variance_reliability(
+    data: Any,
     target: str,
     *,
     mean: str,
@@ -39,13 +106,15 @@ def variance_reliability(
     range: tuple[float, float] | None = None,  # noqa: A002 (numpy's and netcal's name)
     closed: Closed = "right",
     weight: str | None = None,
-) -> FrameT:
+) -> pl.DataFrame | pl.LazyFrame:
     """Return the variance calibration table of Gaussian predictions, per σ-bin.
 
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions.
+        DataFrame or LazyFrame of predictions; or a Spark or Dask DataFrame (`by` as
+        column names; fixed bins, `range`, only): each partition runs this table's
+        Polars aggregation, the engine merges them (``docs/scale-out.md``).
     target
         Name of the column of observed values.
     mean, std
@@ -72,7 +141,8 @@ def variance_reliability(
     Returns
     -------
     DataFrame or LazyFrame
-        The same kind as `data`, sorted: per group and σ-bin holding rows, the keys,
+        The same kind as `data` (a DataFrame for Spark and Dask data), sorted: per
+        group and σ-bin holding rows, the keys,
         ``bin`` (Int32), ``lower`` and ``upper`` (Float64, the bin's smallest and
         largest σ), ``count`` (Int64), ``weight``, ``sum_squared_error`` and
         ``sum_variance`` (weighted sums of ``(y - μ)²`` and ``σ²``: what tables of
@@ -84,7 +154,10 @@ def variance_reliability(
     Raises
     ------
     CalibrationDataError
-        A missing or mistyped column; with a DataFrame, refused rows.
+        A missing or mistyped column; with a DataFrame (or Spark or Dask data, counted
+        on the engine), refused rows.
+    ValueError
+        Spark or Dask data without a fixed `range` (per-group bins do not merge).
 
     See Also
     --------
@@ -109,6 +182,11 @@ def variance_reliability(
     └─────┴───────┴──────────┴──────────┘
     """
     bins = SigmaBins(n_bins, strategy, range, closed)
+    engine = engine_of(data)
+    if engine is not None:
+        sigma = SigmaTable(target, mean, std, bins)
+        stats, keys = _engine_table(data, sigma, engine, (by, time, every, weight))
+        return variance_bins(stats, keys, n_bins).collect()
     plan = variance_plan(
         data,
         target,
@@ -120,11 +198,54 @@ def variance_reliability(
         every=every,
         weight=weight,
     )
-    return same_kind(data, variance_bins(plan.checked(), plan.keys, n_bins))
+    table: pl.DataFrame | pl.LazyFrame = same_kind(
+        data, variance_bins(plan.checked(), plan.keys, n_bins)
+    )
+    return table
+
+
+@overload
+def variance_summary(
+    data: FrameT,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    range: tuple[float, float] | None = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+    metrics: VarianceMetric | Sequence[VarianceMetric] = ...,
+    marginal: bool = ...,
+) -> FrameT: ...
+
+
+@overload
+def variance_summary(
+    data: _SparkFrame | _DaskFrame,
+    target: str,
+    *,
+    mean: str,
+    std: str,
+    by: Keys = ...,
+    time: str | None = ...,
+    every: str | None = ...,
+    n_bins: int = ...,
+    strategy: Strategy = ...,
+    range: tuple[float, float] | None = ...,
+    closed: Closed = ...,
+    weight: str | None = ...,
+    metrics: VarianceMetric | Sequence[VarianceMetric] = ...,
+    marginal: bool = ...,
+) -> pl.DataFrame: ...
 
 
 def variance_summary(
-    data: FrameT,
+    data: Any,
     target: str,
     *,
     mean: str,
@@ -139,13 +260,14 @@ def variance_summary(
     weight: str | None = None,
     metrics: VarianceMetric | Sequence[VarianceMetric] = VARIANCE_METRICS,
     marginal: bool = True,
-) -> FrameT:
+) -> pl.DataFrame | pl.LazyFrame:
     """Return ENCE, UCE and QCE of Gaussian predictions, one row per group.
 
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions.
+        DataFrame or LazyFrame of predictions; or a Spark or Dask DataFrame, with a
+        fixed `range`, as :func:`variance_reliability`'s.
     target
         Name of the column of observed values.
     mean, std
@@ -168,14 +290,18 @@ def variance_summary(
     Returns
     -------
     DataFrame or LazyFrame
-        The same kind as `data`: the keys, ``count`` (Int64 rows used), ``refused``
+        The same kind as `data` (a DataFrame for Spark and Dask data): the keys,
+        ``count`` (Int64 rows used), ``refused``
         (Int64 rows refused), then the metrics (Float64; null for a group holding a
         refused row or with no used row). Every group has its row.
 
     Raises
     ------
     CalibrationDataError
-        A missing or mistyped column; with a DataFrame, refused rows.
+        A missing or mistyped column; with a DataFrame (or Spark or Dask data, counted
+        on the engine), refused rows.
+    ValueError
+        Spark or Dask data without a fixed `range` (per-group bins do not merge).
 
     See Also
     --------
@@ -203,6 +329,16 @@ def variance_summary(
     if not isinstance(marginal, bool):
         msg = f"`marginal` must be a bool, got {type(marginal).__name__}"
         raise TypeError(msg)
+    overs = ("sigma", "variance")[: 2 if "uce" in asked else 1]
+    engine = engine_of(data)
+    if engine is not None:
+        options = (by, time, every, weight)
+        tables = [
+            _engine_table(data, SigmaTable(target, mean, std, bins, over), engine, options)
+            for over in overs
+        ]
+        (sigma, keys), squared_table = tables[0], tables[1][0] if len(tables) > 1 else None
+        return finish_variance(sigma, squared_table, keys, asked, n_bins, marginal).collect()
     plans = [
         variance_plan(
             data,
@@ -216,9 +352,10 @@ def variance_summary(
             every=every,
             weight=weight,
         )
-        for over in ("sigma", "variance")[: 2 if "uce" in asked else 1]
+        for over in overs
     ]
     plan = plans[0]
     squared = plans[1].checked() if len(plans) > 1 else None
     result = finish_variance(plan.checked(), squared, plan.keys, asked, n_bins, marginal)
-    return same_kind(data, result)
+    summary: pl.DataFrame | pl.LazyFrame = same_kind(data, result)
+    return summary

@@ -28,7 +28,7 @@ from polars_calib._table.plan import Prepared, group_keys, with_keys
 from polars_calib._table.regression import _check_schema, level_binning
 from polars_calib._table.replicates import check_seed
 
-__all__ = ["ENSEMBLE_METRICS", "ENSEMBLE_TABLE_TERMS", "ensemble_plan"]
+__all__ = ["ENSEMBLE_METRICS", "ENSEMBLE_TABLE_TERMS", "ensemble_plan", "prepare_ensemble"]
 
 ENSEMBLE_TABLE_TERMS = ("crps", "crps_fair", "center")
 """The row terms an ensemble table sums (``crps`` is the energy form)."""

@@ -34,6 +34,8 @@ __all__ = [
     "interval_columns",
     "interval_levels",
     "interval_plan",
+    "interval_terms",
+    "prepare_intervals",
 ]
 
 INTERVAL_METRICS: tuple[RegressionMetric, ...] = (
@@ -135,8 +137,12 @@ def interval_plan(
     prepared = prepare_intervals(
         data, target, lower=lower, upper=upper, by=by, time=time, every=every, weight=weight
     )
-    terms = [f"{term}_{k}" for k in range(len(lower)) for term in _TERMS]
-    return prepared_plan(prepared, Binning(1), terms=terms)
+    return prepared_plan(prepared, Binning(1), terms=interval_terms(len(lower)))
+
+
+def interval_terms(count: int) -> list[str]:
+    """The row terms an interval table sums, per interval ``k`` of `count`."""
+    return [f"{term}_{k}" for k in range(count) for term in _TERMS]
 
 
 def finish_intervals(

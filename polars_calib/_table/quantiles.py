@@ -47,11 +47,14 @@ from polars_calib._table.regression import _check_schema, _cumulative, bin_pairs
 __all__ = [
     "QUANTILE_METRICS",
     "finish_quantiles",
+    "prepare_quantiles",
     "quantile_plan",
     "quantile_reliability_levels",
     "quantile_scalar",
     "quantile_shares",
+    "quantile_terms",
     "table_levels",
+    "with_grid_size",
 ]
 
 QUANTILE_METRICS = (
@@ -95,6 +98,46 @@ def quantile_plan(
 ) -> Plan:
     """Check a frame (its schema: nothing is read) and plan its quantile table."""
     found = check_levels(levels)
+    prepared = prepare_quantiles(
+        data,
+        target,
+        quantiles=quantiles,
+        levels=found,
+        by=by,
+        time=time,
+        every=every,
+        weight=weight,
+    )
+    plan = prepared_plan(prepared, quantile_binning(found), terms=quantile_terms(found))
+    return replace(plan, table=with_grid_size(plan.table, found))
+
+
+def quantile_terms(levels: Sequence[float]) -> list[str]:
+    """The row terms a quantile table sums: a pinball loss per level, and the ties of
+    the lower level of each symmetric pair."""
+    terms = [pinball_term(tau) for tau in levels]
+    return terms + [tie_term(levels[k]) for k, _ in symmetric_pairs(levels)]
+
+
+def with_grid_size(table: pl.LazyFrame, levels: Sequence[float]) -> pl.LazyFrame:
+    """A completed quantile table with its ``n_bins``, K + 1 (the build leaves it null
+    for edges that are not ``k / n_bins``)."""
+    return table.with_columns(pl.lit(len(levels) + 1, pl.Int32).alias("n_bins"))
+
+
+def prepare_quantiles(
+    data: pl.DataFrame | pl.LazyFrame,
+    target: str,
+    *,
+    quantiles: str | Sequence[str],
+    levels: Sequence[float],
+    by: Keys,
+    time: str | None,
+    every: str | None,
+    weight: str | None,
+) -> Prepared:
+    """Check a frame's schema (no data read) and build its quantile problem and keys."""
+    found = check_levels(levels)
     keys = group_keys(data, by, time, every, frozenset(("level", "observed", "pinball")))
     assert isinstance(data, (pl.DataFrame, pl.LazyFrame))  # group_keys checked it
     columns = [quantiles] if isinstance(quantiles, str) else list(quantiles)
@@ -119,13 +162,7 @@ def quantile_plan(
     _check_schema(schema, roles, [*keys.columns(), *columns], time)
     lf, names = with_keys(lf, keys, time, every, {**roles, "quantiles": columns[0]})
     problem = quantile_problem(target, quantiles, found, weight)
-    prepared = Prepared(data, lf, problem, names, None)
-    terms = [pinball_term(tau) for tau in found]
-    terms += [tie_term(found[k]) for k, _ in symmetric_pairs(found)]
-    plan = prepared_plan(prepared, quantile_binning(found), terms=terms)
-    # The build leaves `n_bins` null for edges that are not k / n_bins: say K + 1.
-    n_bins = pl.lit(len(found) + 1, pl.Int32).alias("n_bins")
-    return replace(plan, table=plan.table.with_columns(n_bins))
+    return Prepared(data, lf, problem, names, None)
 
 
 def _check_vector(schema: pl.Schema, name: str) -> None:

@@ -21,6 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import ClassVar
 
 import polars as pl
 
@@ -43,6 +44,7 @@ __all__ = [
     "DECILES",
     "VARIANCE_METRICS",
     "SigmaBins",
+    "SigmaTable",
     "finish_variance",
     "variance_bins",
     "variance_plan",
@@ -135,6 +137,72 @@ def _problem(prepared: Prepared, over: str) -> Problem:
     )
 
 
+@dataclass(frozen=True)
+class SigmaTable:
+    """The columns and σ-bins of a variance table, as plain values (they pickle: another
+    engine's workers rebuild the table from them, as from a
+    :class:`~polars_calib._table.forms.RegressionForm`)."""
+
+    target: str
+    mean: str
+    std: str
+    bins: SigmaBins
+    over: str = "sigma"
+    """``"sigma"`` (bins of σ) or ``"variance"`` (bins of σ²)."""
+
+    bin_column: ClassVar[str | None] = _BIN
+    """The column of each used row's bin (the table's bins are given by a column)."""
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns the problem reads."""
+        return [self.target, self.mean, self.std]
+
+    @property
+    def binning(self) -> Binning:
+        """How the table reads its values: `n_bins` bins and their closure."""
+        return Binning(self.bins.n_bins, closed=self.bins.closed)
+
+    @property
+    def terms(self) -> tuple[str, ...]:
+        """The row terms the table sums."""
+        return ("squared_error", "variance", *(f"covered_{j}" for j in range(len(DECILES))))
+
+    def prepared(
+        self,
+        frame: pl.DataFrame | pl.LazyFrame,
+        by: Keys,
+        time: str | None,
+        every: str | None,
+        weight: str | None,
+    ) -> Prepared:
+        """The problem, keys and rows (with their σ-bin column) of `frame` (its schema is
+        checked, no data read)."""
+        prepared = prepare_gaussian(
+            frame,
+            self.target,
+            mean=self.mean,
+            std=self.std,
+            by=by,
+            time=time,
+            every=every,
+            weight=weight,
+        )
+        problem, bins = _problem(prepared, self.over), self.bins
+        row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
+        used = problem.present & ~problem.refused
+        # Rows of weight zero count for nothing, not even for the group's σ range.
+        edges = bins.edges(pl.when(used & (row_weight > 0.0)).then(problem.prob), prepared.keys)
+        index = edge_index(problem.prob, edges, bins.closed).fill_null(bins.n_bins)
+        column = pl.when(used).then(index).cast(pl.Int32)
+        lf = prepared.lf.with_columns(column.alias(_BIN))
+        return Prepared(prepared.data, lf, problem, prepared.keys, None)
+
+    def completed(self, table: pl.LazyFrame) -> pl.LazyFrame:
+        """A completed table as the plan gives it (unchanged)."""
+        return table
+
+
 def variance_plan(
     data: pl.DataFrame | pl.LazyFrame,
     target: str,
@@ -150,22 +218,10 @@ def variance_plan(
 ) -> Plan:
     """Check a frame and plan the statistics table of its Gaussian predictions per σ-bin
     (`over` ``"sigma"``) or σ²-bin (``"variance"``)."""
-    prepared = prepare_gaussian(
-        data, target, mean=mean, std=std, by=by, time=time, every=every, weight=weight
-    )
-    problem = _problem(prepared, over)
-    row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
-    used = problem.present & ~problem.refused
-    # Rows of weight zero count for nothing, not even for the group's σ range.
-    edges = bins.edges(pl.when(used & (row_weight > 0.0)).then(problem.prob), prepared.keys)
-    index = edge_index(problem.prob, edges, bins.closed).fill_null(bins.n_bins)
-    column = pl.when(used).then(index).cast(pl.Int32)
-    lf = prepared.lf.with_columns(column.alias(_BIN))
-    with_value = Prepared(prepared.data, lf, problem, prepared.keys, None)
-    terms = ["squared_error", "variance", *(f"covered_{j}" for j in range(len(DECILES)))]
-    return prepared_plan(
-        with_value, Binning(bins.n_bins, closed=bins.closed), bin_column=_BIN, lf=lf, terms=terms
-    )
+    table = SigmaTable(target, mean, std, bins, over)
+    prepared = table.prepared(data, by, time, every, weight)
+    terms = table.terms
+    return prepared_plan(prepared, table.binning, bin_column=_BIN, lf=prepared.lf, terms=terms)
 
 
 def _used(n_bins: int) -> tuple[pl.Expr, pl.Expr]:
