@@ -727,13 +727,16 @@ def test_the_command_line_s_metrics_are_each_form_s_defaults(other_log: pl.DataF
         assert summary.columns[-len(metrics) :] == list(metrics), form
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the ensemble form's cast of an Array column holding a NaN or null member fails "
-    "in Polars (InvalidOperationError) instead of counting the refused rows",
-)
 def test_a_refused_member_of_an_array_ensemble_is_counted() -> None:
     members = [[0.0, float("nan"), 1.0] if i == 1 else [0.0, 0.3, 1.0] for i in range(4)]
     df = pl.DataFrame({"y": [0.5] * 4, "m": pl.Series(members, dtype=pl.Array(pl.Float64, 3))})
     with pytest.raises(pc.CalibrationDataError, match="in 1 of 4 rows"):
         pc.regression_summary(df, "y", ensemble="m")
+
+
+def test_an_array_ensemble_with_a_bad_member_gives_nulls_lazily_and_counts_it() -> None:
+    members = [[0.0, None, 1.0] if i == 2 else [0.0, 0.3, 1.0] for i in range(5)]
+    df = pl.DataFrame({"y": [0.5] * 5, "m": pl.Series(members, dtype=pl.Array(pl.Float64, 3))})
+    row = pc.regression_summary(df.lazy(), "y", ensemble="m").collect().row(0, named=True)
+    assert (row["count"], row["refused"], row["crps"]) == (4, 1, None)
+    assert df.select(pc.crps_ensemble("y", ensemble="m")).item() is None

@@ -49,7 +49,9 @@ _TWO_32 = 4294967296.0
 
 def _members(ensemble: IntoExpr) -> pl.Expr:
     """The ensemble as ``List(Float64)`` (an ``Array`` column is cast to a list)."""
-    return to_expr(ensemble, "ensemble").cast(pl.List(pl.Float64))
+    # Not strict: a strict Array -> List cast fails under a `when` mask in Polars 2.1 when a
+    # member is NaN or null (the refused rule counts those rows; the cast changes no value).
+    return to_expr(ensemble, "ensemble").cast(pl.List(pl.Float64), strict=False)
 
 
 def ensemble_problem(
