@@ -351,7 +351,12 @@ def test_console_examples_print_what_the_docs_show(
     the order in which a terminal shows them is not checked), and its exit codes."""
     from polars_calib.cli import main
 
+    # The logs the pages' commands read: the bundled example, and the regression page's
+    # interval log (the 800-row log of tests/test_regression_report.py).
+    from test_regression_report import forms_log, gaussian_log
+
     (tmp_path / "examples").symlink_to(ROOT / "examples")
+    forms_log(gaussian_log()).write_parquet(tmp_path / "intervals.parquet")
     monkeypatch.chdir(tmp_path)
     checked, code = 0, None
     for name in STEPS:

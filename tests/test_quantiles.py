@@ -129,6 +129,20 @@ def test_pinball_loss_of_gaussian_quantiles_is_uncertainty_toolbox_check_score()
         assert np.isclose(loss, record["value"], rtol=1e-12), group
 
 
+def test_pinball_loss_counts_no_tie_term_when_targets_sit_on_paired_quantiles() -> None:
+    # Targets on the lower quantile of a symmetric pair (0.1, 0.9): the problem also sums
+    # a tie indicator there (for the interval curve), which is no part of the pinball loss.
+    y = [1.0, 2.5, 0.0, 0.0]
+    q = [[0.0, 1.0, 2.0], [0.0, 1.0, 2.0], [0.0, 1.0, 2.0], [-1.0, 0.5, 1.0]]
+    levels = [0.1, 0.5, 0.9]
+    df = pl.DataFrame({"y": y, "q": q})
+    expected = np.mean([rr.pinball(y, np.asarray(q)[:, k], t) for k, t in enumerate(levels)])
+    loss = df.select(pc.pinball_loss("y", quantiles="q", levels=levels)).item()
+    summary = pc.regression_summary(df, "y", quantiles="q", levels=levels)
+    assert _close(loss, float(expected))
+    assert _close(summary["pinball_loss"].item(), float(expected))
+
+
 def test_expressions_match_the_frame_functions_per_group() -> None:
     df, levels = _quantiles()
     summary = pc.regression_summary(df, "y", quantiles="q", levels=levels, by="group")

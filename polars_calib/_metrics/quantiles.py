@@ -21,6 +21,7 @@ from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.quantiles import (
     QuantileColumns,
     check_levels,
+    pinball_term,
     quantile_binning,
     quantile_problem,
 )
@@ -123,6 +124,8 @@ def pinball_loss(
     """
     found = check_levels(levels)
     problem = quantile_problem(target, quantiles, found, weight)
-    mean = pl.sum_horizontal(problem.terms.values()) / len(found)
+    # The pinball terms only: the problem also sums tie terms for the interval curve.
+    pinball = [problem.terms[pinball_term(level)] for level in found]
+    mean = pl.sum_horizontal(pinball) / len(found)
     value = row_mean(replace(problem, terms={"pinball": mean}), "pinball")
     return _named(value, target)
