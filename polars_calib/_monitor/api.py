@@ -180,6 +180,8 @@ def cusum_thresholds(
         return table.drop(GROUP)
 
     out = pl.Schema({**{key: schema[key] for key in keys}, **THRESHOLD_COLUMNS})
+    # Not a metric path: the simulation runs over the reference rows in numpy (per chunk of
+    # draws); map_batches keeps a LazyFrame's result a plan that reads nothing until collected.
     return same_kind(data, lf.map_batches(run, schema=out))
 
 
@@ -303,4 +305,7 @@ def monitor(
     for name in ("odds_ratio", "statistic", "threshold"):
         out[name] = pl.Float64()
     out["run_start"] = schema[time]
+    # Not a metric path: the restarted charts need one round per alarm over the sorted rows
+    # (held in memory: issue 26 leaves a bounded, batch-by-batch design to do); map_batches
+    # keeps a LazyFrame's result a plan that reads nothing until collected.
     return same_kind(data, lf.map_batches(run, schema=out))
