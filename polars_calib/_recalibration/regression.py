@@ -294,6 +294,7 @@ class RegressionCalibrator:
         """
         if self.form == "interval":
             return self._adjusted(mean, std, level, lower, upper)
+        self._require_form("gaussian", "interval_exprs()")
         if lower is not None or upper is not None:
             msg = "`lower=` and `upper=` are the interval form's: this calibrator is Gaussian"
             raise TypeError(msg)
@@ -315,7 +316,7 @@ class RegressionCalibrator:
         if level is not None:
             msg = "a conformal calibrator's intervals are at its fitted level: give no `level`"
             raise ValueError(msg)
-        mu = (pl.col(self.mean) if mean is None else to_expr(mean, "mean")).cast(pl.Float64)
+        mu, _ = self._gaussian(mean, std)
         half = self.expr(std)
         return (mu - half).alias("lower"), (mu + half).alias("upper")
 
