@@ -165,6 +165,7 @@ def test_shifted_quantiles_that_cross_are_rearranged() -> None:
     out = cal.apply(new)
     assert out["q1_calibrated"].to_list() == [1.0, 4.0]  # sorted (3, 1) -> (1, 3)
     assert out["q2_calibrated"].to_list() == [3.0, 9.0]
+    assert cal.apply(new.lazy()).collect().equals(out)  # a plan, the same columns
     # The input is checked, not sorted: a crossing row gives null.
     crossing = pl.DataFrame({"q1": [2.0], "q2": [1.0]})
     assert cal.apply(crossing)["q1_calibrated"].to_list() == [None]
