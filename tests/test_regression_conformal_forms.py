@@ -267,3 +267,63 @@ def test_load_refuses_a_tampered_quantile_file(tmp_path: Path) -> None:
     path.write_text(json.dumps(content))
     with pytest.raises(pc.CalibrationDataError, match=r"options\.mean: must be null"):
         pc.load_regression_calibrator(path)
+
+
+def _nested(n: int, seed: int) -> pl.DataFrame:
+    """50 % and 90 % intervals of N(mu, 1) noise: too narrow in "a", too wide in "b"."""
+    rng = np.random.default_rng(seed)
+    groups = np.array(["a", "b"])[rng.integers(0, 2, n)]
+    mu = rng.normal(0.0, 3.0, n)
+    y = mu + rng.standard_normal(n)
+    factor = np.where(groups == "a", 0.5, 2.0)
+    z50, z90 = 0.6744897501960817 * factor, 1.6448536269514722 * factor
+    columns = {"lo50": mu - z50, "hi50": mu + z50, "lo90": mu - z90, "hi90": mu + z90}
+    return pl.DataFrame({"g": groups, "y": y, **columns})
+
+
+def test_interval_coverage_curve_has_wilson_intervals() -> None:
+    data = _nested(600, 6)
+    table = pc.quantile_reliability(
+        data, "y", lower=["lo50", "lo90"], upper=["hi50", "hi90"], level=[0.5, 0.9], by="g"
+    )
+    assert table.columns == ["g", "level", "observed", "count", "lower", "upper"]
+    lazy = data.lazy().calib.quantile_reliability(
+        "y", lower=["lo50", "lo90"], upper=["hi50", "hi90"], level=[0.5, 0.9], by="g"
+    )
+    assert lazy.collect().equals(table)
+    for row in table.iter_rows(named=True):
+        part = data.filter(pl.col("g") == row["g"])
+        suffix = "50" if row["level"] == 0.5 else "90"
+        inside = ((part[f"lo{suffix}"] <= part["y"]) & (part["y"] <= part[f"hi{suffix}"])).sum()
+        assert row["count"] == part.height
+        assert row["observed"] == pytest.approx(inside / part.height, rel=1e-14)
+        # Wilson (1927) in its textbook form.
+        n, p, z = part.height, inside / part.height, 1.959963984540054
+        center, half = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        low, high = (center - half) / (1 + z * z / n), (center + half) / (1 + z * z / n)
+        assert (row["lower"], row["upper"]) == pytest.approx((low, high), rel=1e-9)
+        # Too narrow in "a", too wide in "b": the gap changes sign.
+        assert (row["observed"] < row["level"] - 0.1) == (row["g"] == "a")
+
+
+def test_interval_coverage_curve_draws_with_both_backends() -> None:
+    # The interval form's reliability diagram is the quantile one, drawn from its table
+    # (the first call pays for importing the plotting libraries).
+    table = pc.quantile_reliability(
+        _nested(60, 7), "y", lower=["lo50", "lo90"], upper=["hi50", "hi90"], level=[0.5, 0.9]
+    )
+    chart = pc.plot_quantile_reliability(table, title="Interval coverage")
+    assert type(chart).__name__ == "LayerChart"
+    assert type(pc.plot_quantile_reliability(table, backend="matplotlib")).__name__ == "Figure"
+
+
+def test_interval_coverage_curve_refuses_bad_rows_and_a_grid() -> None:
+    data = pl.DataFrame({"g": [1, 1, 2], "y": [0.0, 1.0, 2.0], "lo": [1.0, 0.0, 0.0], "hi": 0.5})
+    with pytest.raises(pc.CalibrationDataError, match="lower bound above the upper bound"):
+        pc.quantile_reliability(data, "y", lower="lo", upper="hi", level=0.5, by="g")
+    lazy = pc.quantile_reliability(data.lazy(), "y", lower="lo", upper="hi", level=0.5, by="g")
+    assert lazy.collect()["observed"].to_list() == [None, 0.0]  # group 1 holds a refused row
+    with pytest.raises(TypeError, match="`n_levels` is the Gaussian form's grid"):
+        pc.quantile_reliability(data, "y", lower="lo", upper="hi", level=0.5, n_levels=11)
+    with pytest.raises(TypeError, match="nominal `level`"):
+        pc.quantile_reliability(data, "y", lower="lo", upper="hi")
