@@ -323,41 +323,6 @@ def test_a_frame_plan_computes_the_pit_once_a_row() -> None:
         assert plan.explain().count("erfc") == 1
 
 
-def test_a_summary_and_a_curve_sum_neither_the_pit_nor_the_target() -> None:
-    # Their finishers read neither `sum_p` nor `sum_y`: the plan (before Polars' optimizer,
-    # which prunes a LazyFrame's unused sums but not a DataFrame's) does not sum them.
-    lf = _random_frame(1, 20, True).lazy()
-    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "by": "g", "weight": "w"}
-    for plan in (
-        pc.regression_summary(lf, "y", **options),
-        pc.quantile_reliability(lf, "y", **options, curve="interval"),
-    ):
-        unoptimized = plan.explain(optimized=False)
-        assert '"sum_p"' not in unoptimized and '"sum_y"' not in unoptimized
-        assert '"sum_center"' in unoptimized
-
-
-@pytest.mark.parametrize("lazy", [False, True])
-def test_a_statistics_table_sums_the_pit_and_the_target(lazy: bool) -> None:
-    # The user's table keeps `sum_p` and `sum_y` (weighted sums of the PIT and of the
-    # target over used rows), also after a summary skipped them.
-    df = _random_frame(2, 60, True)
-    data = df.lazy() if lazy else df
-    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "by": "g", "weight": "w"}
-    pc.regression_summary(data, "y", **options).lazy().collect()
-    table = pc.regression_statistics(data, "y", **options).lazy().collect()
-    got = table.group_by("g").agg(pl.col("sum_p", "sum_y").sum()).sort("g")
-    used = df.drop_nulls()
-    pit = rr.pit_gaussian(*(used[c].to_numpy() for c in ("y", "mu", "sigma")))
-    expected = (
-        used.with_columns(sum_p=pl.Series(pit) * pl.col("w"), sum_y=pl.col("y") * pl.col("w"))
-        .group_by("g")
-        .agg(pl.col("sum_p", "sum_y").sum())
-        .sort("g")
-    )
-    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)
-
-
 def test_a_summary_table_sums_only_the_terms_of_its_metrics() -> None:
     from polars_calib._table.regression import REGRESSION_METRICS, regression_terms
 

@@ -425,7 +425,6 @@ def regression_summary(
         every=every,
         weight=weight,
         terms=regression_terms(asked),
-        p_and_y=False,  # finish_regression reads neither sum_p nor sum_y
     )
     result = finish_regression(plan.checked(), plan.keys, asked, n_levels, curve)
     return same_kind(data, result)
@@ -575,7 +574,6 @@ def quantile_reliability(
         every=every,
         weight=weight,
         terms=("center",),
-        p_and_y=False,  # reliability_levels reads neither sum_p nor sum_y
     )
     result = reliability_levels(plan.checked(), plan.keys, n_levels, curve, z)
     return same_kind(data, result)

@@ -109,16 +109,12 @@ def statistics_query(
     terms: Sequence[str] = ("squared_error", "log_loss"),
     bin_column: str | None = None,
     resamples: Sequence[Resample] = (),
-    *,
-    p_and_y: bool = True,
 ) -> pl.LazyFrame:
     """The statistics table of `problem` over `lf` grouped by `keys` (see the module).
 
     :func:`partial_statistics` (one aggregation), then :func:`complete_statistics`.
     """
-    partial = partial_statistics(
-        lf, problem, keys, binning, terms, bin_column, resamples, p_and_y=p_and_y
-    )
+    partial = partial_statistics(lf, problem, keys, binning, terms, bin_column, resamples)
     return complete_statistics(partial, binning)
 
 
@@ -132,7 +128,6 @@ def partial_statistics(
     resamples: Sequence[Resample] = (),
     *,
     observed: bool = True,
-    p_and_y: bool = True,
 ) -> Partial:
     """The one aggregation of :func:`statistics_query`, before completion (see :class:`Partial`).
 
@@ -158,16 +153,9 @@ def partial_statistics(
     (and `resamples`), the replicates' rows only: the part of a table that these
     replicates contribute, to sum with its other parts (the observed rows', other
     replicates' with :attr:`Resample.first`) by :func:`merge_partials`.
-
-    With `p_and_y` false, the table has no ``sum_p`` and ``sum_y``: for a finisher that
-    reads neither (a Gaussian summary's: two sums a row saved), never for a table a
-    user sees or merges.
     """
     if not (observed or resamples):
         msg = "a table without its observed rows holds replicates: give `resamples`"
-        raise ValueError(msg)
-    if resamples and not p_and_y:
-        msg = "a table with replicates sums `p` and `y` (the replicates' finishers read them)"
         raise ValueError(msg)
     problem = problem.seen_by(binning.clip, binning.float32)
     whole = not keys
@@ -186,7 +174,7 @@ def partial_statistics(
         # Classwise tables always carry the row sums that make a row's mean confidence
         # and accuracy (and tell the finishers the table is classwise).
         terms = [*dict.fromkeys([*terms, "confidence", "correct"])]
-    query = _Query(problem, keys, binning, list(terms), bin_column, p_and_y)
+    query = _Query(problem, keys, binning, list(terms), bin_column)
     names = query.names
     sums = None
     if observed and resamples and resamples[0].id is not None:
@@ -198,7 +186,7 @@ def partial_statistics(
         sums, names = [*row.sums(), ids], [*names, DISTINCT_IDS]
     else:
         frame, row = query.rows(lf, {})
-    table = query.aggregate(frame, row, sums or row.sums(p_and_y))
+    table = query.aggregate(frame, row, sums or row.sums())
     used = row.present & ~row.refused
     edges = None
     if bin_column is not None:
@@ -225,21 +213,19 @@ def partial_statistics(
 @dataclass(frozen=True)
 class _Query:
     """What one aggregation of :func:`partial_statistics` reads: the problem, its keys
-    (``class`` last for keyed reductions), the binning, the summed terms, the
-    column of given bins (if any), and whether ``p`` and ``y`` are summed."""
+    (``class`` last for keyed reductions), the binning, the summed terms, and the
+    column of given bins (if any)."""
 
     problem: Problem
     keys: list[str]
     binning: Binning
     terms: list[str]
     bin_column: str | None
-    p_and_y: bool = True
 
     @property
     def names(self) -> list[str]:
         """The summed columns of the table."""
-        plain = ["sum_p", "sum_y"] if self.p_and_y else []
-        return ["count", "weight", *plain, *(f"sum_{name}" for name in self.terms)]
+        return ["count", "weight", "sum_p", "sum_y", *(f"sum_{name}" for name in self.terms)]
 
     def rows(
         self, source: pl.LazyFrame, extra: dict[str, pl.Expr], carried: Sequence[str] = ()

@@ -131,28 +131,18 @@ def prepared_plan(
     bin_column: str | None = None,
     lf: pl.LazyFrame | None = None,
     terms: Sequence[str] | None = None,
-    *,
-    p_and_y: bool = True,
 ) -> Plan:
     """Plan the statistics table of a problem already prepared (the second step of
     :func:`table_plan`; a fit that prepared its problem itself starts here).
 
     `lf` holds the rows when they differ from ``prepared.lf`` (a column of given bins,
     `bin_column`). `terms` are the row terms summed, when not those `metrics` need
-    (a regression problem's). With `p_and_y` false, the table does not sum ``p`` and
-    ``y`` (no ``sum_p``, ``sum_y``: for a finisher that reads neither).
+    (a regression problem's).
     """
     rows = prepared.lf if lf is None else lf
     summed = terms_for(metrics) if terms is None else terms
     table = statistics_query(
-        rows,
-        prepared.problem,
-        prepared.keys,
-        binning,
-        summed,
-        bin_column,
-        resamples,
-        p_and_y=p_and_y,
+        rows, prepared.problem, prepared.keys, binning, summed, bin_column, resamples
     )
     uniform = bin_column is None and binning.strategy == "uniform"
     return Plan(prepared, table, binning.grid() if uniform else None)

@@ -222,12 +222,9 @@ def gaussian_plan(
     n_levels: int = 100,
     weight: str | None = None,
     terms: Sequence[str] = REGRESSION_TERMS,
-    p_and_y: bool = True,
 ) -> Plan:
     """Check a frame and plan the statistics table of its Gaussian predictions, summing
-    the row `terms` (all by default: :func:`regression_terms` gives a summary's), and
-    the PIT and the target (``sum_p``, ``sum_y``) with `p_and_y`: the table a user sees
-    has them, a summary's and a curve's finishers read neither."""
+    the row `terms` (all by default: :func:`regression_terms` gives a summary's)."""
     check_n_levels(n_levels)
     prepared = prepare_gaussian(
         data,
@@ -240,7 +237,7 @@ def gaussian_plan(
         weight=weight,
         columns=True,
     )
-    return prepared_plan(prepared, level_binning(n_levels), terms=terms, p_and_y=p_and_y)
+    return prepared_plan(prepared, level_binning(n_levels), terms=terms)
 
 
 _TERM_OF = {

@@ -165,15 +165,12 @@ class Rows:
         """`value` times the weight (unchanged when unweighted)."""
         return value if self.w is None else value * self.w
 
-    def sums(self, p_and_y: bool = True) -> list[pl.Expr]:
-        """The observed sums of the statistics table (``sum_p`` and ``sum_y`` with `p_and_y`)."""
-        plain = [
-            self.weighted(self.p).sum().alias("sum_p"),
-            self.weighted(self.y).sum().alias("sum_y"),
-        ]
+    def sums(self) -> list[pl.Expr]:
+        """The observed sums of the statistics table."""
         sums = [
             pl.len().cast(pl.Int64).alias("count"),
-            *(plain if p_and_y else []),
+            self.weighted(self.p).sum().alias("sum_p"),
+            self.weighted(self.y).sum().alias("sum_y"),
             *(self.weighted(t).sum().alias(f"sum_{name}") for name, t in self.terms.items()),
         ]
         if self.w is not None:
