@@ -134,3 +134,24 @@ def given_flags(args: argparse.Namespace, names: Sequence[str]) -> list[str]:
 def as_flags(names: Sequence[str]) -> list[str]:
     """Options' argparse names as their flags: ``n_levels`` is ``--n-levels``."""
     return ["--" + name.replace("_", "-") for name in names]
+
+
+def add_progress_options(command: argparse.ArgumentParser) -> None:
+    """A command's ``-q``/``--quiet`` and ``--progress``: how it says its stages on stderr."""
+    command.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress messages on stderr"
+    )
+    command.add_argument(
+        "--progress",
+        action="store_true",
+        help="progress with elapsed time and estimates even when stderr is not a terminal",
+    )
+
+
+def check_metrics(names: Sequence[str], known: Sequence[str], *, of: str = "") -> None:
+    """Refuse (a usage error) a ``--metrics`` name not among `known` (`of`: whose they are)."""
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        choices = ", ".join(known)
+        msg = f"argument --metrics: unknown metric {unknown[0]!r}{of} (choose from {choices})"
+        raise UsageError(msg)

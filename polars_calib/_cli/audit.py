@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO, get_args
@@ -13,13 +14,15 @@ from polars_calib._audit import Audit, audit, check_one_model
 from polars_calib._cli.arguments import (
     PROG,
     UsageError,
+    add_progress_options,
     bin_count,
+    check_metrics,
     column_names,
     confidence_level,
     non_negative_int,
     positive_int,
 )
-from polars_calib._cli.files import PLOT_EXTRA, check_output_directory, replaced, scan
+from polars_calib._cli.files import PLOT_EXTRA, check_output_directory, replaced, save_chart, scan
 from polars_calib._cli.progress import Progress, log_passes, table_config
 from polars_calib._cli.report_options import METRICS, REDUCTIONS
 from polars_calib._core.options import (
@@ -29,7 +32,6 @@ from polars_calib._core.options import (
     Reduction,
 )
 from polars_calib._plot.audit import plot_audit
-from polars_calib._plot.png import save_png
 
 AUDIT_FILES = (
     "slices.csv",
@@ -164,21 +166,12 @@ def _add_audit_tests(audit: argparse.ArgumentParser) -> None:
         help="for probability vectors: the multi-class ECE (default confidence)",
     )
     audit.add_argument("--out", type=Path, metavar="DIR", help="directory to write outputs to")
-    audit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
-    audit.add_argument(
-        "--progress",
-        action="store_true",
-        help="progress with elapsed time and estimates even when stderr is not a terminal",
-    )
+    add_progress_options(audit)
 
 
 def audit_options(args: argparse.Namespace) -> AuditOptions:
     """Check a parsed ``audit`` command line; raise :class:`UsageError` when it is wrong."""
-    unknown = [name for name in args.metrics if name not in METRICS]
-    if unknown:
-        choices = ", ".join(METRICS)
-        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
-        raise UsageError(msg)
+    check_metrics(args.metrics, METRICS)
     if args.max_order is not None and args.max_order > len(args.by):
         msg = f"argument --max-order: at most the number of --by attributes ({len(args.by)})"
         raise UsageError(msg)
@@ -274,15 +267,7 @@ def _write_audit(
 def _draw_forest(options: AuditOptions, result: Audit, path: Path, stderr: TextIO) -> None:
     """Draw the audit's forest plot to `path`, Altair else matplotlib, else a note."""
     title = f"Calibration by slice: {options.prob} ({Path(options.log).name})"
-    try:
-        save_png(plot_audit(result, title=title), path)
-        return
-    except ImportError:
-        pass
-    try:
-        figure = plot_audit(result, backend="matplotlib", title=title)
-        save_png(figure, path, scale=1.5)
-    except ImportError:
+    if save_chart(functools.partial(plot_audit, result, title=title), path) is None:
         print(
             f"{PROG}: note: skipped forest.png (the plot extra is not installed: {PLOT_EXTRA})",
             file=stderr,

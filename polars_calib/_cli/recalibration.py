@@ -13,6 +13,7 @@ from polars_calib._cli.arguments import (
     PROG,
     DataError,
     UsageError,
+    add_progress_options,
     bin_count,
     column_names,
     positive_int,
@@ -97,12 +98,7 @@ def add_fit_parser(commands: Any) -> None:
         metavar="FILE",
         help="the calibrator's JSON file",
     )
-    fit.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
-    fit.add_argument(
-        "--progress",
-        action="store_true",
-        help="progress with elapsed time and estimates even when stderr is not a terminal",
-    )
+    add_progress_options(fit)
 
 
 def add_apply_parser(commands: Any) -> None:
@@ -133,12 +129,7 @@ def add_apply_parser(commands: Any) -> None:
         help="overwrite the column if the log already has it (default: an error)",
     )
     apply.add_argument("--out", type=Path, required=True, metavar="FILE", help="parquet output")
-    apply.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
-    apply.add_argument(
-        "--progress",
-        action="store_true",
-        help="progress with elapsed time and estimates even when stderr is not a terminal",
-    )
+    add_progress_options(apply)
 
 
 def fit_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from polars_calib._cli.arguments import UsageError, as_flags, given_flags
+from polars_calib._cli.arguments import UsageError, as_flags, check_metrics, given_flags
 from polars_calib._core.options import (
     GAUSSIAN_METRICS,
     Curve,
@@ -149,13 +149,7 @@ def regression_options(args: argparse.Namespace) -> RegressionOptions:
     name = prediction_form(args)
     known = FORM_METRICS[name]
     metrics = None if args.metrics is None else list(args.metrics)
-    unknown = [metric for metric in metrics or [] if metric not in known]
-    if unknown:
-        msg = (
-            f"argument --metrics: unknown metric {unknown[0]!r} of {name} predictions "
-            f"(choose from {', '.join(known)})"
-        )
-        raise UsageError(msg)
+    check_metrics(metrics or [], known, of=f" of {name} predictions")
     return RegressionOptions(
         log=str(args.log),
         target=str(args.target),

@@ -10,7 +10,7 @@ from typing import Any, Literal, TypeGuard, get_args
 
 import polars as pl
 
-from polars_calib._cli.arguments import UsageError, as_flags, given_flags
+from polars_calib._cli.arguments import UsageError, as_flags, check_metrics, given_flags
 from polars_calib._cli.regression_options import (
     FORM_OPTIONS,
     PREDICTIONS,
@@ -193,12 +193,7 @@ def classification_options(args: argparse.Namespace) -> ReportOptions:
         Binning(args.bins, args.strategy, args.closed)  # the library's bounds, as usage
     except ValueError as error:
         raise UsageError(f"argument --bins: {error}") from error
-    known = (*METRICS, *CONSISTENCY_METRICS, *DIAGNOSTICS)
-    unknown = [name for name in args.metrics if name not in known]
-    if unknown:
-        choices = ", ".join(known)
-        msg = f"argument --metrics: unknown metric {unknown[0]!r} (choose from {choices})"
-        raise UsageError(msg)
+    check_metrics(args.metrics, (*METRICS, *CONSISTENCY_METRICS, *DIAGNOSTICS))
     if args.audit is not None and args.html is None:
         msg = "--audit is a section of the HTML report: give --html FILE (or run `audit`)"
         raise UsageError(msg)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from polars_calib._cli.arguments import (
+    add_progress_options,
     bin_count,
     column_names,
     confidence_level,
@@ -244,9 +245,4 @@ def add_report_outputs(report: argparse.ArgumentParser) -> None:
         help="compute the statistics on a local Spark session or with Dask reading LOG "
         "(the spark or dask extra; uniform bins); default: Polars",
     )
-    report.add_argument("-q", "--quiet", action="store_true", help="no progress messages on stderr")
-    report.add_argument(
-        "--progress",
-        action="store_true",
-        help="progress with elapsed time and estimates even when stderr is not a terminal",
-    )
+    add_progress_options(report)

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TextIO
 
 import polars as pl
 
 from polars_calib._cli.arguments import PROG
-from polars_calib._cli.files import PLOT_EXTRA, replaced
+from polars_calib._cli.files import PLOT_EXTRA, replaced, save_chart
 from polars_calib._cli.progress import Progress
 from polars_calib._cli.report_options import ReportOptions
 from polars_calib._cli.report_outputs import report_files
 from polars_calib._plot.over_time import plot_metric_over_time
-from polars_calib._plot.png import save_png
 from polars_calib._plot.reliability import plot_reliability
 
 
@@ -58,17 +58,7 @@ def draw_png(table: pl.DataFrame, path: Path, title: str) -> str | None:
     (the `--by` keys). Returns the backend used, or None when neither can write a
     PNG here.
     """
-    try:
-        save_png(plot_reliability(table, title=title), path)
-        return "altair"
-    except ImportError:
-        pass
-    try:
-        figure = plot_reliability(table, backend="matplotlib", title=title)
-        save_png(figure, path, scale=1.5)
-        return "matplotlib"
-    except ImportError:
-        return None
+    return save_chart(functools.partial(plot_reliability, table, title=title), path)
 
 
 def draw_over_time(
@@ -77,18 +67,6 @@ def draw_over_time(
     """Draw `metric` over the time windows with its interval, Altair else matplotlib."""
     title = f"{metric} per {options.every} window ({Path(options.log).name})"
     assert options.time is not None
-    try:
-        # The Python default's layout, as the HTML report's chart.
-        chart = plot_metric_over_time(table, metric, options.time, title=title)
-        save_png(chart, path)
-        return "altair"
-    except ImportError:
-        pass
-    try:
-        figure = plot_metric_over_time(
-            table, metric, options.time, backend="matplotlib", title=title
-        )
-        save_png(figure, path, scale=1.5)
-        return "matplotlib"
-    except ImportError:
-        return None
+    # The Python default's layout, as the HTML report's chart.
+    plot = functools.partial(plot_metric_over_time, table, metric, options.time, title=title)
+    return save_chart(plot, path)
