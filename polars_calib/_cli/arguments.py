@@ -118,6 +118,17 @@ def positive_numbers(text: str) -> list[float]:
     return values
 
 
+def positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.0 < value < float("inf"):
+        msg = f"must be a positive number, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def duration(text: str) -> str:
     try:
         return check_every(text)

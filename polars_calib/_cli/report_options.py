@@ -61,6 +61,8 @@ CLASSIFICATION_ONLY = (
     "id",
     "audit",
     "audit_max_order",
+    "drift",
+    "drift_threshold",
 )
 """``report``'s options of the classification form (argparse's names), refused with the
 regression form's columns."""
@@ -97,6 +99,10 @@ class ReportOptions:
     audit: list[str] | None = None
     audit_max_order: int | None = None
     progress: bool = False
+    drift: bool = False
+    """``--drift``: the page's Drift section (the CUSUM charts of each group)."""
+    drift_threshold: float | None = None
+    """``--drift-threshold``: the charts' threshold; none: simulated for an ARL0 of 10,000."""
 
     @property
     def keys(self) -> list[str]:
@@ -194,21 +200,7 @@ def classification_options(args: argparse.Namespace) -> ReportOptions:
     except ValueError as error:
         raise UsageError(f"argument --bins: {error}") from error
     check_metrics(args.metrics, (*METRICS, *CONSISTENCY_METRICS, *DIAGNOSTICS))
-    if args.audit is not None and args.html is None:
-        msg = "--audit is a section of the HTML report: give --html FILE (or run `audit`)"
-        raise UsageError(msg)
-    if args.audit is not None and args.engine is not None:
-        msg = f"--audit reads the log with Polars: drop --engine {args.engine}"
-        raise UsageError(msg)
-    if args.audit_max_order is not None and args.audit is None:
-        msg = "--audit-max-order goes with --audit"
-        raise UsageError(msg)
-    if args.audit is not None and args.by[:1] and args.by[0] in args.audit:
-        msg = (
-            f"--audit cannot slice {args.by[0]!r}: the audit runs within each value of the "
-            "first --by key (the model)"
-        )
-        raise UsageError(msg)
+    _check_sections(args)
     return ReportOptions(
         log=str(args.log),
         prob=str(args.prob),
@@ -233,7 +225,44 @@ def classification_options(args: argparse.Namespace) -> ReportOptions:
         audit=args.audit,
         audit_max_order=args.audit_max_order,
         progress=bool(args.progress),
+        drift=bool(args.drift),
+        drift_threshold=args.drift_threshold,
     )
+
+
+def _check_sections(args: argparse.Namespace) -> None:
+    """Refuse (a usage error) the HTML page's sections (``--audit``, ``--drift``) without
+    the page, without what they need, or with an engine (they read the log with Polars)."""
+    if args.audit is not None and args.html is None:
+        msg = "--audit is a section of the HTML report: give --html FILE (or run `audit`)"
+        raise UsageError(msg)
+    if args.audit is not None and args.engine is not None:
+        msg = f"--audit reads the log with Polars: drop --engine {args.engine}"
+        raise UsageError(msg)
+    if args.audit_max_order is not None and args.audit is None:
+        msg = "--audit-max-order goes with --audit"
+        raise UsageError(msg)
+    if args.audit is not None and args.by[:1] and args.by[0] in args.audit:
+        msg = (
+            f"--audit cannot slice {args.by[0]!r}: the audit runs within each value of the "
+            "first --by key (the model)"
+        )
+        raise UsageError(msg)
+    if args.drift and args.time is None:
+        msg = (
+            "--drift needs --time COL (with --every): the Date or Datetime column ordering "
+            "the rows of the CUSUM charts"
+        )
+        raise UsageError(msg)
+    if args.drift and args.html is None:
+        msg = "--drift is a section of the HTML report: give --html FILE (or run `monitor`)"
+        raise UsageError(msg)
+    if args.drift and args.engine is not None:
+        msg = f"--drift reads the log with Polars: drop --engine {args.engine}"
+        raise UsageError(msg)
+    if args.drift_threshold is not None and not args.drift:
+        msg = "--drift-threshold goes with --drift"
+        raise UsageError(msg)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from polars_calib._cli.arguments import (
     level_count,
     numbers,
     positive_int,
+    positive_number,
     seed_value,
 )
 from polars_calib._cli.regression_options import DEFAULT_LEVELS, REGRESSION_METRICS
@@ -238,6 +239,22 @@ def add_report_outputs(report: argparse.ArgumentParser) -> None:
         type=positive_int,
         metavar="N",
         help="with --audit: the most attributes a slice fixes (default 2, or their number)",
+    )
+    report.add_argument(
+        "--drift",
+        action="store_true",
+        default=None,  # None when not given, so that the regression form can refuse it
+        help="with --html and --time: a Drift section, the risk-adjusted CUSUM charts of "
+        "each --by group over the rows in --time order and their alarms, as `polars-calib "
+        "monitor` (odds ratios 0.5 and 2; one more pass over the log)",
+    )
+    report.add_argument(
+        "--drift-threshold",
+        type=positive_number,
+        metavar="H",
+        help="with --drift: the charts' threshold, as `monitor --threshold` (default: "
+        "simulated per group and chart for an in-control ARL0 of 10000 rows, as `monitor`'s; "
+        "seconds per group)",
     )
     report.add_argument(
         "--engine",

@@ -63,10 +63,13 @@ def write_html(
 ) -> None:
     """Write the HTML report of ``--html`` (:func:`polars_calib.html_report`) from the
     summary's statistics (with their replicates, for the intervals), the reliability
-    table when there is one, and the audit."""
+    table when there is one, the audit, and with ``--drift`` the Drift section."""
     assert options.html is not None
     progress("laying out the HTML report...")
     # The page's own passes (see html_report's Notes), said as they come.
+    if options.drift:
+        thresholds = "" if options.drift_threshold is not None else "; thresholds simulated"
+        progress(f"charting drift per group (one more pass over the log{thresholds})...", passes=1)
     if options.time is not None and options.strategy != "uniform":
         progress("computing the whole-log tables (a second pass)...", passes=1)
     if reliability is None and options.reduction not in (None, "confidence"):
@@ -93,5 +96,7 @@ def write_html(
         audit=audited,
         statistics=stats,
         reliability=reliability,
+        drift=options.drift,
+        drift_threshold=options.drift_threshold,
     )
     save_page(page, options.html, progress, stderr)
