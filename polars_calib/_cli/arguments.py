@@ -32,6 +32,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def positive_int(text: str) -> int:
+    """Parse a positive integer (an argument type)."""
     try:
         value = int(text)
     except ValueError:
@@ -43,6 +44,7 @@ def positive_int(text: str) -> int:
 
 
 def non_negative_int(text: str) -> int:
+    """Parse a non-negative integer (an argument type)."""
     try:
         value = int(text)
     except ValueError:
@@ -54,6 +56,7 @@ def non_negative_int(text: str) -> int:
 
 
 def level_count(text: str) -> int:
+    """Parse the number of levels of a calibration curve (an argument type)."""
     try:
         return check_n_levels(int(text))
     except ValueError:
@@ -62,6 +65,7 @@ def level_count(text: str) -> int:
 
 
 def bin_count(text: str) -> int:
+    """Parse a number of bins, at most the library's (an argument type)."""
     value = positive_int(text)
     if value > MAX_BINS:
         msg = f"must be at most {MAX_BINS} (see docs/binning.md), got {text!r}"
@@ -70,6 +74,7 @@ def bin_count(text: str) -> int:
 
 
 def confidence_level(text: str) -> float:
+    """Parse a level strictly between 0 and 1 (an argument type)."""
     try:
         value = float(text)
     except ValueError:
@@ -81,6 +86,7 @@ def confidence_level(text: str) -> float:
 
 
 def seed_value(text: str) -> int:
+    """Parse a seed of the counter-based draws, 0 to 2**32 - 1 (an argument type)."""
     try:
         value = int(text)
     except ValueError:
@@ -92,6 +98,7 @@ def seed_value(text: str) -> int:
 
 
 def column_names(text: str) -> list[str]:
+    """Parse comma-separated column names (an argument type)."""
     names = [name.strip() for name in text.split(",")]
     if not all(names):
         msg = f"must be comma-separated column names, got {text!r}"
@@ -100,6 +107,7 @@ def column_names(text: str) -> list[str]:
 
 
 def numbers(text: str) -> list[float]:
+    """Parse comma-separated numbers (an argument type)."""
     try:
         return [float(value) for value in text.split(",")]
     except ValueError:
@@ -108,6 +116,7 @@ def numbers(text: str) -> list[float]:
 
 
 def positive_numbers(text: str) -> list[float]:
+    """Parse comma-separated positive numbers (an argument type)."""
     try:
         values = [float(part) for part in text.split(",")]
     except ValueError:
@@ -119,6 +128,7 @@ def positive_numbers(text: str) -> list[float]:
 
 
 def positive_number(text: str) -> float:
+    """Parse one positive number (an argument type)."""
     try:
         value = float(text)
     except ValueError:
@@ -130,6 +140,7 @@ def positive_number(text: str) -> float:
 
 
 def duration(text: str) -> str:
+    """Parse a positive Polars duration such as ``1d`` (an argument type)."""
     try:
         return check_every(text)
     except ValueError:
