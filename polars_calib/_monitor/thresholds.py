@@ -167,19 +167,6 @@ def draws(start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return drawn["a"].to_numpy(), drawn["b"].to_numpy()
 
 
-def _count_above(descending: np.ndarray, bound: float) -> int:
-    """The number of leading values of the non-increasing `descending` above `bound`
-    (a binary search)."""
-    lo, hi = 0, len(descending)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if descending[mid] > bound:
-            lo = mid + 1
-        else:
-            hi = mid
-    return lo
-
-
 class _Chart:
     """One simulated chart fed chunk by chunk: the running sums, the open cycle and the
     records of the complete cycles (see :class:`Cycles`)."""
@@ -198,10 +185,7 @@ class _Chart:
         terms[0] += self.total  # the carried sum first: the rounding of one cumsum
         total = np.cumsum(terms, out=terms)
         floor = np.minimum.accumulate(total)
-        # min(carried floor, running minimum): the running minimum never rises, so only
-        # its first `above` rows (those above the carried floor) change.
-        above = _count_above(floor, self.floor)
-        floor[:above] = self.floor
+        np.minimum(floor, self.floor, out=floor)
         self.total, self.floor = float(total[-1]), float(floor[-1])
         chart = np.subtract(total, floor, out=floor)
         zeros = np.flatnonzero(chart == 0.0)
