@@ -35,9 +35,12 @@ from polars_calib._frames.statistics import bin_statistics, metrics_from_statist
 from polars_calib._monitor.alarms import (
     CHART_STATE,
     GROUP,
+    REF,
     check_options,
-    checked_rows,
     continued_alarms,
+    first_of_group,
+    ordered_rows,
+    raise_for_null_times,
     thresholds_for,
 )
 from polars_calib._monitor.api import _given, _lazy
@@ -163,12 +166,16 @@ def _raise_late(late: int, state: pl.DataFrame, time: str) -> None:
 
 
 def _thresholds(
-    rows: pl.DataFrame, state: pl.DataFrame | None, prepared: Any, options: dict[str, Any]
+    rows: pl.DataFrame,
+    groups: pl.DataFrame,
+    state: pl.DataFrame | None,
+    prepared: Any,
+    options: dict[str, Any],
 ) -> pl.DataFrame:
-    """Per (group, chart) of `rows`: the store's threshold, or for a group new to the store
-    the given threshold or one simulated from the group's rows of this update."""
+    """Per (group, chart) of `rows` (`groups`: ``GROUP`` and the keys): the store's
+    threshold, or for a group new to the store the given threshold or one simulated
+    from the group's rows of this update."""
     keys: list[str] = options["by"]
-    groups = rows.select(GROUP, *keys).unique(GROUP, maintain_order=True)
     known = pl.DataFrame(
         schema={GROUP: pl.Int64, "odds_ratio": pl.Float64, "threshold": pl.Float64}
     )
@@ -183,7 +190,7 @@ def _thresholds(
         made = _given(new.select(GROUP), options["odds_ratio"], options["threshold"])
     else:
         made = thresholds_for(
-            rows.join(new.select(GROUP), on=GROUP),
+            rows.join(new.select(GROUP), on=GROUP).with_columns(pl.lit(True).alias(REF)),
             prepared.problem,
             keys,
             options["odds_ratio"],
@@ -206,6 +213,7 @@ def _with_ids(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 def _new_state(
     rows: pl.DataFrame,
+    named: pl.DataFrame,
     end: pl.DataFrame,
     thresholds: pl.DataFrame,
     alarms: pl.DataFrame,
@@ -213,15 +221,14 @@ def _new_state(
     keys: list[str],
     time: str,
 ) -> pl.DataFrame:
-    """The state after this update: the groups of `rows` with their end state, and the
-    other groups of the old `state` as they were."""
+    """The state after this update: the groups of `rows` (`named`: ``GROUP`` and the
+    keys) with their end state, and the other groups of the old `state` as they were."""
     ids, last = _ids(keys), f"{time}_last"
     seen = rows.group_by(GROUP).agg(
         pl.col(time).max().alias(last),
         (pl.col(time) == pl.col(time).max()).sum().cast(pl.Int64).alias("rows_at_last"),
         pl.len().cast(pl.Int64).alias("rows_seen"),
     )
-    named = rows.select(GROUP, *keys).unique(GROUP)
     fired = (
         _with_ids(alarms, keys)
         .group_by([*ids, "odds_ratio"])
@@ -460,15 +467,8 @@ def _update(
         if manifest is None:
             _commit(store, manifest, options, {})
         return pl.DataFrame(schema=_alarm_schema(schema, keys, time))
-    prepared, plan, _ = _lazy(new, prob, label, keys or None, weight, time, None)
-    rows = checked_rows(plan.collect(), prepared.problem, keys, time)
-    thresholds = _thresholds(rows, state, prepared, options)
-    start = None
-    if state is not None:
-        named = _with_ids(rows.select(GROUP, *keys).unique(GROUP), keys)
-        start = named.join(state, on=_ids(keys), nulls_equal=True)
-        start = start.select(GROUP, "odds_ratio", *CHART_STATE)
-    alarms, end = continued_alarms(rows, prepared.problem, keys, time, thresholds, start)
+    # The statistics table first: it counts the refused rows, which raise (and are
+    # counted again for the message only then).
     statistics = bin_statistics(
         new,
         prob,
@@ -480,10 +480,20 @@ def _update(
         weight=weight,
         metrics=WINDOW_METRICS,
     )
+    raise_for_null_times(new, time)
+    prepared, _, _ = _lazy(new, prob, label, keys or None, weight, time, None)
+    rows = ordered_rows(new, keys, time)
+    named = rows.filter(first_of_group()).select(GROUP, *keys)
+    thresholds = _thresholds(rows, named, state, prepared, options)
+    start = None
+    if state is not None:
+        start = _with_ids(named, keys).join(state, on=_ids(keys), nulls_equal=True)
+        start = start.select(GROUP, "odds_ratio", *CHART_STATE)
+    alarms, end = continued_alarms(rows, prepared.problem, keys, time, thresholds, start)
     written: dict[str, pl.DataFrame | None] = {
         "statistics": statistics,
         "alarms": alarms,
-        "state": _new_state(rows, end, thresholds, alarms, state, keys, time),
+        "state": _new_state(rows, named, end, thresholds, alarms, state, keys, time),
     }
     _commit(store, manifest, options, written)
     return alarms
