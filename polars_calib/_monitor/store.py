@@ -11,17 +11,22 @@ A store holds what a full recomputation would need of the rows it has seen, and 
 * ``manifest.json``: the format version, the options the store was built with, and
   the parts that make it up.
 
-An update writes its parts under new names (each through a temporary name, then a
-rename) and the manifest last: until the manifest is replaced the store is the old
-one, whatever failed. The proofs (continuing the chart, the boundary rows) are in
+An update holds the store's lock, ``update.lock`` (created exclusively; a second
+update at the same time is refused), writes its parts under new names (each through a
+temporary name, then a rename) and the manifest last: until the manifest is replaced
+the store is the old one, whatever failed. The proofs (continuing the chart, the boundary rows) are in
 ``docs/monitoring.md``, "The store and the daily job".
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
-from collections.abc import Sequence
+import socket
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +55,8 @@ __all__ = ["monitor_store_alarms", "monitor_store_windows", "update_monitor_stor
 FORMAT = 1
 """The store's format version, in its manifest."""
 MANIFEST = "manifest.json"
+LOCK = "update.lock"
+"""The lock an update holds (created exclusively, removed when the update ends)."""
 WINDOW_METRICS: list[Metric | Diagnostic] = ["ece", "spiegelhalter_z"]
 """The metrics the statistics table can finish (those of :func:`monitor_windows`)."""
 _POSITION = "__calib_position__"
@@ -75,7 +82,7 @@ def _read_manifest(store: Path) -> dict[str, Any] | None:
         raise ValueError(msg)
     path = store / MANIFEST
     if not path.exists():
-        if store.exists() and any(store.iterdir()):
+        if store.exists() and any(entry.name != LOCK for entry in store.iterdir()):
             msg = (
                 f"{str(store)!r} is not a monitoring store (no {MANIFEST}) and is not empty: "
                 "give a new or empty directory"
@@ -356,6 +363,9 @@ def update_monitor_store(
     ValueError
         Options other than those the store was built with, or a directory that is not
         a store.
+    FileExistsError
+        Another update holds the store's lock (``update.lock`` in its directory): the
+        message names it, its owner and its age, and the store is left as it was.
 
     Notes
     -----
@@ -363,8 +373,9 @@ def update_monitor_store(
     group's rows at ``T`` (in the log's order), as many as the store saw are skipped.
     Each chart continues from its end state, so the alarms and the window table are
     those of a full recomputation over the log (see ``docs/monitoring.md``, "The store
-    and the daily job"). An update writes new files and replaces the manifest last:
-    a failure leaves the store as it was.
+    and the daily job"). An update holds the store's lock, writes new files and
+    replaces the manifest last: a failure leaves the store as it was, and a second
+    update at the same time is refused.
 
     See Also
     --------
@@ -427,10 +438,73 @@ def update_monitor_store(
         }
     )
     store = Path(path)
-    manifest = _read_manifest(store)
-    if manifest is not None:
-        _check_same_options(store, manifest["options"], options)
-    return _update(data.lazy(), store, manifest, options)
+    _read_manifest(store)  # a file, or another directory: refused before the lock is made
+    with _locked(store):
+        manifest = _read_manifest(store)
+        if manifest is not None:
+            _check_same_options(store, manifest["options"], options)
+        return _update(data.lazy(), store, manifest, options)
+
+
+@contextmanager
+def _locked(store: Path) -> Iterator[None]:
+    """Hold the store's lock (:data:`LOCK`) for one update; ``FileExistsError`` naming it,
+    its owner and its age when another update holds it.
+
+    The lock is a file created with ``O_CREAT | O_EXCL`` (an atomic test-and-create,
+    also on a network file system that supports it), holding the owner's process id,
+    host and start time; it is removed when the update ends, whatever the outcome.
+    A killed update leaves it behind: see ``docs/monitoring.md``, "Two updates at once".
+    """
+    store.mkdir(parents=True, exist_ok=True)
+    lock = store / LOCK
+    try:
+        descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        raise FileExistsError(_held(store, lock)) from None
+    try:
+        owner = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(json.dumps(owner) + "\n")
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _held(store: Path, lock: Path) -> str:
+    """The message for a lock another update holds: its path, owner and age."""
+    try:
+        owner = json.loads(lock.read_text(encoding="utf-8"))
+        who = f"process {owner['pid']} on {owner['host']}, started {owner['started']}"
+        started = datetime.fromisoformat(owner["started"])
+    except (OSError, ValueError, KeyError, TypeError):  # being written, or not ours
+        who = "an unknown owner"
+        try:
+            started = datetime.fromtimestamp(lock.stat().st_mtime, timezone.utc)
+        except OSError:  # removed since: the other update ended
+            started = datetime.now(timezone.utc)
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=timezone.utc)
+    age = max(datetime.now(timezone.utc) - started, timedelta(0))
+    return (
+        f"the monitoring store {str(store)!r} is locked by another update: {str(lock)!r} "
+        f"is held by {who} ({_duration(age)} ago); run one update at a time, and if no "
+        "update is running (a killed job left the lock), remove that file"
+    )
+
+
+def _duration(age: timedelta) -> str:
+    """`age` in words: seconds, minutes, hours or days."""
+    seconds = int(age.total_seconds())
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count > 1 else ''}"
+    return f"{seconds} s"
 
 
 def _alarm_schema(schema: pl.Schema, keys: list[str], time: str) -> pl.Schema:
