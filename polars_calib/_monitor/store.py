@@ -14,8 +14,8 @@ A store holds what a full recomputation would need of the rows it has seen, and 
 An update holds the store's lock, ``update.lock`` (created exclusively; a second
 update at the same time is refused), writes its parts under new names (each through a
 temporary name, then a rename) and the manifest last: until the manifest is replaced
-the store is the old one, whatever failed. The proofs (continuing the chart, the boundary rows) are in
-``docs/monitoring.md``, "The store and the daily job".
+the store is the old one, whatever failed. The proofs (continuing the chart, the
+boundary rows) are in ``docs/monitoring.md``, "The store and the daily job".
 """
 
 from __future__ import annotations
