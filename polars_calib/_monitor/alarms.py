@@ -268,10 +268,8 @@ def continued_alarms(
         .with_columns(pl.lit(None, pl.Float64).alias(c) for c in CHART_STATE[:3])
         .with_columns(pl.lit(None, dtype).alias("run_start"))
     ]
-    ratios = thresholds["odds_ratio"].unique(maintain_order=True)
-    first = _first_round(df, problem, time, thresholds, state) if ratios.len() else None
-    for ratio in ratios:
-        assert first is not None  # a chart, so a first round
+    first = _first_round(df, problem, time, thresholds, state)
+    for ratio in thresholds["odds_ratio"].unique(maintain_order=True):
         round_one = first.filter(pl.col("odds_ratio") == ratio)
         ends.append(round_one.filter(~pl.col("alarmed")).select(ends[0].columns))
         alarmed = round_one.filter(pl.col("alarmed"))[GROUP]
@@ -354,13 +352,12 @@ def _first_round(
     the state the rounds would give it, to the bit; the rounds run only for the others.
     """
     dtype = df.schema[time]
+    if thresholds.is_empty() or df.is_empty():  # no chart
+        columns = {GROUP: pl.Int64, "odds_ratio": pl.Float64, "alarmed": pl.Boolean}
+        columns.update(dict.fromkeys(CHART_STATE[:3], pl.Float64))
+        return pl.DataFrame(schema={**columns, "run_start": dtype})
     ratios: list[float] = thresholds["odds_ratio"].unique(maintain_order=True).to_list()
-    starts = thresholds.select(GROUP).unique(maintain_order=True)
-    for j, ratio in enumerate(ratios):
-        chart = thresholds.filter(pl.col("odds_ratio") == ratio).select(GROUP, "threshold")
-        start = _start(chart, state, ratio, dtype).join(chart, on=GROUP).drop("after")
-        named = {c: f"{c}_{j}" for c in start.columns if c != GROUP}
-        starts = starts.join(start.rename(named), on=GROUP)
+    starts = _starts(thresholds, state, ratios, dtype)
     terms = []
     for j, ratio in enumerate(ratios):
         step, flag = cusum_step(problem, math.log(ratio))
@@ -424,6 +421,20 @@ def _first_round(
         )
         for j, ratio in enumerate(ratios)
     )
+
+
+def _starts(
+    thresholds: pl.DataFrame, state: pl.DataFrame | None, ratios: list[float], dtype: pl.DataType
+) -> pl.DataFrame:
+    """Per group: each chart's :func:`_start` and threshold, the columns of the chart of
+    ``ratios[j]`` suffixed with ``_j``."""
+    starts = thresholds.select(GROUP).unique(maintain_order=True)
+    for j, ratio in enumerate(ratios):
+        chart = thresholds.filter(pl.col("odds_ratio") == ratio).select(GROUP, "threshold")
+        start = _start(chart, state, ratio, dtype).join(chart, on=GROUP).drop("after")
+        named = {c: f"{c}_{j}" for c in start.columns if c != GROUP}
+        starts = starts.join(start.rename(named), on=GROUP)
+    return starts
 
 
 def _start(

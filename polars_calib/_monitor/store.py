@@ -140,10 +140,12 @@ def _new_rows(
     ids = _ids(keys)
     groups = state.unique(ids, maintain_order=True)
     last = groups[f"{time}_last"].max()
-    recent = (
-        lf.select(columns)
-        .filter(pl.col(time) >= pl.lit(last, groups.schema[f"{time}_last"]))
-        .collect()
+    # One collection: the two scans read the files' footers side by side.
+    recent, length = pl.collect_all(
+        [
+            lf.select(columns).filter(pl.col(time) >= pl.lit(last, groups.schema[f"{time}_last"])),
+            lf.select(pl.len()),
+        ]
     )
     at_last = groups.filter(pl.col(f"{time}_last") == last).select(*ids, "rows_at_last")
     boundary = _with_ids(recent.filter(pl.col(time) == last), keys)
@@ -156,8 +158,7 @@ def _new_rows(
     )
     new = pl.concat([unseen, recent.filter(pl.col(time) > last)])
     seen_before = int(groups["rows_seen"].sum()) - int(at_last["rows_at_last"].sum())
-    log_rows = int(lf.select(pl.len()).collect().item())
-    return new, log_rows - recent.height - seen_before
+    return new, int(length.item()) - recent.height - seen_before
 
 
 def _raise_late(late: int, state: pl.DataFrame, time: str) -> None:
