@@ -358,10 +358,6 @@ def _first_round(
         return pl.DataFrame(schema={**columns, "run_start": dtype})
     ratios: list[float] = thresholds["odds_ratio"].unique(maintain_order=True).to_list()
     starts = _starts(thresholds, state, ratios, dtype)
-    terms = []
-    for j, ratio in enumerate(ratios):
-        step, flag = cusum_step(problem, math.log(ratio))
-        terms += [step.alias(f"step_{j}"), flag.alias(f"flag_{j}")]
     # A row per group 0, 1, ..., in order: each row takes its group's start by position
     # (`gather`), the cost of a join without its hashing.
     every_group = pl.DataFrame({GROUP: range(df[GROUP].max() + 1)}, schema={GROUP: pl.Int64})
@@ -373,10 +369,11 @@ def _first_round(
     n = range(len(ratios))
     # Each stage a column of its own: an expression inside `over` is evaluated group by
     # group, a column is not.
-    seeded = [
-        (pl.col(f"step_{j}") + pl.when(first_of_group()).then(start(f"total_{j}")).otherwise(0.0))
-        for j in n
-    ]
+    terms = []
+    for j, ratio in enumerate(ratios):
+        step, flag = cusum_step(problem, math.log(ratio))
+        seed = pl.when(first_of_group()).then(start(f"total_{j}")).otherwise(0.0)
+        terms += [(step + seed).alias(f"step_{j}"), flag.alias(f"flag_{j}")]
     totals = [pl.col(f"step_{j}").cum_sum().over(GROUP).alias(f"c_{j}") for j in n]
     runs = [(pl.col(f"c_{j}") - start(f"base_{j}")).alias(f"run_{j}") for j in n]
     lows = [pl.col(f"run_{j}").cum_min().over(GROUP).alias(f"low_{j}") for j in n]
@@ -384,27 +381,23 @@ def _first_round(
         (pl.col(f"run_{j}") - pl.min_horizontal(f"low_{j}", start(f"floor_{j}"))).alias(f"s_{j}")
         for j in n
     ]
-    hits = [
-        ((pl.col(f"s_{j}") > start(f"threshold_{j}")) | pl.col(f"flag_{j}")).alias(f"hit_{j}")
-        for j in n
-    ]
     summed = []
     for j in n:
         s, flagged = pl.col(f"s_{j}"), pl.col(f"flag_{j}")
         summed += [
-            pl.col(f"hit_{j}").any().alias(f"alarmed_{j}"),
+            # Some S > h where the largest S is (NaN is above every number, as row by row).
+            s.nan_max().alias(f"top_{j}"),
+            flagged.any().alias(f"flagged_{j}"),
             pl.col(f"c_{j}").last().alias(f"last_{j}"),
             pl.col(f"run_{j}").min().alias(f"run_min_{j}"),
             pl.col(time).filter((s == 0.0) & ~flagged).last().alias(f"zero_{j}"),
         ]
     done = (
         df.select(GROUP, time, *terms)
-        .with_columns(seeded)
         .with_columns(totals)
         .with_columns(runs)
         .with_columns(lows)
         .with_columns(charts)
-        .with_columns(hits)
         .group_by(GROUP)
         .agg(summed)
         .join(starts, on=GROUP)
@@ -413,7 +406,9 @@ def _first_round(
         done.select(
             GROUP,
             pl.lit(ratio).alias("odds_ratio"),
-            pl.col(f"alarmed_{j}").alias("alarmed"),
+            ((pl.col(f"top_{j}") > pl.col(f"threshold_{j}")) | pl.col(f"flagged_{j}")).alias(
+                "alarmed"
+            ),
             pl.col(f"last_{j}").alias("total"),
             pl.col(f"base_{j}").alias("base"),
             pl.min_horizontal(f"floor_{j}", f"run_min_{j}").alias("floor"),
