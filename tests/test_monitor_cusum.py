@@ -431,3 +431,11 @@ def test_rows_in_time_order_need_no_sort_and_give_the_alarms_of_a_sorted_log() -
     for log in (interleaved, unordered):
         got = pc.monitor(log, "p", "y", by="g", time="ts", threshold=2.5)
         assert_frame_equal(got, expected)
+
+
+def test_a_null_group_comes_first_as_the_keys_sort() -> None:
+    # Its number was 2**32 - 1 (an unsigned count below 0), and its alarms came last.
+    df = shifted_log(6, groups=3).with_columns(pl.col("g").replace("m0", None))
+    got = pc.monitor(df, "p", "y", by="g", time="ts", threshold=2.5)
+    assert got["g"].null_count() and got["g"].n_unique() == 3
+    assert_frame_equal(got, got.sort("g", "ts", "odds_ratio", maintain_order=True))

@@ -136,7 +136,8 @@ def grouped_rows(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 def _numbered(keys: list[str]) -> pl.Expr:
     """The group's number of rows sorted by `keys`: 0 for the first group, then 1, ..."""
     changed = pl.any_horizontal(pl.col(key).ne_missing(pl.col(key).shift(1)) for key in keys)
-    return (changed.fill_null(True).cum_sum() - 1).cast(pl.Int64).alias(GROUP)
+    first = pl.int_range(pl.len()) == 0  # also when the first key is null
+    return ((changed | first).cast(pl.Int64).cum_sum() - 1).alias(GROUP)
 
 
 def _in_time_order(rows: pl.DataFrame, time: str) -> bool:
@@ -360,7 +361,8 @@ def _first_round(
     starts = _starts(thresholds, state, ratios, dtype)
     # A row per group 0, 1, ..., in order: each row takes its group's start by position
     # (`gather`), the cost of a join without its hashing.
-    every_group = pl.DataFrame({GROUP: range(df[GROUP].max() + 1)}, schema={GROUP: pl.Int64})
+    groups = int(df.item(df.height - 1, GROUP)) + 1  # the last row's group: the largest
+    every_group = pl.DataFrame({GROUP: range(groups)}, schema={GROUP: pl.Int64})
     by_group = every_group.join(starts, on=GROUP, how="left", maintain_order="left")
 
     def start(name: str) -> pl.Expr:
