@@ -240,3 +240,21 @@ def test_a_failed_update_removes_its_lock(tmp_path: Path) -> None:
     assert not (store / "update.lock").exists()
     update(log, store)
     check_against_full(store, log)
+
+
+@pytest.mark.parametrize("weight", [None, "w"])
+def test_store_windows_with_a_reference_are_monitor_windows_of_the_whole_log(
+    tmp_path: Path, weight: str | None
+) -> None:
+    log = timed_log(2_400).with_columns(w=(pl.int_range(pl.len()) % 3).cast(pl.Float64))
+    log = log.filter(pl.col("ts").dt.day() != 3)  # an empty day: a window counting 0
+    store = tmp_path / "store"
+    for cut in (500, 1_000, log.height):
+        update(log[:cut], store, weight=weight)
+    reference = (datetime(2026, 10, 1), datetime(2026, 10, 3))
+    got = pc.monitor_store_windows(store, reference=reference)
+    expected = pc.monitor_windows(
+        log, "p", "y", by="model", time="ts", every="1d", reference=reference, weight=weight
+    )
+    assert expected["count"].min() == 0 and expected["ece_alert"].any()
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-9)

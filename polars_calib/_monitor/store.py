@@ -26,7 +26,7 @@ import secrets
 import socket
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from polars_calib._monitor.alarms import (
     thresholds_for,
 )
 from polars_calib._monitor.api import _given, _lazy
+from polars_calib._monitor.windows import windows_with_limits
 
 __all__ = ["monitor_store_alarms", "monitor_store_windows", "update_monitor_store"]
 
@@ -635,21 +636,36 @@ def _stored(store: Path) -> dict[str, Any]:
     return manifest
 
 
-def monitor_store_windows(path: str | Path) -> pl.DataFrame:
+def monitor_store_windows(
+    path: str | Path,
+    *,
+    reference: tuple[date | datetime, date | datetime] | None = None,
+    confidence: float = 0.95,
+) -> pl.DataFrame:
     """Finish the per-window metrics of a monitoring store from its statistics table.
 
     Parameters
     ----------
     path
         The store's directory (see :func:`update_monitor_store`).
+    reference
+        A ``(start, end)`` pair of dates or datetimes: the reference period of
+        control limits, as in :func:`polars_calib.monitor_windows` (the windows that lie
+        in ``[start, end)``; a store holds no row, so no row-level expression). None:
+        the metrics alone.
+    confidence
+        With `reference`: the level of the O/E ratio's interval.
 
     Returns
     -------
     DataFrame
-        One row per group and window that holds rows: the keys, the time (the
-        window's start), ``count``, ``refused``, ``mean_predicted``, ``observed``,
-        ``ece`` and ``spiegelhalter_z``: the table of :func:`polars_calib.summary`
-        (``time=``, ``every=``, the store's bins) over every row the store has seen.
+        Without `reference`, one row per group and window that holds rows: the keys,
+        the time (the window's start), ``count``, ``refused``, ``mean_predicted``,
+        ``observed``, ``ece`` and ``spiegelhalter_z``: the table of
+        :func:`polars_calib.summary` (``time=``, ``every=``, the store's bins) over every
+        row the store has seen. With `reference`, the table of
+        :func:`polars_calib.monitor_windows` over those rows (``limits="sigma"``): every
+        window of the span, the O/E ratio, control limits and alert flags.
 
     See Also
     --------
@@ -690,7 +706,13 @@ def monitor_store_windows(path: str | Path) -> pl.DataFrame:
     parts = _parts(store, manifest, "statistics")
     if not parts:
         return pl.DataFrame()
+    options = manifest["options"]
     stats = pl.read_parquet(parts)
-    return metrics_from_statistics(
-        stats, by=[*keys, manifest["options"]["time"]], metrics=WINDOW_METRICS
+    table = metrics_from_statistics(stats, by=[*keys, options["time"]], metrics=WINDOW_METRICS)
+    if reference is None:
+        return table
+    weighted = options["weight"] is not None
+    windows = windows_with_limits(
+        table.lazy(), keys, options["time"], options["every"], reference, confidence, weighted
     )
+    return windows.collect()
