@@ -106,3 +106,16 @@ def test_late_rows_and_other_options_are_one_line_errors(
     code, _, err = monitor(capsys, tmp_path / "log.parquet", store)
     assert code == 1
     assert "5 rows of the log are older than the store's last seen time" in err
+
+
+def test_a_store_another_update_holds_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, store = daily_log(2), tmp_path / "store"
+    log.write_parquet(tmp_path / "log.parquet")
+    assert monitor(capsys, tmp_path / "log.parquet", store)[0] == 0
+    (store / "update.lock").write_text('{"pid": 4321, "host": "h", "started": "2026-11-26"}\n')
+    code, out, err = monitor(capsys, tmp_path / "log.parquet", store)
+    assert (code, out) == (1, "")
+    assert "is locked by another update" in err
+    assert "update.lock" in err

@@ -455,3 +455,26 @@ def test_an_empty_log_has_no_alarm_and_no_threshold() -> None:
         found = pc.monitor(empty.lazy(), "p", "y", by="g", time="ts", **options).collect()
         assert found.is_empty() and found.columns[:2] == ["g", "ts"]
     assert pc.cusum_thresholds(empty, "p", "y", by="g", arl0=100).is_empty()
+
+
+def test_rows_in_time_order_need_no_sort_and_give_the_alarms_of_a_sorted_log() -> None:
+    # Ties of two rows (their order counts); every group alarms.
+    df = shifted_log(4, groups=4).with_columns(pl.col("ts") // 20)
+    expected = pc.monitor(df, "p", "y", by="g", time="ts", threshold=2.5)
+    assert expected["g"].n_unique() == 4
+    # The groups interleaved, each in time order (an append-only log): no sort.
+    interleaved = df.sort("ts", maintain_order=True)
+    # One group's second half before its first (whole ties moved): a sort.
+    m3 = df.filter(pl.col("g") == "m3")
+    unordered = pl.concat([m3.slice(300), df.filter(pl.col("g") != "m3"), m3.slice(0, 300)])
+    for log in (interleaved, unordered):
+        got = pc.monitor(log, "p", "y", by="g", time="ts", threshold=2.5)
+        assert_frame_equal(got, expected)
+
+
+def test_a_null_group_comes_first_as_the_keys_sort() -> None:
+    # Its number was 2**32 - 1 (an unsigned count below 0), and its alarms came last.
+    df = shifted_log(6, groups=3).with_columns(pl.col("g").replace("m0", None))
+    got = pc.monitor(df, "p", "y", by="g", time="ts", threshold=2.5)
+    assert got["g"].null_count() and got["g"].n_unique() == 3
+    assert_frame_equal(got, got.sort("g", "ts", "odds_ratio", maintain_order=True))

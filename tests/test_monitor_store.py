@@ -205,3 +205,56 @@ def test_alarms_of_one_chart_on_one_day_keep_their_order(tmp_path: Path) -> None
     # The order is the chart's: each alarm's run starts at or after the previous alarm.
     chart = expected.filter(pl.col("model") == 1, pl.col("odds_ratio") == 2.0)
     assert chart["run_start"].is_sorted()
+
+
+def store_files(store: Path) -> dict[Path, bytes]:
+    return {path: path.read_bytes() for path in store.rglob("*") if path.is_file()}
+
+
+def test_a_second_update_while_one_runs_is_refused_and_the_store_kept(tmp_path: Path) -> None:
+    log = timed_log(800)
+    store = tmp_path / "store"
+    update(log[:400], store)
+    assert not (store / "update.lock").exists()  # an update removes its lock
+    # Another update is running: it holds the lock (as an update writes it).
+    owner = {"pid": 4321, "host": "cron-host", "started": "2026-11-26T06:15:00+00:00"}
+    (store / "update.lock").write_text(json.dumps(owner) + "\n")
+    before = store_files(store)
+    pattern = r"locked by another update: '.*update\.lock' is held by process 4321 on cron-host"
+    with pytest.raises(FileExistsError, match=pattern):
+        update(log, store)
+    assert store_files(store) == before  # the store and the other update's lock, untouched
+    (store / "update.lock").unlink()  # the documented way to clear a stale lock
+    update(log, store)
+    check_against_full(store, log)
+    assert not (store / "update.lock").exists()
+
+
+def test_a_failed_update_removes_its_lock(tmp_path: Path) -> None:
+    log = timed_log(400)
+    store = tmp_path / "store"
+    bad = log.with_columns(p=pl.when(pl.int_range(pl.len()) < 2).then(1.5).otherwise("p"))
+    for _ in range(2):  # the second run is refused for its data again, not for a lock
+        with pytest.raises(pc.CalibrationDataError, match="2 of 400"):
+            update(bad, store)
+    assert not (store / "update.lock").exists()
+    update(log, store)
+    check_against_full(store, log)
+
+
+@pytest.mark.parametrize("weight", [None, "w"])
+def test_store_windows_with_a_reference_are_monitor_windows_of_the_whole_log(
+    tmp_path: Path, weight: str | None
+) -> None:
+    log = timed_log(2_400).with_columns(w=(pl.int_range(pl.len()) % 3).cast(pl.Float64))
+    log = log.filter(pl.col("ts").dt.day() != 3)  # an empty day: a window counting 0
+    store = tmp_path / "store"
+    for cut in (500, 1_000, log.height):
+        update(log[:cut], store, weight=weight)
+    reference = (datetime(2026, 10, 1), datetime(2026, 10, 3))
+    got = pc.monitor_store_windows(store, reference=reference)
+    expected = pc.monitor_windows(
+        log, "p", "y", by="model", time="ts", every="1d", reference=reference, weight=weight
+    )
+    assert expected["count"].min() == 0 and expected["ece_alert"].any()
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-9)

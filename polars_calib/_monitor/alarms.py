@@ -32,6 +32,9 @@ __all__ = [
     "alarms_for",
     "check_options",
     "continued_alarms",
+    "first_of_group",
+    "ordered_rows",
+    "raise_for_null_times",
     "thresholds_for",
 ]
 
@@ -75,44 +78,25 @@ def check_options(
 
 
 ROW = "__calib_row__"
-ORDERED = (pl.String, pl.Boolean, pl.Date, pl.Datetime, pl.Duration, pl.Time)
 
 
-def in_order(columns: Sequence[str]) -> pl.Expr:
-    """True when the rows are sorted by `columns` (nulls first, ties allowed), as
-    ``sort(columns)`` orders them: each row is at or after the row before it."""
-    after = pl.lit(True)  # equal rows: in order
-    for name in reversed(columns):
-        column, before = pl.col(name), pl.col(name).shift(1)
-        greater = (column > before).fill_null(before.is_null() & column.is_not_null())
-        after = greater | (column.eq_missing(before) & after)
-    return after.fill_null(True).all()  # the first row
-
-
-def grouped_in_time_order(df: pl.DataFrame, keys: list[str], time: str | None) -> pl.DataFrame:
+def _sorted_in_groups(df: pl.DataFrame, keys: list[str], time: str) -> pl.DataFrame:
     """`df` sorted by `keys`, then `time` (nulls first); ties keep the frame's order.
 
-    The same rows as ``df.sort([*keys, time], maintain_order=True)``, faster: a log
-    already in that order is returned as it is (one comparison per row); otherwise each
+    The same rows as ``df.sort([*keys, time], maintain_order=True)``, faster: each
     group's row numbers are sorted by time inside a group-by (small sorts, the way
     ``over(order_by=)`` does it) and the groups put in key order: 2M rows of 100 groups
     in about a fifth of the multi-column stable sort's time (``docs/monitoring.md``,
     "Speed of the charts").
     """
-    order = [*keys, *([time] if time else [])]
-    # Comparisons order these types as sort does (categories and others: no shortcut).
-    plain = all(df.schema[c].is_numeric() or df.schema[c] in ORDERED for c in order)
-    if not order or (plain and df.select(in_order(order)).item()):
-        return df
     if not keys:
-        return df.sort(order, maintain_order=True)
-    rows = pl.col(ROW) if time is None else pl.col(ROW).sort_by(time, maintain_order=True)
+        return df.sort(time, maintain_order=True)
     picked = (
         df.lazy()
         .with_row_index(ROW)
         .group_by(keys)
-        .agg(rows)
-        .sort(keys)
+        .agg(pl.col(ROW).sort_by(time, maintain_order=True))
+        .sort(keys, nulls_last=False)
         .select(pl.col(ROW).explode())
         .collect()
     )
@@ -125,14 +109,69 @@ def checked_rows(
     """`df` checked (refused rows, null times: :class:`CalibrationDataError`), sorted by
     keys and time (ties in the frame's order), with a group number ``GROUP`` (0, 1, ...)."""
     raise_for_problems(problem_counts(df.lazy(), problem.checks).collect(), problem.checks)
-    if time is not None and (nulls := df[time].null_count()):
+    if time is not None:
+        raise_for_null_times(df, time)
+    return ordered_rows(df, keys, time)
+
+
+def raise_for_null_times(df: pl.DataFrame, time: str) -> None:
+    """Raise :class:`CalibrationDataError` when `df`'s `time` column holds nulls."""
+    if nulls := df[time].null_count():
         msg = f"invalid calibration data: column {time!r}: time null in {nulls} of {df.height} rows"
         raise CalibrationDataError(msg)
-    df = grouped_in_time_order(df, keys, time)
+
+
+def ordered_rows(df: pl.DataFrame, keys: list[str], time: str | None) -> pl.DataFrame:
+    """`df`'s rows as a stable sort by keys and time orders them, with the group's number
+    ``GROUP`` (0, 1, ... in the order of the sorted keys); `time` without nulls.
+
+    No sort when each group's rows are already in time order (an append-only log):
+    the rows are gathered group by group (:func:`grouped_rows`) and checked, one
+    comparison a row. Otherwise each group's rows sorted by time (:func:`_sorted_in_groups`).
+    """
+    rows = grouped_rows(df, keys)
+    if time is not None and not _in_time_order(rows, time):
+        ordered = _sorted_in_groups(df, keys, time)
+        number = _numbered(keys) if keys else pl.lit(0, pl.Int64).alias(GROUP)
+        rows = ordered.with_columns(number).with_columns(pl.col(GROUP).set_sorted())
+    return rows
+
+
+def grouped_rows(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """`df`'s rows group by group, the groups in the order of their sorted keys (nulls
+    first), each group's rows in the frame's order, with the group's number ``GROUP``.
+
+    The rows of a stable sort by the keys, from one gathering of each column by group
+    (``group_by(...).agg(pl.all())`` keeps each group's rows in order, then ``explode``),
+    a fraction of the time of the sort.
+    """
     if not keys:
-        return df.with_columns(pl.lit(0, pl.Int64).alias(GROUP))
+        rows = df.with_columns(pl.lit(0, pl.Int64).alias(GROUP))
+    elif df.is_empty() or df.width == len(keys):
+        rows = df.sort(keys, maintain_order=True).with_columns(_numbered(keys))
+    else:
+        others = [name for name in df.columns if name not in keys]
+        lists = df.group_by(keys).agg(others).sort(keys, nulls_last=False)
+        lists = lists.with_row_index(GROUP).with_columns(pl.col(GROUP).cast(pl.Int64))
+        rows = lists.explode(others).select(*df.columns, GROUP)
+    # Sorted by construction; said so, a window `over(GROUP)` takes each group as a
+    # slice (a third of the time of hashing the numbers again).
+    return rows.with_columns(pl.col(GROUP).set_sorted())
+
+
+def _numbered(keys: list[str]) -> pl.Expr:
+    """The group's number of rows sorted by `keys`: 0 for the first group, then 1, ..."""
     changed = pl.any_horizontal(pl.col(key).ne_missing(pl.col(key).shift(1)) for key in keys)
-    return df.with_columns((changed.fill_null(True).cum_sum() - 1).cast(pl.Int64).alias(GROUP))
+    first = pl.int_range(pl.len()) == 0  # also when the first key is null
+    return ((changed | first).cast(pl.Int64).cum_sum() - 1).alias(GROUP)
+
+
+def _in_time_order(rows: pl.DataFrame, time: str) -> bool:
+    """Whether each group's rows (of :func:`grouped_rows`) are in time order: one
+    comparison of each row with the one before it (nulls are checked before)."""
+    t, g = pl.col(time), pl.col(GROUP)
+    ordered = (t >= t.shift(1)) | (g != g.shift(1))
+    return bool(rows.select(ordered.all()).item())
 
 
 def thresholds_for(
@@ -256,38 +295,169 @@ def continued_alarms(
         .with_columns(pl.lit(None, pl.Float64).alias(c) for c in CHART_STATE[:3])
         .with_columns(pl.lit(None, dtype).alias("run_start"))
     ]
+    first = _first_round(df, problem, time, thresholds, state)
     for ratio in thresholds["odds_ratio"].unique(maintain_order=True):
-        step, flag = cusum_step(problem, math.log(ratio))
-        chart = thresholds.filter(pl.col("odds_ratio") == ratio).select(GROUP, "threshold")
-        start = _start(chart, state, ratio, dtype)
-        # The seed joins each group's first term: C + W_1, then + W_2, ..., the additions
-        # of one pass over the whole log (x + 0.0 is x on the other rows).
-        first = pl.int_range(pl.len()).over(GROUP) == 0
-        seeded = pl.col("step") + pl.when(first).then(pl.col("total")).otherwise(0.0)
-        rows = (
-            df.select(GROUP, time, step.alias("step"), flag.alias("flag"))
-            .join(start.select(GROUP, "total"), on=GROUP, maintain_order="left")
-            .select(
-                GROUP,
-                time,
-                pl.int_range(pl.len()).over(GROUP).alias("n"),
-                seeded.cum_sum().over(GROUP).alias("total"),
-                "flag",
-            )
-            .join(chart, on=GROUP, maintain_order="left")
+        round_one = first.filter(pl.col("odds_ratio") == ratio)
+        ends.append(round_one.filter(~pl.col("alarmed")).select(ends[0].columns))
+        alarmed = round_one.filter(pl.col("alarmed"))[GROUP]
+        if alarmed.is_empty():
+            continue
+        # The charts that alarm, again from their start, one round per alarm.
+        rows = df.filter(pl.col(GROUP).is_in(alarmed.implode()))
+        chart = thresholds.filter(
+            pl.col("odds_ratio") == ratio, pl.col(GROUP).is_in(alarmed.implode())
         )
-        found, end = _rounds(rows, time, start.drop("total"))
+        found, end = _alarm_rows_rounds(
+            rows, problem, time, chart.select(GROUP, "threshold"), state, ratio
+        )
         results.append(found.drop("n").with_columns(odds_ratio=pl.lit(ratio)))
         ends.append(end.select(GROUP, pl.lit(ratio).alias("odds_ratio"), *CHART_STATE))
     found = pl.concat(results)
-    keyed = df.select(GROUP, *keys).unique(GROUP, keep="first")
+    keyed = df.filter(first_of_group()).select(GROUP, *keys)
     columns = [*keys, time, "odds_ratio", "statistic", "threshold", "run_start"]
     alarms = (
         found.join(keyed, on=GROUP, maintain_order="left")
         .sort(GROUP, time, "odds_ratio", maintain_order=True)  # ties: raised first, first
         .select(columns)
     )
-    return alarms, pl.concat(ends)
+    return alarms, pl.concat(ends).sort(GROUP, "odds_ratio", maintain_order=True)
+
+
+def _seeded(step: str, total: str) -> pl.Expr:
+    """The chart's terms `step`, the group's first one plus the seed `total`: their
+    cumulative sum is C + W_1, then + W_2, ..., the additions of one pass over the whole
+    log (x + 0.0 is x on the other rows)."""
+    return pl.col(step) + pl.when(first_of_group()).then(pl.col(total)).otherwise(0.0)
+
+
+def first_of_group() -> pl.Expr:
+    """True on each group's first row, of rows grouped as :func:`ordered_rows` gives them."""
+    return pl.col(GROUP).ne_missing(pl.col(GROUP).shift(1))
+
+
+def _alarm_rows_rounds(
+    rows: pl.DataFrame,
+    problem: Problem,
+    time: str,
+    chart: pl.DataFrame,
+    state: pl.DataFrame | None,
+    ratio: float,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The alarms and end state of the chart of odds ratio `ratio` of each group of
+    `chart` (``GROUP``, ``threshold``), continued from `state`, over its rows."""
+    step, flag = cusum_step(problem, math.log(ratio))
+    start = _start(chart, state, ratio, rows.schema[time])
+    numbered = (
+        rows.select(GROUP, time, step.alias("step"), flag.alias("flag"))
+        .join(start.select(GROUP, "total"), on=GROUP, maintain_order="left")
+        .with_columns(_seeded("step", "total").alias("total"))
+        .select(
+            GROUP,
+            time,
+            pl.int_range(pl.len()).over(GROUP).alias("n"),
+            pl.col("total").cum_sum().over(GROUP),
+            "flag",
+        )
+        .join(chart, on=GROUP, maintain_order="left")
+    )
+    return _rounds(numbered, time, start.drop("total"))
+
+
+def _first_round(
+    df: pl.DataFrame,
+    problem: Problem,
+    time: str,
+    thresholds: pl.DataFrame,
+    state: pl.DataFrame | None,
+) -> pl.DataFrame:
+    """Per (group, odds ratio) of `thresholds`: whether the chart continued from `state`
+    alarms among `df`'s rows (``alarmed``) and, where it does not, its end state
+    (:data:`CHART_STATE`): the first round of every chart, in one pass of the rows.
+
+    The chart's arithmetic is that of :func:`_rounds`' first round (the same seeded
+    cumulative sum, the same running minimum), so a chart that does not alarm ends in
+    the state the rounds would give it, to the bit; the rounds run only for the others.
+    """
+    dtype = df.schema[time]
+    if thresholds.is_empty() or df.is_empty():  # no chart
+        columns = {GROUP: pl.Int64, "odds_ratio": pl.Float64, "alarmed": pl.Boolean}
+        columns.update(dict.fromkeys(CHART_STATE[:3], pl.Float64))
+        return pl.DataFrame(schema={**columns, "run_start": dtype})
+    ratios: list[float] = thresholds["odds_ratio"].unique(maintain_order=True).to_list()
+    starts = _starts(thresholds, state, ratios, dtype)
+    # A row per group 0, 1, ..., in order: each row takes its group's start by position
+    # (`gather`), the cost of a join without its hashing.
+    groups = int(df.item(df.height - 1, GROUP)) + 1  # the last row's group: the largest
+    every_group = pl.DataFrame({GROUP: range(groups)}, schema={GROUP: pl.Int64})
+    by_group = every_group.join(starts, on=GROUP, how="left", maintain_order="left")
+
+    def start(name: str) -> pl.Expr:
+        return pl.lit(by_group[name]).gather(pl.col(GROUP))
+
+    n = range(len(ratios))
+    # Each stage a column of its own: an expression inside `over` is evaluated group by
+    # group, a column is not.
+    terms = []
+    for j, ratio in enumerate(ratios):
+        step, flag = cusum_step(problem, math.log(ratio))
+        seed = pl.when(first_of_group()).then(start(f"total_{j}")).otherwise(0.0)
+        terms += [(step + seed).alias(f"step_{j}"), flag.alias(f"flag_{j}")]
+    totals = [pl.col(f"step_{j}").cum_sum().over(GROUP).alias(f"c_{j}") for j in n]
+    runs = [(pl.col(f"c_{j}") - start(f"base_{j}")).alias(f"run_{j}") for j in n]
+    lows = [pl.col(f"run_{j}").cum_min().over(GROUP).alias(f"low_{j}") for j in n]
+    charts = [
+        (pl.col(f"run_{j}") - pl.min_horizontal(f"low_{j}", start(f"floor_{j}"))).alias(f"s_{j}")
+        for j in n
+    ]
+    summed = []
+    for j in n:
+        s, flagged = pl.col(f"s_{j}"), pl.col(f"flag_{j}")
+        summed += [
+            # Some S > h where the largest S is (NaN is above every number, as row by row).
+            s.nan_max().alias(f"top_{j}"),
+            flagged.any().alias(f"flagged_{j}"),
+            pl.col(f"c_{j}").last().alias(f"last_{j}"),
+            pl.col(f"run_{j}").min().alias(f"run_min_{j}"),
+            pl.col(time).filter((s == 0.0) & ~flagged).last().alias(f"zero_{j}"),
+        ]
+    done = (
+        df.select(GROUP, time, *terms)
+        .with_columns(totals)
+        .with_columns(runs)
+        .with_columns(lows)
+        .with_columns(charts)
+        .group_by(GROUP)
+        .agg(summed)
+        .join(starts, on=GROUP)
+    )
+    return pl.concat(
+        done.select(
+            GROUP,
+            pl.lit(ratio).alias("odds_ratio"),
+            ((pl.col(f"top_{j}") > pl.col(f"threshold_{j}")) | pl.col(f"flagged_{j}")).alias(
+                "alarmed"
+            ),
+            pl.col(f"last_{j}").alias("total"),
+            pl.col(f"base_{j}").alias("base"),
+            pl.min_horizontal(f"floor_{j}", f"run_min_{j}").alias("floor"),
+            pl.coalesce(f"zero_{j}", f"restart_{j}").cast(dtype).alias("run_start"),
+        )
+        for j, ratio in enumerate(ratios)
+    )
+
+
+def _starts(
+    thresholds: pl.DataFrame, state: pl.DataFrame | None, ratios: list[float], dtype: pl.DataType
+) -> pl.DataFrame:
+    """Per group: each chart's :func:`_start` and threshold, the columns of the chart of
+    ``ratios[j]`` suffixed with ``_j``."""
+    starts = thresholds.select(GROUP).unique(maintain_order=True)
+    for j, ratio in enumerate(ratios):
+        chart = thresholds.filter(pl.col("odds_ratio") == ratio).select(GROUP, "threshold")
+        start = _start(chart, state, ratio, dtype).join(chart, on=GROUP).drop("after")
+        named = {c: f"{c}_{j}" for c in start.columns if c != GROUP}
+        starts = starts.join(start.rename(named), on=GROUP)
+    return starts
 
 
 def _start(
@@ -385,11 +555,15 @@ def _charted(rows: pl.DataFrame, starts: pl.DataFrame, time: str) -> pl.LazyFram
         .join(starts.lazy(), on=GROUP, maintain_order="left")
         .filter(pl.col("n") > pl.col("after"))
     )
-    run = pl.col("total") - pl.col("base")
+    # Columns before `over` (an expression inside it is evaluated group by group).
+    run = pl.col("run")
     chart = run - pl.min_horizontal(run.cum_min().over(GROUP), pl.col("floor"))
     zero = pl.when((pl.col("statistic") == 0.0) & ~pl.col("flag")).then(pl.col(time))
-    return lf.with_columns(run=run, statistic=chart).with_columns(
-        run_start=zero.forward_fill().over(GROUP).fill_null(pl.col("restart"))
+    return (
+        lf.with_columns(run=pl.col("total") - pl.col("base"))
+        .with_columns(statistic=chart)
+        .with_columns(zero.alias("run_start"))
+        .with_columns(pl.col("run_start").forward_fill().over(GROUP).fill_null(pl.col("restart")))
     )
 
 

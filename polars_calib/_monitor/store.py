@@ -11,17 +11,22 @@ A store holds what a full recomputation would need of the rows it has seen, and 
 * ``manifest.json``: the format version, the options the store was built with, and
   the parts that make it up.
 
-An update writes its parts under new names (each through a temporary name, then a
-rename) and the manifest last: until the manifest is replaced the store is the old
-one, whatever failed. The proofs (continuing the chart, the boundary rows) are in
-``docs/monitoring.md``, "The store and the daily job".
+An update holds the store's lock, ``update.lock`` (created exclusively; a second
+update at the same time is refused), writes its parts under new names (each through a
+temporary name, then a rename) and the manifest last: until the manifest is replaced
+the store is the old one, whatever failed. The proofs (continuing the chart, the
+boundary rows) are in ``docs/monitoring.md``, "The store and the daily job".
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
-from collections.abc import Sequence
+import socket
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -35,18 +40,24 @@ from polars_calib._frames.statistics import bin_statistics, metrics_from_statist
 from polars_calib._monitor.alarms import (
     CHART_STATE,
     GROUP,
+    REF,
     check_options,
-    checked_rows,
     continued_alarms,
+    first_of_group,
+    ordered_rows,
+    raise_for_null_times,
     thresholds_for,
 )
 from polars_calib._monitor.api import _given, _lazy
+from polars_calib._monitor.windows import windows_with_limits
 
 __all__ = ["monitor_store_alarms", "monitor_store_windows", "update_monitor_store"]
 
 FORMAT = 1
 """The store's format version, in its manifest."""
 MANIFEST = "manifest.json"
+LOCK = "update.lock"
+"""The lock an update holds (created exclusively, removed when the update ends)."""
 WINDOW_METRICS: list[Metric | Diagnostic] = ["ece", "spiegelhalter_z"]
 """The metrics the statistics table can finish (those of :func:`monitor_windows`)."""
 _POSITION = "__calib_position__"
@@ -72,7 +83,7 @@ def _read_manifest(store: Path) -> dict[str, Any] | None:
         raise ValueError(msg)
     path = store / MANIFEST
     if not path.exists():
-        if store.exists() and any(store.iterdir()):
+        if store.exists() and any(entry.name != LOCK for entry in store.iterdir()):
             msg = (
                 f"{str(store)!r} is not a monitoring store (no {MANIFEST}) and is not empty: "
                 "give a new or empty directory"
@@ -130,10 +141,12 @@ def _new_rows(
     ids = _ids(keys)
     groups = state.unique(ids, maintain_order=True)
     last = groups[f"{time}_last"].max()
-    recent = (
-        lf.select(columns)
-        .filter(pl.col(time) >= pl.lit(last, groups.schema[f"{time}_last"]))
-        .collect()
+    # One collection: the two scans read the files' footers side by side.
+    recent, length = pl.collect_all(
+        [
+            lf.select(columns).filter(pl.col(time) >= pl.lit(last, groups.schema[f"{time}_last"])),
+            lf.select(pl.len()),
+        ]
     )
     at_last = groups.filter(pl.col(f"{time}_last") == last).select(*ids, "rows_at_last")
     boundary = _with_ids(recent.filter(pl.col(time) == last), keys)
@@ -146,8 +159,7 @@ def _new_rows(
     )
     new = pl.concat([unseen, recent.filter(pl.col(time) > last)])
     seen_before = int(groups["rows_seen"].sum()) - int(at_last["rows_at_last"].sum())
-    log_rows = int(lf.select(pl.len()).collect().item())
-    return new, log_rows - recent.height - seen_before
+    return new, int(length.item()) - recent.height - seen_before
 
 
 def _raise_late(late: int, state: pl.DataFrame, time: str) -> None:
@@ -163,12 +175,16 @@ def _raise_late(late: int, state: pl.DataFrame, time: str) -> None:
 
 
 def _thresholds(
-    rows: pl.DataFrame, state: pl.DataFrame | None, prepared: Any, options: dict[str, Any]
+    rows: pl.DataFrame,
+    groups: pl.DataFrame,
+    state: pl.DataFrame | None,
+    prepared: Any,
+    options: dict[str, Any],
 ) -> pl.DataFrame:
-    """Per (group, chart) of `rows`: the store's threshold, or for a group new to the store
-    the given threshold or one simulated from the group's rows of this update."""
+    """Per (group, chart) of `rows` (`groups`: ``GROUP`` and the keys): the store's
+    threshold, or for a group new to the store the given threshold or one simulated
+    from the group's rows of this update."""
     keys: list[str] = options["by"]
-    groups = rows.select(GROUP, *keys).unique(GROUP, maintain_order=True)
     known = pl.DataFrame(
         schema={GROUP: pl.Int64, "odds_ratio": pl.Float64, "threshold": pl.Float64}
     )
@@ -183,7 +199,7 @@ def _thresholds(
         made = _given(new.select(GROUP), options["odds_ratio"], options["threshold"])
     else:
         made = thresholds_for(
-            rows.join(new.select(GROUP), on=GROUP),
+            rows.join(new.select(GROUP), on=GROUP).with_columns(pl.lit(True).alias(REF)),
             prepared.problem,
             keys,
             options["odds_ratio"],
@@ -206,6 +222,7 @@ def _with_ids(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 def _new_state(
     rows: pl.DataFrame,
+    named: pl.DataFrame,
     end: pl.DataFrame,
     thresholds: pl.DataFrame,
     alarms: pl.DataFrame,
@@ -213,15 +230,14 @@ def _new_state(
     keys: list[str],
     time: str,
 ) -> pl.DataFrame:
-    """The state after this update: the groups of `rows` with their end state, and the
-    other groups of the old `state` as they were."""
+    """The state after this update: the groups of `rows` (`named`: ``GROUP`` and the
+    keys) with their end state, and the other groups of the old `state` as they were."""
     ids, last = _ids(keys), f"{time}_last"
     seen = rows.group_by(GROUP).agg(
         pl.col(time).max().alias(last),
         (pl.col(time) == pl.col(time).max()).sum().cast(pl.Int64).alias("rows_at_last"),
         pl.len().cast(pl.Int64).alias("rows_seen"),
     )
-    named = rows.select(GROUP, *keys).unique(GROUP)
     fired = (
         _with_ids(alarms, keys)
         .group_by([*ids, "odds_ratio"])
@@ -349,6 +365,9 @@ def update_monitor_store(
     ValueError
         Options other than those the store was built with, or a directory that is not
         a store.
+    FileExistsError
+        Another update holds the store's lock (``update.lock`` in its directory): the
+        message names it, its owner and its age, and the store is left as it was.
 
     Notes
     -----
@@ -356,8 +375,9 @@ def update_monitor_store(
     group's rows at ``T`` (in the log's order), as many as the store saw are skipped.
     Each chart continues from its end state, so the alarms and the window table are
     those of a full recomputation over the log (see ``docs/monitoring.md``, "The store
-    and the daily job"). An update writes new files and replaces the manifest last:
-    a failure leaves the store as it was.
+    and the daily job"). An update holds the store's lock, writes new files and
+    replaces the manifest last: a failure leaves the store as it was, and a second
+    update at the same time is refused.
 
     See Also
     --------
@@ -420,10 +440,73 @@ def update_monitor_store(
         }
     )
     store = Path(path)
-    manifest = _read_manifest(store)
-    if manifest is not None:
-        _check_same_options(store, manifest["options"], options)
-    return _update(data.lazy(), store, manifest, options)
+    _read_manifest(store)  # a file, or another directory: refused before the lock is made
+    with _locked(store):
+        manifest = _read_manifest(store)
+        if manifest is not None:
+            _check_same_options(store, manifest["options"], options)
+        return _update(data.lazy(), store, manifest, options)
+
+
+@contextmanager
+def _locked(store: Path) -> Iterator[None]:
+    """Hold the store's lock (:data:`LOCK`) for one update; ``FileExistsError`` naming it,
+    its owner and its age when another update holds it.
+
+    The lock is a file created with ``O_CREAT | O_EXCL`` (an atomic test-and-create,
+    also on a network file system that supports it), holding the owner's process id,
+    host and start time; it is removed when the update ends, whatever the outcome.
+    A killed update leaves it behind: see ``docs/monitoring.md``, "Two updates at once".
+    """
+    store.mkdir(parents=True, exist_ok=True)
+    lock = store / LOCK
+    try:
+        descriptor = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        raise FileExistsError(_held(store, lock)) from None
+    try:
+        owner = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(json.dumps(owner) + "\n")
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _held(store: Path, lock: Path) -> str:
+    """The message for a lock another update holds: its path, owner and age."""
+    try:
+        owner = json.loads(lock.read_text(encoding="utf-8"))
+        who = f"process {owner['pid']} on {owner['host']}, started {owner['started']}"
+        started = datetime.fromisoformat(owner["started"])
+    except (OSError, ValueError, KeyError, TypeError):  # being written, or not ours
+        who = "an unknown owner"
+        try:
+            started = datetime.fromtimestamp(lock.stat().st_mtime, timezone.utc)
+        except OSError:  # removed since: the other update ended
+            started = datetime.now(timezone.utc)
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=timezone.utc)
+    age = max(datetime.now(timezone.utc) - started, timedelta(0))
+    return (
+        f"the monitoring store {str(store)!r} is locked by another update: {str(lock)!r} "
+        f"is held by {who} ({_duration(age)} ago); run one update at a time, and if no "
+        "update is running (a killed job left the lock), remove that file"
+    )
+
+
+def _duration(age: timedelta) -> str:
+    """`age` in words: seconds, minutes, hours or days."""
+    seconds = int(age.total_seconds())
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count > 1 else ''}"
+    return f"{seconds} s"
 
 
 def _alarm_schema(schema: pl.Schema, keys: list[str], time: str) -> pl.Schema:
@@ -460,15 +543,8 @@ def _update(
         if manifest is None:
             _commit(store, manifest, options, {})
         return pl.DataFrame(schema=_alarm_schema(schema, keys, time))
-    prepared, plan, _ = _lazy(new, prob, label, keys or None, weight, time, None)
-    rows = checked_rows(plan.collect(), prepared.problem, keys, time)
-    thresholds = _thresholds(rows, state, prepared, options)
-    start = None
-    if state is not None:
-        named = _with_ids(rows.select(GROUP, *keys).unique(GROUP), keys)
-        start = named.join(state, on=_ids(keys), nulls_equal=True)
-        start = start.select(GROUP, "odds_ratio", *CHART_STATE)
-    alarms, end = continued_alarms(rows, prepared.problem, keys, time, thresholds, start)
+    # The statistics table first: it counts the refused rows, which raise (and are
+    # counted again for the message only then).
     statistics = bin_statistics(
         new,
         prob,
@@ -480,10 +556,20 @@ def _update(
         weight=weight,
         metrics=WINDOW_METRICS,
     )
+    raise_for_null_times(new, time)
+    prepared, _, _ = _lazy(new, prob, label, keys or None, weight, time, None)
+    rows = ordered_rows(new, keys, time)
+    named = rows.filter(first_of_group()).select(GROUP, *keys)
+    thresholds = _thresholds(rows, named, state, prepared, options)
+    start = None
+    if state is not None:
+        start = _with_ids(named, keys).join(state, on=_ids(keys), nulls_equal=True)
+        start = start.select(GROUP, "odds_ratio", *CHART_STATE)
+    alarms, end = continued_alarms(rows, prepared.problem, keys, time, thresholds, start)
     written: dict[str, pl.DataFrame | None] = {
         "statistics": statistics,
         "alarms": alarms,
-        "state": _new_state(rows, end, thresholds, alarms, state, keys, time),
+        "state": _new_state(rows, named, end, thresholds, alarms, state, keys, time),
     }
     _commit(store, manifest, options, written)
     return alarms
@@ -550,21 +636,36 @@ def _stored(store: Path) -> dict[str, Any]:
     return manifest
 
 
-def monitor_store_windows(path: str | Path) -> pl.DataFrame:
+def monitor_store_windows(
+    path: str | Path,
+    *,
+    reference: tuple[date | datetime, date | datetime] | None = None,
+    confidence: float = 0.95,
+) -> pl.DataFrame:
     """Finish the per-window metrics of a monitoring store from its statistics table.
 
     Parameters
     ----------
     path
         The store's directory (see :func:`update_monitor_store`).
+    reference
+        A ``(start, end)`` pair of dates or datetimes: the reference period of
+        control limits, as in :func:`polars_calib.monitor_windows` (the windows that lie
+        in ``[start, end)``; a store holds no row, so no row-level expression). None:
+        the metrics alone.
+    confidence
+        With `reference`: the level of the O/E ratio's interval.
 
     Returns
     -------
     DataFrame
-        One row per group and window that holds rows: the keys, the time (the
-        window's start), ``count``, ``refused``, ``mean_predicted``, ``observed``,
-        ``ece`` and ``spiegelhalter_z``: the table of :func:`polars_calib.summary`
-        (``time=``, ``every=``, the store's bins) over every row the store has seen.
+        Without `reference`, one row per group and window that holds rows: the keys,
+        the time (the window's start), ``count``, ``refused``, ``mean_predicted``,
+        ``observed``, ``ece`` and ``spiegelhalter_z``: the table of
+        :func:`polars_calib.summary` (``time=``, ``every=``, the store's bins) over every
+        row the store has seen. With `reference`, the table of
+        :func:`polars_calib.monitor_windows` over those rows (``limits="sigma"``): every
+        window of the span, the O/E ratio, control limits and alert flags.
 
     See Also
     --------
@@ -605,7 +706,13 @@ def monitor_store_windows(path: str | Path) -> pl.DataFrame:
     parts = _parts(store, manifest, "statistics")
     if not parts:
         return pl.DataFrame()
+    options = manifest["options"]
     stats = pl.read_parquet(parts)
-    return metrics_from_statistics(
-        stats, by=[*keys, manifest["options"]["time"]], metrics=WINDOW_METRICS
+    table = metrics_from_statistics(stats, by=[*keys, options["time"]], metrics=WINDOW_METRICS)
+    if reference is None:
+        return table
+    weighted = options["weight"] is not None
+    windows = windows_with_limits(
+        table.lazy(), keys, options["time"], options["every"], reference, confidence, weighted
     )
+    return windows.collect()

@@ -23,7 +23,7 @@ from polars_calib._frames.statistics import bin_statistics
 from polars_calib._table.finish import finish_metrics
 from polars_calib._table.plan import FrameT, same_kind
 
-__all__ = ["ControlLimits", "monitor_windows"]
+__all__ = ["ControlLimits", "monitor_windows", "windows_with_limits"]
 
 ControlLimits = Literal["sigma", "bootstrap"]
 """How control limits are set from the reference windows (see :func:`monitor_windows`)."""
@@ -230,23 +230,15 @@ def monitor_windows(
     ).lazy()
     names = table.collect_schema().names()
     keys: list[str] = names[: names.index(time)]
-    windows = _all_windows(table, keys, time, every)
-    if in_reference is None:
-        inside = _reference_windows(reference, time, every)
-        windows = windows.with_columns(inside.alias(_REFERENCE))
-    else:
+    flags = None
+    if in_reference is not None:
         rows = GroupKeys(by).added_to(data.lazy())
         _check_reference_dtype(rows, in_reference)
         window = pl.col(time).dt.truncate(every)
         flags = rows.group_by([*keys, window]).agg(
             in_reference.fill_null(False).all().alias(_REFERENCE)
         )
-        windows = windows.join(flags, on=[*keys, time], how="left", nulls_equal=True)
-    windows = windows.with_columns(pl.col(_REFERENCE).fill_null(False))
-    full = windows.join(table, on=[*keys, time], how="full", coalesce=True, nulls_equal=True)
-    full = full.with_columns(
-        pl.col(_REFERENCE).fill_null(False), pl.col("count", "refused").fill_null(0)
-    )
+    full = _completed(table, keys, time, every, reference if flags is None else flags)
     full = _with_oe_ratio(full, confidence, weighted=weight is not None)
     if limits == "bootstrap":
         # Only the reference rows are resampled (a straddling window's are dropped below).
@@ -273,6 +265,42 @@ def monitor_windows(
     else:
         full = full.with_columns(_sigma_limits(keys))
     return same_kind(data, _with_alerts(full, keys, time))
+
+
+def windows_with_limits(
+    table: pl.LazyFrame,
+    keys: list[str],
+    time: str,
+    every: str,
+    reference: tuple[date | datetime, date | datetime],
+    confidence: float,
+    weighted: bool,
+) -> pl.LazyFrame:
+    """:func:`monitor_windows` (``limits="sigma"``, a ``(start, end)`` reference) from
+    the per-window table of :func:`polars_calib.summary` (``time=``, ``every=``, the
+    metrics ECE and Spiegelhalter's z): the finisher without the rows."""
+    _reference_rows(reference)
+    check_confidence(confidence)
+    full = _with_oe_ratio(_completed(table, keys, time, every, reference), confidence, weighted)
+    return _with_alerts(full.with_columns(_sigma_limits(keys)), keys, time)
+
+
+def _completed(
+    table: pl.LazyFrame, keys: list[str], time: str, every: str, reference: Any
+) -> pl.LazyFrame:
+    """`table` with every window of the log's span (an empty one counting 0) and the
+    reference flag: from a ``(start, end)`` pair, or `reference`'s frame of flags per
+    (keys, window)."""
+    windows = _all_windows(table, keys, time, every)
+    if isinstance(reference, pl.LazyFrame):
+        windows = windows.join(reference, on=[*keys, time], how="left", nulls_equal=True)
+    else:
+        windows = windows.with_columns(_reference_windows(reference, time, every).alias(_REFERENCE))
+    windows = windows.with_columns(pl.col(_REFERENCE).fill_null(False))
+    full = windows.join(table, on=[*keys, time], how="full", coalesce=True, nulls_equal=True)
+    return full.with_columns(
+        pl.col(_REFERENCE).fill_null(False), pl.col("count", "refused").fill_null(0)
+    )
 
 
 def _reference_rows(reference: object) -> pl.Expr | None:
