@@ -63,6 +63,24 @@ def test_the_daily_job_exits_3_on_a_new_alarm_and_0_on_a_rerun(
     assert windows["count"].to_list() == summary["count"].to_list()
 
 
+def test_windows_with_a_reference_are_monitor_windows_of_the_whole_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full = daily_log(4)
+    full.write_parquet(tmp_path / "log.parquet")
+    out = tmp_path / "w.parquet"
+    extra = ["--windows", out, "--reference", "2026-10-01T00:00:00,2026-10-03T00:00:00"]
+    code, _, _ = monitor(capsys, tmp_path / "log.parquet", tmp_path / "store", *extra)
+    assert code == 3  # model b breaks on day 3
+    reference = (datetime(2026, 10, 1), datetime(2026, 10, 3))
+    expected = pc.monitor_windows(
+        full, "p", "y", by="model", time="ts", every="1d", reference=reference
+    )
+    got = pl.read_parquet(out)
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
+    assert got.filter(pl.col("model") == "b")["ece_alert"].to_list()[-1]  # day 4 alerts
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
@@ -70,6 +88,9 @@ def test_the_daily_job_exits_3_on_a_new_alarm_and_0_on_a_rerun(
         (["--arl0", "100"], "argument --threshold: not allowed with argument --arl0"),
         (["--every", "1day"], "argument --every: must be a positive Polars duration"),
         (["--windows", "w.txt"], "argument --windows: expected a .csv or .parquet file"),
+        (["--reference", "2026-10-01,2026-10-03"], "argument --reference: needs --windows"),
+        (["--reference", "2026-10-03,2026-10-01"], "expected START before END"),
+        (["--reference", "2026-10-01"], "expected START,END as two ISO dates"),
     ],
 )
 def test_usage_errors_exit_2(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -78,7 +79,32 @@ def add_monitor_parser(commands: Any) -> None:
     monitor.add_argument(
         "--windows", type=Path, metavar="FILE", help="write the window table (.csv or .parquet)"
     )
+    monitor.add_argument(
+        "--reference",
+        type=reference_period,
+        metavar="START,END",
+        help="with --windows: control limits and alerts from this period (ISO dates or times)",
+    )
     monitor.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def reference_period(text: str) -> tuple[date | datetime, date | datetime]:
+    """Parse ``START,END``: two ISO dates (``2026-10-01``) or date-times, START < END."""
+    parts = text.split(",")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        start, end = (
+            date.fromisoformat(part) if len(part.strip()) == 10 else datetime.fromisoformat(part)
+            for part in (part.strip() for part in parts)
+        )
+    except ValueError:
+        msg = f"expected START,END as two ISO dates or date-times, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if type(start) is not type(end) or not start < end:
+        msg = f"expected START before END, both dates or both date-times, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return start, end
 
 
 def _check_monitor_outputs(args: argparse.Namespace) -> None:
@@ -92,6 +118,8 @@ def _check_monitor_outputs(args: argparse.Namespace) -> None:
             "(it holds the input, or lies inside it): give another directory"
         )
         raise UsageError(msg)
+    if args.reference is not None and args.windows is None:
+        raise UsageError("argument --reference: needs --windows (the table it limits)")
     if args.windows is not None:
         check_output_file("--windows", args.windows, [args.log])
         if args.windows.suffix.lower() not in (".csv", ".parquet"):
@@ -131,7 +159,7 @@ def monitor_command(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) ->
         with table_config():
             print(alarms, file=stdout, flush=True)
     if args.windows is not None:
-        windows = monitor_store_windows(args.store)
+        windows = monitor_store_windows(args.store, reference=args.reference)
         with atomic_path(args.windows) as temporary:
             if args.windows.suffix.lower() == ".csv":
                 windows.write_csv(temporary)
