@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
 import polars as pl
+from polars.io.plugins import register_io_source
 
 from polars_calib._core.exprs import Keys
 from polars_calib._core.validation import CalibrationDataError
@@ -12,11 +15,12 @@ from polars_calib._monitor.alarms import (
     GROUP,
     REF,
     THRESHOLD_COLUMNS,
-    alarms_for,
     check_options,
     checked_rows,
     thresholds_for,
 )
+from polars_calib._monitor.cusum import used_rows
+from polars_calib._monitor.stream import numbered, stream_alarms
 from polars_calib._table.plan import FrameT, Prepared, prepare, same_kind
 
 __all__ = ["cusum_thresholds", "monitor"]
@@ -290,14 +294,16 @@ def monitor(
     keys: list[str] = prepared.keys
     problem = prepared.problem
 
-    def run(df: pl.DataFrame) -> pl.DataFrame:
-        rows = checked_rows(df, problem, keys, time)
-        groups = rows.select(GROUP).unique(maintain_order=True)
+    def thresholds(groups: pl.DataFrame) -> pl.DataFrame:
         if threshold is not None:
-            table = _given(groups, ratios, threshold)
-        else:
-            table = thresholds_for(rows, problem, keys, ratios, arl0, simulated_alarms, seed)
-        return alarms_for(rows, problem, keys, time, table.select(GROUP, "odds_ratio", "threshold"))
+            return _given(groups.select(GROUP), ratios, threshold)
+        reference = numbered(
+            lf.filter(used_rows(problem) & pl.col(REF).fill_null(False)), groups, keys
+        )
+        table = thresholds_for(
+            reference, problem, keys, ratios, arl0, simulated_alarms, seed, groups=groups
+        )
+        return table.select(GROUP, "odds_ratio", "threshold")
 
     if threshold is not None:  # checked now, not when collected
         _given(pl.DataFrame({GROUP: [0]}), ratios, threshold)
@@ -305,7 +311,39 @@ def monitor(
     for name in ("odds_ratio", "statistic", "threshold"):
         out[name] = pl.Float64()
     out["run_start"] = schema[time]
-    # Not a metric path: the restarted charts need one round per alarm over the sorted rows
-    # (held in memory: issue 26 leaves a bounded, batch-by-batch design to do); map_batches
-    # keeps a LazyFrame's result a plan that reads nothing until collected.
-    return same_kind(data, lf.map_batches(run, schema=out))
+    return _when_collected(
+        data, lambda: stream_alarms(lf, problem, keys, time, ratios, thresholds), out, "monitor"
+    )
+
+
+def _when_collected(
+    data: FrameT, run: Callable[[], pl.DataFrame], schema: pl.Schema, name: str
+) -> FrameT:
+    """`run()` now for a DataFrame; for a LazyFrame, a plan whose source calls it when
+    collected (a Python IO source: the plan reads nothing before)."""
+
+    def source(
+        with_columns: list[str] | None,
+        predicate: pl.Expr | None,
+        n_rows: int | None,
+        batch_size: int | None,
+    ) -> Iterator[pl.DataFrame]:
+        out = run()
+        if predicate is not None:
+            out = out.filter(predicate)
+        if with_columns is not None:
+            out = out.select(with_columns)
+        yield out if n_rows is None else out.head(n_rows)
+
+    # Polars marks register_io_source unstable: a user who turned those warnings on must
+    # not see ours. test_monitor_plan_is_a_python_scan pins the plan, so a change in
+    # Polars fails the suite, not a user's alarms.
+    done: pl.DataFrame | pl.LazyFrame
+    eager = isinstance(data, pl.DataFrame)  # (not narrowing FrameT: one cast for both kinds)
+    if eager:
+        done = run()
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pl.exceptions.UnstableWarning)
+            done = register_io_source(source, schema=schema, explain_name=f"polars_calib.{name}")
+    return cast(FrameT, done)
