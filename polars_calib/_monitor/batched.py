@@ -131,26 +131,26 @@ class Charts:
         per chart its terms and flags (with `summed`, the running sums of a group from
         its first row instead of the terms). Raise :class:`Unordered` when a group's
         time goes back."""
-        order = np.argsort(g, kind="stable")
-        sorted_g = g[order]
+        order = np.argsort(g, kind="stable")  # each group's rows one slice, in their order
+        sorted_g, t = g[order], t[order]
+        terms = [(term[order], flag[order]) for term, flag in terms]
         cuts = np.flatnonzero(np.diff(sorted_g)) + 1
         starts = np.concatenate([[0], cuts]) if len(g) else cuts
         ends = np.concatenate([cuts, [len(g)]]) if len(g) else cuts
         for start, end in zip(starts.tolist(), ends.tolist()):
-            rows = order[start:end]
             group = int(sorted_g[start])
-            times = t[rows]
-            if times[0] < self.last[group] or (len(times) > 1 and np.any(np.diff(times) < 0)):
+            times = t[start:end]
+            if times[0] < self.last[group] or (end - start > 1 and np.any(np.diff(times) < 0)):
                 raise Unordered
             self.last[group] = times[-1]
             for chart, (term, flag) in zip(self.charts, terms):
                 if summed:
-                    c = term[rows]
+                    c = term[start:end]
                 else:
-                    c = term[rows].astype(np.float64)
+                    c = term[start:end].astype(np.float64)  # a copy
                     c[0] += chart.total[group]  # C_k + W_(k+1): one pass's additions
                     c = np.cumsum(c)
-                _segment(chart, group, c, flag[rows], times, int(self.rows[group]))
+                _segment(chart, group, c, flag[start:end], times, int(self.rows[group]))
             self.rows[group] += end - start
 
     def alarms(self, dtype: pl.DataType) -> pl.DataFrame:

@@ -59,9 +59,11 @@ def checked_groups(
             physical(time).min().alias("__low"),
             physical(time).max().alias("__high"),
         ]
-    if keys:
-        extra.append(pl.struct(keys).unique().implode().alias("__groups"))
-    counts = problem_counts(lf, problem.checks, extra).collect(engine="streaming")
+    queries = [problem_counts(lf, problem.checks, extra)]
+    if keys:  # a second aggregation (the keys in a list of the first would hold the rows)
+        queries.append(lf.group_by(keys).agg())
+    done = pl.collect_all(queries, engine="streaming")
+    counts = done[0]
     raise_for_problems(counts, problem.checks)
     rows = int(counts.item(0, "rows"))
     span = None
@@ -73,7 +75,7 @@ def checked_groups(
         if rows:
             span = (int(counts.item(0, "__low")), int(counts.item(0, "__high")))
     if keys:
-        groups = counts.select(pl.col("__groups").explode()).unnest("__groups").sort(keys)
+        groups = done[1].sort(keys)
         groups = groups.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(GROUP))
     else:
         groups = pl.DataFrame({GROUP: [0] * min(rows, 1)}, schema={GROUP: pl.Int64})
