@@ -296,7 +296,7 @@ def test_monitor_carries_each_chart_across_batches_and_alarms_every_few_rows() -
     # More rows than a batch (65,536), three groups interleaved in time order, and one
     # group so miscalibrated that it alarms every few rows: its restarts cross batches.
     rng = np.random.default_rng(3)
-    n = 75_000
+    n = 69_000
     g = rng.integers(0, 3, n)
     p = np.where(g == 0, 0.05, rng.uniform(0.05, 0.6, n)).round(3)
     odds = p / (1 - p) * np.where(g == 0, 40.0, np.where(g == 1, 1.5, 1.0))

@@ -10,18 +10,18 @@ import polars as pl
 from polars.io.plugins import register_io_source
 
 from polars_calib._core.exprs import Keys
+from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._monitor.alarms import (
     GROUP,
     REF,
     THRESHOLD_COLUMNS,
     check_options,
-    checked_rows,
     thresholds_for,
 )
 from polars_calib._monitor.cusum import used_rows
-from polars_calib._monitor.stream import numbered, stream_alarms
-from polars_calib._table.plan import FrameT, Prepared, prepare, same_kind
+from polars_calib._monitor.stream import checked_groups, numbered, stream_alarms
+from polars_calib._table.plan import FrameT, Prepared, prepare
 
 __all__ = ["cusum_thresholds", "monitor"]
 
@@ -178,15 +178,31 @@ def cusum_thresholds(
     prepared, lf, schema = _lazy(data, prob, label, by, weight, None, reference)
     keys: list[str] = prepared.keys
 
-    def run(df: pl.DataFrame) -> pl.DataFrame:
-        rows = checked_rows(df, prepared.problem, keys, None)
-        table = thresholds_for(rows, prepared.problem, keys, ratios, arl0, simulated_alarms, seed)
+    def run() -> pl.DataFrame:
+        groups, _ = checked_groups(lf, prepared.problem, keys, None)
+        table = _simulated(lf, prepared.problem, keys, groups, ratios, arl0, simulated_alarms, seed)
         return table.drop(GROUP)
 
     out = pl.Schema({**{key: schema[key] for key in keys}, **THRESHOLD_COLUMNS})
-    # Not a metric path: the simulation runs over the reference rows in numpy (per chunk of
-    # draws); map_batches keeps a LazyFrame's result a plan that reads nothing until collected.
-    return same_kind(data, lf.map_batches(run, schema=out))
+    return _when_collected(data, run, out, "cusum_thresholds")
+
+
+def _simulated(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    groups: pl.DataFrame,
+    ratios: list[float],
+    arl0: float,
+    simulated_alarms: int,
+    seed: int,
+) -> pl.DataFrame:
+    """The simulated thresholds of every group, from its reference rows (the only rows
+    held in memory: the simulation draws from their ``(p, w)``)."""
+    reference = numbered(lf.filter(used_rows(problem) & pl.col(REF).fill_null(False)), groups, keys)
+    return thresholds_for(
+        reference, problem, keys, ratios, arl0, simulated_alarms, seed, groups=groups
+    )
 
 
 def monitor(
@@ -256,11 +272,17 @@ def monitor(
     Notes
     -----
     The chart alarms when ``S > threshold`` and restarts at 0 after the alarm's row.
-    A restart breaks the one ``cum_sum``/``cum_min`` form: each round finds, for every
-    group still alarming, its first alarm after its last restart, in one pass over
-    those groups' rows after it (the cumulative sums are computed once). The cost is a
-    pass per alarm of the group with the most alarms. A LazyFrame's result is a plan
-    that reads nothing until collected; the rows are then held in memory.
+    The rows are read in batches, each chart carrying per group its running sum, the
+    sum at its last restart, their running minimum and the run start: memory grows with
+    the groups, not the rows (simulated thresholds also hold the reference rows'
+    ``(p, w)``). A log whose rows are in time order within each group is read as it is;
+    otherwise it is first sorted out of memory, bucket by bucket of time through
+    temporary parquet files. Within a batch each group's chart is a ``cumsum`` and a
+    running minimum, and after an alarm the search restarts over windows of doubling
+    size: a loop over the alarms, never over the rows. A LazyFrame's result is a plan
+    (a Python scan) that reads nothing until collected; it then reads the log three
+    times (the checks, the groups, the rows), four with simulated thresholds, and
+    twice more to sort a log out of time order. See ``docs/monitoring.md``, "Memory".
 
     See Also
     --------
@@ -297,12 +319,7 @@ def monitor(
     def thresholds(groups: pl.DataFrame) -> pl.DataFrame:
         if threshold is not None:
             return _given(groups.select(GROUP), ratios, threshold)
-        reference = numbered(
-            lf.filter(used_rows(problem) & pl.col(REF).fill_null(False)), groups, keys
-        )
-        table = thresholds_for(
-            reference, problem, keys, ratios, arl0, simulated_alarms, seed, groups=groups
-        )
+        table = _simulated(lf, problem, keys, groups, ratios, arl0, simulated_alarms, seed)
         return table.select(GROUP, "odds_ratio", "threshold")
 
     if threshold is not None:  # checked now, not when collected
