@@ -339,9 +339,11 @@ def main() -> None:
     parser.add_argument(
         "--baseline", metavar="PATH", help="with --memory: a checkout to compare (PYTHONPATH)"
     )
+    parser.add_argument("--sizes", help="with --memory: the logs' rows, comma-separated")
     args = parser.parse_args()
     if args.memory:
         sizes = [1_000_000, 4_000_000] if args.small else [1_000_000, 4_000_000, 16_000_000]
+        sizes = [int(size) for size in args.sizes.split(",")] if args.sizes else sizes
         memory(np.random.default_rng(args.seed), sizes, args.baseline)
         return
     if args.store:

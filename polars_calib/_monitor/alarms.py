@@ -1,10 +1,11 @@
 """Alarms of restarted CUSUM charts per group, and their thresholds from a target ARL0.
 
-Both frame functions check the frame (schema, then the refused rule with counts), sort
-each group's rows by time (ties in the frame's order) and run, when the result is
-collected, a plan over the sorted rows: :func:`thresholds_for` simulates each group's
-calibrated stream; :func:`alarms_for` finds the alarms of the chart restarted at 0
-after each one, one round (one pass over the groups still alarming) per alarm.
+:func:`checked_rows` checks a frame (the refused rule with counts, null times) and sorts
+each group's rows by time (ties in the frame's order), for the store and the charts
+(``pc.monitor`` itself reads the log in batches: :mod:`polars_calib._monitor.stream`).
+:func:`thresholds_for` simulates each group's calibrated stream from its reference rows;
+:func:`continued_alarms` feeds the rows to the restarted charts of
+:mod:`polars_calib._monitor.batched`, from a state or from 0.
 """
 
 from __future__ import annotations
