@@ -21,7 +21,10 @@ speed         (``--speed``) the issue's targets: the thresholds of 100 groups (2
               order) against a plain ``cum_sum().over("model", order_by="ts")``, side by
               side in one process, best of 5: three ``over(order_by=)``, one ``over`` of
               a struct of the three, and ``.over("model")`` on a log sorted by model and
-              time (the sort not counted)
+              time (the sort not counted, then counted); and the frame functions' one
+              ordering of the rows (keys, then time; ties in the frame's order): the
+              stable multi-column sort they used against the per-group sort of row
+              numbers they use now
 
     python bench/monitoring.py           # ARL0 10,000: thresholds from 1,000 simulated
                                          # alarms, 20M calibrated rows, 1,000 streams a cell
@@ -63,6 +66,7 @@ import numpy as np
 import polars as pl
 
 import polars_calib as pc
+from polars_calib._monitor.alarms import grouped_in_time_order
 
 RATIOS = (0.5, 2.0)
 
@@ -237,6 +241,25 @@ def chart_speed(rng: np.random.Generator, rows: int, models: int = 100) -> None:
             ordered.lazy()
             .select(chart.over("model").alias(name) for name, chart in charts.items())
             .collect()
+        ),
+        "three charts, over('model') after log.sort('model', 'ts') (sort counted)": lambda: (
+            log.sort("model", "ts", maintain_order=True)
+            .lazy()
+            .select(chart.over("model").alias(name) for name, chart in charts.items())
+            .collect()
+        ),
+        # The frame functions' (pc.monitor, the charts, the store) one ordering of the rows.
+        "frames' ordering before: sort(['model', 'ts'], maintain_order=True)": lambda: log.sort(
+            "model", "ts", maintain_order=True
+        ),
+        "frames' ordering now: per-group sort of row numbers": lambda: grouped_in_time_order(
+            log, ["model"], "ts"
+        ),
+        "frames' ordering now, on a sorted log (one comparison a row)": lambda: (
+            grouped_in_time_order(ordered, ["model"], "ts")
+        ),
+        "pc.monitor, thresholds given (few alarms)": lambda: pc.monitor(
+            log, "p", "y", by="model", time="ts", threshold=12.0
         ),
     }
     times = best_of(5, cases)

@@ -25,6 +25,21 @@ seconds (what a shared machine's load changes least).
     python bench/regression.py                              # 10M rows
     python bench/regression.py --rows 20000 --repeats 1 --no-wait   # a quick check
     python bench/regression.py --peers-python /work/sidevenv-reg/bin/python
+    python bench/regression.py --memory                     # peak memory at 10M, 30M, 100M rows
+
+``--memory`` measures peak memory instead (issue 25: 100M rows streamed in at most 1 GB):
+it writes parquet files of Gaussian predictions in chunks (never all rows in memory),
+then runs each query on ``pl.scan_parquet`` of the first N rows' files with the
+streaming engine, each in a fresh process, and prints the process's peak RSS (Linux's
+``VmHWM``) beside its peak after the imports; the files are deleted after (``--keep``
+keeps them, in ``--dir``):
+
+summary     ``regression_summary`` with the 100-level curve (MACE), CRPS and NLL, 100 groups
+reliability ``quantile_reliability`` (the 100-level quantile curve per group)
+ence        ``variance_summary(..., metrics=["ence"])``: ENCE over 10 σ-bins between each
+            group's own min and max of σ (only with ``--cases``: it grows with the rows,
+            about 50 bytes a row; docs/performance.md)
+mean        ``group_by("g").agg(pl.col("y").mean())``: what the streaming engine itself keeps
 
 It prints a Markdown table. Nothing here is a test: timings vary by machine.
 """
@@ -34,7 +49,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import resource
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -219,6 +236,97 @@ def report(times: dict[str, tuple[float, float]]) -> None:
             )
 
 
+# -- memory (issue 25): peak RSS as rows grow, each query in a fresh process ----------------
+
+MEMORY_ROWS = [10_000_000, 30_000_000, 100_000_000]
+CHUNK = 5_000_000  # rows of each parquet file: the writer never holds more
+MEMORY_CASES = ("summary", "reliability", "ence", "mean")
+
+
+def write_memory_data(rows: list[int], groups: int, directory: Path) -> tuple[int, list[Path]]:
+    """Parquet files of Gaussian predictions (``g``, ``mu``, ``sigma``, ``y``), each of one
+    chunk of rows, written one at a time; their number covers the largest of `rows`."""
+    chunk = math.gcd(math.gcd(*rows), CHUNK)
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for index in range(max(rows) // chunk):
+        path = directory / f"part_{index:05d}.parquet"
+        if not path.exists():
+            rng = np.random.default_rng(index)
+            g = rng.integers(0, groups, chunk, dtype=np.int32)
+            mu, sigma = rng.normal(0.0, 2.0, chunk), rng.uniform(0.2, 2.0, chunk)
+            scale = np.where(g % 2 == 0, 0.7, 1.4)
+            y = mu + scale * sigma * rng.normal(size=chunk)
+            pl.DataFrame({"g": g, "mu": mu, "sigma": sigma, "y": y}).write_parquet(path)
+        paths.append(path)
+    return chunk, paths
+
+
+def memory_query(case: str, lf: pl.LazyFrame) -> pl.LazyFrame:
+    """The plan of one memory case over the scan `lf`."""
+    if case == "summary":
+        metrics = ["mean_absolute_calibration_error", "crps", "nll"]
+        return pc.regression_summary(lf, "y", **GAUSS, by="g", metrics=metrics)
+    if case == "reliability":
+        return pc.quantile_reliability(lf, "y", **GAUSS, by="g")
+    if case == "ence":
+        return pc.variance_summary(lf, "y", **GAUSS, by="g", metrics=["ence"])
+    return lf.group_by("g").agg(pl.col("y").mean())
+
+
+def peak_rss_mb() -> float:
+    """This process's peak RSS in MB: Linux's ``VmHWM``, the high-water mark of the
+    process's own memory (``ru_maxrss`` keeps the parent's across ``fork`` and ``exec``,
+    and the parent held a chunk of data)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def memory_worker(case: str, paths: list[str]) -> dict[str, float]:
+    """One run of `case` on a scan of `paths` (streaming): seconds, peak RSS in MB, and
+    the peak RSS before the query (the imports)."""
+    base_mb = peak_rss_mb()
+    start = time.perf_counter()
+    result = memory_query(case, pl.scan_parquet(paths)).collect(engine="streaming")
+    return {
+        "seconds": time.perf_counter() - start,
+        "peak_mb": peak_rss_mb(),
+        "base_mb": base_mb,
+        "rows_out": result.height,
+    }
+
+
+def memory(
+    rows: list[int], groups: int, directory: Path, wait: bool, keep: bool, cases: list[str]
+) -> None:
+    """Peak RSS of each case per row count, each in a fresh process; print a table."""
+    chunk, paths = write_memory_data(rows, groups, directory)
+    print("| rows | case | seconds | peak RSS MB | RSS after imports MB |")
+    print("|---:|---|---:|---:|---:|")
+    try:
+        for n in rows:
+            for case in cases:
+                if wait:
+                    _wait_idle(limit=10.0)
+                used = [str(path) for path in paths[: n // chunk]]
+                command = [sys.executable, __file__, "--worker", case, *used]
+                out = subprocess.run(command, capture_output=True, text=True, check=True)
+                result = json.loads(out.stdout.strip().splitlines()[-1])
+                print(
+                    f"| {n:,} | {case} | {result['seconds']:.1f} | {result['peak_mb']:,.0f} "
+                    f"| {result['base_mb']:,.0f} |",
+                    flush=True,
+                )
+    finally:
+        if not keep:
+            for path in paths:
+                path.unlink(missing_ok=True)
+
+
 def main() -> None:
     """Run the cases and print a Markdown table of times and ratios."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -228,8 +336,28 @@ def main() -> None:
     parser.add_argument("--no-wait", action="store_true")
     parser.add_argument("--peers-python", default=None)
     parser.add_argument("--peer-rows", type=int, default=1_000_000)
+    parser.add_argument("--memory", action="store_true", help="peak memory from parquet scans")
+    parser.add_argument(
+        "--memory-rows", type=int, nargs="+", default=MEMORY_ROWS, help="row counts (memory)"
+    )
+    parser.add_argument("--dir", type=Path, default=Path("/tmp/regression_bench"))
+    parser.add_argument("--keep", action="store_true", help="keep the data files (memory)")
+    parser.add_argument(
+        "--cases",
+        nargs="+",
+        choices=MEMORY_CASES,
+        default=["summary", "reliability", "mean"],
+        help="the memory cases to run (default: all but ence, which grows with the rows)",
+    )
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     wait = not args.no_wait
+    if args.worker:
+        print(json.dumps(memory_worker(args.worker[0], args.worker[1:])))
+        return
+    if args.memory:
+        memory(args.memory_rows, args.groups, args.dir, wait, args.keep, args.cases)
+        return
     df = data(args.rows, args.groups)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "log.parquet"

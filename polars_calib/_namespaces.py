@@ -638,14 +638,19 @@ class _FrameCalibNamespace(Generic[FrameT]):
         self,
         target: str,
         *,
-        mean: str,
-        std: str,
+        mean: str | None = None,
+        std: str | None = None,
+        quantiles: str | Sequence[str] | None = None,
+        levels: Sequence[float] | None = None,
+        ensemble: str | None = None,
+        lower: str | None = None,
+        upper: str | None = None,
         by: Keys = None,
-        method: RegressionRecalibration = "std_scaling",
+        method: RegressionRecalibration | None = None,
         level: float = 0.9,
         weight: str | None = None,
     ) -> RegressionCalibrator:
-        """Fit a recalibration of Gaussian predictions per group.
+        """Fit a recalibration of regression predictions per group.
 
         See :func:`polars_calib.fit_regression_calibrator`.
 
@@ -662,6 +667,11 @@ class _FrameCalibNamespace(Generic[FrameT]):
             target,
             mean=mean,
             std=std,
+            quantiles=quantiles,
+            levels=levels,
+            ensemble=ensemble,
+            lower=lower,
+            upper=upper,
             by=by,
             method=method,
             level=level,
@@ -785,6 +795,9 @@ class _FrameCalibNamespace(Generic[FrameT]):
         ensemble: str | None = None,
         seed: int = 0,
         id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+        lower: str | Sequence[str] | None = None,
+        upper: str | Sequence[str] | None = None,
+        level: float | Sequence[float] | None = None,
         by: Keys = None,
         time: str | None = None,
         every: str | None = None,
@@ -815,6 +828,9 @@ class _FrameCalibNamespace(Generic[FrameT]):
             ensemble=ensemble,
             seed=seed,
             id=id,
+            lower=lower,
+            upper=upper,
+            level=level,
             by=by,
             time=time,
             every=every,

@@ -110,6 +110,7 @@ EXCEPTIONS: dict[tuple[str, str], tuple[str, object]] = {
     # have none, so None (a summary of intervals without it is a TypeError).
     ("regression_summary", "level"): ("float | Sequence[float] | None", None),
     ("regression_html_report", "level"): ("float | Sequence[float] | None", None),
+    ("quantile_reliability", "level"): ("float | Sequence[float] | None", None),
     # An interval table sums each interval's terms, not its level: given to the finisher.
     ("regression_metrics_from_statistics", "level"): ("float | Sequence[float] | None", None),
     # The conformal recalibration's target coverage (MAPIE's 0.9); unused by σ scaling.

@@ -251,6 +251,45 @@ def test_monitor_sorts_by_time_keeps_ties_in_order_and_restarts_after_infinity()
     )
 
 
+def alarms_by_group(log: pl.DataFrame, keys: list[str], ratio: float, h: float) -> pl.DataFrame:
+    """The oracle's alarms of each group's rows stably sorted by time (ties: the frame's
+    order), groups in key order (nulls first)."""
+    rows = []
+    ordered = log.with_row_index().sort(*keys, "ts", "index")
+    for key, part in ordered.group_by(keys, maintain_order=True):
+        found = restarted(part["ts"].to_list(), part["p"].to_list(), part["y"].to_list(), ratio, h)
+        rows += [(*key, t, s, start) for t, s, start in found]
+    return pl.DataFrame(rows, schema=[*keys, "ts", "statistic", "run_start"], orient="row")
+
+
+def test_monitor_orders_rows_by_keys_then_time_from_any_order() -> None:
+    """Two keys (one with nulls), tied times: the log in random order, in time order,
+    already in (keys, time) order (the shortcut) or nearly (nulls last) give the
+    oracle's alarms."""
+    rng = np.random.default_rng(3)
+    n = 900
+    df = (
+        shifted_log(4, n=n // 3, groups=3)
+        .rename({"g": "h"})
+        .with_columns(
+            g=pl.Series(rng.choice(["a", "b", None], n).tolist()),
+            ts=pl.col("ts") // 100,  # about three rows a time per group: ties
+        )
+    )
+    shuffled = df.sample(fraction=1.0, shuffle=True, seed=2)
+    logs = [
+        shuffled,
+        shuffled.sort("ts", maintain_order=True),
+        df.sort("g", "h", "ts", maintain_order=True),
+        df.sort("g", "h", "ts", nulls_last=True, maintain_order=True),  # not in order
+    ]
+    for log in logs:
+        want = alarms_by_group(log, ["g", "h"], 2.0, 2.0)
+        assert want.height >= 5 and want["g"].null_count() >= 1
+        got = pc.monitor(log, "p", "y", by=["g", "h"], time="ts", odds_ratio=2.0, threshold=2.0)
+        assert_frame_equal(got.select(want.columns), want, check_exact=False, rel_tol=1e-9)
+
+
 def test_monitor_refuses_bad_data_with_a_clear_error() -> None:
     df = pl.DataFrame({"ts": [1, 2, 3], "p": [0.2, 1.5, 0.3], "y": [0, 1, 1]})
     with pytest.raises(

@@ -81,6 +81,11 @@ def typed_regression(df: pl.DataFrame, lf: pl.LazyFrame, curve: pc.Curve) -> Non
     cal = pc.fit_regression_calibrator(df, "y", mean="mu", std="s", method="isotonic")
     assert_type(cal.quantile_expr(0.9, mean="mu"), pl.Expr)
     assert_type(cal.interval_exprs(level=0.8), tuple[pl.Expr, pl.Expr])
+    cqr = pc.fit_regression_calibrator(lf, "y", lower="lo", upper="hi", by="g", level=0.8)
+    assert_type(cqr.interval_exprs(lower="lo2"), tuple[pl.Expr, pl.Expr])
+    shifted = pc.fit_regression_calibrator(df, "y", quantiles=["q1", "q2"], levels=[0.1, 0.9])
+    assert_type(shifted.quantiles_expr(), pl.Expr)
+    assert_type(shifted.apply(lf), pl.LazyFrame)
     metrics: list[pc.RegressionMetric] = ["crps", "mean_absolute_calibration_error"]
     assert_type(pc.regression_summary(lf, "y", mean="mu", std="s", metrics=metrics), pl.LazyFrame)
     assert_type(pc.frame(df).quantile_reliability("y", mean="mu", std="s"), pl.DataFrame)

@@ -47,6 +47,7 @@ from polars_calib._frames.regression_forms import (
     table_metrics,
 )
 from polars_calib._frames.statistics import _DaskFrame, _keyed, _SparkFrame
+from polars_calib._table.intervals import interval_columns, interval_levels, interval_reliability
 from polars_calib._table.plan import FrameT, check_statistics, same_kind
 from polars_calib._table.quantiles import is_quantile_table, quantile_plan
 from polars_calib._table.regression import (
@@ -441,6 +442,10 @@ def quantile_reliability(
     ensemble: str | None = None,
     seed: int = 0,
     id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
+    # The interval form (_table/intervals.py): coverage against each nominal level.
+    lower: str | Sequence[str] | None = None,
+    upper: str | Sequence[str] | None = None,
+    level: float | Sequence[float] | None = None,
     by: Keys = None,
     time: str | None = None,
     every: str | None = None,
@@ -471,6 +476,11 @@ def quantile_reliability(
     seed, id
         The rank PIT's seed and row identity (an integer column): by default the row's
         position in `data`; an `id` keeps each row's draw in any partition.
+    lower, upper, level
+        Instead of `mean` and `std`: central intervals, one column each per interval,
+        and their nominal levels (one per interval): the curve is each interval's
+        coverage against its level (the interval form's reliability diagram; no grid,
+        so `n_levels` is not taken and `curve` is not read).
     by
         Group keys: column names or expressions; ``None`` for one group.
     time, every
@@ -526,7 +536,9 @@ def quantile_reliability(
     └───────┴──────────┴───────┘
     """
     check_n_levels(n_levels)
-    form = Form(mean, std, ensemble, seed, id, quantiles=quantiles, levels=levels)
+    form = Form(
+        mean, std, ensemble, seed, id, lower, upper, level, quantiles=quantiles, levels=levels
+    )
     # The quantile form (polars_calib._frames.quantiles).
     if form.kind == "quantile":
         is_quantile_form(mean, std, quantiles, levels, n_levels)  # its own checks
@@ -534,9 +546,18 @@ def quantile_reliability(
         return quantile_reliability_from_quantiles(
             data, target, curve=curve, confidence=confidence, time=time, every=every, **options
         )
-    # The Gaussian and ensemble forms (polars_calib._frames.regression_forms).
+    # The Gaussian, ensemble and interval forms (polars_calib._frames.regression_forms).
     check_choice("curve", curve, CURVES)
     z = check_confidence(confidence)
+    if form.kind == "interval":
+        if n_levels != 100:
+            msg = "`n_levels` is the Gaussian form's grid: intervals take their `level=`"
+            raise TypeError(msg)
+        assert lower is not None and upper is not None
+        plan = form.plan(data, target, FormOptions(by, time, every, n_levels, weight))
+        levels_of = interval_levels(level, len(interval_columns(lower, upper)[0]))
+        coverage = interval_reliability(plan.checked(), plan.keys, levels_of, z)
+        return same_kind(data, coverage)
     if form.kind == "ensemble":
         plan = form.plan(data, target, FormOptions(by, time, every, n_levels, weight))
         ensemble_curve = reliability_levels(plan.checked(), plan.keys, n_levels, curve, z)

@@ -188,9 +188,11 @@ class _Chart:
         np.minimum(floor, self.floor, out=floor)
         self.total, self.floor = float(total[-1]), float(floor[-1])
         chart = np.subtract(total, floor, out=floor)
-        zeros = np.flatnonzero(chart == 0.0) + offset
+        zeros = np.flatnonzero(chart == 0.0)
+        zeros += offset
         high = np.flatnonzero(chart > self.low)
-        value, high = chart[high], high + offset
+        value = chart[high]
+        high += offset
         after = np.searchsorted(zeros, high)
         start = np.where(after > 0, zeros[np.maximum(after - 1, 0)] if len(zeros) else 0, self.zero)
         # A record exceeds every earlier row of its cycle: in the order (cycle descending,
@@ -226,7 +228,10 @@ class _Chart:
                 self.done[i] += [self.open[i], part[complete]]
             ends = zeros[after[complete]] - start[complete]
             self.done[3] += [np.full(carried, zeros[0] - self.zero), ends]
-            self.squares += float(np.sum(np.diff(zeros, prepend=self.zero).astype(np.float64) ** 2))
+            # Cycle lengths within a chunk are below 2**32: their squares sum exactly in int64.
+            steps = np.diff(zeros)
+            first = int(zeros[0]) - self.zero
+            self.squares += float(first * first) + float(np.dot(steps, steps))
             self.zero, self.top = int(zeros[-1]), self.low
             self.open = [part[:0] for part in self.open]
         pending = ~complete
@@ -311,9 +316,13 @@ def simulate(
     limits = [p * 4294967296.0 for p, _, _, _ in groups]
     for offset in range(0, rows if groups else 0, CHUNK):
         u, word = draws(offset, min(offset + CHUNK, rows), seed)
+        picks: dict[int, np.ndarray] = {}  # per reference size: groups often share one
         for limit, group in zip(limits, charts):
-            pick = (u * len(limit)).astype(np.int64)  # floor: u * n >= 0
-            index = np.where(word < limit[pick], pick, pick + len(limit))
+            n = len(limit)
+            if (pick := picks.get(n)) is None:
+                pick = picks[n] = (u * n).astype(np.int64)  # floor: u * n >= 0
+            # y = 0 (word at or above p * 2**32) takes the second half of the atoms.
+            index = pick + n * (word >= limit[pick])
             for chart in group:
                 chart.feed(index, offset)
     return [[chart.cycles() for chart in group] for group in charts]

@@ -24,7 +24,9 @@ The modules, each importing only the ones above it in this list:
 * ``evaluate``: before/after metrics and reliability (:class:`Evaluation`);
 * ``calibrator``: :class:`Calibrator` and its file format (:func:`load_calibrator`);
 * ``fit``: :func:`fit_calibrator`, its argument checks and the fallbacks;
-* ``regression``: :func:`fit_regression_calibrator` (Gaussian predictions) and its file.
+* ``regression_forms``: the conformal fits and applied expressions of the interval and
+  quantile forms;
+* ``regression``: :func:`fit_regression_calibrator` (every form) and its file.
 """
 
 from polars_calib._recalibration.calibrator import (

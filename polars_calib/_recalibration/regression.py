@@ -1,5 +1,7 @@
-"""Recalibration of Gaussian predictions per group: σ scaling, split-conformal intervals and
-the isotonic recalibration of the PIT (:mod:`polars_calib._recalibration.regression_isotonic`).
+"""Recalibration of regression predictions per group: σ scaling, split-conformal intervals and
+the isotonic recalibration of the PIT (:mod:`polars_calib._recalibration.regression_isotonic`)
+for Gaussian predictions; conformalized intervals and quantiles
+(:mod:`polars_calib._recalibration.regression_forms`).
 
 :func:`fit_regression_calibrator` reads the Gaussian problem's rows (the one refused
 rule of :func:`~polars_calib._table.regression.prepare_gaussian`) and fits every
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import pairwise
@@ -25,11 +28,22 @@ import polars as pl
 from polars_calib._core.exprs import GroupKeys, IntoExpr, Keys, to_expr
 from polars_calib._core.files import write_text
 from polars_calib._core.options import check_choice
+from polars_calib._core.quantiles import check_levels
 from polars_calib._core.regression import gaussian_problem
 from polars_calib._core.validation import CalibrationDataError
+from polars_calib._frames.regression_forms import Form
 from polars_calib._recalibration.apply import _interpolate
 from polars_calib._recalibration.calibrator import _frame_from_json, _frame_to_json
 from polars_calib._recalibration.lookup import group_index, per_group
+from polars_calib._recalibration.regression_forms import (
+    SCORE,
+    adjusted_interval,
+    interval_scores,
+    order_statistic,
+    quantile_scores,
+    quantile_shifts,
+    shifted_quantiles,
+)
 from polars_calib._recalibration.regression_isotonic import (
     fit_pit_isotonic,
     inverse,
@@ -58,12 +72,13 @@ from polars_calib._recalibration.schema import (
     record,
     string,
 )
-from polars_calib._table.plan import FrameT
+from polars_calib._table.plan import FrameT, Prepared
 from polars_calib._table.regression import prepare_gaussian
 from polars_calib._version import __version__
 
 __all__ = [
     "REGRESSION_FORMAT",
+    "CalibratorForm",
     "RegressionCalibrator",
     "RegressionRecalibration",
     "fit_regression_calibrator",
@@ -71,42 +86,57 @@ __all__ = [
 ]
 
 RegressionRecalibration = Literal["std_scaling", "conformal", "isotonic"]
-"""The recalibration methods of Gaussian predictions."""
+"""The recalibration methods of regression predictions (all three for the Gaussian
+form, ``"conformal"`` for intervals and quantiles)."""
+
+CalibratorForm = Literal["gaussian", "interval", "quantile"]
+"""The prediction forms a regression calibrator recalibrates."""
 
 REGRESSION_FORMAT = "polars_calib.regression_calibrator"
 """The ``format`` field of a saved regression calibrator."""
 
-REGRESSION_FORMAT_VERSION = 1
+REGRESSION_FORMAT_VERSION = 2
+"""Version 2 adds the interval and quantile forms (``options.form`` and their columns);
+a version 1 file is a Gaussian calibrator and still loads."""
 
-_SCORE = "__polars_calib_score__"
+_SCORE = SCORE
 _PARAMETER: dict[str, str] = {"std_scaling": "scale", "conformal": "quantile"}
-"""The scalar parameter of each method but the isotonic one (its points ``x``, ``y``)."""
+"""The scalar parameter of each method but the isotonic one (its points ``x``, ``y``)
+and the quantile form's (its list ``shift``)."""
 
 
 @dataclass(frozen=True, eq=False)
 class RegressionCalibrator:
-    """Fitted recalibration of Gaussian predictions, one row of ``params`` per group.
+    """Fitted recalibration of regression predictions, one row of ``params`` per group.
 
     ``params`` holds the keys, ``count`` (Int64 rows used), ``fallback`` (Boolean)
-    and the method's parameter: ``scale`` (σ scaling: σ' = scale · σ; 1 where
-    ``fallback``, a group without used weight or with every y equal to its μ) or
-    ``quantile`` (conformal: the interval μ ∓ quantile · σ; infinite where
+    and the method's parameter. Gaussian `form`: ``scale`` (σ scaling: σ' = scale ·
+    σ; 1 where ``fallback``, a group without used weight or with every y equal to its
+    μ) or ``quantile`` (conformal: the interval μ ∓ quantile · σ; infinite where
     ``fallback``, a group with too few rows for its level), or, isotonic, the
     points ``x`` and ``y`` (List(Float64)) of the map R from the PIT to its empirical
-    CDF (the identity where ``fallback``, a group without used weight). Build one with
-    :func:`fit_regression_calibrator`. ``computed`` holds the keys fitted `by` an
-    expression (computed again from the data it is applied to; such a calibrator
-    cannot be saved).
+    CDF (the identity where ``fallback``, a group without used weight). Interval
+    form: ``quantile``, the CQR correction (the interval [lower − quantile, upper +
+    quantile]; infinite where ``fallback``). Quantile form: ``shift``
+    (List(Float64), one per level: q' = q + shift, then sorted; +inf at a level
+    where ``fallback``). Build one with :func:`fit_regression_calibrator`.
+    ``computed`` holds the keys fitted `by` an expression (computed again from the
+    data it is applied to; such a calibrator cannot be saved).
     """
 
     method: RegressionRecalibration
     by: tuple[str, ...]
     params: pl.DataFrame
-    mean: str
-    std: str
+    mean: str | None
+    std: str | None
     level: float | None = None
     schema: dict[str, str] = field(default_factory=dict)
     computed: dict[str, pl.Expr] = field(default_factory=dict)
+    form: CalibratorForm = "gaussian"
+    lower: str | None = None
+    upper: str | None = None
+    quantiles: str | tuple[str, ...] | None = None
+    levels: tuple[float, ...] | None = None
 
     def _keys(self) -> list[pl.Expr]:
         return [self.computed.get(k, pl.col(k)) for k in self.by]
@@ -118,8 +148,19 @@ class RegressionCalibrator:
         (found,) = per_group(self._keys(), table, column, [math.nan])
         return pl.when(found.is_nan()).then(None).otherwise(found)
 
+    def _require_form(self, form: CalibratorForm, name: str) -> None:
+        if self.form != form:
+            hint = {
+                "gaussian": "expr(), interval_exprs(), cdf_expr() or quantile_expr()",
+                "interval": "interval_exprs() or apply()",
+                "quantile": "quantiles_expr() or apply()",
+            }[self.form]
+            msg = f"{name} is for {form} predictions, this calibrator's are {self.form}: use {hint}"
+            raise ValueError(msg)
+
     def _value(self) -> pl.Expr:
         """Each row's fitted value for its group (null for a group not fitted)."""
+        self._require_form("gaussian", "expr()")
         if self.method == "isotonic":
             msg = (
                 "an isotonic calibrator recalibrates the PIT, not σ: use "
@@ -129,6 +170,7 @@ class RegressionCalibrator:
         return self._per_group(self.params[_PARAMETER[self.method]].cast(pl.Float64))
 
     def _gaussian(self, mean: IntoExpr | None, std: IntoExpr | None) -> tuple[pl.Expr, pl.Expr]:
+        assert self.mean is not None and self.std is not None  # the Gaussian form's
         mu = pl.col(self.mean) if mean is None else to_expr(mean, "mean")
         sigma = pl.col(self.std) if std is None else to_expr(std, "std")
         return mu.cast(pl.Float64), sigma.cast(pl.Float64)
@@ -215,8 +257,10 @@ class RegressionCalibrator:
         >>> train.lazy().select(cal.expr()).collect()["sigma"].to_list()
         [1.5811388300841898, 1.5811388300841898, 1.5811388300841898, 1.5811388300841898]
         """
+        value = self._value()
+        assert self.std is not None  # the Gaussian form's (checked by _value)
         sigma = pl.col(self.std) if std is None else to_expr(std, "std")
-        return (sigma.cast(pl.Float64) * self._value()).alias(_output_name(sigma))
+        return (sigma.cast(pl.Float64) * value).alias(_output_name(sigma))
 
     def interval_exprs(
         self,
@@ -224,12 +268,18 @@ class RegressionCalibrator:
         std: IntoExpr | None = None,
         *,
         level: float | None = None,
+        lower: IntoExpr | None = None,
+        upper: IntoExpr | None = None,
     ) -> tuple[pl.Expr, pl.Expr]:
         """Return the interval's bounds, named ``lower`` and ``upper``.
 
         Conformal: μ ∓ q · σ at the fitted level (infinite bounds for a group that
         had too few rows for its level). Isotonic: the recalibrated quantiles at
         ``(1 ∓ level) / 2`` (:meth:`quantile_expr`), `level` defaulting to the fit's.
+        Interval form (`lower`, `upper`: default the fitted columns; no `mean`,
+        `std` or `level`): ``[lower − q, upper + q]``, the midpoint of the input
+        interval where ``q < −(upper − lower) / 2`` would invert it; null on a row
+        whose bounds the interval form refuses, or of a group not fitted.
 
         Examples
         --------
@@ -242,6 +292,12 @@ class RegressionCalibrator:
         >>> train.select(*cal.interval_exprs()).row(0)
         (-1.0, 1.0)
         """
+        if self.form == "interval":
+            return self._adjusted(mean, std, level, lower, upper)
+        self._require_form("gaussian", "interval_exprs()")
+        if lower is not None or upper is not None:
+            msg = "`lower=` and `upper=` are the interval form's: this calibrator is Gaussian"
+            raise TypeError(msg)
         if self.method == "isotonic":
             chosen = self.level if level is None else level
             if chosen is None:
@@ -260,15 +316,85 @@ class RegressionCalibrator:
         if level is not None:
             msg = "a conformal calibrator's intervals are at its fitted level: give no `level`"
             raise ValueError(msg)
-        mu = (pl.col(self.mean) if mean is None else to_expr(mean, "mean")).cast(pl.Float64)
+        mu, _ = self._gaussian(mean, std)
         half = self.expr(std)
         return (mu - half).alias("lower"), (mu + half).alias("upper")
+
+    def _adjusted(
+        self,
+        mean: IntoExpr | None,
+        std: IntoExpr | None,
+        level: float | None,
+        lower: IntoExpr | None,
+        upper: IntoExpr | None,
+    ) -> tuple[pl.Expr, pl.Expr]:
+        """The interval form's conformalized bounds (see :meth:`interval_exprs`)."""
+        if mean is not None or std is not None or level is not None:
+            msg = (
+                "an interval calibrator adjusts `lower=` and `upper=` at its fitted level: "
+                "give no `mean`, `std` or `level`"
+            )
+            raise TypeError(msg)
+        assert self.lower is not None and self.upper is not None  # the interval form's
+        lo = pl.col(self.lower) if lower is None else to_expr(lower, "lower")
+        hi = pl.col(self.upper) if upper is None else to_expr(upper, "upper")
+        quantile = self._per_group(self.params["quantile"].cast(pl.Float64))
+        new_lo, new_hi = adjusted_interval(lo, hi, quantile)
+        return new_lo.alias("lower"), new_hi.alias("upper")
+
+    def quantiles_expr(self, quantiles: str | Sequence[str] | None = None) -> pl.Expr:
+        """Return the recalibrated quantiles of a quantile calibrator, as one list per row.
+
+        ``q_k + shift_k`` at each level, sorted (the monotone rearrangement; the input
+        is checked, not sorted). `quantiles` (default: the fitted column or columns)
+        must be at the fitted levels.
+
+        Returns
+        -------
+        pl.Expr
+            List(Float64) of the K recalibrated quantiles, named after the quantile
+            column (``quantiles`` for K columns); null on a row whose quantiles the
+            quantile form refuses (crossing, a non-finite entry, another length), or
+            of a group not fitted.
+
+        Examples
+        --------
+        >>> import polars as pl
+        >>> import polars_calib as pc
+        >>> train = pl.DataFrame({"y": [1.0, 2.0, 3.0, 4.0], "q": [[0.0, 2.0]] * 4})
+        >>> cal = pc.fit_regression_calibrator(train, "y", quantiles="q", levels=[0.2, 0.6])
+        >>> cal.params["shift"].to_list()
+        [[1.0, 1.0]]
+        >>> train.head(1).select(cal.quantiles_expr()).item().to_list()
+        [1.0, 3.0]
+        """
+        self._require_form("quantile", "quantiles_expr()")
+        assert self.quantiles is not None and self.levels is not None  # the quantile form's
+        chosen = self.quantiles if quantiles is None else quantiles
+        if not isinstance(chosen, str):
+            chosen = list(chosen)
+            if len(chosen) != len(self.levels):
+                msg = (
+                    f"`quantiles` names {len(chosen)} columns, the calibrator has "
+                    f"{len(self.levels)} levels"
+                )
+                raise ValueError(msg)
+        width = len(self.levels)
+        table = self.params.select(list(self.by))
+        matrix = np.asarray(self.params["shift"].to_list(), np.float64).reshape(-1, width)
+        found = per_group(self._keys(), table, matrix, [math.nan] * width)
+        shifts = [pl.when(f.is_nan()).then(None).otherwise(f) for f in found]
+        name = chosen if isinstance(chosen, str) else "quantiles"
+        return shifted_quantiles(chosen, self.levels, shifts).alias(name)
 
     def apply(self, data: FrameT) -> FrameT:
         """Return `data` with ``<std>_calibrated`` (σ scaling) or ``lower``/``upper`` added.
 
         ``lower``/``upper``: the conformal intervals, or the isotonic calibrator's
-        recalibrated central intervals at its fitted `level`.
+        recalibrated central intervals at its fitted `level`. Interval form:
+        ``<lower>_calibrated`` and ``<upper>_calibrated``. Quantile form:
+        ``<quantiles>_calibrated`` (a list), or ``<column>_calibrated`` for each of K
+        quantile columns.
 
         A LazyFrame stays a plan.
 
@@ -282,6 +408,20 @@ class RegressionCalibrator:
         >>> cal.apply(train)["sigma_calibrated"].to_list()
         [2.0, 2.0, 0.5, 0.5]
         """
+        if self.form == "interval":
+            lower, upper = self.interval_exprs()
+            return data.with_columns(
+                lower.alias(f"{self.lower}_calibrated"), upper.alias(f"{self.upper}_calibrated")
+            )
+        if self.form == "quantile":
+            listed = self.quantiles_expr()
+            if isinstance(self.quantiles, str):
+                return data.with_columns(listed.alias(f"{self.quantiles}_calibrated"))
+            assert self.quantiles is not None
+            return data.with_columns(
+                listed.list.get(k).alias(f"{name}_calibrated")
+                for k, name in enumerate(self.quantiles)
+            )
         if self.method in ("conformal", "isotonic"):
             return data.with_columns(*self.interval_exprs())
         return data.with_columns(self.expr().alias(f"{self.std}_calibrated"))
@@ -295,18 +435,34 @@ class RegressionCalibrator:
             )
             raise ValueError(msg)
         finite = self.params
-        if self.method in _PARAMETER:
+        if self.form == "quantile":
+            finite_entry = pl.when(pl.element().is_finite()).then(pl.element())
+            finite = finite.with_columns(pl.col("shift").list.eval(finite_entry))
+        elif self.method in _PARAMETER:
             name = _PARAMETER[self.method]
             finite = finite.with_columns(
                 pl.when(pl.col(name).is_finite()).then(pl.col(name)).alias(name)
             )
+        quantiles = self.quantiles
+        options = {
+            "form": self.form,
+            "mean": self.mean,
+            "std": self.std,
+            "lower": self.lower,
+            "upper": self.upper,
+            "quantiles": quantiles
+            if quantiles is None or isinstance(quantiles, str)
+            else list(quantiles),
+            "levels": None if self.levels is None else list(self.levels),
+            "level": self.level,
+        }
         return {
             "format": REGRESSION_FORMAT,
             "format_version": REGRESSION_FORMAT_VERSION,
             "package_version": __version__,
             "method": self.method,
             "by": list(self.by),
-            "options": {"mean": self.mean, "std": self.std, "level": self.level},
+            "options": options,
             "schema": self.schema,
             "params": _frame_to_json(finite),
         }
@@ -352,15 +508,7 @@ def _parameter(method: str, level: Fraction) -> tuple[pl.Expr, pl.Expr]:
         mean_z2 = (pl.col(_SCORE) * pl.col(WEIGHT)).filter(used).sum() / total
         fallback = ~((total > 0.0) & (mean_z2 > 0.0) & mean_z2.is_finite())
         return pl.when(fallback).then(1.0).otherwise(mean_z2.sqrt()), fallback
-    # The k-th smallest of n scores, k = ceil((n + 1) level) in integers: with +inf
-    # appended, k = n + 1 (too few rows for the level) picks the infinite bound.
-    # Int128: the level's decimal numerator (up to 17 digits) times n + 1 passes 2**63.
-    n = used.sum().cast(pl.Int128)
-    numerator, denominator = (pl.lit(v, pl.Int128) for v in level.as_integer_ratio())
-    k = (((n + 1) * numerator + denominator - 1) // denominator).cast(pl.Int64)
-    n = n.cast(pl.Int64)
-    scores = pl.col(_SCORE).filter(used).append(pl.lit(math.inf, pl.Float64)).sort()
-    return scores.get(k - 1), k > n
+    return order_statistic(pl.col(_SCORE), level)
 
 
 def _fit_scalar(rows: pl.LazyFrame, keys: list[str], method: str, level: Fraction) -> pl.DataFrame:
@@ -385,35 +533,60 @@ def fit_regression_calibrator(
     data: pl.DataFrame | pl.LazyFrame,
     target: str,
     *,
-    mean: str,
-    std: str,
+    mean: str | None = None,
+    std: str | None = None,
+    quantiles: str | Sequence[str] | None = None,
+    levels: Sequence[float] | None = None,
+    ensemble: str | None = None,
+    lower: str | None = None,
+    upper: str | None = None,
     by: Keys = None,
-    method: RegressionRecalibration = "std_scaling",
+    method: RegressionRecalibration | None = None,
     level: float = 0.9,
     weight: str | None = None,
 ) -> RegressionCalibrator:
-    """Fit a recalibration of Gaussian predictions N(`mean`, `std`²) per group.
+    """Fit a recalibration of regression predictions per group.
 
     Parameters
     ----------
     data
         A DataFrame or a LazyFrame (a scan streams); the fit collects one small
         table (one row per group).
-    target, mean, std
-        Column names of the target, the predicted mean and standard deviation.
+    target
+        Column name of the target.
+    mean, std
+        Column names of the predicted mean and standard deviation: the Gaussian
+        form N(`mean`, `std`²). Give exactly one form (else a ``TypeError`` naming
+        the forms given), as to :func:`regression_summary`.
+    quantiles, levels
+        The quantile form: an Array or List column of K predicted quantiles (or K
+        column names) at their K levels in (0, 1), strictly increasing.
+    ensemble
+        The ensemble form has no recalibration (a ``ValueError``): see
+        ``docs/regression.md``.
+    lower, upper
+        The interval form: column names of the bounds of one interval per row.
     by
         Group keys: one fit per group.
     method
-        ``"std_scaling"``: σ' = s · σ with s² the weighted mean of ((y − μ)/σ)²,
+        None (default): ``"std_scaling"`` for the Gaussian form, ``"conformal"`` for
+        the others. ``"std_scaling"``: σ' = s · σ with s² the weighted mean of ((y − μ)/σ)²,
         the scale minimizing the Gaussian NLL (Levi et al. 2022). ``"conformal"``:
         split-conformal intervals μ ∓ q · σ, q the ⌈(n + 1) · level⌉-th smallest
         score |y − μ| / σ of the group (MAPIE's split method). ``"isotonic"``: the
         map R from the PIT ``u = Φ((y − μ)/σ)`` to its empirical CDF in the group
         (Kuleshov et al. 2018); the recalibrated CDF is R(u), the quantile at τ is
         μ + σ Φ⁻¹(R⁻¹(τ)) (``cdf_expr``, ``quantile_expr``, ``interval_exprs``).
+        Intervals, ``"conformal"``: conformalized quantile regression (Romano et al.
+        2019, MAPIE's ``ConformalizedQuantileRegressor`` with a symmetric
+        correction): q the ⌈(n + 1) · level⌉-th smallest score max(lower − y, y −
+        upper), the interval [lower − q, upper + q] (``interval_exprs``).
+        Quantiles, ``"conformal"``: each level τ shifted by the ⌈(n + 1) τ⌉-th
+        smallest y − q_τ of the group, then sorted (``quantiles_expr``).
     level
-        The conformal intervals' nominal coverage, in (0, 1); for ``"isotonic"``, the
-        level of the central intervals ``apply`` adds.
+        The conformal intervals' nominal coverage, in (0, 1) (Gaussian and interval
+        forms); for ``"isotonic"``, the level of the central intervals ``apply``
+        adds; unused by σ scaling and the quantile form (each level is its own).
     weight
         Row weights (σ scaling, and isotonic as frequency weights of the empirical
         CDF).
@@ -421,15 +594,17 @@ def fit_regression_calibrator(
     Returns
     -------
     RegressionCalibrator
-        Its ``params``: keys, ``count``, ``fallback`` and ``scale``, ``quantile``, or
-        the isotonic points ``x`` and ``y``.
+        Its ``params``: keys, ``count``, ``fallback`` and ``scale``, ``quantile``, the
+        isotonic points ``x`` and ``y``, or the quantile form's ``shift``.
 
     Raises
     ------
     CalibrationDataError
-        A missing or non-numeric column, or refused rows (a NaN or infinite target
-        or mean, a standard deviation that is not a positive finite number, a bad
-        weight), counted per check.
+        A missing or non-numeric column, or refused rows (the form's rule, as
+        :func:`regression_summary`'s: a NaN or infinite target or mean, a standard
+        deviation that is not a positive finite number, a bad weight, a lower bound
+        above its upper bound, crossing quantiles), counted per check. A row with a
+        null is ignored.
 
     Notes
     -----
@@ -438,14 +613,19 @@ def fit_regression_calibrator(
     gets an infinite quantile (``fallback`` true), as MAPIE with ``unbounded=True``.
     An isotonic group with no used weight keeps the identity map (``fallback``
     true); its map holds the anchors (0, 0) and (1, 1), so R is a CDF on [0, 1]
-    (Kuleshov's clipped fit is not, below the smallest PIT). See
-    ``docs/regression.md``, "Recalibration".
+    (Kuleshov's clipped fit is not, below the smallest PIT). Each conformal
+    correction of the interval and quantile forms is infinite, with ``fallback``
+    true, where its order statistic passes n. See ``docs/regression.md``,
+    "Recalibration".
 
     References
     ----------
     Levi, Gispan, Giladi, Fetaya (2022), "Evaluating and Calibrating Uncertainty
     Prediction in Regression Tasks", Sensors 22(15). MAPIE 1.6,
-    ``SplitConformalRegressor``. Kuleshov, Fenner, Ermon (2018), "Accurate
+    ``SplitConformalRegressor`` and ``ConformalizedQuantileRegressor``. Romano,
+    Patterson, Candès (2019), "Conformalized Quantile Regression", NeurIPS.
+    Chernozhukov, Fernández-Val, Galichon (2010), "Quantile and Probability Curves
+    Without Crossing", Econometrica 78(3). Kuleshov, Fenner, Ermon (2018), "Accurate
     Uncertainties for Deep Learning Using Calibrated Regression", ICML.
 
     Examples
@@ -465,39 +645,138 @@ def fit_regression_calibrator(
     │ b   ┆ 2     ┆ false    ┆ 0.5   │
     └─────┴───────┴──────────┴───────┘
     """
-    check_choice("method", method, get_args(RegressionRecalibration))
+    kind = Form(
+        mean=mean,
+        std=std,
+        quantiles=quantiles,
+        levels=levels,
+        ensemble=ensemble,
+        lower=lower,
+        upper=upper,
+    ).kind
+    chosen: RegressionRecalibration = method or (
+        "std_scaling" if kind == "gaussian" else "conformal"
+    )
+    check_choice("method", chosen, get_args(RegressionRecalibration))
     exact_level = _check_level(level)
-    if method == "conformal" and weight is not None:
+    if kind == "ensemble":
+        msg = (
+            "ensembles have no recalibration yet: summarize the members as quantiles "
+            "(`quantiles=`, `levels=`) or an interval (`lower=`, `upper=`) and fit that form"
+        )
+        raise ValueError(msg)
+    if kind != "gaussian" and chosen != "conformal":
+        msg = f"the {kind} form's recalibration is method 'conformal', got {chosen!r}"
+        raise ValueError(msg)
+    if chosen == "conformal" and weight is not None:
         msg = "`weight` is not supported with method 'conformal' (unweighted split conformal)"
         raise ValueError(msg)
+    computed = {e.meta.output_name(): e for e in GroupKeys(by).computed()}
+    fields: dict[str, Any]
+    if kind == "interval":
+        for role, value in (("lower", lower), ("upper", upper)):
+            if not isinstance(value, str):
+                msg = (
+                    f"`{role}` must be one column name (one interval per fit), got "
+                    f"{type(value).__name__}"
+                )
+                raise TypeError(msg)
+        assert lower is not None and upper is not None
+        prepared, rows = interval_scores(data, target, lower, upper, by)
+        fitted = _fit_scalar(rows, prepared.keys, "conformal", exact_level)
+        columns, fields = ["quantile"], {"lower": lower, "upper": upper}
+    elif kind == "quantile":
+        assert quantiles is not None and levels is not None
+        found = check_levels(levels)
+        prepared, rows = quantile_scores(data, target, quantiles, found, by)
+        fitted = quantile_shifts(rows, prepared.keys, found)
+        held = quantiles if isinstance(quantiles, str) else tuple(quantiles)
+        columns, fields = ["shift"], {"quantiles": held, "levels": found}
+    else:
+        assert mean is not None and std is not None
+        prepared, rows = _gaussian_rows(data, target, mean, std, by, weight, chosen)
+        if chosen == "isotonic":
+            fitted, columns = fit_pit_isotonic(rows, prepared.keys, _SCORE), ["x", "y"]
+        else:
+            fitted = _fit_scalar(rows, prepared.keys, chosen, exact_level)
+            columns = [_PARAMETER[chosen]]
+        fields = {"mean": mean, "std": std}
+    check_refused(prepared, int(fitted["refused"].sum()))
+    keys = prepared.keys
+    schema = prepared.lf.collect_schema()
+    return RegressionCalibrator(
+        method=chosen,
+        by=tuple(keys),
+        params=fitted.select(*keys, "count", "fallback", *columns),
+        level=None if chosen == "std_scaling" or kind == "quantile" else float(level),
+        schema={k: str(schema[k]) for k in keys},
+        computed=computed,
+        form=kind,
+        **{"mean": None, "std": None, **fields},
+    )
+
+
+def _gaussian_rows(
+    data: pl.DataFrame | pl.LazyFrame,
+    target: str,
+    mean: str,
+    std: str,
+    by: Keys,
+    weight: str | None,
+    method: str,
+) -> tuple[Prepared, pl.LazyFrame]:
+    """The Gaussian problem and its rows: keys, the method's score, weight, flags."""
     prepared = prepare_gaussian(data, target, mean=mean, std=std, by=by, weight=weight)
-    problem, keys = prepared.problem, prepared.keys
+    problem = prepared.problem
     refused = problem.refused.fill_null(False)
     z2 = problem.terms["squared_error"] / problem.terms["variance"]
     score = {"std_scaling": z2, "conformal": z2.sqrt(), "isotonic": problem.prob}[method]
     rows = prepared.lf.select(
-        *keys,
+        *prepared.keys,
         score.alias(_SCORE),
         (pl.lit(1.0) if problem.weight is None else problem.weight).alias(WEIGHT),
         (problem.present & ~refused).alias(USED),
         refused.alias(REFUSED),
     )
-    if method == "isotonic":
-        fitted, columns = fit_pit_isotonic(rows, keys, _SCORE), ["x", "y"]
+    return prepared, rows
+
+
+def _quantile_columns(value: Any, path: str) -> None:
+    """The quantile form's column: a name, or a list of K names."""
+    if isinstance(value, list):
+        array(string, least=1)(value, path)
     else:
-        fitted, columns = _fit_scalar(rows, keys, method, exact_level), [_PARAMETER[method]]
-    check_refused(prepared, int(fitted["refused"].sum()))
-    schema = prepared.lf.collect_schema()
-    return RegressionCalibrator(
-        method=method,
-        by=tuple(keys),
-        params=fitted.select(*keys, "count", "fallback", *columns),
-        mean=mean,
-        std=std,
-        level=None if method == "std_scaling" else float(level),
-        schema={k: str(schema[k]) for k in keys},
-        computed={e.meta.output_name(): e for e in GroupKeys(by).computed()},
-    )
+        string(value, path)
+
+
+_FORM_OPTIONS: dict[str, tuple[str, ...]] = {
+    "gaussian": ("mean", "std"),
+    "interval": ("lower", "upper"),
+    "quantile": ("quantiles", "levels"),
+}
+
+
+def _check_form(content: dict[str, Any]) -> str:
+    """Check the form's options (its columns given, the others' absent); return the form."""
+    options, method = content["options"], content["method"]
+    form = options.get("form", "gaussian")  # a version 1 file: Gaussian
+    for other, names in _FORM_OPTIONS.items():
+        for name in names:
+            if other == form and options.get(name) is None:
+                fail(f"options.{name}", f"is missing (a {form} calibrator's)")
+            if other != form and options.get(name) is not None:
+                fail(f"options.{name}", f"must be null for a {form} calibrator")
+    if form != "gaussian" and method != "conformal":
+        fail("method", f"must be 'conformal' for a {form} calibrator, got {method!r}")
+    if form == "quantile":
+        try:
+            check_levels(options["levels"])
+        except ValueError as error:
+            fail("options.levels", str(error))
+        quantiles = options["quantiles"]
+        if isinstance(quantiles, list) and len(quantiles) != len(options["levels"]):
+            fail("options.quantiles", f"must name one column per level ({len(options['levels'])})")
+    return str(form)
 
 
 _CONTENT = record(
@@ -508,8 +787,17 @@ _CONTENT = record(
         "method": choice(get_args(RegressionRecalibration)),
         "by": distinct_names,
         "options": record(
-            {"mean": string, "std": string, "level": optional(number(0.0, 1.0, above=True))},
-            ("mean", "std", "level"),
+            {
+                "form": choice(get_args(CalibratorForm)),
+                "mean": optional(string),
+                "std": optional(string),
+                "lower": optional(string),
+                "upper": optional(string),
+                "quantiles": optional(_quantile_columns),
+                "levels": optional(array(number(0.0, 1.0, above=True), least=1)),
+                "level": optional(number(0.0, 1.0, above=True)),
+            },
+            ("level",),
         ),
         "schema": dictionary(string),
         "params": record(
@@ -524,11 +812,17 @@ _CONTENT = record(
 def _check_params(content: dict[str, Any]) -> None:
     """Check the parameter table's columns and each row's values (named by path)."""
     method, keys = content["method"], content["by"]
+    form = _check_form(content)
     rules: dict[str, tuple[str, Rule]] = {
         "count": ("Int64", integer(0)),
         "fallback": ("Boolean", boolean),
     }
-    if method == "isotonic":
+    if form == "quantile":
+        width = len(content["options"]["levels"])
+        rules["shift"] = ("List(Float64)", array(optional(number()), length=width))
+    elif form == "interval":
+        rules["quantile"] = ("Float64", optional(number()))  # negative: the interval shrinks
+    elif method == "isotonic":
         points = array(number(0.0, 1.0), least=2, order=True)
         rules |= {"x": ("List(Float64)", points), "y": ("List(Float64)", points)}
     else:
@@ -555,7 +849,7 @@ def _check_params(content: dict[str, Any]) -> None:
             rule(row[column], f"{where}.{column}")
         if method == "isotonic":
             _check_points(row["x"], row["y"], where)
-    if method != "std_scaling" and content["options"]["level"] is None:
+    if form != "quantile" and method != "std_scaling" and content["options"]["level"] is None:
         fail("options.level", f"is missing (a {method} calibrator's level)")
 
 
@@ -611,15 +905,25 @@ def load_regression_calibrator(path: str | Path) -> RegressionCalibrator:
         msg = f"{where!r}: {error}"
         raise CalibrationDataError(msg) from None
     options = content["options"]
-    if content["method"] in _PARAMETER:
+    form = options.get("form", "gaussian")
+    if form == "quantile":
+        params = params.with_columns(pl.col("shift").list.eval(pl.element().fill_null(math.inf)))
+    elif content["method"] in _PARAMETER:
         name = _PARAMETER[content["method"]]
         params = params.with_columns(pl.col(name).fill_null(math.inf))
+    quantiles = options.get("quantiles")
+    levels = options.get("levels")
     return RegressionCalibrator(
         method=content["method"],
         by=tuple(keys),
         params=params,
-        mean=options["mean"],
-        std=options["std"],
+        mean=options.get("mean"),
+        std=options.get("std"),
         level=options["level"],
         schema=dict(content["schema"]),
+        form=form,
+        lower=options.get("lower"),
+        upper=options.get("upper"),
+        quantiles=tuple(quantiles) if isinstance(quantiles, list) else quantiles,
+        levels=None if levels is None else tuple(float(v) for v in levels),
     )

@@ -21,6 +21,7 @@ import polars as pl
 
 from polars_calib._core.binning import Binning
 from polars_calib._core.exprs import Keys
+from polars_calib._core.intervals import wilson_interval
 from polars_calib._core.options import RegressionMetric
 from polars_calib._core.prediction_intervals import check_level, nested_intervals_problem
 from polars_calib._table.columns import grouped
@@ -34,6 +35,7 @@ __all__ = [
     "interval_columns",
     "interval_levels",
     "interval_plan",
+    "interval_reliability",
     "interval_terms",
     "prepare_intervals",
 ]
@@ -178,3 +180,37 @@ def finish_intervals(
         parts.append(per_group)
     result = pl.concat(parts).sort(*group, "level", nulls_last=True)
     return result.select(*keys, "level", "count", "refused", *metrics)
+
+
+def interval_reliability(
+    stats: pl.LazyFrame, keys: list[str], levels: Sequence[float], z: float
+) -> pl.LazyFrame:
+    """Per group and nominal level of an interval table: ``level``, ``observed`` (the
+    weighted coverage), ``count`` (rows used) and its Wilson interval ``lower``,
+    ``upper`` on the group's weight; null shares and bounds where the group holds a
+    refused row or no used weight."""
+    stats, group = grouped(stats, keys)
+    binned = pl.col("bin").is_not_null()
+    total, ok = _validity(group)
+    parts = [
+        stats.group_by(group).agg(
+            pl.lit(level, pl.Float64).alias("level"),
+            pl.col(f"sum_covered_{k}").filter(binned).sum().alias("inside"),
+            pl.col("count").filter(binned).sum().alias("count"),
+            total.alias("total"),
+            ok.alias("ok"),
+        )
+        for k, level in enumerate(levels)
+    ]
+    lower, upper = wilson_interval(pl.col("inside"), pl.col("total"), z)
+    return (
+        pl.concat(parts)
+        .with_columns(pl.when("ok").then(pl.col("inside")).alias("inside"))
+        .with_columns(
+            (pl.col("inside") / pl.col("total")).alias("observed"),
+            lower.alias("lower"),
+            upper.alias("upper"),
+        )
+        .sort(*group, "level", nulls_last=True)
+        .select(*keys, "level", "observed", "count", "lower", "upper")
+    )
