@@ -42,6 +42,14 @@ store         ``--store``: the daily update of ``pc.update_monitor_store`` for o
 
     python bench/monitoring.py --store           # 100k and 1M rows a day
     python bench/monitoring.py --store --small   # 100k rows a day
+
+memory        ``--memory``: peak RSS of ``pc.monitor`` (thresholds given) on a parquet log of
+              1M, 4M and 16M rows (``--small``: 1M and 4M), 100 models, in time order and
+              shuffled, a subprocess per case, beside ``pl.read_parquet`` of the log; with
+              ``--baseline PATH`` also the package found at ``PATH`` (an older checkout).
+              Target: memory flat as the rows grow.
+
+    python bench/monitoring.py --memory --baseline /path/to/old/checkout
 """
 
 from __future__ import annotations
@@ -293,6 +301,86 @@ def chart_speed(rng: np.random.Generator, rows: int, models: int = 100) -> None:
         print(f"| {name} | {seconds:.2f} | {seconds / plain:.2f} |")
 
 
+MEMORY_RUN = """
+import json, sys, time
+import polars as pl
+import polars_calib as pc
+def status(field):  # kB; VmHWM is the peak RSS of this process (not inherited from its parent)
+    with open("/proc/self/status") as lines:
+        return next(int(line.split()[1]) for line in lines if line.startswith(field))
+path, case = sys.argv[1], sys.argv[2]
+before = status("VmRSS:")
+start = time.perf_counter()
+if case == "read":
+    rows = pl.read_parquet(path).height
+else:
+    plan = pl.scan_parquet(path).calib.monitor("p", "y", by="model", time="ts", threshold=5.0)
+    rows = plan.collect().height
+print(json.dumps({"peak": status("VmHWM:"), "import": before,
+                  "seconds": time.perf_counter() - start, "rows": rows, "package": pc.__file__}))
+"""
+
+
+def memory_log(rng: np.random.Generator, rows: int, path: Path, shuffled: bool) -> None:
+    """A log of `rows` rows, 100 models, in time order (or shuffled); models 0 to 9 have
+    their odds doubled in the second half."""
+    model = rng.integers(0, 100, rows)
+    p = rng.beta(2.0, 5.0, rows)
+    odds = np.where((model < 10) & (np.arange(rows) >= rows // 2), 2.0, 1.0) * p / (1 - p)
+    log = pl.DataFrame(
+        {
+            "model": pl.Series(model).cast(pl.String),
+            "ts": np.arange(rows, dtype=np.int64) // 10,
+            "p": p,
+            "y": (rng.random(rows) < odds / (1 + odds)).astype(np.int8),
+        }
+    )
+    if shuffled:
+        log = log.sample(fraction=1.0, shuffle=True, seed=1)
+    log.write_parquet(path, row_group_size=1 << 17)
+
+
+def memory(rng: np.random.Generator, sizes: list[int], baseline: str | None) -> None:
+    """Peak RSS of ``pc.monitor`` on a parquet log (a subprocess per case, one after the
+    other), with `baseline` (a checkout's path) as "before"."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    here = str(Path(__file__).resolve().parents[1])
+    versions = {"this": here, **({"baseline": baseline} if baseline else {})}
+    print("| rows | log | version | peak RSS (MB) | over import (MB) | seconds | alarms |")
+    print("|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as directory:
+        for rows in sizes:
+            for shuffled in (False, True):
+                path = Path(directory) / "log.parquet"
+                memory_log(rng, rows, path, shuffled)
+                order = "shuffled" if shuffled else "time order"
+                for version, where in [*versions.items(), ("read_parquet", here)]:
+                    # The package from `where`: PYTHONPATH, run from the log's directory
+                    # (python -c puts the working directory first on sys.path).
+                    env = {**os.environ, "PYTHONPATH": where}
+                    case = "read" if version == "read_parquet" else "monitor"
+                    done = subprocess.run(
+                        [sys.executable, "-c", MEMORY_RUN, str(path), case],
+                        env=env,
+                        cwd=directory,
+                        capture_output=True,
+                        text=True,
+                        check=True,
+                    )
+                    got = json.loads(done.stdout)
+                    assert got["package"].startswith(where), got["package"]
+                    peak, base = got["peak"] / 1024, got["import"] / 1024
+                    print(
+                        f"| {rows:,} | {order} | {version} | {peak:.0f} | {peak - base:.0f} "
+                        f"| {got['seconds']:.1f} | {got['rows']:,} |",
+                        flush=True,
+                    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--arl0", type=float, default=10_000.0)
@@ -301,7 +389,17 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000, help="rows of --speed's log")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", action="store_true", help="the daily update of a store")
+    parser.add_argument("--memory", action="store_true", help="peak RSS of pc.monitor")
+    parser.add_argument(
+        "--baseline", metavar="PATH", help="with --memory: a checkout to compare (PYTHONPATH)"
+    )
+    parser.add_argument("--sizes", help="with --memory: the logs' rows, comma-separated")
     args = parser.parse_args()
+    if args.memory:
+        sizes = [1_000_000, 4_000_000] if args.small else [1_000_000, 4_000_000, 16_000_000]
+        sizes = [int(size) for size in args.sizes.split(",")] if args.sizes else sizes
+        memory(np.random.default_rng(args.seed), sizes, args.baseline)
+        return
     if args.store:
         sizes = [100_000] if args.small else [100_000, 1_000_000]
         store_speed(np.random.default_rng(args.seed), sizes)

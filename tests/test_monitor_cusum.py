@@ -316,7 +316,52 @@ def test_a_lazy_monitor_is_a_plan_that_reads_nothing_until_collected() -> None:
     plan = source.frame().calib.monitor("p", "y", by="g", time="ts", threshold=2.0)
     assert source.reads == 0
     assert_frame_equal(plan.collect(), df.calib.monitor("p", "y", by="g", time="ts", threshold=2.0))
-    assert source.reads == 1
+    # The checks, the groups, then the rows in batches (a log in time order): never all
+    # the rows at once (docs/monitoring.md, "Memory").
+    assert source.reads == 3
+
+
+def test_a_lazy_monitor_is_a_python_scan_not_a_udf_over_the_rows() -> None:
+    # The old plan ran the rounds in a map_batches over the collected log (OPAQUE_PYTHON);
+    # now the plan's source runs the charts batch by batch when collected.
+    plan = shifted_log(6, n=50).lazy().calib.monitor("p", "y", by="g", time="ts", threshold=2.0)
+    shown = plan.explain()
+    assert "PYTHON[polars_calib.monitor] SCAN" in shown
+    assert "OPAQUE_PYTHON" not in shown and "map" not in shown.lower()
+    assert plan.select("ts").filter(pl.col("ts") > 0).head(2).collect().height <= 2
+
+
+def test_monitor_carries_each_chart_across_batches_and_alarms_every_few_rows() -> None:
+    # More rows than a batch (65,536), three groups interleaved in time order, and one
+    # group so miscalibrated that it alarms every few rows: its restarts cross batches.
+    rng = np.random.default_rng(3)
+    n = 69_000
+    g = rng.integers(0, 3, n)
+    p = np.where(g == 0, 0.05, rng.uniform(0.05, 0.6, n)).round(3)
+    odds = p / (1 - p) * np.where(g == 0, 40.0, np.where(g == 1, 1.5, 1.0))
+    log = pl.DataFrame(
+        {"g": g, "ts": np.arange(n) // 3, "p": p, "y": (rng.random(n) < odds / (1 + odds))}
+    ).with_columns(pl.col("y").cast(pl.Int64))
+    got = pc.monitor(log, "p", "y", by="g", time="ts", odds_ratio=2.0, threshold=2.5)
+    want = []
+    for group in range(3):
+        part = log.filter(pl.col("g") == group)
+        for t, stat, start in restarted(
+            part["ts"].to_list(), part["p"].to_list(), part["y"].to_list(), 2.0, 2.5
+        ):
+            want.append({"g": group, "ts": t, "statistic": stat, "run_start": start})
+    expected = pl.DataFrame(
+        want, schema={"g": pl.Int64, "ts": pl.Int64, "statistic": pl.Float64, "run_start": pl.Int64}
+    )
+    assert expected.filter(pl.col("g") == 0).height > 3_000  # an alarm every few rows
+    assert_frame_equal(got.select(expected.columns), expected, check_exact=False, rel_tol=1e-9)
+    # The halves swapped, each group's time goes back: the rows are sorted (out of memory,
+    # ties in the frame's order) before the charts run, with the same alarms.
+    swapped = pl.concat([log.slice(n // 2), log.slice(0, n // 2)]).lazy()
+    assert_frame_equal(
+        swapped.calib.monitor("p", "y", by="g", time="ts", odds_ratio=2.0, threshold=2.5).collect(),
+        got,
+    )
 
 
 # --------------------------------------------------------------------------

@@ -130,8 +130,11 @@ def check_pos_label(lf: pl.LazyFrame, label: str, pos_label: Any) -> None:
         raise CalibrationDataError(msg)
 
 
-def problem_counts(lf: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
-    """One aggregating query: the row count, and per check its bad rows and an example."""
+def problem_counts(
+    lf: pl.LazyFrame, checks: Sequence[Check], extra: Sequence[pl.Expr] = ()
+) -> pl.LazyFrame:
+    """One aggregating query: the row count, and per check its bad rows and an example
+    (and the `extra` aggregates, in the same pass)."""
     counts = [
         (check.bad.fill_null(False) if check.whole else check.bad.sum()).alias(f"n{i}")
         for i, check in enumerate(checks)
@@ -141,7 +144,7 @@ def problem_counts(lf: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
         for i, check in enumerate(checks)
         if check.shown is not None
     ]
-    return lf.select(pl.len().alias("rows"), *counts, *shown)
+    return lf.select(pl.len().alias("rows"), *counts, *shown, *extra)
 
 
 def raise_for_problems(counts: pl.DataFrame, checks: Sequence[Check]) -> None:

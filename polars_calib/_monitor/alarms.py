@@ -1,10 +1,11 @@
 """Alarms of restarted CUSUM charts per group, and their thresholds from a target ARL0.
 
-Both frame functions check the frame (schema, then the refused rule with counts), sort
-each group's rows by time (ties in the frame's order) and run, when the result is
-collected, a plan over the sorted rows: :func:`thresholds_for` simulates each group's
-calibrated stream; :func:`alarms_for` finds the alarms of the chart restarted at 0
-after each one, one round (one pass over the groups still alarming) per alarm.
+:func:`checked_rows` checks a frame (the refused rule with counts, null times) and sorts
+each group's rows by time (ties in the frame's order), for the store and the charts
+(``pc.monitor`` itself reads the log in batches: :mod:`polars_calib._monitor.stream`).
+:func:`thresholds_for` simulates each group's calibrated stream from its reference rows;
+:func:`continued_alarms` feeds the rows to the restarted charts of
+:mod:`polars_calib._monitor.batched`, from a state or from 0.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
+from polars_calib._monitor.batched import BATCH_ROWS, GROUP, TIME, Charts, physical
 from polars_calib._monitor.cusum import check_odds_ratio, cusum_step, used_rows
 from polars_calib._monitor.thresholds import (
     markov_check,
@@ -30,15 +33,18 @@ __all__ = [
     "GROUP",
     "alarm_rounds",
     "alarms_for",
+    "chart_arrays",
+    "chart_terms",
     "check_options",
     "continued_alarms",
+    "feed",
     "first_of_group",
     "ordered_rows",
     "raise_for_null_times",
     "thresholds_for",
 ]
 
-GROUP, REF = "__calib_group__", "__calib_reference__"
+REF = "__calib_reference__"
 LOW = 0.75
 """The simulation keeps the rows above ``LOW`` times the Markov chain's threshold (all
 positive rows again for a chart whose simulated ARL there already reaches the target)."""
@@ -182,10 +188,13 @@ def thresholds_for(
     arl0: float,
     simulated_alarms: int,
     seed: int,
+    groups: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Per (group, odds ratio): the simulated threshold for `arl0` and its checks.
 
-    `df` is :func:`checked_rows`' output with the reference flag ``REF``.
+    `df` holds ``GROUP``, the keys, the inputs and the reference flag ``REF``
+    (:func:`checked_rows`' output, or only the reference rows when `groups` gives every
+    group's ``GROUP`` and keys).
     """
     used = df.filter(used_rows(problem) & pl.col(REF).fill_null(False))
     weight = problem.weight if problem.weight is not None else pl.lit(1.0)
@@ -194,7 +203,8 @@ def thresholds_for(
     used = used.select(GROUP, *keys, problem.prob.alias("p"), weight.alias("w")).sort(
         GROUP, "p", "w"
     )
-    groups = df.select(GROUP, *keys).unique(GROUP, keep="first", maintain_order=True)
+    if groups is None:
+        groups = df.select(GROUP, *keys).unique(GROUP, keep="first", maintain_order=True)
     if missing := groups.height - used[GROUP].n_unique():
         msg = (
             f"invalid calibration data: {missing} of {groups.height} groups have no "
@@ -247,6 +257,31 @@ time of the last row since the restart at which ``S`` was 0 (else the restart's 
 ``docs/monitoring.md``, "The store and the daily job")."""
 
 
+def chart_terms(problem: Problem, ratios: list[float]) -> list[pl.Expr]:
+    """Per chart, its terms and its flags (see :func:`cusum_step`), as named columns."""
+    exprs = []
+    for j, ratio in enumerate(ratios):
+        step, flag = cusum_step(problem, math.log(ratio))
+        exprs += [
+            step.alias(f"__calib_step{j}__"),
+            flag.fill_null(False).alias(f"__calib_flag{j}__"),
+        ]
+    return exprs
+
+
+def feed(charts: Charts, batch: pl.DataFrame, time: str, terms: list[pl.Expr]) -> None:
+    """Feed `batch` (its rows numbered by ``GROUP``) to `charts` (terms: :func:`chart_terms`)."""
+    frame = batch.select(GROUP, physical(time).alias(TIME), *terms)
+    pairs = [
+        (
+            frame[terms[j].meta.output_name()].to_numpy(),
+            frame[terms[j + 1].meta.output_name()].to_numpy(),
+        )
+        for j in range(0, len(terms), 2)
+    ]
+    charts.feed(frame[GROUP].to_numpy(), frame[TIME].to_numpy(), pairs)
+
+
 def alarms_for(
     df: pl.DataFrame,
     problem: Problem,
@@ -254,11 +289,37 @@ def alarms_for(
     time: str,
     thresholds: pl.DataFrame,
 ) -> pl.DataFrame:
-    """Every alarm of each group's restarted charts: one round per alarm of a group.
+    """Every alarm of each group's restarted charts.
 
     `thresholds` holds ``GROUP``, ``odds_ratio`` and ``threshold``.
     """
     return continued_alarms(df, problem, keys, time, thresholds, None)[0]
+
+
+def chart_arrays(
+    groups: int, ratios: list[float], table: pl.DataFrame, state: pl.DataFrame | None
+) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
+    """The thresholds (a row per group, a column per ratio) and each chart's state arrays
+    (a chart at 0 where `state` has no row)."""
+    matrix = np.full((groups, len(ratios)), math.nan)
+    charts = []
+    for j, ratio in enumerate(ratios):
+        chart = table.filter(pl.col("odds_ratio") == ratio)
+        matrix[chart[GROUP].to_numpy(), j] = chart["threshold"].to_numpy()
+        given = {name: np.zeros(groups) for name in ("total", "base", "floor")}
+        given["restart"] = np.zeros(groups, np.int64)
+        given["started"] = np.zeros(groups, bool)
+        if state is not None:
+            rows = state.filter(pl.col("odds_ratio") == ratio, pl.col(GROUP) < groups)
+            at = rows[GROUP].to_numpy()
+            for name in ("total", "base", "floor"):
+                given[name][at] = rows[name].fill_null(0.0).to_numpy()
+            started = rows["run_start"].is_not_null().to_numpy()
+            given["started"][at] = started
+            restart = rows.select(physical("run_start").fill_null(0))["run_start"].to_numpy()
+            given["restart"][at] = restart
+        charts.append(given)
+    return matrix, charts
 
 
 def continued_alarms(
@@ -271,63 +332,33 @@ def continued_alarms(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The alarms of each group's charts continued from `state`, and their end state.
 
-    `state` holds ``GROUP``, ``odds_ratio`` and :data:`CHART_STATE` for the groups
-    whose charts continue (None, or a group missing: a chart from ``S = 0``). The
-    cumulative sum starts from the group's ``total``, added to its first term, so the
-    sums are those of one pass over the whole log, to the bit. The end state has a row per
-    (group, odds ratio) of `thresholds`, keyed by ``GROUP``.
+    `df` is :func:`checked_rows`' output. `state` holds ``GROUP``, ``odds_ratio`` and
+    :data:`CHART_STATE` for the groups whose charts continue (None, or a group missing:
+    a chart from ``S = 0``). The cumulative sum starts from the group's ``total``, added
+    to its first term, so the sums are those of one pass over the whole log, to the bit.
+    The end state has a row per (group, odds ratio) of `thresholds`, keyed by ``GROUP``.
     """
     dtype = df.schema[time]
-    results = [  # no group, no alarm: an empty table of the result's columns
-        pl.DataFrame(
-            schema={
-                GROUP: pl.Int64,
-                time: dtype,
-                "statistic": pl.Float64,
-                "threshold": pl.Float64,
-                "run_start": dtype,
-                "odds_ratio": pl.Float64,
-            }
-        )
-    ]
-    ends = [  # no chart, no state
-        pl.DataFrame(schema={GROUP: pl.Int64, "odds_ratio": pl.Float64})
-        .with_columns(pl.lit(None, pl.Float64).alias(c) for c in CHART_STATE[:3])
-        .with_columns(pl.lit(None, dtype).alias("run_start"))
-    ]
-    first = _first_round(df, problem, time, thresholds, state)
-    for ratio in thresholds["odds_ratio"].unique(maintain_order=True):
-        round_one = first.filter(pl.col("odds_ratio") == ratio)
-        ends.append(round_one.filter(~pl.col("alarmed")).select(ends[0].columns))
-        alarmed = round_one.filter(pl.col("alarmed"))[GROUP]
-        if alarmed.is_empty():
-            continue
-        # The charts that alarm, again from their start, one round per alarm.
-        rows = df.filter(pl.col(GROUP).is_in(alarmed.implode()))
-        chart = thresholds.filter(
-            pl.col("odds_ratio") == ratio, pl.col(GROUP).is_in(alarmed.implode())
-        )
-        found, end = _alarm_rows_rounds(
-            rows, problem, time, chart.select(GROUP, "threshold"), state, ratio
-        )
-        results.append(found.drop("n").with_columns(odds_ratio=pl.lit(ratio)))
-        ends.append(end.select(GROUP, pl.lit(ratio).alias("odds_ratio"), *CHART_STATE))
-    found = pl.concat(results)
-    keyed = df.filter(first_of_group()).select(GROUP, *keys)
-    columns = [*keys, time, "odds_ratio", "statistic", "threshold", "run_start"]
+    ratios = thresholds["odds_ratio"].unique(maintain_order=True).to_list()
+    groups = df.select(pl.col(GROUP).max() + 1).item() if df.height else 0
+    matrix, given = chart_arrays(groups, ratios, thresholds, state)
+    charts = Charts(ratios, matrix, given)
+    terms = chart_terms(problem, ratios)
+    for batch in df.iter_slices(BATCH_ROWS):
+        feed(charts, batch, time, terms)
+    keyed = df.select(GROUP, *keys).unique(GROUP, keep="first")
     alarms = (
-        found.join(keyed, on=GROUP, maintain_order="left")
-        .sort(GROUP, time, "odds_ratio", maintain_order=True)  # ties: raised first, first
-        .select(columns)
+        charts.alarms(dtype)
+        .join(keyed, on=GROUP, maintain_order="left")
+        .sort(GROUP, TIME, "odds_ratio", maintain_order=True)  # ties: raised first, first
+        .select(
+            *keys, pl.col(TIME).alias(time), "odds_ratio", "statistic", "threshold", "run_start"
+        )
     )
-    return alarms, pl.concat(ends).sort(GROUP, "odds_ratio", maintain_order=True)
-
-
-def _seeded(step: str, total: str) -> pl.Expr:
-    """The chart's terms `step`, the group's first one plus the seed `total`: their
-    cumulative sum is C + W_1, then + W_2, ..., the additions of one pass over the whole
-    log (x + 0.0 is x on the other rows)."""
-    return pl.col(step) + pl.when(first_of_group()).then(pl.col(total)).otherwise(0.0)
+    end = charts.end_state(dtype).join(
+        thresholds.select(GROUP, "odds_ratio"), on=[GROUP, "odds_ratio"]
+    )
+    return alarms, end.sort(GROUP, "odds_ratio")
 
 
 def first_of_group() -> pl.Expr:
@@ -335,247 +366,23 @@ def first_of_group() -> pl.Expr:
     return pl.col(GROUP).ne_missing(pl.col(GROUP).shift(1))
 
 
-def _alarm_rows_rounds(
-    rows: pl.DataFrame,
-    problem: Problem,
-    time: str,
-    chart: pl.DataFrame,
-    state: pl.DataFrame | None,
-    ratio: float,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The alarms and end state of the chart of odds ratio `ratio` of each group of
-    `chart` (``GROUP``, ``threshold``), continued from `state`, over its rows."""
-    step, flag = cusum_step(problem, math.log(ratio))
-    start = _start(chart, state, ratio, rows.schema[time])
-    numbered = (
-        rows.select(GROUP, time, step.alias("step"), flag.alias("flag"))
-        .join(start.select(GROUP, "total"), on=GROUP, maintain_order="left")
-        .with_columns(_seeded("step", "total").alias("total"))
-        .select(
-            GROUP,
-            time,
-            pl.int_range(pl.len()).over(GROUP).alias("n"),
-            pl.col("total").cum_sum().over(GROUP),
-            "flag",
-        )
-        .join(chart, on=GROUP, maintain_order="left")
-    )
-    return _rounds(numbered, time, start.drop("total"))
-
-
-def _first_round(
-    df: pl.DataFrame,
-    problem: Problem,
-    time: str,
-    thresholds: pl.DataFrame,
-    state: pl.DataFrame | None,
-) -> pl.DataFrame:
-    """Per (group, odds ratio) of `thresholds`: whether the chart continued from `state`
-    alarms among `df`'s rows (``alarmed``) and, where it does not, its end state
-    (:data:`CHART_STATE`): the first round of every chart, in one pass of the rows.
-
-    The chart's arithmetic is that of :func:`_rounds`' first round (the same seeded
-    cumulative sum, the same running minimum), so a chart that does not alarm ends in
-    the state the rounds would give it, to the bit; the rounds run only for the others.
-    """
-    dtype = df.schema[time]
-    if thresholds.is_empty() or df.is_empty():  # no chart
-        columns = {GROUP: pl.Int64, "odds_ratio": pl.Float64, "alarmed": pl.Boolean}
-        columns.update(dict.fromkeys(CHART_STATE[:3], pl.Float64))
-        return pl.DataFrame(schema={**columns, "run_start": dtype})
-    ratios: list[float] = thresholds["odds_ratio"].unique(maintain_order=True).to_list()
-    starts = _starts(thresholds, state, ratios, dtype)
-    # A row per group 0, 1, ..., in order: each row takes its group's start by position
-    # (`gather`), the cost of a join without its hashing.
-    groups = int(df.item(df.height - 1, GROUP)) + 1  # the last row's group: the largest
-    every_group = pl.DataFrame({GROUP: range(groups)}, schema={GROUP: pl.Int64})
-    by_group = every_group.join(starts, on=GROUP, how="left", maintain_order="left")
-
-    def start(name: str) -> pl.Expr:
-        return pl.lit(by_group[name]).gather(pl.col(GROUP))
-
-    n = range(len(ratios))
-    # Each stage a column of its own: an expression inside `over` is evaluated group by
-    # group, a column is not.
-    terms = []
-    for j, ratio in enumerate(ratios):
-        step, flag = cusum_step(problem, math.log(ratio))
-        seed = pl.when(first_of_group()).then(start(f"total_{j}")).otherwise(0.0)
-        terms += [(step + seed).alias(f"step_{j}"), flag.alias(f"flag_{j}")]
-    totals = [pl.col(f"step_{j}").cum_sum().over(GROUP).alias(f"c_{j}") for j in n]
-    runs = [(pl.col(f"c_{j}") - start(f"base_{j}")).alias(f"run_{j}") for j in n]
-    lows = [pl.col(f"run_{j}").cum_min().over(GROUP).alias(f"low_{j}") for j in n]
-    charts = [
-        (pl.col(f"run_{j}") - pl.min_horizontal(f"low_{j}", start(f"floor_{j}"))).alias(f"s_{j}")
-        for j in n
-    ]
-    summed = []
-    for j in n:
-        s, flagged = pl.col(f"s_{j}"), pl.col(f"flag_{j}")
-        summed += [
-            # Some S > h where the largest S is (NaN is above every number, as row by row).
-            s.nan_max().alias(f"top_{j}"),
-            flagged.any().alias(f"flagged_{j}"),
-            pl.col(f"c_{j}").last().alias(f"last_{j}"),
-            pl.col(f"run_{j}").min().alias(f"run_min_{j}"),
-            pl.col(time).filter((s == 0.0) & ~flagged).last().alias(f"zero_{j}"),
-        ]
-    done = (
-        df.select(GROUP, time, *terms)
-        .with_columns(totals)
-        .with_columns(runs)
-        .with_columns(lows)
-        .with_columns(charts)
-        .group_by(GROUP)
-        .agg(summed)
-        .join(starts, on=GROUP)
-    )
-    return pl.concat(
-        done.select(
-            GROUP,
-            pl.lit(ratio).alias("odds_ratio"),
-            ((pl.col(f"top_{j}") > pl.col(f"threshold_{j}")) | pl.col(f"flagged_{j}")).alias(
-                "alarmed"
-            ),
-            pl.col(f"last_{j}").alias("total"),
-            pl.col(f"base_{j}").alias("base"),
-            pl.min_horizontal(f"floor_{j}", f"run_min_{j}").alias("floor"),
-            pl.coalesce(f"zero_{j}", f"restart_{j}").cast(dtype).alias("run_start"),
-        )
-        for j, ratio in enumerate(ratios)
-    )
-
-
-def _starts(
-    thresholds: pl.DataFrame, state: pl.DataFrame | None, ratios: list[float], dtype: pl.DataType
-) -> pl.DataFrame:
-    """Per group: each chart's :func:`_start` and threshold, the columns of the chart of
-    ``ratios[j]`` suffixed with ``_j``."""
-    starts = thresholds.select(GROUP).unique(maintain_order=True)
-    for j, ratio in enumerate(ratios):
-        chart = thresholds.filter(pl.col("odds_ratio") == ratio).select(GROUP, "threshold")
-        start = _start(chart, state, ratio, dtype).join(chart, on=GROUP).drop("after")
-        named = {c: f"{c}_{j}" for c in start.columns if c != GROUP}
-        starts = starts.join(start.rename(named), on=GROUP)
-    return starts
-
-
-def _start(
-    chart: pl.DataFrame, state: pl.DataFrame | None, ratio: float, dtype: pl.DataType
-) -> pl.DataFrame:
-    """Per group of `chart`: ``after`` (-1: from the first row), ``total`` (the seed), ``base``,
-    ``floor`` and ``restart`` (the run start carried), from `state` or a chart at 0."""
-    start = chart.select(GROUP)
-    if state is not None:
-        given = state.filter(pl.col("odds_ratio") == ratio).select(GROUP, *CHART_STATE)
-        start = start.join(given, on=GROUP, how="left", maintain_order="left")
-    else:
-        start = start.with_columns(pl.lit(None, pl.Float64).alias(c) for c in CHART_STATE[:3])
-        start = start.with_columns(pl.lit(None, dtype).alias("run_start"))
-    return start.select(
-        GROUP,
-        pl.lit(-1, pl.Int64).alias("after"),
-        pl.col("total", "base", "floor").fill_null(0.0),
-        pl.col("run_start").cast(dtype).alias("restart"),
-    )
-
-
 def alarm_rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
     """The alarms of one chart from a chart at 0 (the charts drawn restart after them).
 
-    `rows` holds per row ``GROUP``, `time`, ``n`` (the row's number in its group),
-    ``total`` (the running sum of the chart's terms), ``flag`` and ``threshold``; each
-    alarm keeps its row's ``n``.
+    `rows` holds per row ``GROUP`` (0, 1, ...), `time`, ``n`` (the row's number in its
+    group, the rows in that order), ``total`` (the running sum of the chart's terms),
+    ``flag`` and ``threshold``; each alarm keeps its row's ``n``.
     """
-    start = _start(rows.select(GROUP).unique(maintain_order=True), None, 1.0, rows.schema[time])
-    return _rounds(rows, time, start.drop("total"))[0]
-
-
-def _rounds(
-    rows: pl.DataFrame, time: str, starts: pl.DataFrame
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The alarms of one chart: per round, each active group's first alarm after its
-    restart (with its row's number ``n``); and each group's end state
-    (:data:`CHART_STATE`).
-
-    `starts` holds per group ``after`` (the row number the chart starts after),
-    ``base``, ``floor`` and ``restart``. One pass per round gives both each group's
-    first alarm and its tail (the end state of a group that no longer alarms)."""
-    found = [
-        rows.head(0).select(
-            GROUP,
-            time,
-            pl.lit(None, pl.Float64).alias("statistic"),
-            "threshold",
-            pl.col(time).alias("run_start"),
-            "n",
-        )
-    ]
-    ends = []
-    while starts.height:
-        hit = (pl.col("statistic") > pl.col("threshold")) | pl.col("flag")
-        picked = (time, "statistic", "threshold", "run_start", "n")
-        at_hit = [pl.col(c).filter(hit).first() for c in picked]
-        at_hit += [pl.col("total").filter(hit).first().alias("alarm_total")]
-        at_hit += [pl.col("flag").filter(hit).first()]
-        tail = [
-            pl.col("total").last().alias("last_total"),
-            pl.col("run").min().alias("run_min"),
-            pl.col("run_start").last().alias("last_start"),
-        ]
-        rounds = _charted(rows, starts, time).group_by(GROUP).agg(*at_hit, *tail)
-        done = starts.lazy().join(rounds, on=GROUP, how="left").collect()
-        alarmed = pl.col("n").is_not_null()
-        alarms = done.filter(alarmed).with_columns(
-            statistic=pl.when("flag").then(math.inf).otherwise("statistic")
-        )
-        found.append(alarms.select(GROUP, time, "statistic", "threshold", "run_start", "n"))
-        ends.append(_end_state(done.filter(~alarmed)))
-        starts = alarms.select(
-            GROUP,
-            pl.col("n").alias("after"),
-            pl.col("alarm_total").alias("base"),
-            pl.lit(0.0).alias("floor"),
-            pl.col(time).alias("restart"),
-        )
-    if not ends:  # no group
-        dtype = rows.schema[time]
-        ends.append(
-            pl.DataFrame(
-                schema={GROUP: pl.Int64, "total": pl.Float64, "base": pl.Float64}
-            ).with_columns(floor=pl.lit(None, pl.Float64), run_start=pl.lit(None, dtype))
-        )
-    return pl.concat(found), pl.concat(ends).sort(GROUP)
-
-
-def _charted(rows: pl.DataFrame, starts: pl.DataFrame, time: str) -> pl.LazyFrame:
-    """The rows after each group's start, with the chart ``statistic`` and ``run_start``."""
-    lf = (
-        rows.lazy()
-        .join(starts.lazy(), on=GROUP, maintain_order="left")
-        .filter(pl.col("n") > pl.col("after"))
+    dtype = rows.schema[time]
+    groups = rows.select(pl.col(GROUP).max() + 1).item() if rows.height else 0
+    table = rows.unique(GROUP, keep="first").select(
+        GROUP, pl.lit(1.0).alias("odds_ratio"), "threshold"
     )
-    # Columns before `over` (an expression inside it is evaluated group by group).
-    run = pl.col("run")
-    chart = run - pl.min_horizontal(run.cum_min().over(GROUP), pl.col("floor"))
-    zero = pl.when((pl.col("statistic") == 0.0) & ~pl.col("flag")).then(pl.col(time))
-    return (
-        lf.with_columns(run=pl.col("total") - pl.col("base"))
-        .with_columns(statistic=chart)
-        .with_columns(zero.alias("run_start"))
-        .with_columns(pl.col("run_start").forward_fill().over(GROUP).fill_null(pl.col("restart")))
-    )
-
-
-def _end_state(done: pl.DataFrame) -> pl.DataFrame:
-    """The end state of groups whose last round found no alarm: from their start (a
-    restart, or the state given) and the tail of their rows after it (none when the
-    last alarm was their last row)."""
-    seen = pl.col("last_total").is_not_null()
-    return done.select(
-        GROUP,
-        pl.when(seen).then("last_total").otherwise("base").alias("total"),
-        "base",
-        pl.min_horizontal("floor", "run_min").alias("floor"),
-        pl.when(seen).then("last_start").otherwise("restart").alias("run_start"),
+    matrix, _ = chart_arrays(groups, [1.0], table, None)
+    charts = Charts([1.0], matrix)
+    frame = rows.select(GROUP, physical(time).alias(TIME), "total", pl.col("flag").fill_null(False))
+    terms = [(frame["total"].to_numpy(), frame["flag"].to_numpy())]
+    charts.feed(frame[GROUP].to_numpy(), frame[TIME].to_numpy(), terms, summed=True)
+    return charts.alarms(dtype).select(
+        GROUP, pl.col(TIME).alias(time), "statistic", "threshold", "run_start", "n"
     )

@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from typing import cast
 
 import polars as pl
+from polars.io.plugins import register_io_source
 
 from polars_calib._core.exprs import Keys
+from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._monitor.alarms import (
     GROUP,
     REF,
     THRESHOLD_COLUMNS,
-    alarms_for,
     check_options,
-    checked_rows,
     thresholds_for,
 )
-from polars_calib._table.plan import FrameT, Prepared, prepare, same_kind
+from polars_calib._monitor.cusum import used_rows
+from polars_calib._monitor.stream import checked_groups, numbered, stream_alarms
+from polars_calib._table.plan import FrameT, Prepared, prepare
 
 __all__ = ["cusum_thresholds", "monitor"]
 
@@ -174,15 +178,31 @@ def cusum_thresholds(
     prepared, lf, schema = _lazy(data, prob, label, by, weight, None, reference)
     keys: list[str] = prepared.keys
 
-    def run(df: pl.DataFrame) -> pl.DataFrame:
-        rows = checked_rows(df, prepared.problem, keys, None)
-        table = thresholds_for(rows, prepared.problem, keys, ratios, arl0, simulated_alarms, seed)
+    def run() -> pl.DataFrame:
+        groups, _ = checked_groups(lf, prepared.problem, keys, None)
+        table = _simulated(lf, prepared.problem, keys, groups, ratios, arl0, simulated_alarms, seed)
         return table.drop(GROUP)
 
     out = pl.Schema({**{key: schema[key] for key in keys}, **THRESHOLD_COLUMNS})
-    # Not a metric path: the simulation runs over the reference rows in numpy (per chunk of
-    # draws); map_batches keeps a LazyFrame's result a plan that reads nothing until collected.
-    return same_kind(data, lf.map_batches(run, schema=out))
+    return _when_collected(data, run, out, "cusum_thresholds")
+
+
+def _simulated(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    groups: pl.DataFrame,
+    ratios: list[float],
+    arl0: float,
+    simulated_alarms: int,
+    seed: int,
+) -> pl.DataFrame:
+    """The simulated thresholds of every group, from its reference rows (the only rows
+    held in memory: the simulation draws from their ``(p, w)``)."""
+    reference = numbered(lf.filter(used_rows(problem) & pl.col(REF).fill_null(False)), groups, keys)
+    return thresholds_for(
+        reference, problem, keys, ratios, arl0, simulated_alarms, seed, groups=groups
+    )
 
 
 def monitor(
@@ -252,11 +272,17 @@ def monitor(
     Notes
     -----
     The chart alarms when ``S > threshold`` and restarts at 0 after the alarm's row.
-    A restart breaks the one ``cum_sum``/``cum_min`` form: each round finds, for every
-    group still alarming, its first alarm after its last restart, in one pass over
-    those groups' rows after it (the cumulative sums are computed once). The cost is a
-    pass per alarm of the group with the most alarms. A LazyFrame's result is a plan
-    that reads nothing until collected; the rows are then held in memory.
+    The rows are read in batches, each chart carrying per group its running sum, the
+    sum at its last restart, their running minimum and the run start: memory grows with
+    the groups, not the rows (simulated thresholds also hold the reference rows'
+    ``(p, w)``). A log whose rows are in time order within each group is read as it is;
+    otherwise it is first sorted out of memory, bucket by bucket of time through
+    temporary parquet files. Within a batch each group's chart is a ``cumsum`` and a
+    running minimum, and after an alarm the search restarts over windows of doubling
+    size: a loop over the alarms, never over the rows. A LazyFrame's result is a plan
+    (a Python scan) that reads nothing until collected; it then reads the log three
+    times (the checks, the groups, the rows), four with simulated thresholds, and
+    twice more to sort a log out of time order. See ``docs/monitoring.md``, "Memory".
 
     See Also
     --------
@@ -290,14 +316,11 @@ def monitor(
     keys: list[str] = prepared.keys
     problem = prepared.problem
 
-    def run(df: pl.DataFrame) -> pl.DataFrame:
-        rows = checked_rows(df, problem, keys, time)
-        groups = rows.select(GROUP).unique(maintain_order=True)
+    def thresholds(groups: pl.DataFrame) -> pl.DataFrame:
         if threshold is not None:
-            table = _given(groups, ratios, threshold)
-        else:
-            table = thresholds_for(rows, problem, keys, ratios, arl0, simulated_alarms, seed)
-        return alarms_for(rows, problem, keys, time, table.select(GROUP, "odds_ratio", "threshold"))
+            return _given(groups.select(GROUP), ratios, threshold)
+        table = _simulated(lf, problem, keys, groups, ratios, arl0, simulated_alarms, seed)
+        return table.select(GROUP, "odds_ratio", "threshold")
 
     if threshold is not None:  # checked now, not when collected
         _given(pl.DataFrame({GROUP: [0]}), ratios, threshold)
@@ -305,7 +328,39 @@ def monitor(
     for name in ("odds_ratio", "statistic", "threshold"):
         out[name] = pl.Float64()
     out["run_start"] = schema[time]
-    # Not a metric path: the restarted charts need one round per alarm over the sorted rows
-    # (held in memory: issue 26 leaves a bounded, batch-by-batch design to do); map_batches
-    # keeps a LazyFrame's result a plan that reads nothing until collected.
-    return same_kind(data, lf.map_batches(run, schema=out))
+    return _when_collected(
+        data, lambda: stream_alarms(lf, problem, keys, time, ratios, thresholds), out, "monitor"
+    )
+
+
+def _when_collected(
+    data: FrameT, run: Callable[[], pl.DataFrame], schema: pl.Schema, name: str
+) -> FrameT:
+    """`run()` now for a DataFrame; for a LazyFrame, a plan whose source calls it when
+    collected (a Python IO source: the plan reads nothing before)."""
+
+    def source(
+        with_columns: list[str] | None,
+        predicate: pl.Expr | None,
+        n_rows: int | None,
+        batch_size: int | None,
+    ) -> Iterator[pl.DataFrame]:
+        out = run()
+        if predicate is not None:
+            out = out.filter(predicate)
+        if with_columns is not None:
+            out = out.select(with_columns)
+        yield out if n_rows is None else out.head(n_rows)
+
+    # Polars marks register_io_source unstable: a user who turned those warnings on must
+    # not see ours. test_monitor_plan_is_a_python_scan pins the plan, so a change in
+    # Polars fails the suite, not a user's alarms.
+    done: pl.DataFrame | pl.LazyFrame
+    eager = isinstance(data, pl.DataFrame)  # (not narrowing FrameT: one cast for both kinds)
+    if eager:
+        done = run()
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pl.exceptions.UnstableWarning)
+            done = register_io_source(source, schema=schema, explain_name=f"polars_calib.{name}")
+    return cast(FrameT, done)

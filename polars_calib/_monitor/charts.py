@@ -125,7 +125,7 @@ def _restarted(chart: pl.DataFrame, alarms: pl.DataFrame) -> pl.DataFrame:
     """The chart restarted at 0 after each alarm row: the monitor's own arithmetic."""
     chart = chart.join(alarms, on=[GROUP, ROW_NUMBER], how="left", maintain_order="left")
     chart = chart.with_columns(pl.col("alarm").fill_null(False))
-    # A run starts after an alarm, from that row's total (as the monitor's rounds do).
+    # A run starts after an alarm, from that row's total (as the monitor's charts do).
     after = pl.col("alarm").shift(1, fill_value=False).over(GROUP)
     base = pl.when(after).then(pl.col("total").shift(1).over(GROUP))
     chart = chart.with_columns(

@@ -1,0 +1,220 @@
+"""The restarted CUSUM charts over rows fed in batches, with a small state per group.
+
+The rows of a group must come in its time order (ties in the frame's order), batch after
+batch; the groups may interleave (a log in time order) or follow one another. Each chart
+keeps, per group, what continuing it exactly needs (``CHART_STATE`` of
+:mod:`polars_calib._monitor.alarms`): ``total`` (``C``, the running sum of its terms),
+``base`` (``C`` at the last restart), ``floor`` (``min(0, min (C - base))`` since the
+restart) and the run start carried, plus the rows seen. Memory holds a batch and these
+arrays: it grows with the groups, not the rows.
+
+Within a batch a group's rows are one segment: its chart is a ``cumsum`` (the same
+additions, in the same order, as one pass over the whole log: the same numbers, to the
+bit) and a ``minimum.accumulate``. The first alarm of each segment is found over the
+whole segment; after it the chart restarts from the alarm's total and the search goes
+on over windows of :data:`WINDOW` rows, doubling while no alarm is found. So the loop
+runs over the groups of a batch and over the alarms, never over the rows: a quiet group
+costs one vectorised pass per batch, and an alarm about ``log2(gap / WINDOW) + 1``
+numpy passes over the rows to it (a chart alarming every few rows costs some
+microseconds per alarm).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+__all__ = ["BATCH_ROWS", "GROUP", "TIME", "WINDOW", "Charts", "Unordered", "physical"]
+
+BATCH_ROWS = 1 << 16
+"""Rows per batch fed to the charts."""
+WINDOW = 64
+"""The first window searched after a restart (doubled while no alarm is found)."""
+GROUP, TIME = "__calib_group__", "__calib_time__"
+
+
+class Unordered(Exception):  # noqa: N818  (a signal, not an error shown to users)
+    """A group's time went back between two of its rows: the rows need sorting first."""
+
+
+@dataclass
+class _Chart:
+    """One chart's state, per group (arrays indexed by the group's number)."""
+
+    ratio: float
+    threshold: np.ndarray
+    total: np.ndarray
+    base: np.ndarray
+    floor: np.ndarray
+    restart: np.ndarray
+    started: np.ndarray
+    found: list[tuple[int, int, float, float, int, bool, int]] = field(default_factory=list)
+
+
+def _segment(
+    chart: _Chart, g: int, c: np.ndarray, flag: np.ndarray, t: np.ndarray, n0: int
+) -> None:
+    """Run group `g`'s chart over its rows of a batch (their totals `c`), from its state."""
+    h = chart.threshold[g]
+    base, floor = chart.base[g], chart.floor[g]
+    restart, started = chart.restart[g], chart.started[g]
+    i, width, n = 0, len(c), len(c)
+    while i < n:
+        j = min(n, i + width)
+        run = c[i:j] - base
+        low = np.minimum(np.minimum.accumulate(run), floor)
+        statistic = run - low
+        hit = (statistic > h) | flag[i:j]
+        k = int(np.argmax(hit))
+        upto = k + 1 if hit[k] else j - i
+        zeros = np.flatnonzero((statistic[:upto] == 0.0) & ~flag[i : i + upto])
+        if zeros.size:
+            restart, started = t[i + zeros[-1]], True
+        if not hit[k]:
+            floor, i, width = low[-1], j, 2 * width
+            continue
+        value = math.inf if flag[i + k] else float(statistic[k])
+        chart.found.append((g, int(t[i + k]), value, h, int(restart), bool(started), n0 + i + k))
+        base, floor, restart, started = c[i + k], 0.0, t[i + k], True
+        i, width = i + k + 1, WINDOW
+    chart.base[g], chart.floor[g] = base, floor
+    chart.restart[g], chart.started[g] = restart, started
+    if n:
+        chart.total[g] = c[-1]
+
+
+class Charts:
+    """The restarted charts of every group, one per odds ratio, fed batch after batch.
+
+    `thresholds` holds a row per group (its number, 0 to ``groups - 1``) and one column
+    per odds ratio. `state` optionally continues the charts: per chart, the arrays
+    ``total``, ``base``, ``floor``, ``restart`` (the run start carried, physical time)
+    and ``started`` (whether there is one).
+    """
+
+    def __init__(
+        self,
+        ratios: list[float],
+        thresholds: np.ndarray,
+        state: list[dict[str, np.ndarray]] | None = None,
+    ) -> None:
+        groups = thresholds.shape[0]
+        self.charts = []
+        for j, ratio in enumerate(ratios):
+            given = state[j] if state is not None else {}
+            zeros = np.zeros(groups)
+            self.charts.append(
+                _Chart(
+                    ratio,
+                    thresholds[:, j].astype(np.float64),
+                    given.get("total", zeros).astype(np.float64).copy(),
+                    given.get("base", zeros).astype(np.float64).copy(),
+                    given.get("floor", zeros).astype(np.float64).copy(),
+                    given.get("restart", np.zeros(groups, np.int64)).astype(np.int64).copy(),
+                    given.get("started", np.zeros(groups, bool)).astype(bool).copy(),
+                )
+            )
+        self.rows = np.zeros(groups, np.int64)
+        self.last = np.full(groups, np.iinfo(np.int64).min, np.int64)
+
+    def feed(
+        self,
+        g: np.ndarray,
+        t: np.ndarray,
+        terms: list[tuple[np.ndarray, np.ndarray]],
+        summed: bool = False,
+    ) -> None:
+        """Run the charts over a batch: per row its group `g` and physical time `t`, and
+        per chart its terms and flags (with `summed`, the running sums of a group from
+        its first row instead of the terms). Raise :class:`Unordered` when a group's
+        time goes back."""
+        order = np.argsort(g, kind="stable")  # each group's rows one slice, in their order
+        sorted_g, t = g[order], t[order]
+        terms = [(term[order], flag[order]) for term, flag in terms]
+        cuts = np.flatnonzero(np.diff(sorted_g)) + 1
+        starts = np.concatenate([[0], cuts]) if len(g) else cuts
+        ends = np.concatenate([cuts, [len(g)]]) if len(g) else cuts
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            group = int(sorted_g[start])
+            times = t[start:end]
+            if times[0] < self.last[group] or (end - start > 1 and np.any(np.diff(times) < 0)):
+                raise Unordered
+            self.last[group] = times[-1]
+            for chart, (term, flag) in zip(self.charts, terms):
+                if summed:
+                    c = term[start:end]
+                else:
+                    c = term[start:end].astype(np.float64)  # a copy
+                    c[0] += chart.total[group]  # C_k + W_(k+1): one pass's additions
+                    c = np.cumsum(c)
+                _segment(chart, group, c, flag[start:end], times, int(self.rows[group]))
+            self.rows[group] += end - start
+
+    def alarms(self, dtype: pl.DataType) -> pl.DataFrame:
+        """Every alarm: ``GROUP``, ``TIME``, ``odds_ratio``, ``statistic``, ``threshold``,
+        ``run_start`` (times of `dtype`) and ``n`` (the row's number in its group), in
+        the order found per chart."""
+        frames = []
+        for chart in self.charts:
+            found: list[tuple[object, ...]] = list(zip(*chart.found)) or [()] * 7
+            frames.append(
+                pl.DataFrame(
+                    {
+                        GROUP: pl.Series(found[0], dtype=pl.Int64),
+                        TIME: pl.Series(found[1], dtype=pl.Int64),
+                        "odds_ratio": pl.Series([chart.ratio] * len(found[0]), dtype=pl.Float64),
+                        "statistic": pl.Series(found[2], dtype=pl.Float64),
+                        "threshold": pl.Series(found[3], dtype=pl.Float64),
+                        "run_start": pl.Series(found[4], dtype=pl.Int64),
+                        "started": pl.Series(found[5], dtype=pl.Boolean),
+                        "n": pl.Series(found[6], dtype=pl.Int64),
+                    }
+                )
+            )
+        return pl.concat(frames).select(
+            GROUP,
+            _from_physical(TIME, dtype),
+            "odds_ratio",
+            "statistic",
+            "threshold",
+            pl.when("started").then(_from_physical("run_start", dtype)).alias("run_start"),
+            "n",
+        )
+
+    def end_state(self, dtype: pl.DataType) -> pl.DataFrame:
+        """Per (group, chart): ``GROUP``, ``odds_ratio``, ``total``, ``base``, ``floor`` and
+        ``run_start`` (null when none)."""
+        frames = []
+        for chart in self.charts:
+            frames.append(
+                pl.DataFrame(
+                    {
+                        GROUP: np.arange(len(chart.total), dtype=np.int64),
+                        "odds_ratio": np.full(len(chart.total), chart.ratio),
+                        "total": chart.total,
+                        "base": chart.base,
+                        "floor": chart.floor,
+                        "run_start": chart.restart,
+                        "started": chart.started,
+                    }
+                )
+            )
+        run_start = pl.when("started").then(_from_physical("run_start", dtype))
+        return pl.concat(frames).select(
+            GROUP, "odds_ratio", "total", "base", "floor", run_start.alias("run_start")
+        )
+
+
+def physical(time: str) -> pl.Expr:
+    """The time column as Int64 (days of a Date, units of a Datetime, the integer)."""
+    return pl.col(time).to_physical().cast(pl.Int64)
+
+
+def _from_physical(name: str, dtype: pl.DataType) -> pl.Expr:
+    """An Int64 column of physical times back to `dtype`."""
+    if dtype == pl.Date:
+        return pl.col(name).cast(pl.Int32).cast(pl.Date)
+    return pl.col(name).cast(dtype)

@@ -1,0 +1,175 @@
+"""`pc.monitor` over a log in bounded memory: checks, thresholds, then the rows in batches.
+
+When collected, a monitor plan makes these passes over the log, each holding a batch or a
+per-group table, not the rows:
+
+1. one streaming aggregation: the refused rule's counts, null times, the time span and
+   the groups (numbered in the order of their keys);
+2. for simulated thresholds, the reference rows' ``(p, w)`` (the simulation draws from
+   them: memory grows with the *reference* rows; ``threshold=`` reads none);
+3. the rows in batches (``collect_batches``), in the log's order, through
+   :class:`~polars_calib._monitor.batched.Charts`. A log whose rows are in time order
+   within each group (a log appended in time order, or one sorted by group and time)
+   needs nothing more. Otherwise a group's time goes back in some batch, and the rows are
+   sorted first, out of memory: cut into buckets of about :data:`BUCKET_ROWS` rows by
+   time (edges from a histogram of :data:`FINE_BINS` bins of the time span), each batch's
+   share of a bucket written to a parquet file of a temporary directory, then each bucket
+   read back, sorted by time and the row's position in the log (ties keep the log's
+   order) and fed in batches. The directory is removed after.
+
+A bucket holds the rows of its fine bins: a burst of more than :data:`BUCKET_ROWS` rows
+within one fine bin (``1 / FINE_BINS`` of the span; many rows at one time) is one large
+bucket, held at once.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from polars_calib._core.problem import Problem
+from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
+from polars_calib._monitor.alarms import chart_arrays, chart_terms, feed
+from polars_calib._monitor.batched import BATCH_ROWS, GROUP, TIME, Charts, Unordered, physical
+
+__all__ = ["BUCKET_ROWS", "FINE_BINS", "Groups", "checked_groups", "stream_alarms"]
+
+BUCKET_ROWS = 1 << 20
+"""Rows per bucket of the out-of-memory sort (a bucket is sorted in memory)."""
+FINE_BINS = 4096
+"""Bins of the time span whose counts place the buckets' edges."""
+_ROW, _FINE = "__calib_row__", "__calib_fine__"
+Groups = pl.DataFrame
+"""The groups: their keys and ``GROUP`` (0, 1, ... in the order of the keys)."""
+
+
+def checked_groups(
+    lf: pl.LazyFrame, problem: Problem, keys: list[str], time: str | None
+) -> tuple[Groups, tuple[int, int] | None]:
+    """Check the log in one streaming pass (refused rows, null times:
+    :class:`CalibrationDataError`); its groups and time span (None when no row)."""
+    extra = []
+    if time is not None:
+        extra += [
+            pl.col(time).null_count().alias("__nulls"),
+            physical(time).min().alias("__low"),
+            physical(time).max().alias("__high"),
+        ]
+    queries = [problem_counts(lf, problem.checks, extra)]
+    if keys:  # a second aggregation (the keys in a list of the first would hold the rows)
+        queries.append(lf.group_by(keys).agg())
+    done = pl.collect_all(queries, engine="streaming")
+    counts = done[0]
+    raise_for_problems(counts, problem.checks)
+    rows = int(counts.item(0, "rows"))
+    span = None
+    if time is not None:
+        nulls = int(counts.item(0, "__nulls"))
+        if nulls:
+            msg = f"invalid calibration data: column {time!r}: time null in {nulls} of {rows} rows"
+            raise CalibrationDataError(msg)
+        if rows:
+            span = (int(counts.item(0, "__low")), int(counts.item(0, "__high")))
+    if keys:
+        groups = done[1].sort(keys)
+        groups = groups.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(GROUP))
+    else:
+        groups = pl.DataFrame({GROUP: [0] * min(rows, 1)}, schema={GROUP: pl.Int64})
+    return groups.select(*keys, GROUP), span
+
+
+def numbered(frame: pl.DataFrame | pl.LazyFrame, groups: Groups, keys: list[str]) -> pl.DataFrame:
+    """`frame` with its rows' group numbers ``GROUP`` (the rows' order kept)."""
+    if not keys:
+        return frame.lazy().with_columns(pl.lit(0, pl.Int64).alias(GROUP)).collect()
+    joined = frame.lazy().join(
+        groups.lazy(), on=keys, how="left", nulls_equal=True, maintain_order="left"
+    )
+    return joined.collect()
+
+
+def stream_alarms(
+    lf: pl.LazyFrame,
+    problem: Problem,
+    keys: list[str],
+    time: str,
+    ratios: list[float],
+    thresholds: Callable[[Groups], pl.DataFrame],
+) -> pl.DataFrame:
+    """The alarms of each group's restarted charts, as :func:`polars_calib.monitor` gives
+    them. `thresholds` gives the table (``GROUP``, ``odds_ratio``, ``threshold``) of the
+    groups, once the log is checked."""
+    groups, span = checked_groups(lf, problem, keys, time)
+    table = thresholds(groups)
+    matrix, _ = chart_arrays(groups.height, ratios, table, None)
+    try:
+        charts = _run(_in_order(lf), groups, keys, time, problem, ratios, matrix)
+    except Unordered:
+        with tempfile.TemporaryDirectory(prefix="polars-calib-monitor-") as directory:
+            buckets = _sorted(lf, time, span or (0, 0), Path(directory))
+            charts = _run(buckets, groups, keys, time, problem, ratios, matrix)
+    dtype = lf.collect_schema()[time]
+    return (
+        charts.alarms(dtype)
+        .join(groups, on=GROUP, maintain_order="left")
+        .sort(GROUP, TIME, "odds_ratio", maintain_order=True)  # ties: raised first, first
+        .select(
+            *keys, pl.col(TIME).alias(time), "odds_ratio", "statistic", "threshold", "run_start"
+        )
+    )
+
+
+def _in_order(lf: pl.LazyFrame) -> Iterator[pl.DataFrame]:
+    """The log's rows in its order, in batches."""
+    yield from lf.collect_batches(chunk_size=BATCH_ROWS, maintain_order=True)
+
+
+def _run(
+    batches: Iterator[pl.DataFrame],
+    groups: Groups,
+    keys: list[str],
+    time: str,
+    problem: Problem,
+    ratios: list[float],
+    matrix: np.ndarray,
+) -> Charts:
+    """Feed the batches to the charts (each group's rows in time order)."""
+    charts = Charts(ratios, matrix)
+    terms = chart_terms(problem, ratios)
+    for batch in batches:
+        if batch.height:
+            feed(charts, numbered(batch, groups, keys), time, terms)
+    return charts
+
+
+def _sorted(
+    lf: pl.LazyFrame, time: str, span: tuple[int, int], directory: Path
+) -> Iterator[pl.DataFrame]:
+    """The log's rows in time order (ties in the log's order), in batches, sorted bucket
+    by bucket through parquet files in `directory`."""
+    low, high = span
+    scale = FINE_BINS / (high - low + 1)
+    fine = ((physical(time) - low).cast(pl.Float64) * scale).floor().cast(pl.Int64)
+    fine = fine.clip(0, FINE_BINS - 1).alias(_FINE)
+    histogram = lf.group_by(fine).agg(pl.len()).collect(engine="streaming")
+    counts = np.zeros(FINE_BINS, np.int64)
+    counts[histogram[_FINE].to_numpy()] = histogram["len"].to_numpy()
+    bucket_of = (np.cumsum(counts) - counts) // BUCKET_ROWS  # by the bin's first row
+    seen = 0
+    for i, batch in enumerate(
+        lf.with_columns(fine).collect_batches(chunk_size=BUCKET_ROWS // 4, maintain_order=True)
+    ):
+        batch = batch.with_row_index(_ROW, offset=seen)
+        seen += batch.height
+        batch = batch.with_columns(pl.Series(_FINE, bucket_of[batch[_FINE].to_numpy()]))
+        for (b,), part in batch.partition_by(_FINE, as_dict=True, include_key=False).items():
+            (directory / f"{b:08d}").mkdir(exist_ok=True)
+            part.write_parquet(directory / f"{b:08d}" / f"{i:08d}.parquet")
+    for path in sorted(directory.iterdir()):
+        rows = pl.scan_parquet(path / "*.parquet").sort(time, _ROW).drop(_ROW).collect()
+        yield from rows.iter_slices(BATCH_ROWS)
+        del rows
