@@ -348,7 +348,8 @@ def tilted_threshold(found: Excursions, arl0: float) -> Estimate | None:
     before = float(found.full.sum()) - _at(found.previous, found.value, h, found.after)
     with np.errstate(divide="ignore"):
         arl = (count + before) / crossing
-    reached = np.flatnonzero(arl >= arl0)
+    # Above every excursion's peak nothing crosses: no estimate there (walk higher).
+    reached = np.flatnonzero((arl >= arl0) & (crossing > 0.0))
     if not len(reached) or (reached[0] == 0 and found.low > 0.0):
         return None
     best = float(h[reached[0]])
