@@ -959,7 +959,7 @@ class _FrameCalibNamespace(Generic[FrameT]):
         │ ---        ┆ ---       │
         │ f64        ┆ f64       │
         ╞════════════╪═══════════╡
-        │ 2.0        ┆ 3.0       │
+        │ 2.0        ┆ 2.9       │
         └────────────┴───────────┘
         """
         return cusum_thresholds(

@@ -21,11 +21,12 @@ from polars_calib._core.validation import CalibrationDataError, problem_counts, 
 from polars_calib._monitor.batched import BATCH_ROWS, GROUP, TIME, Charts, physical
 from polars_calib._monitor.cusum import check_odds_ratio, cusum_step, used_rows
 from polars_calib._monitor.thresholds import (
+    Estimate,
     markov_check,
     markov_threshold,
-    simulate,
-    simulated_threshold,
     term_atoms,
+    tilted_threshold,
+    walk_excursions,
 )
 
 __all__ = [
@@ -45,9 +46,13 @@ __all__ = [
 ]
 
 REF = "__calib_reference__"
-LOW = 0.75
-"""The simulation keeps the rows above ``LOW`` times the Markov chain's threshold (all
-positive rows again for a chart whose simulated ARL there already reaches the target)."""
+LOW, HIGH = 0.75, 1.25
+"""The simulation keeps the records above ``LOW`` times the Markov chain's threshold and
+walks each excursion up to ``HIGH`` times it (again from 0 and twice as high for a chart
+whose threshold is not found between them)."""
+EXCURSIONS = 5
+"""Tilted excursions per simulated alarm asked for (``simulated_alarms``): at the default
+200, 1,000 excursions, a standard error of about 4% (``docs/monitoring.md``)."""
 THRESHOLD_COLUMNS = pl.Schema(
     {
         "odds_ratio": pl.Float64,
@@ -211,26 +216,16 @@ def thresholds_for(
             "reference row with a probability and a label to simulate thresholds from"
         )
         raise CalibrationDataError(msg)
-    rows = math.ceil(simulated_alarms * arl0)
     log_rs = [math.log(ratio) for ratio in ratios]
     parts = used.partition_by(GROUP, maintain_order=True, include_key=True)
     arrays = [(part["p"].to_numpy(), part["w"].to_numpy()) for part in parts]
     atoms = [[term_atoms(p, w, log_r) for log_r in log_rs] for p, w in arrays]
-    # A guess: 10% on the ARL is 1 to 2% on h, far above LOW's margin.
-    lows = [
-        [LOW * markov_threshold(*atom, arl0, tolerance=0.1) for atom in group] for group in atoms
-    ]
-    simulated = simulate([(p, w, log_rs, low) for (p, w), low in zip(arrays, lows)], rows, seed)
-    found = [[simulated_threshold(cycles, arl0) for cycles in group] for group in simulated]
-    # The Markov chain's guess was too high: again from every positive S.
-    again = [(g, j) for g, group in enumerate(found) for j, f in enumerate(group) if f is None]
-    redone = simulate([(*arrays[g], [log_rs[j]], [0.0]) for g, j in again], rows, seed)
-    for (g, j), (cycles,) in zip(again, redone):
-        found[g][j] = simulated_threshold(cycles, arl0)
+    found = _simulated(arrays, atoms, arl0, EXCURSIONS * simulated_alarms, seed)
+    rows = [[walked for _, walked in group] for group in found]
     records = []
     for g, part in enumerate(parts):
         for j, ratio in enumerate(ratios):
-            estimate = found[g][j]
+            estimate = found[g][j][0]
             h = math.nan if estimate is None else estimate.threshold
             records.append(
                 {
@@ -241,11 +236,50 @@ def thresholds_for(
                     "arl0_se": math.nan if estimate is None else estimate.se,
                     "arl0_markov": markov_check(*atoms[g][j], h) if estimate else math.nan,
                     "alarms_simulated": 0 if estimate is None else estimate.alarms,
-                    "rows_simulated": rows,
+                    "rows_simulated": rows[g][j],
                 }
             )
     schema = pl.Schema({**df.select(GROUP, *keys).schema, **THRESHOLD_COLUMNS})
     return pl.DataFrame(records, schema=schema, orient="row")
+
+
+def _simulated(
+    arrays: list[tuple[np.ndarray, np.ndarray]],
+    atoms: list[list[tuple[np.ndarray, np.ndarray]]],
+    arl0: float,
+    count: int,
+    seed: int,
+) -> list[list[tuple[Estimate | None, int]]]:
+    """Per group and chart: the simulated threshold (None for a chart that never rises)
+    and the rows walked, from `count` tilted excursions.
+
+    The excursions walk from ``LOW`` to ``HIGH`` times the Markov chain's threshold (a
+    guess: 10% on the ARL is 1 to 2% on h, far inside the margins); a chart whose
+    threshold falls outside is walked again from 0 and twice as high, a few times.
+    """
+    # The tilt of a log-likelihood ratio is 1; times a common weight w, 1 / w.
+    guesses = [1.0 / w[0] if len(w) and w.min() == w.max() > 0.0 else 1.0 for _, w in arrays]
+    found: list[list[tuple[Estimate | None, int]]] = [[(None, 0)] * len(g) for g in atoms]
+    todo: dict[tuple[int, int], tuple[float, float]] = {}
+    for g, group in enumerate(atoms):
+        for j, (values, probs) in enumerate(group):
+            if np.any((values > 0.0) & (probs > 0.0)):  # else S stays 0: no threshold
+                h = markov_threshold(values, probs, arl0, tolerance=0.1)
+                top = float(values[probs > 0.0].max())
+                todo[(g, j)] = (LOW * h, max(HIGH * h, top))
+    for _ in range(5):
+        keys = list(todo)
+        charts = [(*atoms[g][j], guesses[g], *todo[(g, j)]) for g, j in keys]
+        for (g, j), walked in zip(keys, walk_excursions(charts, count, seed)):
+            estimate = tilted_threshold(walked, arl0)
+            found[g][j] = (estimate, found[g][j][1] + walked.rows)
+            if estimate is None:
+                todo[(g, j)] = (0.0, 2.0 * walked.high)
+            else:
+                del todo[(g, j)]
+        if not todo:
+            break
+    return found
 
 
 CHART_STATE = ("total", "base", "floor", "run_start")

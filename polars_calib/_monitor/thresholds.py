@@ -3,16 +3,17 @@
 Two estimates of the run length of a chart restarted at 0, for rows drawn from the
 reference distribution of ``(p, w)`` with ``y ~ Bernoulli(p)`` (a calibrated stream):
 
-* **simulation** with the package's counter-based draws (``_core/draws.py``): simulated
-  row ``r`` picks reference row ``floor(u(r, 0) * n)`` and draws its label from
-  ``u(r, 1)``, so the draws depend on ``(r, seed)`` only, on any engine. The draws are
-  computed once, in chunks of ``CHUNK`` rows shared by every group; each group's charts
-  are running sums over them (numpy, carried from chunk to chunk: in memory, a chunk
-  and each chart's records above the Markov chain's guess, a small share of the rows).
-  One long stream per group, cut into the Lindley chart's cycles (from a zero of ``S``
-  to the next, or to the first row above ``h``): by Wald's identity ARL(h) = E[cycle
-  length] / P(a cycle crosses h), estimated for every ``h`` at once from each cycle's
-  records (``docs/monitoring.md``);
+* **importance sampling** (Siegmund, 1976) with the package's counter-based draws
+  (``_core/draws.py``). A chart restarted at 0 after each alarm is a sequence of
+  independent cycles, each from ``S = 0`` to ``S <= 0`` or to the first row above ``h``
+  (the alarm), so ``ARL(h) = E[min(L, tau_h)] / P(tau_h < L)`` exactly (``L`` the
+  cycle's end at ``S <= 0``, ``tau_h`` its first row above ``h``). A cycle whose first
+  term is not positive ends at once; the others (**excursions**) are walked under the
+  terms' law tilted by ``exp(theta W)`` (``M(theta) = E[exp(theta W)] = 1``), which
+  drifts up; the likelihood ratio of a path to ``S_t`` is ``Z1 M**(t - 1) exp(-theta
+  S_t)``. The crossing probability is the mean ratio at the first record above ``h``;
+  ``E[min(L, tau_h)] = 1 +`` the mean sum of the ratios of the rows before it, both
+  for every ``h`` at once from each excursion's records (``docs/monitoring.md``);
 * the **Markov chain** of Brook and Evans (1972): ``S`` on ``m`` states of ``[0, h]``,
   the expected steps to absorption from state 0; numpy on an ``m x m`` matrix.
 """
@@ -28,15 +29,16 @@ import polars as pl
 from polars_calib._core.draws import uniform, with_row_key, with_words
 
 __all__ = [
-    "Cycles",
     "Estimate",
-    "draws",
+    "Excursions",
     "markov_arl",
     "markov_check",
     "markov_threshold",
-    "simulate",
-    "simulated_threshold",
     "term_atoms",
+    "tilt",
+    "tilted_draws",
+    "tilted_threshold",
+    "walk_excursions",
 ]
 
 STATES = 96
@@ -135,194 +137,228 @@ class Estimate:
     alarms: int
 
 
-@dataclass(frozen=True)
-class Cycles:
-    """A simulated chart cut into its complete cycles (from a zero of ``S`` to the next).
-
-    ``rows``: rows in complete cycles; ``squares``: the sum of their squared lengths.
-    Per **record** (a row above ``low`` whose ``S`` exceeds every earlier row of its
-    cycle), in row order: its ``value`` (``S``), the ``previous`` record's value in its
-    cycle (``low`` for the first), its ``position`` in its cycle (1-based) and its
-    cycle's ``length``. The first row above ``h >= low`` of a cycle is the record
-    with ``previous <= h < value``.
-    """
-
-    rows: int
-    squares: float
-    low: float
-    value: np.ndarray
-    previous: np.ndarray
-    position: np.ndarray
-    length: np.ndarray
-
-
-def draws(start: int, stop: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The counter-based draws of simulated rows ``start .. stop - 1``, common to every
-    group: the uniform ``u(r, 0)`` that picks the reference row and the word
-    ``u32(r, 1)`` (as a float) that draws the label."""
-    lf = pl.LazyFrame().select(pl.int_range(start, stop, dtype=pl.Int64).alias("r"))
-    lf = with_row_key(lf, pl.col("r"), seed, ("h1", "h2"))
-    lf = with_words(lf, ("h1", "h2"), {"a": 0, "b": 1})
-    drawn = lf.select(uniform(pl.col("a")), pl.col("b").cast(pl.Float64)).collect()
-    return drawn["a"].to_numpy(), drawn["b"].to_numpy()
-
-
-class _Chart:
-    """One simulated chart fed chunk by chunk: the running sums, the open cycle and the
-    records of the complete cycles (see :class:`Cycles`)."""
-
-    def __init__(self, values: np.ndarray, low: float) -> None:
-        self.values, self.low = values, low
-        self.total, self.floor = 0.0, 0.0  # C after the last row; min(0, min C)
-        self.zero, self.top = -1, low  # the open cycle's start and its largest record
-        self.squares = 0.0
-        self.open: list[np.ndarray] = [np.zeros(0), np.zeros(0), np.zeros(0, np.int64)]
-        self.done: list[list[np.ndarray]] = [[], [], [], []]
-
-    def feed(self, index: np.ndarray, offset: int) -> None:
-        """Add the rows whose atoms are `index`, the first being row `offset`."""
-        terms = self.values[index]
-        terms[0] += self.total  # the carried sum first: the rounding of one cumsum
-        total = np.cumsum(terms, out=terms)
-        floor = np.minimum.accumulate(total)
-        np.minimum(floor, self.floor, out=floor)
-        self.total, self.floor = float(total[-1]), float(floor[-1])
-        chart = np.subtract(total, floor, out=floor)
-        zeros = np.flatnonzero(chart == 0.0)
-        zeros += offset
-        high = np.flatnonzero(chart > self.low)
-        value = chart[high]
-        high += offset
-        after = np.searchsorted(zeros, high)
-        start = np.where(after > 0, zeros[np.maximum(after - 1, 0)] if len(zeros) else 0, self.zero)
-        # A record exceeds every earlier row of its cycle: in the order (cycle descending,
-        # S descending, row ascending), no row before it in its cycle has a smaller row
-        # number, and the rows of later cycles (before it in this order) all have larger
-        # ones. The open cycle's rows must also exceed its records of earlier chunks.
-        order = np.lexsort((high, -value, -start))
-        seen = np.minimum.accumulate(high[order])
-        record = np.empty(len(high), dtype=bool)
-        record[order] = high[order] < np.concatenate([[np.iinfo(np.int64).max], seen[:-1]])
-        record &= (start != self.zero) | (value > self.top)
-        high, start, value, after = high[record], start[record], value[record], after[record]
-        first = np.diff(start, prepend=-2) != 0
-        before = np.where(start == self.zero, self.top, self.low)
-        previous = np.where(first, before, np.concatenate([[self.low], value[:-1]]))
-        self._close(zeros, high, start, value, previous, after)
-
-    def _close(
-        self,
-        zeros: np.ndarray,
-        high: np.ndarray,
-        start: np.ndarray,
-        value: np.ndarray,
-        previous: np.ndarray,
-        after: np.ndarray,
-    ) -> None:
-        """Keep the records of the cycles the chunk's `zeros` complete; carry the rest."""
-        complete = after < len(zeros)
-        position = high - start
-        if len(zeros):  # the open cycle ends at the chunk's first zero
-            carried = len(self.open[0])
-            for i, part in enumerate((value, previous, position)):
-                self.done[i] += [self.open[i], part[complete]]
-            ends = zeros[after[complete]] - start[complete]
-            self.done[3] += [np.full(carried, zeros[0] - self.zero), ends]
-            # Cycle lengths within a chunk are below 2**32: their squares sum exactly in int64.
-            steps = np.diff(zeros)
-            first = int(zeros[0]) - self.zero
-            self.squares += float(first * first) + float(np.dot(steps, steps))
-            self.zero, self.top = int(zeros[-1]), self.low
-            self.open = [part[:0] for part in self.open]
-        pending = ~complete
-        self.open = [
-            np.concatenate([kept, part[pending]])
-            for kept, part in zip(self.open, (value, previous, position))
-        ]
-        if len(self.open[0]):
-            self.top = float(self.open[0][-1])
-
-    def cycles(self) -> Cycles:
-        """The complete cycles and their records."""
-        value, previous, position, length = (
-            np.concatenate(part) if part else np.zeros(0) for part in self.done
-        )
-        return Cycles(
-            self.zero + 1,
-            self.squares,
-            self.low,
-            value,
-            previous,
-            position.astype(np.int64),
-            length.astype(np.int64),
-        )
-
-
-def _at(cycles: Cycles, h: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Per ``h``: the sum of `x` over the records that are their cycle's first row
+def _at(previous: np.ndarray, value: np.ndarray, h: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Per ``h``: the sum of `x` over the records that are their excursion's first row
     above ``h`` (``previous <= h < value``)."""
     total = np.zeros(len(h), dtype=x.dtype)
-    for bound, sign in ((cycles.previous, 1), (cycles.value, -1)):
-        order = np.argsort(bound, kind="stable")
+    for bound, sign in ((previous, 1), (value, -1)):
+        order = np.argsort(bound)  # ties: one searchsorted boundary, any order
         sums = np.concatenate([np.zeros(1, dtype=x.dtype), np.cumsum(x[order])])
         total += sign * sums[np.searchsorted(bound[order], h, side="right")]
     return total
 
 
-def simulated_threshold(cycles: Cycles, arl0: float) -> Estimate | None:
-    """The smallest ``h`` whose simulated ARL reaches `arl0`; None when ``cycles.low > 0``
-    is too high (0 when every ``h >= 0`` reaches it). The estimate changes only at a
-    record's value: every one is tried."""
-    if not len(cycles.value):
-        return None
-    h = np.concatenate([[cycles.low], np.sort(cycles.value)])
-    crossing = _at(cycles, h, np.ones(len(cycles.value), dtype=np.int64))
-    after = _at(cycles, h, cycles.length - cycles.position)  # rows after the first passage
+def block(start: int) -> int:
+    """Steps of every live excursion drawn and walked at once from step `start` (a
+    matrix of live excursions by steps): 8, then doubling up to 256 (most excursions
+    end within a few steps; the others take tens to thousands)."""
+    return min(max(start, 8), 256)
+
+
+def tilt(values: np.ndarray, probs: np.ndarray, guess: float) -> tuple[float, float]:
+    """``theta > 0`` with ``M(theta) = sum(probs * exp(theta * values)) = 1``, and
+    ``log M(theta)`` as computed (near 0; the likelihood ratios use it, so the
+    estimate stays unbiased whatever the root's rounding). `guess` is tried first
+    (``1 / w`` for a log-likelihood ratio times a common weight ``w``: exactly the root);
+    otherwise bisection on ``log M``, negative on ``(0, theta)`` (``M`` is convex,
+    ``M(0) = 1``, ``M'(0) = E[W] < 0``) and positive beyond."""
+    keep = probs > 0.0
+    v, log_p = values[keep], np.log(probs[keep])
+
+    def log_m(theta: float) -> float:
+        x = log_p + theta * v
+        top = float(x.max())
+        return top + math.log(float(np.exp(x - top).sum()))
+
+    if abs(at := log_m(guess)) < 1e-12:
+        return guess, at
+    lo, hi = 0.0, guess
+    while log_m(hi) <= 0.0:  # M grows without bound when some term is positive
+        if hi > 1e300:
+            msg = "the tilt needs a positive term: the chart never rises"
+            raise ValueError(msg)
+        lo, hi = hi, 2.0 * hi
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if log_m(mid) <= 0.0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-13 * hi:
+            break
+    return hi, log_m(hi)
+
+
+@dataclass(frozen=True)
+class Excursions:
+    """Tilted excursions of one chart, from a first positive step to ``S <= 0`` or
+    ``S > high``, and their **records** above ``low`` (the rows whose ``S`` exceeds
+    every earlier row of their excursion; the first row above ``h >= low`` is the record
+    with ``previous <= h < value``, ``previous`` the record before it or ``low``).
+
+    Per excursion: ``full``, the sum of the likelihood ratios of its rows before its
+    end. Per record: its excursion (``walk``), ``value``, ``previous``, ``ratio`` (the
+    likelihood ratio of the path to it) and ``after`` (``full`` minus the ratios of
+    the rows before it). ``rows``: rows walked.
+    """
+
+    low: float
+    high: float
+    full: np.ndarray
+    walk: np.ndarray
+    value: np.ndarray
+    previous: np.ndarray
+    ratio: np.ndarray
+    after: np.ndarray
+    rows: int
+
+
+def tilted_draws(walks: np.ndarray, start: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The draws of steps ``start + 1 .. start + block(start)`` of excursions `walks`,
+    common to every chart: the uniform in ``[0, 1)`` that picks the reference row and the
+    32-bit word (as a float) that draws the label, from the counter-based hash of the
+    identity ``walk * 2**32 + step`` (words 2 and 3)."""
+    steps = np.arange(start, start + block(start), dtype=np.int64)
+    identity = (walks.astype(np.int64)[:, None] << 32) + steps[None, :]
+    lf = pl.LazyFrame({"r": identity.ravel()})
+    lf = with_row_key(lf, pl.col("r"), seed, ("h1", "h2"))
+    lf = with_words(lf, ("h1", "h2"), {"a": 2, "b": 3})
+    drawn = lf.select(uniform(pl.col("a")), pl.col("b").cast(pl.Float64)).collect()
+    shape = (len(walks), len(steps))
+    return drawn["a"].to_numpy().reshape(shape), drawn["b"].to_numpy().reshape(shape)
+
+
+class _Walks:
+    """The tilted excursions of one chart, walked a block of steps at a time.
+
+    A step picks reference row ``i`` with its tilted weight (all alike without weights
+    or with a common one: then ``floor(u * n)``) and draws ``y = 1`` when its word is
+    below the tilted ``P(y = 1 | i) * 2**32``; the first step picks among the positive
+    terms only."""
+
+    def __init__(
+        self,
+        values: np.ndarray,
+        probs: np.ndarray,
+        guess: float,
+        low: float,
+        high: float,
+        count: int,
+    ) -> None:
+        self.theta, self.log_m = tilt(values, probs, guess)
+        tilted = probs * np.exp(self.theta * values - self.log_m)
+        n = self.n = len(values) // 2
+        row = tilted[:n] + tilted[n:]
+        self.uniform = bool(np.ptp(row) <= 1e-12 * row.mean())
+        self.row_cdf = np.cumsum(row)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.limit = np.where(row > 0.0, tilted[:n] / row, 0.0) * 4294967296.0
+        self.values = values
+        positive = np.flatnonzero((values > 0.0) & (probs > 0.0))
+        first = probs[positive] * np.exp(self.theta * values[positive])
+        self.log_first = math.log(float(first.sum()))  # log Z1: P(W > 0) reweighted
+        self.positive, self.first_cdf = positive, np.cumsum(first)
+        self.low, self.high = low, high
+        self.alive = np.arange(count, dtype=np.int64)
+        self.s, self.top = np.zeros(count), np.full(count, low)
+        self.full = np.zeros(count)
+        self.rows = 0
+        self.parts: list[list[np.ndarray]] = [[], [], [], [], []]
+
+    def terms(self, u: np.ndarray, word: np.ndarray, start: int) -> np.ndarray:
+        """The atoms of the steps drawn by `u` and `word` (:func:`tilted_draws`)."""
+        if self.uniform:
+            pick = (u * self.n).astype(np.int64)  # floor: u * n >= 0
+        else:
+            pick = np.searchsorted(self.row_cdf, u * self.row_cdf[-1], side="right")
+            np.minimum(pick, self.n - 1, out=pick)
+        index = pick + self.n * (word >= self.limit[pick])  # y = 0: the second half
+        if start == 0:  # the first step: a positive term, from the tilted law given W > 0
+            x = (u[:, 0] + word[:, 0] / 18446744073709551616.0) * self.first_cdf[-1]
+            first = np.searchsorted(self.first_cdf, x, side="right")
+            index[:, 0] = self.positive[np.minimum(first, len(self.positive) - 1)]
+        return index
+
+    def step(self, u: np.ndarray, word: np.ndarray, start: int) -> None:
+        """Walk the live excursions from step `start` with the draws `u`, `word`."""
+        size = u.shape[1]
+        walk = np.cumsum(self.values[self.terms(u, word, start)], axis=1)
+        walk += self.s[:, None]
+        steps = np.arange(start, start + size, dtype=np.float64)  # t - 1
+        ratio = np.exp(self.log_first + steps * self.log_m - self.theta * walk)
+        ended = (walk <= 0.0) | (walk > self.high)
+        done = ended.any(axis=1)
+        end = np.where(done, ended.argmax(axis=1), size)  # the ending step, or none
+        column = np.arange(size)[None, :]
+        inside = np.where(column < end[:, None], ratio, 0.0)  # rows alive after their step
+        prefix = np.cumsum(inside, axis=1)
+        prefix -= inside
+        prefix += self.full[self.alive][:, None]
+        self.full[self.alive] += inside.sum(axis=1)
+        peak = np.maximum.accumulate(walk, axis=1)
+        np.maximum(peak, self.top[:, None], out=peak)
+        before = np.concatenate([self.top[:, None], peak[:, :-1]], axis=1)
+        record = (column <= end[:, None]) & (walk > before)
+        rows, cols = np.nonzero(record)
+        kept = (self.alive[rows], walk[rows, cols], before[rows, cols])
+        for i, part in enumerate((*kept, ratio[rows, cols], prefix[rows, cols])):
+            self.parts[i].append(part)
+        self.rows += int(np.minimum(end + 1, size).sum())
+        live = ~done
+        self.alive, self.s, self.top = self.alive[live], walk[live, -1], peak[live, -1]
+
+    def excursions(self) -> Excursions:
+        """The finished excursions and their records."""
+        walk, value, previous, ratio, prefix = (
+            np.concatenate(part) if part else np.zeros(0) for part in self.parts
+        )
+        walk = walk.astype(np.int64)
+        after = self.full[walk] - prefix
+        return Excursions(
+            self.low, self.high, self.full, walk, value, previous, ratio, after, self.rows
+        )
+
+
+def walk_excursions(
+    charts: list[tuple[np.ndarray, np.ndarray, float, float, float]], count: int, seed: int
+) -> list[Excursions]:
+    """Per chart ``(values, probs, guess, low, high)`` (its atoms, :func:`term_atoms`, and
+    a guess of the tilt, :func:`tilt`): `count` excursions under the tilted law, their
+    draws common to every chart."""
+    walks = [_Walks(*chart, count) for chart in charts]
+    start = 0
+    while live := [w for w in walks if len(w.alive)]:
+        keys = np.unique(np.concatenate([w.alive for w in live]))
+        u, word = tilted_draws(keys, start, seed)
+        for w in live:
+            rows = np.searchsorted(keys, w.alive)
+            w.step(u[rows], word[rows], start)
+        start += block(start)
+    return [w.excursions() for w in walks]
+
+
+def tilted_threshold(found: Excursions, arl0: float) -> Estimate | None:
+    """The smallest ``h`` in ``[low, high)`` whose estimated ARL reaches `arl0`: ``ARL(h)
+    = (1 + mean A) / mean Z`` over the excursions, ``Z`` the ratio at the first record
+    above ``h`` (0 without one), ``A`` the ratios of the rows before it (or before the
+    end); None when ``low > 0`` is too high or ``high`` too low."""
+    count = len(found.full)
+    h = np.concatenate([[found.low], np.sort(found.value[found.value < found.high])])
+    crossing = _at(found.previous, found.value, h, found.ratio)
+    before = float(found.full.sum()) - _at(found.previous, found.value, h, found.after)
     with np.errstate(divide="ignore"):
-        arl = (cycles.rows - after) / crossing
-    reached = np.flatnonzero(arl >= arl0)  # the largest value reaches it: no crossing
-    if reached[0] == 0 and cycles.low > 0.0:
+        arl = (count + before) / crossing
+    # Above every excursion's peak nothing crosses: no estimate there (walk higher).
+    reached = np.flatnonzero((arl >= arl0) & (crossing > 0.0))
+    if not len(reached) or (reached[0] == 0 and found.low > 0.0):
         return None
     best = float(h[reached[0]])
-    chosen = (cycles.previous <= best) & (best < cycles.value)
-    tau = cycles.position[chosen].astype(np.float64)
-    length = cycles.length[chosen].astype(np.float64)
-    k, estimate = len(tau), float(arl[reached[0]])
-    # Delta method for a ratio of sums over iid cycles: sum (T - ARL a)^2 / (sum a)^2.
-    squares = cycles.squares - float(np.sum(length**2 - tau**2))
-    spread = max(squares - 2.0 * estimate * float(tau.sum()) + estimate * estimate * k, 0.0)
-    return Estimate(best, estimate, math.sqrt(spread) / k if k else math.inf, k)
-
-
-CHUNK = 1 << 16
-"""Simulated rows per chunk: the draws and each chart's running state stay small
-(memory bounded by the groups, not the rows) and the passes stay in the cache."""
-
-
-def simulate(
-    groups: list[tuple[np.ndarray, np.ndarray, list[float], list[float]]], rows: int, seed: int
-) -> list[list[Cycles]]:
-    """Per group ``(p, w, log_rs, lows)``: its simulated charts' cycles and records above
-    `lows`, on the simulated rows ``0 .. rows - 1`` drawn once for every group.
-
-    Row ``r`` copies reference row ``floor(u * n)`` and draws ``y = 1`` when its word
-    is below ``p * 2**32`` (:func:`polars_calib._core.draws.bernoulli`); its term is
-    that row's atom (:func:`term_atoms`), gathered by one index for every chart.
-    """
-    charts = [
-        [_Chart(term_atoms(p, w, log_r)[0], low) for log_r, low in zip(log_rs, lows)]
-        for p, w, log_rs, lows in groups
-    ]
-    limits = [p * 4294967296.0 for p, _, _, _ in groups]
-    for offset in range(0, rows if groups else 0, CHUNK):
-        u, word = draws(offset, min(offset + CHUNK, rows), seed)
-        picks: dict[int, np.ndarray] = {}  # per reference size: groups often share one
-        for limit, group in zip(limits, charts):
-            n = len(limit)
-            if (pick := picks.get(n)) is None:
-                pick = picks[n] = (u * n).astype(np.int64)  # floor: u * n >= 0
-            # y = 0 (word at or above p * 2**32) takes the second half of the atoms.
-            index = pick + n * (word >= limit[pick])
-            for chart in group:
-                chart.feed(index, offset)
-    return [[chart.cycles() for chart in group] for group in charts]
+    chosen = (found.previous <= best) & (best < found.value)
+    z = np.zeros(count)
+    z[found.walk[chosen]] = found.ratio[chosen]
+    a = found.full.copy()
+    a[found.walk[chosen]] -= found.after[chosen]
+    estimate = float(arl[reached[0]])
+    # Delta method for a ratio of means over iid excursions: sqrt(sum D^2) / sum Z.
+    spread = float(np.sum((1.0 + a - estimate * z) ** 2))
+    return Estimate(best, estimate, math.sqrt(spread) / float(z.sum()), int(chosen.sum()))
