@@ -59,6 +59,7 @@ VARIANCE_METRICS: tuple[VarianceMetric, ...] = ("ence", "uce", "qce")
 _SIGMA_STRATEGIES = ("uniform", "quantile")
 _BIN = "__polars_calib_sigma_bin__"
 _EDGE_KEY = "__polars_calib_sigma_group__"  # the one group's key (no `by`)
+_VALUE = "__polars_calib_sigma_value__"  # a row's binned value, in the first pass
 
 
 def _edge_names(n_edges: int) -> list[str]:
@@ -195,10 +196,10 @@ class SigmaTable:
         row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
         used = problem.present & ~problem.refused
         # Rows of weight zero count for nothing, not even for the group's σ range.
-        edges = bins.edges(pl.when(used & (row_weight > 0.0)).then(problem.prob))
-        lf = prepared.lf
+        binned = pl.when(used & (row_weight > 0.0)).then(problem.prob)
+        lf, edges = prepared.lf, bins.edges(binned)
         if bins.value_range is None:
-            lf, edges = _with_group_edges(lf, prepared.keys, edges)
+            lf, edges = _with_group_edges(lf, prepared.keys, bins, binned)
         index = edge_index(problem.prob, edges, bins.closed).fill_null(bins.n_bins)
         column = pl.when(used).then(index).cast(pl.Int32)
         joined = [_EDGE_KEY, *_edge_names(len(edges))]
@@ -211,9 +212,9 @@ class SigmaTable:
 
 
 def _with_group_edges(
-    lf: pl.LazyFrame, keys: list[str], edges: list[pl.Expr]
+    lf: pl.LazyFrame, keys: list[str], bins: SigmaBins, binned: pl.Expr
 ) -> tuple[pl.LazyFrame, list[pl.Expr]]:
-    """The rows with their group's edges (aggregates of `edges`: a first pass over the
+    """The rows with their group's edges (of the values `binned`: a first pass over the
     rows, one row per group) joined on, and the edges as columns of the rows.
 
     The first pass is a ``group_by`` joined back to a second pass over the rows, with
@@ -221,12 +222,16 @@ def _with_group_edges(
     builds it before reading the rows again, where a window (``over``) or a join that
     samples both sides holds the rows (``docs/performance.md``, "Memory"). The build
     side is a hint (Polars marks it experimental): without it the numbers are the same.
+    Quantile edges hold each group's values (the keys and `binned` alone) in the first
+    pass: Polars' quantile aggregation runs in memory.
     """
     on = keys or [_EDGE_KEY]
     if not keys:
         lf = lf.with_columns(pl.lit(True).alias(_EDGE_KEY))
+    edges = bins.edges(pl.col(_VALUE))
     names = _edge_names(len(edges))
-    per_group = lf.group_by(on).agg(e.alias(n) for e, n in zip(edges, names, strict=True))
+    values = lf.select(*on, binned.alias(_VALUE))
+    per_group = values.group_by(on).agg(e.alias(n) for e, n in zip(edges, names, strict=True))
     rows = lf.join(per_group, on=on, how="left", nulls_equal=True, build_side="force_right")
     return rows, [pl.col(n) for n in names]
 
