@@ -12,7 +12,8 @@ and ``sum_covered_j`` (rows inside netcal's central interval of each QCE level).
 fixed `range`, rows whose σ lies outside it are in the extra bin ``n_bins`` (ENCE and
 the conditional QCE leave them out, UCE and the marginal QCE count them, as netcal
 and the expressions do). Per-group ranges and quantile edges are a first pass over each
-group (a window), so their tables do not merge; fixed-range tables do.
+group (a ``group_by`` joined back to the rows), so their tables do not merge;
+fixed-range tables do.
 """
 
 from __future__ import annotations
