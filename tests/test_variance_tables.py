@@ -199,3 +199,53 @@ def test_bad_options_are_refused_when_the_call_is_made() -> None:
         pc.variance_summary(df, "y", mean="mu", std="sigma", strategy="quantile", range=(0, 1))
     with pytest.raises(ValueError, match="`metrics` must be one of"):
         pc.variance_summary(df, "y", mean="mu", std="sigma", metrics="nll")  # type: ignore[arg-type]
+
+
+def _row_level_nodes(plan: str) -> list[tuple[str, str]]:
+    """Each node of an ``explain`` plan between a source of rows (a scan or frame) and
+    the first aggregation above it, as ``(node text, side of a join the rows come from)``."""
+    lines = plan.splitlines()
+    found: list[tuple[str, str]] = []
+    for i, line in enumerate(lines):
+        if not (line.lstrip().startswith("DF [") or " SCAN [" in line):
+            continue
+        indent, side = len(line) - len(line.lstrip()), ""
+        for above in reversed(lines[:i]):
+            text, depth = above.lstrip(), len(above) - len(above.lstrip())
+            if depth == indent and text.startswith(("LEFT PLAN ON", "RIGHT PLAN ON")):
+                side = side or text.split()[0]
+            if depth >= indent or text.startswith(("[", "FROM", "simple", "END", "BUILD")):
+                continue
+            indent = depth
+            if text.startswith("AGGREGATE"):
+                break
+            body = lines[lines.index(above) + 1] if "JOIN" not in text else ""
+            forced = "ForceRight" in lines[lines.index(above) + 1] if "JOIN" in text else False
+            found.append((f"{text} {body} {'forced' if forced else ''}", side))
+            side = ""
+    return found
+
+
+@pytest.mark.parametrize("value_range", [None, (0.05, 3.0)], ids=["group range", "fixed range"])
+def test_a_lazy_table_keeps_no_rows_in_the_streaming_plan(
+    tmp_path: Path, value_range: tuple[float, float] | None
+) -> None:
+    # Peak memory set by groups x bins (docs/performance.md, "Memory"): between a scan
+    # of the rows and their aggregation, no window, sort, cache or distinct, and a join
+    # only of the rows (probe side) with a small side forced as the build side.
+    path = tmp_path / "rows.parquet"
+    frame().write_parquet(path)
+    lf = pl.scan_parquet(path)
+    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "by": "group", "range": value_range}
+    plans = [
+        pc.variance_summary(lf, "y", **options).explain(engine="streaming"),
+        pc.variance_reliability(lf, "y", **options).explain(engine="streaming"),
+    ]
+    for plan in plans:
+        nodes = _row_level_nodes(plan)
+        assert nodes
+        for text, side in nodes:
+            assert not text.startswith(("WINDOW", "SORT", "CACHE", "UNIQUE")), text
+            assert ".over(" not in text, text
+            if "JOIN" in text:
+                assert "forced" in text and side == "LEFT", text

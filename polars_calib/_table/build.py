@@ -132,9 +132,9 @@ def partial_statistics(
     """The one aggregation of :func:`statistics_query`, before completion (see :class:`Partial`).
 
     With `bin_column`, the name of a column of `lf` holding each used row's bin within its
-    group (median-variance bins), the table has that group's bins (a group with no
-    used row: bin 0), with ``lower`` and ``upper`` the smallest and largest
-    probability of the bin, and `binning` only says how the probabilities are read.
+    group (median-variance or σ-bins), the table has that group's bins, with ``lower``
+    and ``upper`` the smallest and largest probability of the bin (aggregates of the
+    same pass), and `binning` only says how the probabilities are read.
 
     `keys` are columns of `lf`. One aggregation over one pass of the data: each row's
     bin is one ``when/then`` chain (refused, else the bin when present, else
@@ -163,9 +163,6 @@ def partial_statistics(
         # One group: a constant key, dropped at the end, so that the plan has the shape
         # of a grouped one, whose branches over the small result share one read.
         lf, keys = lf.with_columns(pl.lit(True).alias(ALL_KEY)), [ALL_KEY]
-    if bin_column is not None:
-        # Read by the table and the grid: the bins (a numpy step per group) run once.
-        lf = lf.cache()
     if resamples:
         lf = with_row_key(lf, resamples)
     if problem.key is not None:
@@ -186,12 +183,13 @@ def partial_statistics(
         sums, names = [*row.sums(), ids], [*names, DISTINCT_IDS]
     else:
         frame, row = query.rows(lf, {})
-    table = query.aggregate(frame, row, sums or row.sums())
-    used = row.present & ~row.refused
+    ranges = [row.p.min().alias("lower"), row.p.max().alias("upper")] if bin_column else []
+    table = query.aggregate(frame, row, [*(sums or row.sums()), *ranges])
     edges = None
     if bin_column is not None:
-        edges = _given_grid(frame, row.p, used, keys, pl.col(bin_column))
+        table, edges = _given_ranges(table, keys)
     elif binning.strategy == "quantile":
+        used = row.present & ~row.refused
         edges = _quantile_grid(frame, row.p, used, keys, binning)
     weighted = row.w is not None
     if resamples:
@@ -450,19 +448,17 @@ def _quantile_grid(
     ).explode("bin", "lower", "upper")
 
 
-def _given_grid(
-    lf: pl.LazyFrame, p: pl.Expr, used: pl.Expr, keys: list[str], bins: pl.Expr
-) -> pl.LazyFrame:
-    """Per group, each given bin with the range of its probabilities (bin 0 when none)."""
-    ranges = (
-        lf.filter(used & bins.is_not_null())
-        .group_by(*keys, bins.cast(pl.Int32).alias("bin"))
-        .agg(p.min().alias("lower"), p.max().alias("upper"))
-    )
-    groups = lf.select(keys).unique()
-    return groups.join(ranges, on=keys, how="left", nulls_equal=True).with_columns(
-        pl.col("bin").fill_null(0)
-    )
+def _given_ranges(table: pl.LazyFrame, keys: list[str]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Split an aggregation of given bins into its sums and each bin's ``lower`` and
+    ``upper`` (its smallest and largest probability), both from the one aggregation.
+
+    The ranges are two more aggregates of the table's own pass, not a second branch of
+    the rows: a join of two branches of one scan makes Polars' streaming engine hold
+    the rows of one branch while the other runs (``docs/performance.md``, "Memory").
+    """
+    table = table.cache()  # split in two below: one evaluation of the aggregation
+    ranges = table.filter(pl.col("bin") >= 0).select(*keys, "bin", "lower", "upper")
+    return table.drop("lower", "upper"), ranges
 
 
 def _completed(

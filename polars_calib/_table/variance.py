@@ -12,7 +12,8 @@ and ``sum_covered_j`` (rows inside netcal's central interval of each QCE level).
 fixed `range`, rows whose σ lies outside it are in the extra bin ``n_bins`` (ENCE and
 the conditional QCE leave them out, UCE and the marginal QCE count them, as netcal
 and the expressions do). Per-group ranges and quantile edges are a first pass over each
-group (a window), so their tables do not merge; fixed-range tables do.
+group (a ``group_by`` joined back to the rows), so their tables do not merge;
+fixed-range tables do.
 """
 
 from __future__ import annotations
@@ -58,6 +59,13 @@ VARIANCE_METRICS: tuple[VarianceMetric, ...] = ("ence", "uce", "qce")
 
 _SIGMA_STRATEGIES = ("uniform", "quantile")
 _BIN = "__polars_calib_sigma_bin__"
+_EDGE_KEY = "__polars_calib_sigma_group__"  # the one group's key (no `by`)
+_VALUE = "__polars_calib_sigma_value__"  # a row's binned value, in the first pass
+
+
+def _edge_names(n_edges: int) -> list[str]:
+    """The columns of a group's edges, joined on its rows (dropped once binned)."""
+    return [f"__polars_calib_sigma_edge_{k}__" for k in range(n_edges)]
 
 
 @dataclass(frozen=True)
@@ -97,18 +105,15 @@ class SigmaBins:
             msg = f"`range` must be finite numbers lo < hi, got {value_range!r}"
             raise ValueError(msg)
 
-    def edges(self, binned: pl.Expr, over: Sequence[str] = ()) -> list[pl.Expr]:
+    def edges(self, binned: pl.Expr) -> list[pl.Expr]:
         """The ``n_bins + 1`` edges: the fixed range's, or aggregates of `binned` (its
-        smallest and largest value, or its quantiles) in a group's context, or windows
-        over the keys `over`."""
+        smallest and largest value, or its quantiles) in a group's context."""
         if self.value_range is not None:
             lo, hi = (pl.lit(float(v), pl.Float64) for v in self.value_range)
             return range_edges(lo, hi, self.n_bins)
         if self.strategy == "uniform":
-            edges = range_edges(binned.min(), binned.max(), self.n_bins)
-        else:
-            edges = quantile_edges(binned, self.n_bins)
-        return [edge.over(over) for edge in edges] if over else edges
+            return range_edges(binned.min(), binned.max(), self.n_bins)
+        return quantile_edges(binned, self.n_bins)
 
     def index(self, binned: pl.Expr) -> pl.Expr:
         """The bin of each row of `binned` among its group's edges (null on the rows not
@@ -192,15 +197,44 @@ class SigmaTable:
         row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
         used = problem.present & ~problem.refused
         # Rows of weight zero count for nothing, not even for the group's σ range.
-        edges = bins.edges(pl.when(used & (row_weight > 0.0)).then(problem.prob), prepared.keys)
+        binned = pl.when(used & (row_weight > 0.0)).then(problem.prob)
+        lf, edges = prepared.lf, bins.edges(binned)
+        if bins.value_range is None:
+            lf, edges = _with_group_edges(lf, prepared.keys, bins, binned)
         index = edge_index(problem.prob, edges, bins.closed).fill_null(bins.n_bins)
         column = pl.when(used).then(index).cast(pl.Int32)
-        lf = prepared.lf.with_columns(column.alias(_BIN))
+        joined = [_EDGE_KEY, *_edge_names(len(edges))]
+        lf = lf.with_columns(column.alias(_BIN)).drop(joined, strict=False)
         return Prepared(prepared.data, lf, problem, prepared.keys, None)
 
     def completed(self, table: pl.LazyFrame) -> pl.LazyFrame:
         """A completed table as the plan gives it (unchanged)."""
         return table
+
+
+def _with_group_edges(
+    lf: pl.LazyFrame, keys: list[str], bins: SigmaBins, binned: pl.Expr
+) -> tuple[pl.LazyFrame, list[pl.Expr]]:
+    """The rows with their group's edges (of the values `binned`: a first pass over the
+    rows, one row per group) joined on, and the edges as columns of the rows.
+
+    The first pass is a ``group_by`` joined back to a second pass over the rows, with
+    the small side forced as the join's build side: Polars' streaming engine then
+    builds it before reading the rows again, where a window (``over``) or a join that
+    samples both sides holds the rows (``docs/performance.md``, "Memory"). The build
+    side is a hint (Polars marks it experimental): without it the numbers are the same.
+    Quantile edges hold each group's values (the keys and `binned` alone) in the first
+    pass: Polars' quantile aggregation runs in memory.
+    """
+    on = keys or [_EDGE_KEY]
+    if not keys:
+        lf = lf.with_columns(pl.lit(True).alias(_EDGE_KEY))
+    edges = bins.edges(pl.col(_VALUE))
+    names = _edge_names(len(edges))
+    values = lf.select(*on, binned.alias(_VALUE))
+    per_group = values.group_by(on).agg(e.alias(n) for e, n in zip(edges, names, strict=True))
+    rows = lf.join(per_group, on=on, how="left", nulls_equal=True, build_side="force_right")
+    return rows, [pl.col(n) for n in names]
 
 
 def variance_plan(
