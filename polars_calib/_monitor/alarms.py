@@ -340,7 +340,7 @@ def chart_arrays(
     for j, ratio in enumerate(ratios):
         chart = table.filter(pl.col("odds_ratio") == ratio)
         matrix[chart[GROUP].to_numpy(), j] = chart["threshold"].to_numpy()
-        given = {name: np.zeros(groups) for name in ("total", "base", "floor")}
+        given: dict[str, np.ndarray] = {n: np.zeros(groups) for n in ("total", "base", "floor")}
         given["restart"] = np.zeros(groups, np.int64)
         given["started"] = np.zeros(groups, bool)
         if state is not None:

@@ -104,7 +104,7 @@ class Charts:
         groups = thresholds.shape[0]
         self.charts = []
         for j, ratio in enumerate(ratios):
-            given = state[j] if state is not None else {}
+            given: dict[str, np.ndarray] = state[j] if state is not None else {}
             zeros = np.zeros(groups)
             self.charts.append(
                 _Chart(
@@ -113,8 +113,10 @@ class Charts:
                     given.get("total", zeros).astype(np.float64).copy(),
                     given.get("base", zeros).astype(np.float64).copy(),
                     given.get("floor", zeros).astype(np.float64).copy(),
-                    given.get("restart", np.zeros(groups, np.int64)).astype(np.int64).copy(),
-                    given.get("started", np.zeros(groups, bool)).astype(bool).copy(),
+                    np.array(
+                        given["restart"] if "restart" in given else np.zeros(groups), np.int64
+                    ),
+                    np.array(given["started"] if "started" in given else np.zeros(groups), bool),
                 )
             )
         self.rows = np.zeros(groups, np.int64)
