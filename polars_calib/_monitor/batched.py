@@ -27,7 +27,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-__all__ = ["BATCH_ROWS", "GROUP", "TIME", "WINDOW", "Charts", "Unordered", "physical"]
+__all__ = [
+    "BATCH_ROWS",
+    "GROUP",
+    "TIME",
+    "WINDOW",
+    "Charts",
+    "Unordered",
+    "from_physical",
+    "physical",
+]
 
 BATCH_ROWS = 1 << 16
 """Rows per batch fed to the charts."""
@@ -121,6 +130,8 @@ class Charts:
             )
         self.rows = np.zeros(groups, np.int64)
         self.last = np.full(groups, np.iinfo(np.int64).min, np.int64)
+        self.at_last = np.zeros(groups, np.int64)
+        """Per group: its last time fed, and how many of its rows were at that time."""
 
     def feed(
         self,
@@ -144,6 +155,10 @@ class Charts:
             times = t[start:end]
             if times[0] < self.last[group] or (end - start > 1 and np.any(np.diff(times) < 0)):
                 raise Unordered
+            at_last = int(np.count_nonzero(times == times[-1]))
+            self.at_last[group] = at_last + (
+                self.at_last[group] if times[0] == self.last[group] else 0
+            )
             self.last[group] = times[-1]
             for chart, (term, flag) in zip(self.charts, terms):
                 if summed:
@@ -178,11 +193,11 @@ class Charts:
             )
         return pl.concat(frames).select(
             GROUP,
-            _from_physical(TIME, dtype),
+            from_physical(TIME, dtype),
             "odds_ratio",
             "statistic",
             "threshold",
-            pl.when("started").then(_from_physical("run_start", dtype)).alias("run_start"),
+            pl.when("started").then(from_physical("run_start", dtype)).alias("run_start"),
             "n",
         )
 
@@ -204,7 +219,7 @@ class Charts:
                     }
                 )
             )
-        run_start = pl.when("started").then(_from_physical("run_start", dtype))
+        run_start = pl.when("started").then(from_physical("run_start", dtype))
         return pl.concat(frames).select(
             GROUP, "odds_ratio", "total", "base", "floor", run_start.alias("run_start")
         )
@@ -215,7 +230,7 @@ def physical(time: str) -> pl.Expr:
     return pl.col(time).to_physical().cast(pl.Int64)
 
 
-def _from_physical(name: str, dtype: pl.DataType) -> pl.Expr:
+def from_physical(name: str, dtype: pl.DataType) -> pl.Expr:
     """An Int64 column of physical times back to `dtype`."""
     if dtype == pl.Date:
         return pl.col(name).cast(pl.Int32).cast(pl.Date)

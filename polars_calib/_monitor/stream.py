@@ -36,7 +36,15 @@ from polars_calib._core.validation import CalibrationDataError, problem_counts, 
 from polars_calib._monitor.alarms import chart_arrays, chart_terms, feed
 from polars_calib._monitor.batched import BATCH_ROWS, GROUP, TIME, Charts, Unordered, physical
 
-__all__ = ["BUCKET_ROWS", "FINE_BINS", "Groups", "checked_groups", "stream_alarms"]
+__all__ = [
+    "BUCKET_ROWS",
+    "FINE_BINS",
+    "Groups",
+    "checked_groups",
+    "numbered",
+    "run_charts",
+    "stream_alarms",
+]
 
 BUCKET_ROWS = 1 << 20
 """Rows per bucket of the out-of-memory sort (a bucket is sorted in memory)."""
@@ -106,12 +114,7 @@ def stream_alarms(
     groups, span = checked_groups(lf, problem, keys, time)
     table = thresholds(groups)
     matrix, _ = chart_arrays(groups.height, ratios, table, None)
-    try:
-        charts = _run(_in_order(lf), groups, keys, time, problem, ratios, matrix)
-    except Unordered:
-        with tempfile.TemporaryDirectory(prefix="polars-calib-monitor-") as directory:
-            buckets = _sorted(lf, time, span or (0, 0), Path(directory))
-            charts = _run(buckets, groups, keys, time, problem, ratios, matrix)
+    charts = run_charts(lf, groups, keys, time, problem, ratios, matrix, span=span)
     dtype = lf.collect_schema()[time]
     return (
         charts.alarms(dtype)
@@ -121,6 +124,35 @@ def stream_alarms(
             *keys, pl.col(TIME).alias(time), "odds_ratio", "statistic", "threshold", "run_start"
         )
     )
+
+
+def run_charts(
+    lf: pl.LazyFrame,
+    groups: Groups,
+    keys: list[str],
+    time: str,
+    problem: Problem,
+    ratios: list[float],
+    matrix: np.ndarray,
+    state: list[dict[str, np.ndarray]] | None = None,
+    span: tuple[int, int] | None = None,
+) -> Charts:
+    """Run the charts (from `state`, or from 0) over the rows of `lf` in batches, in
+    the log's order, or sorted out of memory when a group's time goes back (`span`:
+    the time span, read then when None)."""
+    try:
+        return _run(_in_order(lf), groups, keys, time, problem, ratios, matrix, state)
+    except Unordered:
+        if span is None:
+            low, high = (
+                lf.select(physical(time).min(), physical(time).max().alias("h"))
+                .collect(engine="streaming")
+                .row(0)
+            )
+            span = (int(low or 0), int(high or 0))
+        with tempfile.TemporaryDirectory(prefix="polars-calib-monitor-") as directory:
+            buckets = _sorted(lf, time, span, Path(directory))
+            return _run(buckets, groups, keys, time, problem, ratios, matrix, state)
 
 
 def _in_order(lf: pl.LazyFrame) -> Iterator[pl.DataFrame]:
@@ -136,9 +168,10 @@ def _run(
     problem: Problem,
     ratios: list[float],
     matrix: np.ndarray,
+    state: list[dict[str, np.ndarray]] | None = None,
 ) -> Charts:
     """Feed the batches to the charts (each group's rows in time order)."""
-    charts = Charts(ratios, matrix)
+    charts = Charts(ratios, matrix, state)
     terms = chart_terms(problem, ratios)
     for batch in batches:
         if batch.height:
