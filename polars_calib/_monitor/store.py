@@ -150,16 +150,13 @@ def _new_rows(
     groups = state.unique(ids, maintain_order=True)
     last = pl.lit(groups[f"{time}_last"].max(), groups.schema[f"{time}_last"])
     at = rows.filter(pl.col(time) == last)
-    per_group = at.group_by(keys).agg(pl.len()) if keys else at.select(pl.len())
-    # One collection: the scans read the files' footers side by side.
-    after, length, counts = pl.collect_all(
-        [rows.filter(pl.col(time) > last).select(pl.len()), lf.select(pl.len()), per_group],
-        engine="streaming",
-    )
+    recent = rows.filter(pl.col(time) >= last)
+    count = [pl.len().alias("recent"), (pl.col(time) == last).sum().alias("len")]
+    per_group = recent.group_by(keys).agg(count) if keys else recent.select(count)
+    # One collection: the two scans read the files' footers side by side.
+    counts, length = pl.collect_all([per_group, lf.select(pl.len())], engine="streaming")
     at_last = groups.filter(pl.col(f"{time}_last") == last).select(*ids, "rows_at_last")
-    counts = _with_ids(counts.filter(pl.col("len") > 0), keys).join(
-        at_last, on=ids, how="left", nulls_equal=True
-    )
+    counts = _with_ids(counts, keys).join(at_last, on=ids, how="left", nulls_equal=True)
     new = rows.filter(pl.col(time) > last)
     if (counts["len"] > counts["rows_at_last"].fill_null(0)).any():
         position = pl.int_range(pl.len()).over(ids)  # in the log's order
@@ -172,7 +169,7 @@ def _new_rows(
         )
         new = pl.concat([unseen.lazy(), new])
     seen_before = int(groups["rows_seen"].sum()) - int(at_last["rows_at_last"].sum())
-    read = int(after.item()) + int(counts["len"].sum())
+    read = int(counts["recent"].sum())
     return new, int(length.item()) - read - seen_before
 
 
