@@ -212,7 +212,7 @@ class Charts:
         if np.any(first < self.last[segment.group]) or np.any(went_back):
             raise Unordered
         at_last = np.add.reduceat((t == np.repeat(last, ends - starts)).astype(np.int64), starts)
-        carried = np.where(first == self.last[segment.group], self.at_last[segment.group], 0)
+        carried = np.where(last == self.last[segment.group], self.at_last[segment.group], 0)
         self.at_last[segment.group] = at_last + carried
         self.last[segment.group] = last
         for chart, (term, flag) in zip(self.charts, terms):
