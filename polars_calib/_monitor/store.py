@@ -16,6 +16,10 @@ update at the same time is refused), writes its parts under new names (each thro
 temporary name, then a rename) and the manifest last: until the manifest is replaced
 the store is the old one, whatever failed. The proofs (continuing the chart, the
 boundary rows) are in ``docs/monitoring.md``, "The store and the daily job".
+
+An update never holds its new rows: their statistics table is one streaming
+aggregation, and the charts, seeded with the saved state, read them in batches
+through the driver of ``pc.monitor`` (:func:`~polars_calib._monitor.stream.run_charts`).
 """
 
 from __future__ import annotations
@@ -386,7 +390,10 @@ def update_monitor_store(
     those of a full recomputation over the log (see ``docs/monitoring.md``, "The store
     and the daily job"). An update holds the store's lock, writes new files and
     replaces the manifest last: a failure leaves the store as it was, and a second
-    update at the same time is refused.
+    update at the same time is refused. Its memory holds a batch of rows and a few
+    numbers per group, bin and chart, not the day's rows (the rows at ``T`` are read
+    only when some of them are new; simulated thresholds hold the rows of the groups
+    new to the store).
 
     See Also
     --------
