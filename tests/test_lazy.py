@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -105,14 +104,3 @@ def test_public_api_uses_no_unstable_polars_feature() -> None:
             ):
                 if isinstance(result, pl.LazyFrame):
                     result.collect()
-
-
-@pytest.mark.parametrize("name", ["summary", "summary, one group", "bin_statistics"])
-def test_a_filter_of_a_parquet_scan_reaches_the_scan(name: str, tmp_path: Path) -> None:
-    # A store's update filters the log's scan to its new rows: the filter must be the
-    # scan's own (its row groups skipped from their statistics), not a pass over all rows.
-    path = tmp_path / "log.parquet"
-    _data().drop("probs").write_parquet(path)
-    plan = PLANS[name](pl.scan_parquet(path).filter(pl.col("g") == 1))
-    scan = plan.explain().split("Parquet SCAN")[1]
-    assert "SELECTION" in scan.split("\n\n")[0], plan.explain()

@@ -28,6 +28,7 @@ import json
 import os
 import secrets
 import socket
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
@@ -555,6 +556,27 @@ def _update(
     new, late = _new_rows(lf, keys, time, state, columns)
     if state is not None and late > 0:
         _raise_late(late, state, time)
+    with tempfile.TemporaryDirectory(prefix="polars-calib-store-") as directory:
+        # The new rows streamed to one local file that the two passes below read: a
+        # filter of the log's scan does not reach the scan under the statistics' plan
+        # (it would read every row group of the log), and one footer is read, not all.
+        spooled = Path(directory) / "new.parquet"
+        new.sink_parquet(spooled, compression="lz4")
+        return _continued(pl.scan_parquet(spooled), store, manifest, options, state, schema)
+
+
+def _continued(
+    new: pl.LazyFrame,
+    store: Path,
+    manifest: dict[str, Any] | None,
+    options: dict[str, Any],
+    state: pl.DataFrame | None,
+    schema: pl.Schema,
+) -> pl.DataFrame:
+    """Continue the charts over the `new` rows, and commit the new parts."""
+    keys: list[str] = options["by"]
+    time, prob, label = options["time"], options["prob"], options["label"]
+    weight: str | None = options["weight"]
     # The statistics table first: it counts the refused rows, which raise (and are
     # counted again for the message only then), and it names the groups of the new rows.
     by = {"by": keys or None, "time": time, "every": options["every"], "weight": weight}

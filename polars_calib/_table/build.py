@@ -484,10 +484,11 @@ def _completed(
     keys), the one group exists even in empty data, as an expression in ``select``
     gives one row. Empty bins are added only for display (:func:`reliability_rows`).
 
-    The small aggregated `table` feeds one branch, uncached: a ``cache()`` read by one
-    branch stops Polars' optimizer from pushing a filter of the data into its scan (a
-    filtered parquet scan then reads every row group).
+    The small aggregated `table` feeds several branches; ``cache()`` lets them share
+    one evaluation, so the data are read once.
     """
+    # Finishers read the table in several branches: one evaluation of the aggregation.
+    table = table.cache()
     sums = [name for name in names if name != "count"]
     replicated = "replicate" in keys
     base = [k for k in keys if k not in ("class", "resampling", "replicate")]
