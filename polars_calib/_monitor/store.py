@@ -561,7 +561,7 @@ def _update(
         # filter of the log's scan does not reach the scan under the statistics' plan
         # (it would read every row group of the log), and one footer is read, not all.
         spooled = Path(directory) / "new.parquet"
-        new.sink_parquet(spooled, compression="lz4")
+        new.sink_parquet(spooled, compression="uncompressed")
         return _continued(pl.scan_parquet(spooled), store, manifest, options, state, schema)
 
 
