@@ -17,9 +17,10 @@ temporary name, then a rename) and the manifest last: until the manifest is repl
 the store is the old one, whatever failed. The proofs (continuing the chart, the
 boundary rows) are in ``docs/monitoring.md``, "The store and the daily job".
 
-An update never holds its new rows: their statistics table is one streaming
-aggregation, and the charts, seeded with the saved state, read them in batches
-through the driver of ``pc.monitor`` (:func:`~polars_calib._monitor.stream.run_charts`).
+An update never holds its new rows: it streams them to a temporary parquet file; their
+statistics table is one streaming aggregation of it, and the charts, seeded with the
+saved state, read it in batches through the driver of ``pc.monitor``
+(:func:`~polars_calib._monitor.stream.run_charts`).
 """
 
 from __future__ import annotations
@@ -394,7 +395,8 @@ def update_monitor_store(
     update at the same time is refused. Its memory holds a batch of rows and a few
     numbers per group, bin and chart, not the day's rows (the rows at ``T`` are read
     only when some of them are new; simulated thresholds hold the rows of the groups
-    new to the store).
+    new to the store); the new rows are streamed to a temporary parquet file (the
+    system's temporary directory, about 25 bytes a row), removed after.
 
     See Also
     --------
