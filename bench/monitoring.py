@@ -51,6 +51,7 @@ memory        ``--memory``: peak RSS of ``pc.monitor`` (thresholds given) on a p
               Target: memory flat as the rows grow.
 
     python bench/monitoring.py --memory --baseline /path/to/old/checkout
+    python bench/monitoring.py --memory --store --sizes 4000000,16000000   # a store's update
 """
 
 from __future__ import annotations
@@ -320,6 +321,11 @@ before = status("VmRSS:")
 start = time.perf_counter()
 if case == "read":
     rows = pl.read_parquet(path).height
+elif case == "store":  # a first update: every row is new (a store needs a Datetime)
+    import tempfile
+    log = pl.scan_parquet(path).with_columns(pl.col("ts").cast(pl.Datetime("ms")))
+    options = dict(by="model", time="ts", threshold=5.0)
+    rows = pc.update_monitor_store(log, tempfile.mkdtemp(), "p", "y", **options).height
 else:
     plan = pl.scan_parquet(path).calib.monitor("p", "y", by="model", time="ts", threshold=5.0)
     rows = plan.collect().height
@@ -347,9 +353,12 @@ def memory_log(rng: np.random.Generator, rows: int, path: Path, shuffled: bool) 
     log.write_parquet(path, row_group_size=1 << 17)
 
 
-def memory(rng: np.random.Generator, sizes: list[int], baseline: str | None) -> None:
-    """Peak RSS of ``pc.monitor`` on a parquet log (a subprocess per case, one after the
-    other), with `baseline` (a checkout's path) as "before"."""
+def memory(
+    rng: np.random.Generator, sizes: list[int], baseline: str | None, case: str = "monitor"
+) -> None:
+    """Peak RSS of ``pc.monitor`` (`case` ``"store"``: of a store's update, in time order
+    only) on a parquet log (a subprocess per case, one after the other), with `baseline`
+    (a checkout's path) as "before"."""
     import json
     import os
     import subprocess
@@ -361,7 +370,7 @@ def memory(rng: np.random.Generator, sizes: list[int], baseline: str | None) -> 
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
         for rows in sizes:
-            for shuffled in (False, True):
+            for shuffled in (False, True) if case == "monitor" else (False,):
                 path = Path(directory) / "log.parquet"
                 memory_log(rng, rows, path, shuffled)
                 order = "shuffled" if shuffled else "time order"
@@ -369,9 +378,9 @@ def memory(rng: np.random.Generator, sizes: list[int], baseline: str | None) -> 
                     # The package from `where`: PYTHONPATH, run from the log's directory
                     # (python -c puts the working directory first on sys.path).
                     env = {**os.environ, "PYTHONPATH": where}
-                    case = "read" if version == "read_parquet" else "monitor"
+                    run = "read" if version == "read_parquet" else case
                     done = subprocess.run(
-                        [sys.executable, "-c", MEMORY_RUN, str(path), case],
+                        [sys.executable, "-c", MEMORY_RUN, str(path), run],
                         env=env,
                         cwd=directory,
                         capture_output=True,
@@ -405,7 +414,8 @@ def main() -> None:
     if args.memory:
         sizes = [1_000_000, 4_000_000] if args.small else [1_000_000, 4_000_000, 16_000_000]
         sizes = [int(size) for size in args.sizes.split(",")] if args.sizes else sizes
-        memory(np.random.default_rng(args.seed), sizes, args.baseline)
+        case = "store" if args.store else "monitor"
+        memory(np.random.default_rng(args.seed), sizes, args.baseline, case)
         return
     if args.store:
         sizes = [100_000] if args.small else [100_000, 1_000_000]

@@ -73,6 +73,18 @@ def test_updates_day_by_day_give_the_full_recomputation(tmp_path: Path, cuts: li
     assert_frame_equal(pl.concat(found).sort("model", "ts", maintain_order=True), expected)
 
 
+def test_rows_at_the_last_time_are_counted_across_batches(tmp_path: Path) -> None:
+    # One update reads its rows in batches of 65,536: a tie spans the first cut, and
+    # the rows at the last time are counted alone (rows arriving later at it are new).
+    log = timed_log(70_004).with_columns(
+        ts=datetime(2026, 10, 1) + pl.duration(seconds=pl.int_range(pl.len()) // 14)
+    )
+    store = tmp_path / "store"
+    for cut in (log.height - 5, log.height):
+        update(log[:cut].lazy(), store, threshold=8.0)
+        check_against_full(store, log[:cut], threshold=8.0)
+
+
 def test_a_rerun_with_nothing_new_changes_nothing(tmp_path: Path) -> None:
     log = timed_log(800)
     store = tmp_path / "store"

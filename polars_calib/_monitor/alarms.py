@@ -1,8 +1,8 @@
 """Alarms of restarted CUSUM charts per group, and their thresholds from a target ARL0.
 
 :func:`checked_rows` checks a frame (the refused rule with counts, null times) and sorts
-each group's rows by time (ties in the frame's order), for the store and the charts
-(``pc.monitor`` itself reads the log in batches: :mod:`polars_calib._monitor.stream`).
+each group's rows by time (ties in the frame's order), for the charts (``pc.monitor``
+and the store's update read the log in batches: :mod:`polars_calib._monitor.stream`).
 :func:`thresholds_for` simulates each group's calibrated stream from its reference rows;
 :func:`continued_alarms` feeds the rows to the restarted charts of
 :mod:`polars_calib._monitor.batched`, from a state or from 0.

@@ -27,7 +27,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-__all__ = ["BATCH_ROWS", "GROUP", "TIME", "WINDOW", "Charts", "Unordered", "physical"]
+__all__ = [
+    "BATCH_ROWS",
+    "GROUP",
+    "TIME",
+    "WINDOW",
+    "Charts",
+    "Unordered",
+    "from_physical",
+    "physical",
+]
 
 BATCH_ROWS = 1 << 16
 """Rows per batch fed to the charts."""
@@ -86,6 +95,60 @@ def _segment(
         chart.total[g] = c[-1]
 
 
+@dataclass
+class _Segments:
+    """A batch's rows sorted by group: each group's slice ``starts[i]:ends[i]``."""
+
+    group: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    t: np.ndarray
+
+    def scan(self, values: np.ndarray, how: np.ufunc) -> np.ndarray:
+        """The running sum (``np.add``) or minimum (``np.minimum``) of `values` within
+        each slice: one ``accumulate`` a slice, the additions of one pass in its order."""
+        out = np.empty_like(values)
+        for start, end in zip(self.starts.tolist(), self.ends.tolist()):
+            how.accumulate(values[start:end], out=out[start:end])
+        return out
+
+
+def _run_segments(
+    chart: _Chart,
+    seg: _Segments,
+    term: np.ndarray,
+    flag: np.ndarray,
+    summed: bool,
+    rows: np.ndarray,
+) -> None:
+    """Run one chart over every group's slice of a batch: the groups without an alarm
+    in it at once (their running sums and minima as whole-batch scans), the others
+    through :func:`_segment`."""
+    length = seg.ends - seg.starts
+    if summed:
+        c = term.astype(np.float64)
+    else:
+        c = term.astype(np.float64)  # a copy
+        c[seg.starts] += chart.total[seg.group]  # C_k + W_(k+1): one pass's additions
+        c = seg.scan(c, np.add)
+    run = c - np.repeat(chart.base[seg.group], length)
+    low = np.minimum(seg.scan(run, np.minimum), np.repeat(chart.floor[seg.group], length))
+    statistic = run - low
+    hit = (statistic > np.repeat(chart.threshold[seg.group], length)) | flag
+    alarmed = np.logical_or.reduceat(hit, seg.starts)
+    quiet, ends = seg.group[~alarmed], seg.ends[~alarmed] - 1
+    chart.floor[quiet], chart.total[quiet] = low[ends], c[ends]
+    zero = np.where((statistic == 0.0) & ~flag, np.arange(len(c)), -1)
+    last_zero = np.maximum.reduceat(zero, seg.starts)[~alarmed]
+    restarted = last_zero >= 0
+    chart.restart[quiet[restarted]] = seg.t[last_zero[restarted]]
+    chart.started[quiet[restarted]] = True
+    for i in np.flatnonzero(alarmed).tolist():
+        start, end, group = int(seg.starts[i]), int(seg.ends[i]), int(seg.group[i])
+        times = seg.t[start:end]
+        _segment(chart, group, c[start:end], flag[start:end], times, int(rows[group]))
+
+
 class Charts:
     """The restarted charts of every group, one per odds ratio, fed batch after batch.
 
@@ -121,6 +184,8 @@ class Charts:
             )
         self.rows = np.zeros(groups, np.int64)
         self.last = np.full(groups, np.iinfo(np.int64).min, np.int64)
+        self.at_last = np.zeros(groups, np.int64)
+        """Per group: its last time fed, and how many of its rows were at that time."""
 
     def feed(
         self,
@@ -133,27 +198,26 @@ class Charts:
         per chart its terms and flags (with `summed`, the running sums of a group from
         its first row instead of the terms). Raise :class:`Unordered` when a group's
         time goes back."""
-        order = np.argsort(g, kind="stable")  # each group's rows one slice, in their order
+        if not len(g):
+            return
+        # Each group's rows one slice, in their order (a radix sort for 16-bit numbers).
+        small = len(self.rows) <= np.iinfo(np.uint16).max
+        order = np.argsort(g.astype(np.uint16) if small else g, kind="stable")
         sorted_g, t = g[order], t[order]
-        terms = [(term[order], flag[order]) for term, flag in terms]
         cuts = np.flatnonzero(np.diff(sorted_g)) + 1
-        starts = np.concatenate([[0], cuts]) if len(g) else cuts
-        ends = np.concatenate([cuts, [len(g)]]) if len(g) else cuts
-        for start, end in zip(starts.tolist(), ends.tolist()):
-            group = int(sorted_g[start])
-            times = t[start:end]
-            if times[0] < self.last[group] or (end - start > 1 and np.any(np.diff(times) < 0)):
-                raise Unordered
-            self.last[group] = times[-1]
-            for chart, (term, flag) in zip(self.charts, terms):
-                if summed:
-                    c = term[start:end]
-                else:
-                    c = term[start:end].astype(np.float64)  # a copy
-                    c[0] += chart.total[group]  # C_k + W_(k+1): one pass's additions
-                    c = np.cumsum(c)
-                _segment(chart, group, c, flag[start:end], times, int(self.rows[group]))
-            self.rows[group] += end - start
+        starts, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [len(g)]])
+        segment = _Segments(sorted_g[starts], starts, ends, t)
+        first, last = t[starts], t[ends - 1]
+        went_back = (np.diff(t) < 0) & (np.diff(sorted_g) == 0)
+        if np.any(first < self.last[segment.group]) or np.any(went_back):
+            raise Unordered
+        at_last = np.add.reduceat((t == np.repeat(last, ends - starts)).astype(np.int64), starts)
+        carried = np.where(last == self.last[segment.group], self.at_last[segment.group], 0)
+        self.at_last[segment.group] = at_last + carried
+        self.last[segment.group] = last
+        for chart, (term, flag) in zip(self.charts, terms):
+            _run_segments(chart, segment, term[order], flag[order], summed, self.rows)
+        self.rows[segment.group] += ends - starts
 
     def alarms(self, dtype: pl.DataType) -> pl.DataFrame:
         """Every alarm: ``GROUP``, ``TIME``, ``odds_ratio``, ``statistic``, ``threshold``,
@@ -178,11 +242,11 @@ class Charts:
             )
         return pl.concat(frames).select(
             GROUP,
-            _from_physical(TIME, dtype),
+            from_physical(TIME, dtype),
             "odds_ratio",
             "statistic",
             "threshold",
-            pl.when("started").then(_from_physical("run_start", dtype)).alias("run_start"),
+            pl.when("started").then(from_physical("run_start", dtype)).alias("run_start"),
             "n",
         )
 
@@ -204,7 +268,7 @@ class Charts:
                     }
                 )
             )
-        run_start = pl.when("started").then(_from_physical("run_start", dtype))
+        run_start = pl.when("started").then(from_physical("run_start", dtype))
         return pl.concat(frames).select(
             GROUP, "odds_ratio", "total", "base", "floor", run_start.alias("run_start")
         )
@@ -215,7 +279,7 @@ def physical(time: str) -> pl.Expr:
     return pl.col(time).to_physical().cast(pl.Int64)
 
 
-def _from_physical(name: str, dtype: pl.DataType) -> pl.Expr:
+def from_physical(name: str, dtype: pl.DataType) -> pl.Expr:
     """An Int64 column of physical times back to `dtype`."""
     if dtype == pl.Date:
         return pl.col(name).cast(pl.Int32).cast(pl.Date)

@@ -16,6 +16,11 @@ update at the same time is refused), writes its parts under new names (each thro
 temporary name, then a rename) and the manifest last: until the manifest is replaced
 the store is the old one, whatever failed. The proofs (continuing the chart, the
 boundary rows) are in ``docs/monitoring.md``, "The store and the daily job".
+
+An update never holds its new rows: it streams them to a temporary parquet file; their
+statistics table is one streaming aggregation of it, and the charts, seeded with the
+saved state, read it in batches through the driver of ``pc.monitor``
+(:func:`~polars_calib._monitor.stream.run_charts`).
 """
 
 from __future__ import annotations
@@ -24,31 +29,36 @@ import json
 import os
 import secrets
 import socket
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 
 from polars_calib._core.exprs import Keys
 from polars_calib._core.files import atomic_path, write_text
 from polars_calib._core.options import Diagnostic, Metric, check_every, check_n_bins
 from polars_calib._core.validation import CalibrationDataError
-from polars_calib._frames.statistics import bin_statistics, metrics_from_statistics
+from polars_calib._frames.statistics import (
+    bin_statistics,
+    metrics_from_statistics,
+    validate_statistics,
+)
 from polars_calib._monitor.alarms import (
     CHART_STATE,
     GROUP,
     REF,
+    chart_arrays,
     check_options,
-    continued_alarms,
-    first_of_group,
-    ordered_rows,
-    raise_for_null_times,
     thresholds_for,
 )
 from polars_calib._monitor.api import _given, _lazy
+from polars_calib._monitor.batched import TIME, Charts, from_physical
+from polars_calib._monitor.stream import Groups, numbered, run_charts
 from polars_calib._monitor.windows import windows_with_limits
 
 __all__ = ["monitor_store_alarms", "monitor_store_windows", "update_monitor_store"]
@@ -127,39 +137,46 @@ def _read_state(store: Path, manifest: dict[str, Any] | None) -> pl.DataFrame | 
 
 def _new_rows(
     lf: pl.LazyFrame, keys: list[str], time: str, state: pl.DataFrame | None, columns: list[str]
-) -> tuple[pl.DataFrame, int]:
-    """The rows of `lf` the store has not seen, and how many rows the log holds before
-    the store's last seen time ``T`` (or with a null time) that the store has not seen.
+) -> tuple[pl.LazyFrame, int]:
+    """The plan of the rows of `lf` the store has not seen, and how many rows the log
+    holds before the store's last seen time ``T`` (or with a null time) that the store
+    has not seen.
 
     Rows after ``T`` are new. Of a group's rows at ``T`` (in the log's order), the first
     ``rows_at_last`` were seen by the last update: they are skipped, the others are new.
-    The rows before ``T`` are counted without being read (the log's length, less the
-    rows from ``T`` on, less the rows the store has seen before ``T``).
+    The rows at ``T`` are counted per group, and read (one timestamp's rows, held) only
+    when a group holds more of them than the store saw. The rows before ``T`` are
+    counted without being read (the log's length, less the rows from ``T`` on, less the
+    rows the store has seen before ``T``).
     """
+    rows = lf.select(columns)
     if state is None:
-        return lf.select(columns).collect(), 0
+        return rows, 0
     ids = _ids(keys)
     groups = state.unique(ids, maintain_order=True)
-    last = groups[f"{time}_last"].max()
+    last = pl.lit(groups[f"{time}_last"].max(), groups.schema[f"{time}_last"])
+    at = rows.filter(pl.col(time) == last)
+    recent = rows.filter(pl.col(time) >= last)
+    count = [pl.len().alias("recent"), (pl.col(time) == last).sum().alias("len")]
+    per_group = recent.group_by(keys).agg(count) if keys else recent.select(count)
     # One collection: the two scans read the files' footers side by side.
-    recent, length = pl.collect_all(
-        [
-            lf.select(columns).filter(pl.col(time) >= pl.lit(last, groups.schema[f"{time}_last"])),
-            lf.select(pl.len()),
-        ]
-    )
+    counts, length = pl.collect_all([per_group, lf.select(pl.len())], engine="streaming")
     at_last = groups.filter(pl.col(f"{time}_last") == last).select(*ids, "rows_at_last")
-    boundary = _with_ids(recent.filter(pl.col(time) == last), keys)
-    position = pl.int_range(pl.len()).over(ids)  # in the log's order
-    unseen = (
-        boundary.with_columns(position.alias(_POSITION))
-        .join(at_last, on=ids, how="left", nulls_equal=True, maintain_order="left")
-        .filter(pl.col(_POSITION) >= pl.col("rows_at_last").fill_null(0))
-        .select(columns)
-    )
-    new = pl.concat([unseen, recent.filter(pl.col(time) > last)])
+    counts = _with_ids(counts, keys).join(at_last, on=ids, how="left", nulls_equal=True)
+    new = rows.filter(pl.col(time) > last)
+    if (counts["len"] > counts["rows_at_last"].fill_null(0)).any():
+        position = pl.int_range(pl.len()).over(ids)  # in the log's order
+        unseen = (
+            _with_ids(at.collect(), keys)
+            .with_columns(position.alias(_POSITION))
+            .join(at_last, on=ids, how="left", nulls_equal=True, maintain_order="left")
+            .filter(pl.col(_POSITION) >= pl.col("rows_at_last").fill_null(0))
+            .select(columns)
+        )
+        new = pl.concat([unseen.lazy(), new])
     seen_before = int(groups["rows_seen"].sum()) - int(at_last["rows_at_last"].sum())
-    return new, int(length.item()) - recent.height - seen_before
+    read = int(counts["recent"].sum())
+    return new, int(length.item()) - read - seen_before
 
 
 def _raise_late(late: int, state: pl.DataFrame, time: str) -> None:
@@ -175,15 +192,16 @@ def _raise_late(late: int, state: pl.DataFrame, time: str) -> None:
 
 
 def _thresholds(
-    rows: pl.DataFrame,
+    rows: pl.LazyFrame,
     groups: pl.DataFrame,
     state: pl.DataFrame | None,
     prepared: Any,
     options: dict[str, Any],
 ) -> pl.DataFrame:
-    """Per (group, chart) of `rows` (`groups`: ``GROUP`` and the keys): the store's
-    threshold, or for a group new to the store the given threshold or one simulated
-    from the group's rows of this update."""
+    """Per (group, chart) of the new `rows` (`groups`: ``GROUP`` and the keys): the
+    store's threshold, or for a group new to the store the given threshold or one
+    simulated from the group's rows of this update (read then: the simulation draws
+    from them)."""
     keys: list[str] = options["by"]
     known = pl.DataFrame(
         schema={GROUP: pl.Int64, "odds_ratio": pl.Float64, "threshold": pl.Float64}
@@ -198,8 +216,9 @@ def _thresholds(
     if options["threshold"] is not None:
         made = _given(new.select(GROUP), options["odds_ratio"], options["threshold"])
     else:
+        reference = rows.join(new.lazy(), on=keys, how="semi", nulls_equal=True) if keys else rows
         made = thresholds_for(
-            rows.join(new.select(GROUP), on=GROUP).with_columns(pl.lit(True).alias(REF)),
+            numbered(reference, new, keys).with_columns(pl.lit(True).alias(REF)),
             prepared.problem,
             keys,
             options["odds_ratio"],
@@ -221,7 +240,7 @@ def _with_ids(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 
 def _new_state(
-    rows: pl.DataFrame,
+    seen: pl.DataFrame,
     named: pl.DataFrame,
     end: pl.DataFrame,
     thresholds: pl.DataFrame,
@@ -230,14 +249,10 @@ def _new_state(
     keys: list[str],
     time: str,
 ) -> pl.DataFrame:
-    """The state after this update: the groups of `rows` (`named`: ``GROUP`` and the
-    keys) with their end state, and the other groups of the old `state` as they were."""
+    """The state after this update: the groups of the new rows (`named`: ``GROUP`` and
+    the keys; `seen`: per ``GROUP``, its last time, the rows at it and the rows) with
+    their end state, and the other groups of the old `state` as they were."""
     ids, last = _ids(keys), f"{time}_last"
-    seen = rows.group_by(GROUP).agg(
-        pl.col(time).max().alias(last),
-        (pl.col(time) == pl.col(time).max()).sum().cast(pl.Int64).alias("rows_at_last"),
-        pl.len().cast(pl.Int64).alias("rows_seen"),
-    )
     fired = (
         _with_ids(alarms, keys)
         .group_by([*ids, "odds_ratio"])
@@ -377,7 +392,11 @@ def update_monitor_store(
     those of a full recomputation over the log (see ``docs/monitoring.md``, "The store
     and the daily job"). An update holds the store's lock, writes new files and
     replaces the manifest last: a failure leaves the store as it was, and a second
-    update at the same time is refused.
+    update at the same time is refused. Its memory holds a batch of rows and a few
+    numbers per group, bin and chart, not the day's rows (the rows at ``T`` are read
+    only when some of them are new; simulated thresholds hold the rows of the groups
+    new to the store); the new rows are streamed to a temporary parquet file (the
+    system's temporary directory, about 25 bytes a row), removed after.
 
     See Also
     --------
@@ -539,40 +558,100 @@ def _update(
     new, late = _new_rows(lf, keys, time, state, columns)
     if state is not None and late > 0:
         _raise_late(late, state, time)
-    if new.is_empty():
+    with tempfile.TemporaryDirectory(prefix="polars-calib-store-") as directory:
+        # The new rows streamed to one local file that the two passes below read: a
+        # filter of the log's scan does not reach the scan under the statistics' plan
+        # (it would read every row group of the log), and one footer is read, not all.
+        spooled = Path(directory) / "new.parquet"
+        new.sink_parquet(spooled, compression="uncompressed")
+        return _continued(pl.scan_parquet(spooled), store, manifest, options, state, schema)
+
+
+def _continued(
+    new: pl.LazyFrame,
+    store: Path,
+    manifest: dict[str, Any] | None,
+    options: dict[str, Any],
+    state: pl.DataFrame | None,
+    schema: pl.Schema,
+) -> pl.DataFrame:
+    """Continue the charts over the `new` rows, and commit the new parts."""
+    keys: list[str] = options["by"]
+    time, prob, label = options["time"], options["prob"], options["label"]
+    weight: str | None = options["weight"]
+    # The statistics table first: it counts the refused rows, which raise (and are
+    # counted again for the message only then), and it names the groups of the new rows.
+    by = {"by": keys or None, "time": time, "every": options["every"], "weight": weight}
+    statistics = bin_statistics(
+        new, prob, label, n_bins=options["n_bins"], metrics=WINDOW_METRICS, **by
+    ).collect(engine="streaming")
+    if statistics.is_empty():
         if manifest is None:
             _commit(store, manifest, options, {})
         return pl.DataFrame(schema=_alarm_schema(schema, keys, time))
-    # The statistics table first: it counts the refused rows, which raise (and are
-    # counted again for the message only then).
-    statistics = bin_statistics(
-        new,
-        prob,
-        label,
-        by=keys or None,
-        time=time,
-        every=options["every"],
-        n_bins=options["n_bins"],
-        weight=weight,
-        metrics=WINDOW_METRICS,
-    )
-    raise_for_null_times(new, time)
+    validate_statistics(statistics, new, prob, label, **by)
+    if statistics[time].null_count():
+        _raise_null_times(new, time)
+    groups = _groups(statistics, keys)
     prepared, _, _ = _lazy(new, prob, label, keys or None, weight, time, None)
-    rows = ordered_rows(new, keys, time)
-    named = rows.filter(first_of_group()).select(GROUP, *keys)
-    thresholds = _thresholds(rows, named, state, prepared, options)
+    thresholds = _thresholds(new, groups, state, prepared, options)
     start = None
     if state is not None:
-        start = _with_ids(named, keys).join(state, on=_ids(keys), nulls_equal=True)
+        start = _with_ids(groups, keys).join(state, on=_ids(keys), nulls_equal=True)
         start = start.select(GROUP, "odds_ratio", *CHART_STATE)
-    alarms, end = continued_alarms(rows, prepared.problem, keys, time, thresholds, start)
+    ratios: list[float] = options["odds_ratio"]
+    matrix, given = chart_arrays(groups.height, ratios, thresholds, start)
+    charts = run_charts(new, groups, keys, time, prepared.problem, ratios, matrix, given)
+    dtype = schema[time]
+    alarms = (
+        charts.alarms(dtype)
+        .join(groups, on=GROUP, maintain_order="left")
+        .sort(GROUP, TIME, "odds_ratio", maintain_order=True)  # ties: raised first, first
+        .select(
+            *keys, pl.col(TIME).alias(time), "odds_ratio", "statistic", "threshold", "run_start"
+        )
+    )
+    end = charts.end_state(dtype).join(
+        thresholds.select(GROUP, "odds_ratio"), on=[GROUP, "odds_ratio"]
+    )
     written: dict[str, pl.DataFrame | None] = {
         "statistics": statistics,
         "alarms": alarms,
-        "state": _new_state(rows, named, end, thresholds, alarms, state, keys, time),
+        "state": _new_state(
+            _seen(charts, dtype, time), groups, end, thresholds, alarms, state, keys, time
+        ),
     }
     _commit(store, manifest, options, written)
     return alarms
+
+
+def _groups(statistics: pl.DataFrame, keys: list[str]) -> Groups:
+    """The groups of the new rows (those of their statistics table), numbered ``GROUP``
+    (0, 1, ... in the order of their keys, nulls first), as the charts number them."""
+    if not keys:
+        return pl.DataFrame({GROUP: [0]}, schema={GROUP: pl.Int64})
+    groups = statistics.select(keys).unique().sort(keys, nulls_last=False)
+    return groups.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(GROUP))
+
+
+def _raise_null_times(new: pl.LazyFrame, time: str) -> None:
+    """Raise :class:`CalibrationDataError` counting the new rows with a null time."""
+    nulls, rows = new.select(pl.col(time).null_count(), pl.len()).collect().row(0)
+    msg = f"invalid calibration data: column {time!r}: time null in {nulls} of {rows} rows"
+    raise CalibrationDataError(msg)
+
+
+def _seen(charts: Charts, dtype: pl.DataType, time: str) -> pl.DataFrame:
+    """Per group the charts were fed: its last time, the rows at that time, the rows."""
+    seen = pl.DataFrame(
+        {
+            GROUP: np.arange(len(charts.rows), dtype=np.int64),
+            f"{time}_last": charts.last,
+            "rows_at_last": charts.at_last,
+            "rows_seen": charts.rows,
+        }
+    )
+    return seen.filter(pl.col("rows_seen") > 0).with_columns(from_physical(f"{time}_last", dtype))
 
 
 def monitor_store_alarms(path: str | Path) -> pl.DataFrame:

@@ -33,10 +33,18 @@ import polars as pl
 
 from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
-from polars_calib._monitor.alarms import chart_arrays, chart_terms, feed
+from polars_calib._monitor.alarms import chart_arrays, chart_terms
 from polars_calib._monitor.batched import BATCH_ROWS, GROUP, TIME, Charts, Unordered, physical
 
-__all__ = ["BUCKET_ROWS", "FINE_BINS", "Groups", "checked_groups", "stream_alarms"]
+__all__ = [
+    "BUCKET_ROWS",
+    "FINE_BINS",
+    "Groups",
+    "checked_groups",
+    "numbered",
+    "run_charts",
+    "stream_alarms",
+]
 
 BUCKET_ROWS = 1 << 20
 """Rows per bucket of the out-of-memory sort (a bucket is sorted in memory)."""
@@ -106,12 +114,7 @@ def stream_alarms(
     groups, span = checked_groups(lf, problem, keys, time)
     table = thresholds(groups)
     matrix, _ = chart_arrays(groups.height, ratios, table, None)
-    try:
-        charts = _run(_in_order(lf), groups, keys, time, problem, ratios, matrix)
-    except Unordered:
-        with tempfile.TemporaryDirectory(prefix="polars-calib-monitor-") as directory:
-            buckets = _sorted(lf, time, span or (0, 0), Path(directory))
-            charts = _run(buckets, groups, keys, time, problem, ratios, matrix)
+    charts = run_charts(lf, groups, keys, time, problem, ratios, matrix, span=span)
     dtype = lf.collect_schema()[time]
     return (
         charts.alarms(dtype)
@@ -123,26 +126,73 @@ def stream_alarms(
     )
 
 
-def _in_order(lf: pl.LazyFrame) -> Iterator[pl.DataFrame]:
-    """The log's rows in its order, in batches."""
-    yield from lf.collect_batches(chunk_size=BATCH_ROWS, maintain_order=True)
-
-
-def _run(
-    batches: Iterator[pl.DataFrame],
+def run_charts(
+    lf: pl.LazyFrame,
     groups: Groups,
     keys: list[str],
     time: str,
     problem: Problem,
     ratios: list[float],
     matrix: np.ndarray,
+    state: list[dict[str, np.ndarray]] | None = None,
+    span: tuple[int, int] | None = None,
 ) -> Charts:
-    """Feed the batches to the charts (each group's rows in time order)."""
-    charts = Charts(ratios, matrix)
+    """Run the charts (from `state`, or from 0) over the rows of `lf` in batches, in
+    the log's order, or sorted out of memory when a group's time goes back (`span`:
+    the time span, read then when None)."""
     terms = chart_terms(problem, ratios)
-    for batch in batches:
-        if batch.height:
-            feed(charts, numbered(batch, groups, keys), time, terms)
+    in_order = _charted(lf, groups, keys, time, terms).collect_batches(
+        chunk_size=BATCH_ROWS, maintain_order=True
+    )
+    try:
+        return _run(in_order, ratios, matrix, state, terms)
+    except Unordered:
+        if span is None:
+            low, high = (
+                lf.select(physical(time).min(), physical(time).max().alias("high"))
+                .collect(engine="streaming")
+                .row(0)
+            )
+            span = (int(low or 0), int(high or 0))
+        with tempfile.TemporaryDirectory(prefix="polars-calib-monitor-") as directory:
+            buckets = (
+                _charted(batch.lazy(), groups, keys, time, terms).collect()
+                for batch in _sorted(lf, time, span, Path(directory))
+            )
+            return _run(buckets, ratios, matrix, state, terms)
+
+
+def _charted(
+    lf: pl.LazyFrame, groups: Groups, keys: list[str], time: str, terms: list[pl.Expr]
+) -> pl.LazyFrame:
+    """Per row (in the log's order): its group's number, its physical time, and each
+    chart's term and flag (:func:`chart_terms`)."""
+    # A join, not ``replace_strict``: Polars' streaming engine runs that one over the
+    # whole column at once (the rows held: 700 MB at 16M rows).
+    if keys:
+        lf = lf.join(groups.lazy(), on=keys, how="left", nulls_equal=True, maintain_order="left")
+    else:
+        lf = lf.with_columns(pl.lit(0, pl.Int64).alias(GROUP))
+    return lf.select(GROUP, physical(time).alias(TIME), *terms)
+
+
+def _run(
+    frames: Iterator[pl.DataFrame],
+    ratios: list[float],
+    matrix: np.ndarray,
+    state: list[dict[str, np.ndarray]] | None,
+    terms: list[pl.Expr],
+) -> Charts:
+    """Feed the frames of :func:`_charted` to the charts (each group's rows in time order)."""
+    charts = Charts(ratios, matrix, state)
+    names = [term.meta.output_name() for term in terms]
+    for frame in frames:
+        if frame.height:
+            pairs = [
+                (frame[names[j]].to_numpy(), frame[names[j + 1]].to_numpy())
+                for j in range(0, len(names), 2)
+            ]
+            charts.feed(frame[GROUP].to_numpy(), frame[TIME].to_numpy(), pairs)
     return charts
 
 
