@@ -4,8 +4,8 @@
 each group's rows by time (ties in the frame's order), for the charts (``pc.monitor``
 and the store's update read the log in batches: :mod:`polars_calib._monitor.stream`).
 :func:`thresholds_for` simulates each group's calibrated stream from its reference rows;
-:func:`continued_alarms` feeds the rows to the restarted charts of
-:mod:`polars_calib._monitor.batched`, from a state or from 0.
+:func:`alarm_rounds` runs the restarted charts of :mod:`polars_calib._monitor.batched`
+over rows held in memory (the charts drawn), and :func:`chart_arrays` seeds them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import polars as pl
 
 from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
-from polars_calib._monitor.batched import BATCH_ROWS, GROUP, TIME, Charts, physical
+from polars_calib._monitor.batched import GROUP, TIME, Charts, physical
 from polars_calib._monitor.cusum import check_odds_ratio, cusum_step, used_rows
 from polars_calib._monitor.thresholds import (
     Estimate,
@@ -33,15 +33,10 @@ __all__ = [
     "CHART_STATE",
     "GROUP",
     "alarm_rounds",
-    "alarms_for",
     "chart_arrays",
     "chart_terms",
     "check_options",
-    "continued_alarms",
-    "feed",
-    "first_of_group",
     "ordered_rows",
-    "raise_for_null_times",
     "thresholds_for",
 ]
 
@@ -303,33 +298,6 @@ def chart_terms(problem: Problem, ratios: list[float]) -> list[pl.Expr]:
     return exprs
 
 
-def feed(charts: Charts, batch: pl.DataFrame, time: str, terms: list[pl.Expr]) -> None:
-    """Feed `batch` (its rows numbered by ``GROUP``) to `charts` (terms: :func:`chart_terms`)."""
-    frame = batch.select(GROUP, physical(time).alias(TIME), *terms)
-    pairs = [
-        (
-            frame[terms[j].meta.output_name()].to_numpy(),
-            frame[terms[j + 1].meta.output_name()].to_numpy(),
-        )
-        for j in range(0, len(terms), 2)
-    ]
-    charts.feed(frame[GROUP].to_numpy(), frame[TIME].to_numpy(), pairs)
-
-
-def alarms_for(
-    df: pl.DataFrame,
-    problem: Problem,
-    keys: list[str],
-    time: str,
-    thresholds: pl.DataFrame,
-) -> pl.DataFrame:
-    """Every alarm of each group's restarted charts.
-
-    `thresholds` holds ``GROUP``, ``odds_ratio`` and ``threshold``.
-    """
-    return continued_alarms(df, problem, keys, time, thresholds, None)[0]
-
-
 def chart_arrays(
     groups: int, ratios: list[float], table: pl.DataFrame, state: pl.DataFrame | None
 ) -> tuple[np.ndarray, list[dict[str, np.ndarray]]]:
@@ -354,50 +322,6 @@ def chart_arrays(
             given["restart"][at] = restart
         charts.append(given)
     return matrix, charts
-
-
-def continued_alarms(
-    df: pl.DataFrame,
-    problem: Problem,
-    keys: list[str],
-    time: str,
-    thresholds: pl.DataFrame,
-    state: pl.DataFrame | None,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The alarms of each group's charts continued from `state`, and their end state.
-
-    `df` is :func:`checked_rows`' output. `state` holds ``GROUP``, ``odds_ratio`` and
-    :data:`CHART_STATE` for the groups whose charts continue (None, or a group missing:
-    a chart from ``S = 0``). The cumulative sum starts from the group's ``total``, added
-    to its first term, so the sums are those of one pass over the whole log, to the bit.
-    The end state has a row per (group, odds ratio) of `thresholds`, keyed by ``GROUP``.
-    """
-    dtype = df.schema[time]
-    ratios = thresholds["odds_ratio"].unique(maintain_order=True).to_list()
-    groups = df.select(pl.col(GROUP).max() + 1).item() if df.height else 0
-    matrix, given = chart_arrays(groups, ratios, thresholds, state)
-    charts = Charts(ratios, matrix, given)
-    terms = chart_terms(problem, ratios)
-    for batch in df.iter_slices(BATCH_ROWS):
-        feed(charts, batch, time, terms)
-    keyed = df.select(GROUP, *keys).unique(GROUP, keep="first")
-    alarms = (
-        charts.alarms(dtype)
-        .join(keyed, on=GROUP, maintain_order="left")
-        .sort(GROUP, TIME, "odds_ratio", maintain_order=True)  # ties: raised first, first
-        .select(
-            *keys, pl.col(TIME).alias(time), "odds_ratio", "statistic", "threshold", "run_start"
-        )
-    )
-    end = charts.end_state(dtype).join(
-        thresholds.select(GROUP, "odds_ratio"), on=[GROUP, "odds_ratio"]
-    )
-    return alarms, end.sort(GROUP, "odds_ratio")
-
-
-def first_of_group() -> pl.Expr:
-    """True on each group's first row, of rows grouped as :func:`ordered_rows` gives them."""
-    return pl.col(GROUP).ne_missing(pl.col(GROUP).shift(1))
 
 
 def alarm_rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
