@@ -226,6 +226,8 @@ class CountingSource:
     def __init__(self, data: pl.DataFrame) -> None:
         self.data = data
         self.reads = 0
+        self.predicates: list[pl.Expr | None] = []
+        """The filter each read was given (None: every row was asked for)."""
 
     def frame(self) -> pl.LazyFrame:
         """Return a LazyFrame whose every scan adds one to :attr:`reads`."""
@@ -237,6 +239,7 @@ class CountingSource:
             batch_size: int | None,
         ) -> Iterator[pl.DataFrame]:
             self.reads += 1
+            self.predicates.append(predicate)
             out = self.data if with_columns is None else self.data.select(with_columns)
             yield out if predicate is None else out.filter(predicate)
 

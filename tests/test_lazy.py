@@ -52,6 +52,19 @@ def test_a_plan_reads_nothing_until_collected_then_once(name: str, engine: str) 
     assert result.height > 0
 
 
+@pytest.mark.parametrize("name", list(PLANS))
+def test_a_filter_of_the_rows_reaches_the_source(name: str) -> None:
+    # A filtered scan reads only what the filter keeps (a parquet scan skips row groups):
+    # the filter must reach the source through the plan (a cache() would stop it).
+    data = _data().with_row_index("row")
+    source = CountingSource(data)
+    kept = pl.col("row") < ROWS // 2
+    got = PLANS[name](source.frame().filter(kept)).collect()
+    assert source.reads == 1
+    assert all(predicate is not None for predicate in source.predicates), name
+    assert got.equals(PLANS[name](data.lazy().filter(kept)).collect())
+
+
 def test_quantile_bins_read_twice_edges_then_bins() -> None:
     source = CountingSource(_data())
     plan = source.frame().calib.summary("p", "y", by="g", strategy="quantile")

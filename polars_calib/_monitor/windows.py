@@ -291,6 +291,7 @@ def _completed(
     """`table` with every window of the log's span (an empty one counting 0) and the
     reference flag: from a ``(start, end)`` pair, or `reference`'s frame of flags per
     (keys, window)."""
+    table = table.cache()  # read for the span and joined below: one evaluation
     windows = _all_windows(table, keys, time, every)
     if isinstance(reference, pl.LazyFrame):
         windows = windows.join(reference, on=[*keys, time], how="left", nulls_equal=True)

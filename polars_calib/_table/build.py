@@ -484,13 +484,16 @@ def _completed(
     keys), the one group exists even in empty data, as an expression in ``select``
     gives one row. Empty bins are added only for display (:func:`reliability_rows`).
 
-    The small aggregated `table` feeds several branches; ``cache()`` lets them share
-    one evaluation, so the data are read once.
+    A table with replicates is cached (``cache()``): its finisher reads it in two
+    branches, which share one evaluation, so the data are read once.
     """
-    # Finishers read the table in several branches: one evaluation of the aggregation.
-    table = table.cache()
     sums = [name for name in names if name != "count"]
     replicated = "replicate" in keys
+    if replicated:
+        # Finished in two branches (the observed rows, the replicates): one evaluation
+        # of the aggregation. Not otherwise: Polars does not push a filter of the rows
+        # through a cache into a scan (a filtered parquet scan would read every row group).
+        table = table.cache()
     base = [k for k in keys if k not in ("class", "resampling", "replicate")]
     bin_ = pl.col("bin")
     observed = pl.col("replicate").is_null() if replicated else pl.lit(True)
