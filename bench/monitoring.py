@@ -40,6 +40,8 @@ store         ``--store``: the daily update of ``pc.update_monitor_store`` for o
               store (one parquet file a day; the update scans them all; the history
               built one update a day), side by side in one process, best of 5, wall
               and CPU time. Target: the update <= 2x the summary, whatever the history.
+              Beside them, what a user would write instead of a store: the summary and
+              both CUSUM charts of the day's rows as expressions (rows held, no restarts).
 
     python bench/monitoring.py --store           # 100k and 1M rows a day
     python bench/monitoring.py --store --small   # 100k rows a day
@@ -156,14 +158,20 @@ def day_of_log(rng: np.random.Generator, day: int, rows: int) -> pl.DataFrame:
 def store_speed(rng: np.random.Generator, sizes: list[int], repeats: int = 5) -> None:
     """The daily update against the summary of the new rows, at 1 and 100 days of history.
 
-    Side by side in one process, best of `repeats`, the two interleaved: wall time, and
+    Side by side in one process, best of `repeats`, the cases interleaved: wall time, and
     the process's CPU time (steadier on a machine shared with other jobs). The history
-    is built as a daily job builds it, one update a day.
+    is built as a daily job builds it, one update a day. Beside the issue's reference
+    (the summary alone), what a user would write instead of a store: the summary and
+    both CUSUM charts of the day's rows (`pc.cusum(...).over("model", order_by="ts")`,
+    the day's rows held in memory, no restarts, no store).
     """
     options = {"by": "model", "time": "ts", "threshold": 15.0}  # few alarms: a quick history
     metrics = ["ece", "spiegelhalter_z"]
-    print("| history | summary of the day, s (CPU) | update, s (CPU) | update / summary (CPU) |")
-    print("|---|---|---|---|")
+    print(
+        "| history | summary of the day, s (CPU) | summary and both charts by hand, s (CPU) "
+        "| update, s (CPU) | update / summary (CPU) | update / by hand (CPU) |"
+    )
+    print("|---|---|---|---|---|---|")
     for rows in sizes:
         for history in (1, 100):
             root = Path(tempfile.mkdtemp())
@@ -184,6 +192,21 @@ def store_speed(rng: np.random.Generator, sizes: list[int], repeats: int = 5) ->
                     day, "p", "y", by="model", time="ts", every="1d", metrics=metrics
                 ).collect()
 
+            def by_hand() -> None:
+                day = pl.scan_parquet(new)
+                charts = [
+                    pc.cusum("p", "y", odds_ratio=r).over("model", order_by="ts").alias(f"r{r}")
+                    for r in (0.5, 2.0)
+                ]
+                pl.collect_all(
+                    [
+                        pc.summary(
+                            day, "p", "y", by="model", time="ts", every="1d", metrics=metrics
+                        ),
+                        day.select(charts),
+                    ]
+                )
+
             def update() -> None:
                 pc.update_monitor_store(
                     pl.scan_parquet(logs / "*.parquet"), copy, "p", "y", **options
@@ -193,23 +216,26 @@ def store_speed(rng: np.random.Generator, sizes: list[int], repeats: int = 5) ->
                 shutil.rmtree(copy, ignore_errors=True)
                 shutil.copytree(store, copy)
 
-            (a, a_cpu), (b, b_cpu) = best_pair(repeats, summary, update, fresh)
+            (a, a_cpu), (h, h_cpu), (b, b_cpu) = best_interleaved(
+                repeats, [(summary, None), (by_hand, None), (update, fresh)]
+            )
             print(
                 f"| {history} days of {rows:,} rows | {a:.3f} ({a_cpu:.3f}) "
-                f"| {b:.3f} ({b_cpu:.3f}) | {b / a:.2f} ({b_cpu / a_cpu:.2f}) |"
+                f"| {h:.3f} ({h_cpu:.3f}) | {b:.3f} ({b_cpu:.3f}) "
+                f"| {b / a:.2f} ({b_cpu / a_cpu:.2f}) | {b / h:.2f} ({b_cpu / h_cpu:.2f}) |"
             )
             shutil.rmtree(root, ignore_errors=True)
 
 
-def best_pair(
-    runs: int, first: Callable[[], None], second: Callable[[], None], before: Callable[[], None]
+def best_interleaved(
+    runs: int, cases: list[tuple[Callable[[], None], Callable[[], None] | None]]
 ) -> list[tuple[float, float]]:
-    """The best wall and CPU times of `first` and `second`, interleaved (`before` runs
-    untimed before each `second`)."""
-    times: list[list[tuple[float, float]]] = [[], []]
+    """The best wall and CPU times of each case, the cases interleaved in each run (a
+    case's `before`, when given, runs untimed before it)."""
+    times: list[list[tuple[float, float]]] = [[] for _ in cases]
     for _ in range(runs):
-        for i, case in enumerate((first, second)):
-            if i:
+        for i, (case, before) in enumerate(cases):
+            if before is not None:
                 before()
             start, cpu = time.perf_counter(), time.process_time()
             case()
