@@ -136,34 +136,43 @@ def _read_state(store: Path, manifest: dict[str, Any] | None) -> pl.DataFrame | 
 
 
 def _new_rows(
-    lf: pl.LazyFrame, keys: list[str], time: str, state: pl.DataFrame | None, columns: list[str]
+    lf: pl.LazyFrame,
+    keys: list[str],
+    time: str,
+    state: pl.DataFrame | None,
+    columns: list[str],
+    spooled: Path,
 ) -> tuple[pl.LazyFrame, int]:
     """The plan of the rows of `lf` the store has not seen, and how many rows the log
     holds before the store's last seen time ``T`` (or with a null time) that the store
     has not seen.
 
-    Rows after ``T`` are new. Of a group's rows at ``T`` (in the log's order), the first
-    ``rows_at_last`` were seen by the last update: they are skipped, the others are new.
-    The rows at ``T`` are counted per group, and read (one timestamp's rows, held) only
-    when a group holds more of them than the store saw. The rows before ``T`` are
-    counted without being read (the log's length, less the rows from ``T`` on, less the
-    rows the store has seen before ``T``).
+    The log is read once: its rows from ``T`` on are streamed to the local file
+    `spooled` (in the log's order), which the plan returned and the counts read. Rows
+    after ``T`` are new. Of a group's rows at ``T`` (in the log's order), the first
+    ``rows_at_last`` were seen by the last update: they are skipped, the others are
+    new (one timestamp's rows, held only when a group holds more of them than the
+    store saw). The rows before ``T`` are counted without being read (the log's length,
+    less the rows from ``T`` on, less the rows the store has seen before ``T``).
     """
     rows = lf.select(columns)
     if state is None:
-        return rows, 0
+        rows.sink_parquet(spooled, compression="uncompressed")
+        return pl.scan_parquet(spooled), 0
     ids = _ids(keys)
     groups = state.unique(ids, maintain_order=True)
     last = pl.lit(groups[f"{time}_last"].max(), groups.schema[f"{time}_last"])
-    at = rows.filter(pl.col(time) == last)
-    recent = rows.filter(pl.col(time) >= last)
-    count = [pl.len().alias("recent"), (pl.col(time) == last).sum().alias("len")]
-    per_group = recent.group_by(keys).agg(count) if keys else recent.select(count)
-    # One collection: the two scans read the files' footers side by side.
-    counts, length = pl.collect_all([per_group, lf.select(pl.len())], engine="streaming")
+    spool = rows.filter(pl.col(time) >= last).sink_parquet(
+        spooled, compression="uncompressed", lazy=True
+    )
+    # One collection: the spool's pass and the log's length (its files' footers).
+    length = pl.collect_all([spool, lf.select(pl.len())], engine="streaming")[1].item()
+    recent = pl.scan_parquet(spooled)
+    at = recent.filter(pl.col(time) == last)
+    counts = (at.group_by(keys).agg(pl.len()) if keys else at.select(pl.len())).collect()
     at_last = groups.filter(pl.col(f"{time}_last") == last).select(*ids, "rows_at_last")
     counts = _with_ids(counts, keys).join(at_last, on=ids, how="left", nulls_equal=True)
-    new = rows.filter(pl.col(time) > last)
+    new = recent.filter(pl.col(time) > last)
     if (counts["len"] > counts["rows_at_last"].fill_null(0)).any():
         position = pl.int_range(pl.len()).over(ids)  # in the log's order
         unseen = (
@@ -175,8 +184,8 @@ def _new_rows(
         )
         new = pl.concat([unseen.lazy(), new])
     seen_before = int(groups["rows_seen"].sum()) - int(at_last["rows_at_last"].sum())
-    read = int(counts["recent"].sum())
-    return new, int(length.item()) - read - seen_before
+    read = int(recent.select(pl.len()).collect().item())
+    return new, int(length) - read - seen_before
 
 
 def _raise_late(late: int, state: pl.DataFrame, time: str) -> None:
@@ -393,10 +402,11 @@ def update_monitor_store(
     and the daily job"). An update holds the store's lock, writes new files and
     replaces the manifest last: a failure leaves the store as it was, and a second
     update at the same time is refused. Its memory holds a batch of rows and a few
-    numbers per group, bin and chart, not the day's rows (the rows at ``T`` are read
+    numbers per group, bin and chart, not the day's rows (the rows at ``T`` are held
     only when some of them are new; simulated thresholds hold the rows of the groups
-    new to the store); the new rows are streamed to a temporary parquet file (the
-    system's temporary directory, about 25 bytes a row), removed after.
+    new to the store). The log is read once: its rows from ``T`` on are streamed to a
+    temporary parquet file (the system's temporary directory, about 25 bytes a row),
+    which the update then reads, and which is removed after.
 
     See Also
     --------
@@ -555,16 +565,14 @@ def _update(
     columns: list[str] = list(
         dict.fromkeys([*keys, time, prob, label, *([weight] if weight else [])])
     )
-    new, late = _new_rows(lf, keys, time, state, columns)
-    if state is not None and late > 0:
-        _raise_late(late, state, time)
     with tempfile.TemporaryDirectory(prefix="polars-calib-store-") as directory:
-        # The new rows streamed to one local file that the two passes below read: a
-        # filter of the log's scan does not reach the scan under the statistics' plan
-        # (it would read every row group of the log), and one footer is read, not all.
-        spooled = Path(directory) / "new.parquet"
-        new.sink_parquet(spooled, compression="uncompressed")
-        return _continued(pl.scan_parquet(spooled), store, manifest, options, state, schema)
+        # The log read once: its rows from the last seen time on streamed to one local
+        # file, which the counts and the two passes below read (one footer, not all).
+        spooled = Path(directory) / "recent.parquet"
+        new, late = _new_rows(lf, keys, time, state, columns, spooled)
+        if state is not None and late > 0:
+            _raise_late(late, state, time)
+        return _continued(new, store, manifest, options, state, schema)
 
 
 def _continued(
