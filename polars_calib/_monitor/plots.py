@@ -18,7 +18,7 @@ from polars_calib._core.options import check_choice
 from polars_calib._monitor.alarms import GROUP
 from polars_calib._monitor.charts import ROW_NUMBER, ChartRows, cusum_rows, oe_rows
 from polars_calib._plot.common import BACKENDS, PANEL, SERIES, TAB10
-from polars_calib._plot.drift import MAX_POINTS, DriftFrame, check_max_points, decimate, draw
+from polars_calib._plot.drift import MAX_POINTS, DriftFrame, check_max_points, draw
 from polars_calib._plot.drift import panel_label as _panel
 
 __all__ = ["cusum_frame", "plot_cusum", "plot_observed_minus_expected"]
@@ -36,7 +36,7 @@ def _finite(column: str) -> pl.Expr:
     return pl.when(pl.col(column).is_finite()).then(pl.col(column)).alias(column)
 
 
-def cusum_frame(charts: ChartRows, max_points: int, title: str | None) -> DriftFrame:
+def cusum_frame(charts: ChartRows, title: str | None) -> DriftFrame:
     """The drawing frame of the CUSUM charts: down charts (R < 1) drawn below zero.
 
     A chart's value and threshold are drawn as ``S`` and ``h`` for ``R > 1`` and as
@@ -55,7 +55,6 @@ def cusum_frame(charts: ChartRows, max_points: int, title: str | None) -> DriftF
         (sign * threshold).alias("limit"),
         _panel(charts.keys),
     )
-    drawn = decimate(drawn, ROW_NUMBER, max_points)
     tooltip = ["odds_ratio", "statistic", "threshold", "run_start"]
     colours: list[str] = [DOWN if ratio < 1 else UP for ratio in ratios]
     if len(set(ratios)) > 2:  # several charts a side: a colour each
@@ -95,7 +94,6 @@ def _frame(
         y_title=y_title,
         title=title,
         temporal=drawn.schema[time].is_temporal(),
-        rows=charts.frame.height,
     )
 
 
@@ -249,8 +247,9 @@ def plot_cusum(
         reference=reference,
         simulated_alarms=simulated_alarms,
         seed=seed,
+        max_points=max_points,
     )
-    return draw(cusum_frame(charts, max_points, title), backend, "plot_cusum")
+    return draw(cusum_frame(charts, title), backend, "plot_cusum")
 
 
 @overload
@@ -341,7 +340,7 @@ def plot_observed_minus_expected(
     """
     check_choice("backend", backend, BACKENDS)
     check_max_points(max_points)
-    charts = oe_rows(data, prob, label, by=by, time=time, weight=weight)
+    charts = oe_rows(data, prob, label, by=by, time=time, weight=weight, max_points=max_points)
     name = "observed − expected"
     drawn = charts.frame.with_columns(
         pl.lit(name).alias(SERIES),
@@ -350,7 +349,6 @@ def plot_observed_minus_expected(
         pl.lit(False).alias("alarm"),
         _panel(charts.keys),
     )
-    drawn = decimate(drawn, ROW_NUMBER, max_points)
     frame = _frame(
         charts,
         drawn,
