@@ -70,7 +70,6 @@ import numpy as np
 import polars as pl
 
 import polars_calib as pc
-from polars_calib._monitor.alarms import ordered_rows
 
 RATIOS = (0.5, 2.0)
 
@@ -286,16 +285,6 @@ def chart_speed(rng: np.random.Generator, rows: int, models: int = 100) -> None:
             .lazy()
             .select(chart.over("model").alias(name) for name, chart in charts.items())
             .collect()
-        ),
-        # The frame functions' (pc.monitor, the charts, the store) one ordering of the rows.
-        "frames' ordering before: sort(['model', 'ts'], maintain_order=True)": lambda: log.sort(
-            "model", "ts", maintain_order=True
-        ),
-        "frames' ordering now: per-group sort of row numbers": lambda: ordered_rows(
-            log, ["model"], "ts"
-        ),
-        "frames' ordering now, on a log in time order (one comparison a row)": lambda: ordered_rows(
-            ordered, ["model"], "ts"
         ),
         "pc.monitor, thresholds given (few alarms)": lambda: pc.monitor(
             log, "p", "y", by="model", time="ts", threshold=12.0
