@@ -315,6 +315,9 @@ elif case == "store":  # a first update: every row is new (a store needs a Datet
     log = pl.scan_parquet(path).with_columns(pl.col("ts").cast(pl.Datetime("ms")))
     options = dict(by="model", time="ts", threshold=5.0)
     rows = pc.update_monitor_store(log, tempfile.mkdtemp(), "p", "y", **options).height
+elif case == "plot":  # the CUSUM charts of every model (Altair), decimated
+    chart = pc.plot_cusum(pl.scan_parquet(path), "p", "y", by="model", time="ts", threshold=5.0)
+    rows = chart.data.height  # the rows drawn
 else:
     plan = pl.scan_parquet(path).calib.monitor("p", "y", by="model", time="ts", threshold=5.0)
     rows = plan.collect().height
@@ -345,9 +348,9 @@ def memory_log(rng: np.random.Generator, rows: int, path: Path, shuffled: bool) 
 def memory(
     rng: np.random.Generator, sizes: list[int], baseline: str | None, case: str = "monitor"
 ) -> None:
-    """Peak RSS of ``pc.monitor`` (`case` ``"store"``: of a store's update, in time order
-    only) on a parquet log (a subprocess per case, one after the other), with `baseline`
-    (a checkout's path) as "before"."""
+    """Peak RSS of ``pc.monitor`` (`case` ``"store"``: of a store's update; ``"plot"``:
+    of ``pc.plot_cusum``; both in time order only) on a parquet log (a subprocess per
+    case, one after the other), with `baseline` (a checkout's path) as "before"."""
     import json
     import os
     import subprocess
@@ -355,7 +358,8 @@ def memory(
 
     here = str(Path(__file__).resolve().parents[1])
     versions = {"this": here, **({"baseline": baseline} if baseline else {})}
-    print("| rows | log | version | peak RSS (MB) | over import (MB) | seconds | alarms |")
+    counted = "rows drawn" if case == "plot" else "alarms"
+    print(f"| rows | log | version | peak RSS (MB) | over import (MB) | seconds | {counted} |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
         for rows in sizes:
@@ -395,6 +399,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", action="store_true", help="the daily update of a store")
     parser.add_argument("--memory", action="store_true", help="peak RSS of pc.monitor")
+    parser.add_argument("--plot", action="store_true", help="with --memory: of pc.plot_cusum")
     parser.add_argument(
         "--baseline", metavar="PATH", help="with --memory: a checkout to compare (PYTHONPATH)"
     )
@@ -403,7 +408,7 @@ def main() -> None:
     if args.memory:
         sizes = [1_000_000, 4_000_000] if args.small else [1_000_000, 4_000_000, 16_000_000]
         sizes = [int(size) for size in args.sizes.split(",")] if args.sizes else sizes
-        case = "store" if args.store else "monitor"
+        case = "store" if args.store else "plot" if args.plot else "monitor"
         memory(np.random.default_rng(args.seed), sizes, args.baseline, case)
         return
     if args.store:

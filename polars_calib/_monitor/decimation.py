@@ -172,8 +172,11 @@ class Drawn:
         ``statistic``, one per row, sorted by group and ``n``."""
         chart = self.charts[j]
         groups = np.repeat(np.arange(len(self.rows), dtype=np.int64), self.buckets)
-        parts = [(groups, kept.n, kept.t, kept.statistic) for kept in chart.slots]
-        parts.append((np.arange(len(self.rows), dtype=np.int64), *_open(chart.runs)))
+        parts: list[tuple[np.ndarray, ...]] = [
+            (groups, kept.n, kept.t, kept.statistic) for kept in chart.slots
+        ]
+        runs = chart.runs
+        parts.append((np.arange(len(self.rows), dtype=np.int64), runs.n, runs.t, runs.statistic))
         parts += chart.done
         columns = [np.concatenate([part[k] for part in parts]) for k in range(4)]
         names = ["group", "n", "t", "statistic"]
@@ -182,10 +185,6 @@ class Drawn:
 
 
 _DTYPES = (pl.Int64, pl.Int64, pl.Int64, pl.Float64)
-
-
-def _open(runs: _Kept) -> tuple[np.ndarray, ...]:
-    return runs.n, runs.t, runs.statistic
 
 
 def starts_of(group: np.ndarray) -> np.ndarray:
