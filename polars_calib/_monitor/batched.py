@@ -17,6 +17,11 @@ runs over the groups of a batch and over the alarms, never over the rows: a quie
 costs one vectorised pass per batch, and an alarm about ``log2(gap / WINDOW) + 1``
 numpy passes over the rows to it (a chart alarming every few rows costs some
 microseconds per alarm).
+
+For the drift charts, :class:`Charts` also gives each row's statistic (restarted after
+each alarm, ``inf`` on a contradicted certain prediction) to a
+:class:`~polars_calib._monitor.decimation.Drawn`, which keeps the rows drawn; and
+:class:`Sums` runs the O - E chart (each group's running sum) the same way.
 """
 
 from __future__ import annotations

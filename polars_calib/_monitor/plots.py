@@ -1,9 +1,11 @@
 """The drift charts of a log: the CUSUM charts with their alarms, and the O - E chart.
 
-The rows come from the monitoring feature (:mod:`polars_calib._monitor.charts`: the
-charts :func:`polars_calib.monitor` watches, and :func:`polars_calib.observed_minus_expected`),
-the drawing from the chart layer (:mod:`polars_calib._plot.drift`), which decimates a
-long log to a bounded number of points per panel. Drawing needs the ``plot`` extra.
+The rows drawn come from the monitoring feature (:mod:`polars_calib._monitor.charts`:
+the charts :func:`polars_calib.monitor` watches, and
+:func:`polars_calib.observed_minus_expected`, read in batches and decimated to a
+bounded number of points per panel as they are read,
+:mod:`polars_calib._monitor.decimation`), the drawing from the chart layer
+(:mod:`polars_calib._plot.drift`). Drawing needs the ``plot`` extra.
 """
 
 from __future__ import annotations
@@ -170,7 +172,8 @@ def plot_cusum(
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions (a log); a LazyFrame is collected.
+        DataFrame or LazyFrame of predictions (a log); a LazyFrame is read in batches
+        as :func:`polars_calib.monitor` reads it (see Notes), never collected whole.
     prob, label, by, time, weight
         As :func:`polars_calib.monitor`: one panel per `by` group.
     odds_ratio, arl0, threshold, reference, simulated_alarms, seed
@@ -199,12 +202,18 @@ def plot_cusum(
 
     Notes
     -----
-    **Decimation.** A panel of more than `max_points` rows is not drawn row by row:
-    each chart's rows are cut into ``max_points / (4 × charts)`` buckets of
-    consecutive rows, and each bucket keeps its first, last, lowest and highest rows
-    (a line through them covers the same pixels as the whole chart when a bucket is
-    about a pixel wide); every alarm is kept, and each run's highest row. A 10M-row
-    log draws about `max_points` points per group plus its alarms.
+    **Decimation.** A panel of more than `max_points` rows (over its charts) is not
+    drawn row by row: each chart's rows are cut into ``max_points // (4 × charts)``
+    buckets of consecutive rows, and each bucket keeps its first, last, lowest and
+    highest rows (the first on ties; a line through them covers the same pixels as
+    the whole chart when a bucket is about a pixel wide); every alarm is kept, and
+    each run's highest row. A 10M-row log draws about `max_points` points per group
+    plus its alarms.
+
+    **Memory.** The log is read as :func:`polars_calib.monitor` reads it (a streaming
+    pass for the checks and each group's rows, then the rows in batches, sorted out
+    of memory when a group's time goes back), and each batch is folded into the rows
+    kept: memory holds a batch and the rows drawn, not the log.
 
     A contradicted certain prediction (``S = inf``) is drawn at the threshold,
     marked as the alarm it is.
@@ -304,7 +313,8 @@ def plot_observed_minus_expected(
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions (a log); a LazyFrame is collected.
+        DataFrame or LazyFrame of predictions (a log); a LazyFrame is read in batches,
+        as :func:`plot_cusum` reads it.
     prob, label, by, time, weight
         As :func:`polars_calib.monitor`: one panel per `by` group.
     backend

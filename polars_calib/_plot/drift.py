@@ -1,11 +1,11 @@
-"""Running charts over a log's rows (the drift charts), one panel per group, decimated.
+"""Running charts over a log's rows (the drift charts), one panel per group.
 
-The monitoring feature computes the rows (each group's charts in time order) and lays
-them out in a :class:`DriftFrame`; the backends draw it
+The monitoring feature computes the rows drawn (each group's charts in time order,
+decimated to about :data:`MAX_POINTS` rows a panel and every row that carries a mark,
+as it reads the log: :mod:`polars_calib._monitor.decimation`) and lays them out in a
+:class:`DriftFrame`; the backends draw it
 (:func:`polars_calib._plot.altair_backend.drift`,
-:func:`polars_calib._plot.matplotlib_backend.drift`). A log of millions of rows is
-not drawn row by row: :func:`decimate` keeps a bounded number of rows per panel and
-series, and every row that carries a mark.
+:func:`polars_calib._plot.matplotlib_backend.drift`).
 """
 
 from __future__ import annotations
