@@ -72,7 +72,6 @@ import numpy as np
 import polars as pl
 
 import polars_calib as pc
-from polars_calib._monitor.alarms import ordered_rows
 
 RATIOS = (0.5, 2.0)
 
@@ -313,16 +312,6 @@ def chart_speed(rng: np.random.Generator, rows: int, models: int = 100) -> None:
             .select(chart.over("model").alias(name) for name, chart in charts.items())
             .collect()
         ),
-        # The frame functions' (pc.monitor, the charts, the store) one ordering of the rows.
-        "frames' ordering before: sort(['model', 'ts'], maintain_order=True)": lambda: log.sort(
-            "model", "ts", maintain_order=True
-        ),
-        "frames' ordering now: per-group sort of row numbers": lambda: ordered_rows(
-            log, ["model"], "ts"
-        ),
-        "frames' ordering now, on a log in time order (one comparison a row)": lambda: ordered_rows(
-            ordered, ["model"], "ts"
-        ),
         "pc.monitor, thresholds given (few alarms)": lambda: pc.monitor(
             log, "p", "y", by="model", time="ts", threshold=12.0
         ),
@@ -352,6 +341,9 @@ elif case == "store":  # a first update: every row is new (a store needs a Datet
     log = pl.scan_parquet(path).with_columns(pl.col("ts").cast(pl.Datetime("ms")))
     options = dict(by="model", time="ts", threshold=5.0)
     rows = pc.update_monitor_store(log, tempfile.mkdtemp(), "p", "y", **options).height
+elif case == "plot":  # the CUSUM charts of every model (Altair), decimated
+    chart = pc.plot_cusum(pl.scan_parquet(path), "p", "y", by="model", time="ts", threshold=5.0)
+    rows = chart.data.height  # the rows drawn
 else:
     plan = pl.scan_parquet(path).calib.monitor("p", "y", by="model", time="ts", threshold=5.0)
     rows = plan.collect().height
@@ -382,9 +374,9 @@ def memory_log(rng: np.random.Generator, rows: int, path: Path, shuffled: bool) 
 def memory(
     rng: np.random.Generator, sizes: list[int], baseline: str | None, case: str = "monitor"
 ) -> None:
-    """Peak RSS of ``pc.monitor`` (`case` ``"store"``: of a store's update, in time order
-    only) on a parquet log (a subprocess per case, one after the other), with `baseline`
-    (a checkout's path) as "before"."""
+    """Peak RSS of ``pc.monitor`` (`case` ``"store"``: of a store's update; ``"plot"``:
+    of ``pc.plot_cusum``; both in time order only) on a parquet log (a subprocess per
+    case, one after the other), with `baseline` (a checkout's path) as "before"."""
     import json
     import os
     import subprocess
@@ -392,7 +384,8 @@ def memory(
 
     here = str(Path(__file__).resolve().parents[1])
     versions = {"this": here, **({"baseline": baseline} if baseline else {})}
-    print("| rows | log | version | peak RSS (MB) | over import (MB) | seconds | alarms |")
+    counted = "rows drawn" if case == "plot" else "alarms"
+    print(f"| rows | log | version | peak RSS (MB) | over import (MB) | seconds | {counted} |")
     print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as directory:
         for rows in sizes:
@@ -432,6 +425,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--store", action="store_true", help="the daily update of a store")
     parser.add_argument("--memory", action="store_true", help="peak RSS of pc.monitor")
+    parser.add_argument("--plot", action="store_true", help="with --memory: of pc.plot_cusum")
     parser.add_argument(
         "--baseline", metavar="PATH", help="with --memory: a checkout to compare (PYTHONPATH)"
     )
@@ -440,7 +434,7 @@ def main() -> None:
     if args.memory:
         sizes = [1_000_000, 4_000_000] if args.small else [1_000_000, 4_000_000, 16_000_000]
         sizes = [int(size) for size in args.sizes.split(",")] if args.sizes else sizes
-        case = "store" if args.store else "monitor"
+        case = "store" if args.store else "plot" if args.plot else "monitor"
         memory(np.random.default_rng(args.seed), sizes, args.baseline, case)
         return
     if args.store:

@@ -134,6 +134,137 @@ def test_decimation_keeps_every_alarm_and_bounds_the_points() -> None:
         assert got.max() == rows["up"].max() and got.min() == rows["up"].min()
 
 
+def _decimated(full: pl.DataFrame, max_points: int) -> pl.DataFrame:
+    """The rows of a whole drawn chart (every row drawn, in each panel's and series'
+    row order) that the decimation keeps: the documented rule, written over the whole
+    frame (the charts keep them batch after batch)."""
+    keys = [PANEL, SERIES]
+    order = pl.int_range(pl.len()).over(keys)
+    frame = full.with_columns(order.alias("position"))
+    series = pl.col(SERIES).n_unique().over(PANEL)
+    buckets = (pl.lit(max_points) // (4 * series)).clip(lower_bound=1)
+    run = pl.col("alarm").shift(1, fill_value=False).cum_sum().over(keys)
+    frame = frame.with_columns(
+        (pl.col("position") * buckets // pl.len().over(keys)).alias("bucket"), run.alias("run")
+    )
+    at, value = pl.col("position"), pl.col("value").fill_nan(None)
+    bucket = [*keys, "bucket"]
+    kept = (
+        (pl.len().over(PANEL) <= max_points)
+        | pl.col("alarm")
+        | (at == at.min().over(bucket))
+        | (at == at.max().over(bucket))
+        | (at == at.get(value.arg_min()).over(bucket))
+        | (at == at.get(value.arg_max()).over(bucket))
+        | (at == at.get(value.abs().arg_max()).over([*keys, "run"]))
+    )
+    return frame.filter(kept.fill_null(False)).drop("position", "bucket", "run")
+
+
+def _logs() -> dict[str, tuple[pl.DataFrame, dict[str, Any]]]:
+    """Logs with alarms both ways, ties in time, several groups (two keys, a null one),
+    weights, a group out of time order, contradicted certain predictions, dates."""
+    log = _log(n=1_200, seed=5, shift=2.0)
+    certain = pl.int_range(pl.len()) % 97 == 5  # p = 0 with y = 1, p = 1 with y = 0
+    day = pl.lit(date(2026, 10, 1)) + pl.duration(days="ts")
+    return {
+        "two groups": (log, {"by": "model", "threshold": 2.0}),
+        "weights": (log, {"by": "model", "weight": "w", "threshold": 1.5}),
+        "out of time order": (
+            log.sample(fraction=1.0, shuffle=True, seed=1),
+            {"by": "model", "threshold": 2.0},
+        ),
+        "certain predictions": (
+            log.with_columns(p=pl.when(certain).then(1.0 - pl.col("y")).otherwise("p")),
+            {"by": "model", "threshold": 3.0},
+        ),
+        "two keys, three charts": (
+            log.with_columns(seg=pl.when(pl.col("ts") % 3 > 0).then(pl.col("ts") % 3)),
+            {"by": ["model", "seg"], "threshold": 2.0, "odds_ratio": (0.5, 2.0, 3.0)},
+        ),
+        "dates, one group": (log.with_columns(ts=day), {"threshold": 2.5}),
+    }
+
+
+@pytest.mark.parametrize("case", list(_logs()))
+def test_decimated_charts_keep_the_rows_of_the_rule(case: str) -> None:
+    log, options = _logs()[case]
+    max_points = 200 if case == "weights" else 40
+    common = {"time": "ts", **options}
+    full = _data(pc.plot_cusum(log, "p", "y", **common, max_points=10**6))
+    assert full.height == log.height * len(options.get("odds_ratio", (0.5, 2.0)))
+    assert full["alarm"].sum() >= 4
+    drawn = _data(pc.plot_cusum(log, "p", "y", **common, max_points=max_points))
+    assert drawn.height < full.height / 2
+    assert_frame_equal(drawn, _decimated(full, max_points))
+    oe = {name: value for name, value in common.items() if name in ("by", "time", "weight")}
+    full = _data(pc.plot_observed_minus_expected(log, "p", "y", **oe, max_points=10**6))
+    drawn = _data(pc.plot_observed_minus_expected(log, "p", "y", **oe, max_points=max_points))
+    assert full.height == log.height and drawn.height < full.height
+    assert_frame_equal(drawn, _decimated(full, max_points))
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_charts_of_a_log_of_several_batches_are_the_decimated_expressions(
+    shuffled: bool,
+) -> None:
+    # Longer than a batch of the monitor's pass (65,536 rows): buckets and runs cross
+    # batches. Without alarms the restarted chart is pc.cusum's, to the bit.
+    n = 70_000
+    rng = np.random.default_rng(11)
+    p = rng.uniform(0.05, 0.95, n)
+    log = pl.DataFrame(
+        {
+            "model": rng.choice(["a", "b"], n),
+            "ts": np.arange(n) // 3,
+            "p": p,
+            "y": rng.random(n) < p,
+        }
+    )
+    if shuffled:  # the groups' times go back: the rows are sorted out of memory first
+        log = log.sample(fraction=1.0, shuffle=True, seed=2)
+    ordered = log.with_row_index().sort("model", "ts", "index")
+    panel = pl.format("model = {}", "model").alias(PANEL)
+    series = {2.0: "R = 2 (under-prediction)", 0.5: "R = 0.5 (over-prediction)"}
+    charts = [
+        ordered.select(
+            panel,
+            pl.lit(name).alias(SERIES),
+            (sign * pc.cusum("p", "y", odds_ratio=ratio).over("model")).alias("value"),
+            pl.lit(False).alias("alarm"),
+        )
+        for (ratio, name), sign in zip(series.items(), (1.0, -1.0))
+    ]
+    full = pl.concat(charts).sort(PANEL, SERIES, maintain_order=True)
+    drawn = _data(pc.plot_cusum(log, "p", "y", by="model", time="ts", threshold=1e9, max_points=64))
+    assert_frame_equal(drawn.select(full.columns), _decimated(full, 64))
+    full = ordered.select(
+        panel,
+        pl.lit("observed − expected").alias(SERIES),
+        pc.observed_minus_expected("p", "y").over("model").alias("value"),
+        pl.lit(False).alias("alarm"),
+    )
+    drawn = _data(
+        pc.plot_observed_minus_expected(log, "p", "y", by="model", time="ts", max_points=64)
+    )
+    assert_frame_equal(drawn.select(full.columns), _decimated(full, 64))
+
+
+def test_ties_across_batches_keep_the_first_row() -> None:
+    # O - E of p = 0.5 is exact: up to 10 at row 19, then 9.5 and 10 by turns, every
+    # bucket's and the run's maximum tied with rows of the batch before (65,536 rows).
+    y = np.r_[np.ones(20), np.tile([0.0, 1.0], 35_000)]
+    log = pl.DataFrame({"ts": np.arange(len(y)), "p": 0.5, "y": y})
+    drawn = _data(pc.plot_observed_minus_expected(log, "p", "y", time="ts", max_points=24))
+    full = log.select(
+        pl.lit("all rows").alias(PANEL),
+        pl.lit("observed − expected").alias(SERIES),
+        pc.observed_minus_expected("p", "y").alias("value"),
+        pl.lit(False).alias("alarm"),
+    )
+    assert_frame_equal(drawn.select(full.columns), _decimated(full, 24))
+
+
 def test_oe_chart_is_the_expression_over_each_group() -> None:
     log = _log()
     drawn = _data(pc.plot_observed_minus_expected(log, "p", "y", by="model", time="ts", weight="w"))

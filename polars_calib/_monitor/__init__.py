@@ -4,11 +4,13 @@ windowed metrics with control limits.
 :mod:`~polars_calib._monitor.cusum` holds the expressions (the risk-adjusted CUSUM and
 the observed-minus-expected chart), :mod:`~polars_calib._monitor.thresholds` the ARL0
 simulation and the Markov chain, :mod:`~polars_calib._monitor.alarms` the restarted
-charts' alarms, :mod:`~polars_calib._monitor.api` the frame functions,
+charts' options and thresholds, :mod:`~polars_calib._monitor.batched` and
+:mod:`~polars_calib._monitor.stream` the charts run over the log in batches,
+:mod:`~polars_calib._monitor.api` the frame functions,
 :mod:`~polars_calib._monitor.windows` the metrics per window with control limits,
 :mod:`~polars_calib._monitor.store` the incremental store a daily job updates, and
-:mod:`~polars_calib._monitor.plots` the drift charts (their rows from
-:mod:`~polars_calib._monitor.charts`).
+:mod:`~polars_calib._monitor.plots` the drift charts (their rows drawn from
+:mod:`~polars_calib._monitor.charts` and :mod:`~polars_calib._monitor.decimation`).
 """
 
 from polars_calib._monitor.api import cusum_thresholds, monitor

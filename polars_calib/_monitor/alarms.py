@@ -1,11 +1,9 @@
-"""Alarms of restarted CUSUM charts per group, and their thresholds from a target ARL0.
+"""The CUSUM charts' options, terms and state, and their thresholds from a target ARL0.
 
-:func:`checked_rows` checks a frame (the refused rule with counts, null times) and sorts
-each group's rows by time (ties in the frame's order), for the charts (``pc.monitor``
-and the store's update read the log in batches: :mod:`polars_calib._monitor.stream`).
 :func:`thresholds_for` simulates each group's calibrated stream from its reference rows;
-:func:`alarm_rounds` runs the restarted charts of :mod:`polars_calib._monitor.batched`
-over rows held in memory (the charts drawn), and :func:`chart_arrays` seeds them.
+:func:`chart_terms` gives each chart's terms and :func:`chart_arrays` seeds the restarted
+charts of :mod:`polars_calib._monitor.batched` (which ``pc.monitor``, the store's update
+and the drift charts run over the log in batches: :mod:`polars_calib._monitor.stream`).
 """
 
 from __future__ import annotations
@@ -17,8 +15,8 @@ import numpy as np
 import polars as pl
 
 from polars_calib._core.problem import Problem
-from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
-from polars_calib._monitor.batched import GROUP, TIME, Charts, physical
+from polars_calib._core.validation import CalibrationDataError
+from polars_calib._monitor.batched import GROUP, physical
 from polars_calib._monitor.cusum import check_odds_ratio, cusum_step, used_rows
 from polars_calib._monitor.thresholds import (
     Estimate,
@@ -32,11 +30,9 @@ from polars_calib._monitor.thresholds import (
 __all__ = [
     "CHART_STATE",
     "GROUP",
-    "alarm_rounds",
     "chart_arrays",
     "chart_terms",
     "check_options",
-    "ordered_rows",
     "thresholds_for",
 ]
 
@@ -83,103 +79,6 @@ def check_options(
     return [float(ratio) for ratio in ratios]
 
 
-ROW = "__calib_row__"
-
-
-def _sorted_in_groups(df: pl.DataFrame, keys: list[str], time: str) -> pl.DataFrame:
-    """`df` sorted by `keys`, then `time` (nulls first); ties keep the frame's order.
-
-    The same rows as ``df.sort([*keys, time], maintain_order=True)``, faster: each
-    group's row numbers are sorted by time inside a group-by (small sorts, the way
-    ``over(order_by=)`` does it) and the groups put in key order: 2M rows of 100 groups
-    in about a fifth of the multi-column stable sort's time (``docs/monitoring.md``,
-    "Speed of the charts").
-    """
-    if not keys:
-        return df.sort(time, maintain_order=True)
-    picked = (
-        df.lazy()
-        .with_row_index(ROW)
-        .group_by(keys)
-        .agg(pl.col(ROW).sort_by(time, maintain_order=True))
-        .sort(keys, nulls_last=False)
-        .select(pl.col(ROW).explode())
-        .collect()
-    )
-    return df.select(pl.all().gather(picked[ROW]))
-
-
-def checked_rows(
-    df: pl.DataFrame, problem: Problem, keys: list[str], time: str | None
-) -> pl.DataFrame:
-    """`df` checked (refused rows, null times: :class:`CalibrationDataError`), sorted by
-    keys and time (ties in the frame's order), with a group number ``GROUP`` (0, 1, ...)."""
-    raise_for_problems(problem_counts(df.lazy(), problem.checks).collect(), problem.checks)
-    if time is not None:
-        raise_for_null_times(df, time)
-    return ordered_rows(df, keys, time)
-
-
-def raise_for_null_times(df: pl.DataFrame, time: str) -> None:
-    """Raise :class:`CalibrationDataError` when `df`'s `time` column holds nulls."""
-    if nulls := df[time].null_count():
-        msg = f"invalid calibration data: column {time!r}: time null in {nulls} of {df.height} rows"
-        raise CalibrationDataError(msg)
-
-
-def ordered_rows(df: pl.DataFrame, keys: list[str], time: str | None) -> pl.DataFrame:
-    """`df`'s rows as a stable sort by keys and time orders them, with the group's number
-    ``GROUP`` (0, 1, ... in the order of the sorted keys); `time` without nulls.
-
-    No sort when each group's rows are already in time order (an append-only log):
-    the rows are gathered group by group (:func:`grouped_rows`) and checked, one
-    comparison a row. Otherwise each group's rows sorted by time (:func:`_sorted_in_groups`).
-    """
-    rows = grouped_rows(df, keys)
-    if time is not None and not _in_time_order(rows, time):
-        ordered = _sorted_in_groups(df, keys, time)
-        number = _numbered(keys) if keys else pl.lit(0, pl.Int64).alias(GROUP)
-        rows = ordered.with_columns(number).with_columns(pl.col(GROUP).set_sorted())
-    return rows
-
-
-def grouped_rows(df: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """`df`'s rows group by group, the groups in the order of their sorted keys (nulls
-    first), each group's rows in the frame's order, with the group's number ``GROUP``.
-
-    The rows of a stable sort by the keys, from one gathering of each column by group
-    (``group_by(...).agg(pl.all())`` keeps each group's rows in order, then ``explode``),
-    a fraction of the time of the sort.
-    """
-    if not keys:
-        rows = df.with_columns(pl.lit(0, pl.Int64).alias(GROUP))
-    elif df.is_empty() or df.width == len(keys):
-        rows = df.sort(keys, maintain_order=True).with_columns(_numbered(keys))
-    else:
-        others = [name for name in df.columns if name not in keys]
-        lists = df.group_by(keys).agg(others).sort(keys, nulls_last=False)
-        lists = lists.with_row_index(GROUP).with_columns(pl.col(GROUP).cast(pl.Int64))
-        rows = lists.explode(others).select(*df.columns, GROUP)
-    # Sorted by construction; said so, a window `over(GROUP)` takes each group as a
-    # slice (a third of the time of hashing the numbers again).
-    return rows.with_columns(pl.col(GROUP).set_sorted())
-
-
-def _numbered(keys: list[str]) -> pl.Expr:
-    """The group's number of rows sorted by `keys`: 0 for the first group, then 1, ..."""
-    changed = pl.any_horizontal(pl.col(key).ne_missing(pl.col(key).shift(1)) for key in keys)
-    first = pl.int_range(pl.len()) == 0  # also when the first key is null
-    return ((changed | first).cast(pl.Int64).cum_sum() - 1).alias(GROUP)
-
-
-def _in_time_order(rows: pl.DataFrame, time: str) -> bool:
-    """Whether each group's rows (of :func:`grouped_rows`) are in time order: one
-    comparison of each row with the one before it (nulls are checked before)."""
-    t, g = pl.col(time), pl.col(GROUP)
-    ordered = (t >= t.shift(1)) | (g != g.shift(1))
-    return bool(rows.select(ordered.all()).item())
-
-
 def thresholds_for(
     df: pl.DataFrame,
     problem: Problem,
@@ -192,9 +91,9 @@ def thresholds_for(
 ) -> pl.DataFrame:
     """Per (group, odds ratio): the simulated threshold for `arl0` and its checks.
 
-    `df` holds ``GROUP``, the keys, the inputs and the reference flag ``REF``
-    (:func:`checked_rows`' output, or only the reference rows when `groups` gives every
-    group's ``GROUP`` and keys).
+    `df` holds ``GROUP``, the keys, the inputs and the reference flag ``REF`` of every
+    group's rows, or only the reference rows when `groups` gives every group's
+    ``GROUP`` and keys.
     """
     used = df.filter(used_rows(problem) & pl.col(REF).fill_null(False))
     weight = problem.weight if problem.weight is not None else pl.lit(1.0)
@@ -322,25 +221,3 @@ def chart_arrays(
             given["restart"][at] = restart
         charts.append(given)
     return matrix, charts
-
-
-def alarm_rounds(rows: pl.DataFrame, time: str) -> pl.DataFrame:
-    """The alarms of one chart from a chart at 0 (the charts drawn restart after them).
-
-    `rows` holds per row ``GROUP`` (0, 1, ...), `time`, ``n`` (the row's number in its
-    group, the rows in that order), ``total`` (the running sum of the chart's terms),
-    ``flag`` and ``threshold``; each alarm keeps its row's ``n``.
-    """
-    dtype = rows.schema[time]
-    groups = rows.select(pl.col(GROUP).max() + 1).item() if rows.height else 0
-    table = rows.unique(GROUP, keep="first").select(
-        GROUP, pl.lit(1.0).alias("odds_ratio"), "threshold"
-    )
-    matrix, _ = chart_arrays(groups, [1.0], table, None)
-    charts = Charts([1.0], matrix)
-    frame = rows.select(GROUP, physical(time).alias(TIME), "total", pl.col("flag").fill_null(False))
-    terms = [(frame["total"].to_numpy(), frame["flag"].to_numpy())]
-    charts.feed(frame[GROUP].to_numpy(), frame[TIME].to_numpy(), terms, summed=True)
-    return charts.alarms(dtype).select(
-        GROUP, pl.col(TIME).alias(time), "statistic", "threshold", "run_start", "n"
-    )

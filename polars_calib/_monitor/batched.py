@@ -17,6 +17,11 @@ runs over the groups of a batch and over the alarms, never over the rows: a quie
 costs one vectorised pass per batch, and an alarm about ``log2(gap / WINDOW) + 1``
 numpy passes over the rows to it (a chart alarming every few rows costs some
 microseconds per alarm).
+
+For the drift charts, :class:`Charts` also gives each row's statistic (restarted after
+each alarm, ``inf`` on a contradicted certain prediction) to a
+:class:`~polars_calib._monitor.decimation.Drawn`, which keeps the rows drawn; and
+:class:`Sums` runs the O - E chart (each group's running sum) the same way.
 """
 
 from __future__ import annotations
@@ -27,15 +32,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from polars_calib._monitor.decimation import Drawn
+
 __all__ = [
     "BATCH_ROWS",
     "GROUP",
     "TIME",
     "WINDOW",
     "Charts",
+    "Sums",
     "Unordered",
     "from_physical",
     "physical",
+    "split",
 ]
 
 BATCH_ROWS = 1 << 16
@@ -64,9 +73,16 @@ class _Chart:
 
 
 def _segment(
-    chart: _Chart, g: int, c: np.ndarray, flag: np.ndarray, t: np.ndarray, n0: int
+    chart: _Chart,
+    g: int,
+    c: np.ndarray,
+    flag: np.ndarray,
+    t: np.ndarray,
+    n0: int,
+    out: tuple[np.ndarray, np.ndarray],
 ) -> None:
-    """Run group `g`'s chart over its rows of a batch (their totals `c`), from its state."""
+    """Run group `g`'s chart over its rows of a batch (their totals `c`), from its state;
+    write each row's statistic and alarm into `out`."""
     h = chart.threshold[g]
     base, floor = chart.base[g], chart.floor[g]
     restart, started = chart.restart[g], chart.started[g]
@@ -82,10 +98,12 @@ def _segment(
         zeros = np.flatnonzero((statistic[:upto] == 0.0) & ~flag[i : i + upto])
         if zeros.size:
             restart, started = t[i + zeros[-1]], True
+        out[0][i : i + upto] = statistic[:upto]
         if not hit[k]:
             floor, i, width = low[-1], j, 2 * width
             continue
         value = math.inf if flag[i + k] else float(statistic[k])
+        out[0][i + k], out[1][i + k] = value, True
         chart.found.append((g, int(t[i + k]), value, h, int(restart), bool(started), n0 + i + k))
         base, floor, restart, started = c[i + k], 0.0, t[i + k], True
         i, width = i + k + 1, WINDOW
@@ -112,25 +130,52 @@ class _Segments:
             how.accumulate(values[start:end], out=out[start:end])
         return out
 
+    def running_sums(self, term: np.ndarray, total: np.ndarray) -> np.ndarray:
+        """Each group's running sum of `term`, continuing from its `total` (per group)."""
+        c = term.astype(np.float64)  # a copy
+        c[self.starts] += total[self.group]  # C_k + W_(k+1): one pass's additions
+        return self.scan(c, np.add)
+
+    def numbers(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's group and its number in the group (after the group's `rows` before)."""
+        length = self.ends - self.starts
+        group = np.repeat(self.group, length)
+        n = np.arange(len(group)) - np.repeat(self.starts, length) + rows[group]
+        return group, n
+
+
+def split(
+    g: np.ndarray, t: np.ndarray, groups: int, last: np.ndarray
+) -> tuple[np.ndarray, _Segments]:
+    """A batch's order by group (stable) and its groups' slices; raise
+    :class:`Unordered` when a group's time goes back (within the batch, or below
+    `last`, its last time before)."""
+    # Each group's rows one slice, in their order (a radix sort for 16-bit numbers).
+    small = groups <= np.iinfo(np.uint16).max
+    order = np.argsort(g.astype(np.uint16) if small else g, kind="stable")
+    sorted_g, t = g[order], t[order]
+    cuts = np.flatnonzero(np.diff(sorted_g)) + 1
+    starts, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [len(g)]])
+    segment = _Segments(sorted_g[starts], starts, ends, t)
+    went_back = (np.diff(t) < 0) & (np.diff(sorted_g) == 0)
+    if np.any(t[starts] < last[segment.group]) or np.any(went_back):
+        raise Unordered
+    return order, segment
+
 
 def _run_segments(
     chart: _Chart,
     seg: _Segments,
     term: np.ndarray,
     flag: np.ndarray,
-    summed: bool,
     rows: np.ndarray,
-) -> None:
+) -> tuple[np.ndarray, np.ndarray]:
     """Run one chart over every group's slice of a batch: the groups without an alarm
     in it at once (their running sums and minima as whole-batch scans), the others
-    through :func:`_segment`."""
+    through :func:`_segment`. Give each row's statistic (the chart after it, ``inf`` on
+    a contradicted certain prediction) and whether it alarms."""
     length = seg.ends - seg.starts
-    if summed:
-        c = term.astype(np.float64)
-    else:
-        c = term.astype(np.float64)  # a copy
-        c[seg.starts] += chart.total[seg.group]  # C_k + W_(k+1): one pass's additions
-        c = seg.scan(c, np.add)
+    c = seg.running_sums(term, chart.total)
     run = c - np.repeat(chart.base[seg.group], length)
     low = np.minimum(seg.scan(run, np.minimum), np.repeat(chart.floor[seg.group], length))
     statistic = run - low
@@ -143,10 +188,12 @@ def _run_segments(
     restarted = last_zero >= 0
     chart.restart[quiet[restarted]] = seg.t[last_zero[restarted]]
     chart.started[quiet[restarted]] = True
+    marks = np.zeros(len(c), bool)
     for i in np.flatnonzero(alarmed).tolist():
         start, end, group = int(seg.starts[i]), int(seg.ends[i]), int(seg.group[i])
-        times = seg.t[start:end]
-        _segment(chart, group, c[start:end], flag[start:end], times, int(rows[group]))
+        times, out = seg.t[start:end], (statistic[start:end], marks[start:end])
+        _segment(chart, group, c[start:end], flag[start:end], times, int(rows[group]), out)
+    return statistic, marks
 
 
 class Charts:
@@ -163,6 +210,7 @@ class Charts:
         ratios: list[float],
         thresholds: np.ndarray,
         state: list[dict[str, np.ndarray]] | None = None,
+        drawn: Drawn | None = None,
     ) -> None:
         groups = thresholds.shape[0]
         self.charts = []
@@ -182,41 +230,33 @@ class Charts:
                     np.array(given["started"] if "started" in given else np.zeros(groups), bool),
                 )
             )
+        self.drawn = drawn
+        """The rows drawn of each chart (:class:`~polars_calib._monitor.decimation.Drawn`),
+        or None."""
         self.rows = np.zeros(groups, np.int64)
         self.last = np.full(groups, np.iinfo(np.int64).min, np.int64)
         self.at_last = np.zeros(groups, np.int64)
         """Per group: its last time fed, and how many of its rows were at that time."""
 
-    def feed(
-        self,
-        g: np.ndarray,
-        t: np.ndarray,
-        terms: list[tuple[np.ndarray, np.ndarray]],
-        summed: bool = False,
-    ) -> None:
+    def feed(self, g: np.ndarray, t: np.ndarray, columns: list[np.ndarray]) -> None:
         """Run the charts over a batch: per row its group `g` and physical time `t`, and
-        per chart its terms and flags (with `summed`, the running sums of a group from
-        its first row instead of the terms). Raise :class:`Unordered` when a group's
-        time goes back."""
+        per chart two `columns`, its terms and its flags. Raise :class:`Unordered` when
+        a group's time goes back."""
         if not len(g):
             return
-        # Each group's rows one slice, in their order (a radix sort for 16-bit numbers).
-        small = len(self.rows) <= np.iinfo(np.uint16).max
-        order = np.argsort(g.astype(np.uint16) if small else g, kind="stable")
-        sorted_g, t = g[order], t[order]
-        cuts = np.flatnonzero(np.diff(sorted_g)) + 1
-        starts, ends = np.concatenate([[0], cuts]), np.concatenate([cuts, [len(g)]])
-        segment = _Segments(sorted_g[starts], starts, ends, t)
-        first, last = t[starts], t[ends - 1]
-        went_back = (np.diff(t) < 0) & (np.diff(sorted_g) == 0)
-        if np.any(first < self.last[segment.group]) or np.any(went_back):
-            raise Unordered
+        order, segment = split(g, t, len(self.rows), self.last)
+        t, starts, ends = segment.t, segment.starts, segment.ends
+        last = t[ends - 1]
         at_last = np.add.reduceat((t == np.repeat(last, ends - starts)).astype(np.int64), starts)
         carried = np.where(last == self.last[segment.group], self.at_last[segment.group], 0)
         self.at_last[segment.group] = at_last + carried
         self.last[segment.group] = last
-        for chart, (term, flag) in zip(self.charts, terms):
-            _run_segments(chart, segment, term[order], flag[order], summed, self.rows)
+        group, n = segment.numbers(self.rows)
+        for j, chart in enumerate(self.charts):
+            term, flag = columns[2 * j][order], columns[2 * j + 1][order]
+            statistic, alarm = _run_segments(chart, segment, term, flag, self.rows)
+            if self.drawn is not None:
+                self.drawn.fold(j, group, n, t, statistic, alarm)
         self.rows[segment.group] += ends - starts
 
     def alarms(self, dtype: pl.DataType) -> pl.DataFrame:
@@ -272,6 +312,30 @@ class Charts:
         return pl.concat(frames).select(
             GROUP, "odds_ratio", "total", "base", "floor", run_start.alias("run_start")
         )
+
+
+class Sums:
+    """Each group's running sum of its terms (the O - E chart), fed batch after batch,
+    its drawn rows folded into `drawn` (one chart, no alarms)."""
+
+    def __init__(self, groups: int, drawn: Drawn) -> None:
+        self.total = np.zeros(groups)
+        self.rows = np.zeros(groups, np.int64)
+        self.last = np.full(groups, np.iinfo(np.int64).min, np.int64)
+        self.drawn = drawn
+
+    def feed(self, g: np.ndarray, t: np.ndarray, columns: list[np.ndarray]) -> None:
+        """Add a batch: per row its group `g`, physical time `t` and term (`columns`'
+        one). Raise :class:`Unordered` when a group's time goes back."""
+        if not len(g):
+            return
+        order, segment = split(g, t, len(self.rows), self.last)
+        c = segment.running_sums(columns[0][order], self.total)
+        group, n = segment.numbers(self.rows)
+        self.drawn.fold(0, group, n, segment.t, c, np.zeros(len(c), bool))
+        self.total[segment.group] = c[segment.ends - 1]
+        self.last[segment.group] = segment.t[segment.ends - 1]
+        self.rows[segment.group] += segment.ends - segment.starts
 
 
 def physical(time: str) -> pl.Expr:

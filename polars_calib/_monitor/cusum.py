@@ -19,6 +19,7 @@ __all__ = [
     "check_odds_ratio",
     "cusum",
     "cusum_step",
+    "excess_step",
     "observed_minus_expected",
     "used_rows",
 ]
@@ -230,6 +231,11 @@ def observed_minus_expected(
     └─────┘
     """
     problem = binary_problem(prob, label, weight)
-    used = used_rows(problem)
-    step = pl.when(used).then(problem.weighted(problem.label - problem.prob)).otherwise(0.0)
+    step = excess_step(problem)
     return pl.when(~broken_from(problem)).then(step.cum_sum()).alias(_name(prob))
+
+
+def excess_step(problem: Problem) -> pl.Expr:
+    """The O - E chart's term of each row: ``w (y - p)`` on a used row, else 0."""
+    used = used_rows(problem)
+    return pl.when(used).then(problem.weighted(problem.label - problem.prob)).otherwise(0.0)

@@ -1,9 +1,11 @@
 """The drift charts of a log: the CUSUM charts with their alarms, and the O - E chart.
 
-The rows come from the monitoring feature (:mod:`polars_calib._monitor.charts`: the
-charts :func:`polars_calib.monitor` watches, and :func:`polars_calib.observed_minus_expected`),
-the drawing from the chart layer (:mod:`polars_calib._plot.drift`), which decimates a
-long log to a bounded number of points per panel. Drawing needs the ``plot`` extra.
+The rows drawn come from the monitoring feature (:mod:`polars_calib._monitor.charts`:
+the charts :func:`polars_calib.monitor` watches, and
+:func:`polars_calib.observed_minus_expected`, read in batches and decimated to a
+bounded number of points per panel as they are read,
+:mod:`polars_calib._monitor.decimation`), the drawing from the chart layer
+(:mod:`polars_calib._plot.drift`). Drawing needs the ``plot`` extra.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from polars_calib._core.options import check_choice
 from polars_calib._monitor.alarms import GROUP
 from polars_calib._monitor.charts import ROW_NUMBER, ChartRows, cusum_rows, oe_rows
 from polars_calib._plot.common import BACKENDS, PANEL, SERIES, TAB10
-from polars_calib._plot.drift import MAX_POINTS, DriftFrame, check_max_points, decimate, draw
+from polars_calib._plot.drift import MAX_POINTS, DriftFrame, check_max_points, draw
 from polars_calib._plot.drift import panel_label as _panel
 
 __all__ = ["cusum_frame", "plot_cusum", "plot_observed_minus_expected"]
@@ -36,7 +38,7 @@ def _finite(column: str) -> pl.Expr:
     return pl.when(pl.col(column).is_finite()).then(pl.col(column)).alias(column)
 
 
-def cusum_frame(charts: ChartRows, max_points: int, title: str | None) -> DriftFrame:
+def cusum_frame(charts: ChartRows, title: str | None) -> DriftFrame:
     """The drawing frame of the CUSUM charts: down charts (R < 1) drawn below zero.
 
     A chart's value and threshold are drawn as ``S`` and ``h`` for ``R > 1`` and as
@@ -55,7 +57,6 @@ def cusum_frame(charts: ChartRows, max_points: int, title: str | None) -> DriftF
         (sign * threshold).alias("limit"),
         _panel(charts.keys),
     )
-    drawn = decimate(drawn, ROW_NUMBER, max_points)
     tooltip = ["odds_ratio", "statistic", "threshold", "run_start"]
     colours: list[str] = [DOWN if ratio < 1 else UP for ratio in ratios]
     if len(set(ratios)) > 2:  # several charts a side: a colour each
@@ -95,7 +96,6 @@ def _frame(
         y_title=y_title,
         title=title,
         temporal=drawn.schema[time].is_temporal(),
-        rows=charts.frame.height,
     )
 
 
@@ -172,7 +172,8 @@ def plot_cusum(
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions (a log); a LazyFrame is collected.
+        DataFrame or LazyFrame of predictions (a log); a LazyFrame is read in batches
+        as :func:`polars_calib.monitor` reads it (see Notes), never collected whole.
     prob, label, by, time, weight
         As :func:`polars_calib.monitor`: one panel per `by` group.
     odds_ratio, arl0, threshold, reference, simulated_alarms, seed
@@ -201,12 +202,18 @@ def plot_cusum(
 
     Notes
     -----
-    **Decimation.** A panel of more than `max_points` rows is not drawn row by row:
-    each chart's rows are cut into ``max_points / (4 × charts)`` buckets of
-    consecutive rows, and each bucket keeps its first, last, lowest and highest rows
-    (a line through them covers the same pixels as the whole chart when a bucket is
-    about a pixel wide); every alarm is kept, and each run's highest row. A 10M-row
-    log draws about `max_points` points per group plus its alarms.
+    **Decimation.** A panel of more than `max_points` rows (over its charts) is not
+    drawn row by row: each chart's rows are cut into ``max_points // (4 × charts)``
+    buckets of consecutive rows, and each bucket keeps its first, last, lowest and
+    highest rows (the first on ties; a line through them covers the same pixels as
+    the whole chart when a bucket is about a pixel wide); every alarm is kept, and
+    each run's highest row. A 10M-row log draws about `max_points` points per group
+    plus its alarms.
+
+    **Memory.** The log is read as :func:`polars_calib.monitor` reads it (a streaming
+    pass for the checks and each group's rows, then the rows in batches, sorted out
+    of memory when a group's time goes back), and each batch is folded into the rows
+    kept: memory holds a batch and the rows drawn, not the log.
 
     A contradicted certain prediction (``S = inf``) is drawn at the threshold,
     marked as the alarm it is.
@@ -249,8 +256,9 @@ def plot_cusum(
         reference=reference,
         simulated_alarms=simulated_alarms,
         seed=seed,
+        max_points=max_points,
     )
-    return draw(cusum_frame(charts, max_points, title), backend, "plot_cusum")
+    return draw(cusum_frame(charts, title), backend, "plot_cusum")
 
 
 @overload
@@ -305,7 +313,8 @@ def plot_observed_minus_expected(
     Parameters
     ----------
     data
-        DataFrame or LazyFrame of predictions (a log); a LazyFrame is collected.
+        DataFrame or LazyFrame of predictions (a log); a LazyFrame is read in batches,
+        as :func:`plot_cusum` reads it.
     prob, label, by, time, weight
         As :func:`polars_calib.monitor`: one panel per `by` group.
     backend
@@ -341,7 +350,7 @@ def plot_observed_minus_expected(
     """
     check_choice("backend", backend, BACKENDS)
     check_max_points(max_points)
-    charts = oe_rows(data, prob, label, by=by, time=time, weight=weight)
+    charts = oe_rows(data, prob, label, by=by, time=time, weight=weight, max_points=max_points)
     name = "observed − expected"
     drawn = charts.frame.with_columns(
         pl.lit(name).alias(SERIES),
@@ -350,7 +359,6 @@ def plot_observed_minus_expected(
         pl.lit(False).alias("alarm"),
         _panel(charts.keys),
     )
-    drawn = decimate(drawn, ROW_NUMBER, max_points)
     frame = _frame(
         charts,
         drawn,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -34,14 +35,25 @@ import polars as pl
 from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
 from polars_calib._monitor.alarms import chart_arrays, chart_terms
-from polars_calib._monitor.batched import BATCH_ROWS, GROUP, TIME, Charts, Unordered, physical
+from polars_calib._monitor.batched import (
+    BATCH_ROWS,
+    GROUP,
+    TIME,
+    Charts,
+    Sums,
+    Unordered,
+    physical,
+)
+from polars_calib._monitor.decimation import Drawn
 
 __all__ = [
     "BUCKET_ROWS",
     "FINE_BINS",
+    "ROWS",
     "Groups",
     "checked_groups",
     "numbered",
+    "run_batches",
     "run_charts",
     "stream_alarms",
 ]
@@ -51,15 +63,19 @@ BUCKET_ROWS = 1 << 20
 FINE_BINS = 4096
 """Bins of the time span whose counts place the buckets' edges."""
 _ROW, _FINE = "__calib_row__", "__calib_fine__"
+ROWS = "__calib_rows__"
+Fed = TypeVar("Fed", Charts, Sums)
 Groups = pl.DataFrame
-"""The groups: their keys and ``GROUP`` (0, 1, ... in the order of the keys)."""
+"""The groups: their keys, ``GROUP`` (0, 1, ... in the order of the keys) and, from
+:func:`checked_groups`, ``ROWS`` (the group's rows)."""
 
 
 def checked_groups(
     lf: pl.LazyFrame, problem: Problem, keys: list[str], time: str | None
 ) -> tuple[Groups, tuple[int, int] | None]:
     """Check the log in one streaming pass (refused rows, null times:
-    :class:`CalibrationDataError`); its groups and time span (None when no row)."""
+    :class:`CalibrationDataError`); its groups with their rows, and its time span (None
+    when no row)."""
     extra = []
     if time is not None:
         extra += [
@@ -69,7 +85,7 @@ def checked_groups(
         ]
     queries = [problem_counts(lf, problem.checks, extra)]
     if keys:  # a second aggregation (the keys in a list of the first would hold the rows)
-        queries.append(lf.group_by(keys).agg())
+        queries.append(lf.group_by(keys).agg(pl.len().cast(pl.Int64).alias(ROWS)))
     done = pl.collect_all(queries, engine="streaming")
     counts = done[0]
     raise_for_problems(counts, problem.checks)
@@ -86,8 +102,9 @@ def checked_groups(
         groups = done[1].sort(keys)
         groups = groups.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(GROUP))
     else:
-        groups = pl.DataFrame({GROUP: [0] * min(rows, 1)}, schema={GROUP: pl.Int64})
-    return groups.select(*keys, GROUP), span
+        schema = {GROUP: pl.Int64, ROWS: pl.Int64}
+        groups = pl.DataFrame({GROUP: [0] * min(rows, 1), ROWS: [rows] * min(rows, 1)}, schema)
+    return groups.select(*keys, GROUP, ROWS), span
 
 
 def numbered(frame: pl.DataFrame | pl.LazyFrame, groups: Groups, keys: list[str]) -> pl.DataFrame:
@@ -95,7 +112,11 @@ def numbered(frame: pl.DataFrame | pl.LazyFrame, groups: Groups, keys: list[str]
     if not keys:
         return frame.lazy().with_columns(pl.lit(0, pl.Int64).alias(GROUP)).collect()
     joined = frame.lazy().join(
-        groups.lazy(), on=keys, how="left", nulls_equal=True, maintain_order="left"
+        groups.lazy().select(*keys, GROUP),
+        on=keys,
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
     )
     return joined.collect()
 
@@ -136,16 +157,38 @@ def run_charts(
     matrix: np.ndarray,
     state: list[dict[str, np.ndarray]] | None = None,
     span: tuple[int, int] | None = None,
+    drawn: Callable[[], Drawn] | None = None,
 ) -> Charts:
     """Run the charts (from `state`, or from 0) over the rows of `lf` in batches, in
     the log's order, or sorted out of memory when a group's time goes back (`span`:
-    the time span, read then when None)."""
+    the time span, read then when None); with `drawn`, keep the rows drawn of each
+    chart in the :class:`Drawn` it makes."""
     terms = chart_terms(problem, ratios)
+
+    def charts() -> Charts:
+        return Charts(ratios, matrix, state, None if drawn is None else drawn())
+
+    return run_batches(lf, groups, keys, time, terms, charts, span)
+
+
+def run_batches(
+    lf: pl.LazyFrame,
+    groups: Groups,
+    keys: list[str],
+    time: str,
+    terms: list[pl.Expr],
+    make: Callable[[], Fed],
+    span: tuple[int, int] | None = None,
+) -> Fed:
+    """Feed the rows of `lf` in batches to what `make` makes (:class:`Charts` or
+    :class:`Sums`): per row its group's number, physical time and `terms`; in the log's
+    order, or, when a group's time goes back, to a new one in time order, sorted out of
+    memory (`span`: the time span, read then when None)."""
     in_order = _charted(lf, groups, keys, time, terms).collect_batches(
         chunk_size=BATCH_ROWS, maintain_order=True
     )
     try:
-        return _run(in_order, ratios, matrix, state, terms)
+        return _run(in_order, make(), terms)
     except Unordered:
         if span is None:
             low, high = (
@@ -159,41 +202,37 @@ def run_charts(
                 _charted(batch.lazy(), groups, keys, time, terms).collect()
                 for batch in _sorted(lf, time, span, Path(directory))
             )
-            return _run(buckets, ratios, matrix, state, terms)
+            return _run(buckets, make(), terms)
 
 
 def _charted(
     lf: pl.LazyFrame, groups: Groups, keys: list[str], time: str, terms: list[pl.Expr]
 ) -> pl.LazyFrame:
-    """Per row (in the log's order): its group's number, its physical time, and each
-    chart's term and flag (:func:`chart_terms`)."""
+    """Per row (in the log's order): its group's number, its physical time, and the
+    `terms` (each chart's term and flag, :func:`chart_terms`, or the O - E terms)."""
     # A join, not ``replace_strict``: Polars' streaming engine runs that one over the
     # whole column at once (the rows held: 700 MB at 16M rows).
     if keys:
-        lf = lf.join(groups.lazy(), on=keys, how="left", nulls_equal=True, maintain_order="left")
+        lf = lf.join(
+            groups.lazy().select(*keys, GROUP),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
     else:
         lf = lf.with_columns(pl.lit(0, pl.Int64).alias(GROUP))
     return lf.select(GROUP, physical(time).alias(TIME), *terms)
 
 
-def _run(
-    frames: Iterator[pl.DataFrame],
-    ratios: list[float],
-    matrix: np.ndarray,
-    state: list[dict[str, np.ndarray]] | None,
-    terms: list[pl.Expr],
-) -> Charts:
-    """Feed the frames of :func:`_charted` to the charts (each group's rows in time order)."""
-    charts = Charts(ratios, matrix, state)
+def _run(frames: Iterator[pl.DataFrame], fed: Fed, terms: list[pl.Expr]) -> Fed:
+    """Feed the frames of :func:`_charted` to `fed` (each group's rows in time order)."""
     names = [term.meta.output_name() for term in terms]
     for frame in frames:
         if frame.height:
-            pairs = [
-                (frame[names[j]].to_numpy(), frame[names[j + 1]].to_numpy())
-                for j in range(0, len(names), 2)
-            ]
-            charts.feed(frame[GROUP].to_numpy(), frame[TIME].to_numpy(), pairs)
-    return charts
+            columns = [frame[name].to_numpy() for name in names]
+            fed.feed(frame[GROUP].to_numpy(), frame[TIME].to_numpy(), columns)
+    return fed
 
 
 def _sorted(

@@ -8,8 +8,8 @@ audit's slices) and :mod:`~polars_calib._plot.regression`
 (:func:`~polars_calib.plot_quantile_reliability` and :func:`~polars_calib.plot_pit_histogram`,
 from the regression tables) and :mod:`~polars_calib._plot.windows`
 (:func:`~polars_calib.plot_monitor_windows`, from a windows table) check their table and
-build a drawing frame; :mod:`~polars_calib._plot.drift` lays out and decimates the running
-charts the monitoring feature computes (:func:`~polars_calib.plot_cusum`); each backend
+build a drawing frame; :mod:`~polars_calib._plot.drift` lays out the running charts the
+monitoring feature computes and decimates (:func:`~polars_calib.plot_cusum`); each backend
 draws the charts in its own module (:mod:`~polars_calib._plot.altair_backend`,
 :mod:`~polars_calib._plot.matplotlib_backend`); :mod:`~polars_calib._plot.png` writes
 either kind of chart to a PNG file (:func:`~polars_calib.save_png`). What they share

@@ -1,11 +1,11 @@
-"""Running charts over a log's rows (the drift charts), one panel per group, decimated.
+"""Running charts over a log's rows (the drift charts), one panel per group.
 
-The monitoring feature computes the rows (each group's charts in time order) and lays
-them out in a :class:`DriftFrame`; the backends draw it
+The monitoring feature computes the rows drawn (each group's charts in time order,
+decimated to about :data:`MAX_POINTS` rows a panel and every row that carries a mark,
+as it reads the log: :mod:`polars_calib._monitor.decimation`) and lays them out in a
+:class:`DriftFrame`; the backends draw it
 (:func:`polars_calib._plot.altair_backend.drift`,
-:func:`polars_calib._plot.matplotlib_backend.drift`). A log of millions of rows is
-not drawn row by row: :func:`decimate` keeps a bounded number of rows per panel and
-series, and every row that carries a mark.
+:func:`polars_calib._plot.matplotlib_backend.drift`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import polars as pl
 from polars_calib._plot import altair_backend, matplotlib_backend
 from polars_calib._plot.common import PANEL, SERIES, require
 
-__all__ = ["MAX_POINTS", "SERIES", "DriftFrame", "check_max_points", "decimate", "draw"]
+__all__ = ["MAX_POINTS", "SERIES", "DriftFrame", "check_max_points", "draw"]
 
 if TYPE_CHECKING:
     import altair as alt
@@ -47,8 +47,6 @@ class DriftFrame:
     y_title: str
     title: str
     temporal: bool
-    rows: int
-    """The rows of the charts before decimation (the drawn rows are ``frame.height``)."""
 
 
 def check_max_points(max_points: int) -> int:
@@ -60,40 +58,6 @@ def check_max_points(max_points: int) -> int:
         msg = f"`max_points` must be at least 8, got {max_points}"
         raise ValueError(msg)
     return max_points
-
-
-def decimate(frame: pl.DataFrame, order: str, max_points: int) -> pl.DataFrame:
-    """The rows of `frame` worth drawing: at most about `max_points` per ``PANEL``, plus marks.
-
-    Per panel and series (``PANEL``, ``SERIES``), the rows in `order` are cut into
-    ``b = max_points // (4 s)`` buckets of consecutive rows (``s`` series in the
-    panel); each bucket keeps its first and last rows and those of its smallest and
-    largest ``value`` (the M4 rule: a line through them has the same pixels as one
-    through every row when a bucket is a pixel wide). Every ``alarm`` row is kept,
-    and the largest value (in absolute value) of each run, the rows between two
-    alarms of a series. A panel of at most `max_points` rows is drawn whole.
-    """
-    keys = [PANEL, SERIES]
-    series = pl.col(SERIES).n_unique().over(PANEL)
-    buckets = (pl.lit(max_points) // (4 * series)).clip(lower_bound=1)
-    size = pl.len().over(keys)
-    position = pl.int_range(pl.len()).over(keys, order_by=order)
-    run = pl.col("alarm").shift(1, fill_value=False).cum_sum().over(keys, order_by=order)
-    frame = frame.with_columns(
-        (position * buckets // size).alias("__bucket__"), run.alias("__run__")
-    )
-    bucket = [*keys, "__bucket__"]
-    value = pl.col("value").fill_nan(None)
-    kept = (
-        (pl.len().over(PANEL) <= max_points)
-        | pl.col("alarm")
-        | (pl.col(order) == pl.col(order).min().over(bucket))
-        | (pl.col(order) == pl.col(order).max().over(bucket))
-        | (pl.col(order) == pl.col(order).get(value.arg_min()).over(bucket))
-        | (pl.col(order) == pl.col(order).get(value.arg_max()).over(bucket))
-        | (pl.col(order) == pl.col(order).get(value.abs().arg_max()).over([*keys, "__run__"]))
-    )
-    return frame.filter(kept.fill_null(False)).drop("__bucket__", "__run__")
 
 
 def draw(drawn: DriftFrame, backend: str, purpose: str) -> alt.LayerChart | alt.FacetChart | Figure:

@@ -60,6 +60,7 @@ def drift_section(
         reference=None,
         simulated_alarms=200,
         seed=0,
+        max_points=MAX_POINTS,
     )
     frame, keys = charts.frame, charts.keys
     columns = [*keys, time, "odds_ratio", "statistic", "threshold", "run_start"]
@@ -92,6 +93,6 @@ def drift_section(
     chart = None
     if has_charts() and frame.height:
         shown = ChartRows(frame.filter(pl.col(GROUP).is_in(drawn.implode())), keys, time)
-        chart = draw(cusum_frame(shown, MAX_POINTS, "CUSUM charts"), "altair", "html_report")
+        chart = draw(cusum_frame(shown, "CUSUM charts"), "altair", "html_report")
     alt_text = f"CUSUM charts{where} over {time}, with their thresholds and alarms."
     return Section("drift", "Drift", intro, alarms.head(MAX_ALARMS), chart, alt_text)

@@ -196,8 +196,9 @@ def html_report(
         Add a "Drift" section (needs `time`, a Date, Datetime or integer column): the
         alarms of :func:`polars_calib.monitor` per `by` group (odds ratios 0.5 and 2)
         and :func:`polars_calib.plot_cusum`'s charts of up to 8 groups, those with
-        the most alarms. It reads the log once more, and refused rows raise in any
-        frame, as :func:`polars_calib.monitor` raises.
+        the most alarms. It reads the log again as :func:`polars_calib.monitor` does
+        (in batches, in bounded memory), and refused rows raise in any frame, as
+        :func:`polars_calib.monitor` raises.
     drift_threshold
         The charts' threshold; ``None`` (default): simulated per group and chart
         for an in-control ARL0 of 10,000 rows (:func:`polars_calib.cusum_thresholds`,
