@@ -12,15 +12,9 @@ from polars.io.plugins import register_io_source
 from polars_calib._core.exprs import Keys
 from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError
-from polars_calib._monitor.alarms import (
-    GROUP,
-    REF,
-    THRESHOLD_COLUMNS,
-    check_options,
-    thresholds_for,
-)
-from polars_calib._monitor.cusum import used_rows
-from polars_calib._monitor.stream import checked_groups, numbered, stream_alarms
+from polars_calib._monitor.alarms import GROUP, THRESHOLD_COLUMNS, check_options, thresholds_for
+from polars_calib._monitor.reference import REF
+from polars_calib._monitor.stream import checked_groups, stream_alarms
 from polars_calib._table.plan import FrameT, Prepared, prepare
 
 __all__ = ["cusum_thresholds", "monitor"]
@@ -205,11 +199,9 @@ def _simulated(
     seed: int,
 ) -> pl.DataFrame:
     """The simulated thresholds of every group, from its reference rows (the only rows
-    held in memory: the simulation draws from their ``(p, w)``)."""
-    reference = numbered(lf.filter(used_rows(problem) & pl.col(REF).fill_null(False)), groups, keys)
-    return thresholds_for(
-        reference, problem, keys, ratios, arl0, simulated_alarms, seed, groups=groups
-    )
+    held in memory: at most ``SAMPLE_ROWS`` ``(p, w)`` a group, which the simulation
+    draws from)."""
+    return thresholds_for(lf, problem, keys, groups, ratios, arl0, simulated_alarms, seed)
 
 
 def monitor(

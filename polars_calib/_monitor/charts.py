@@ -52,14 +52,16 @@ def _rows(
     time: str,
     weight: str | None,
     reference: pl.Expr | None,
-) -> tuple[pl.DataFrame, list[str], Problem]:
-    """The checked rows sorted by keys and time, as :func:`polars_calib.monitor` reads them."""
+) -> tuple[pl.DataFrame, pl.DataFrame, list[str], Problem]:
+    """The log's rows (in its order, with the reference flag), and the checked rows
+    sorted by keys and time, as :func:`polars_calib.monitor` reads them."""
     lazy = data.lazy()  # one frame type for the checks; the rows are collected here
     prepared, lf, _ = _lazy(lazy, prob, label, by, weight, time, reference)
     keys: list[str] = prepared.keys
-    rows = checked_rows(lf.collect(), prepared.problem, keys, time)
+    log = lf.collect()
+    rows = checked_rows(log, prepared.problem, keys, time)
     numbered = rows.with_columns(pl.int_range(pl.len()).over(GROUP).alias(ROW_NUMBER))
-    return numbered, keys, prepared.problem
+    return log, numbered, keys, prepared.problem
 
 
 def cusum_rows(
@@ -91,12 +93,14 @@ def cusum_rows(
         raise ValueError(msg)
     if threshold is not None:  # checked before a row is read
         _given(pl.DataFrame({GROUP: [0]}), ratios, threshold)
-    rows, keys, problem = _rows(data, prob, label, by, time, weight, reference)
-    groups = rows.select(GROUP).unique(maintain_order=True)
+    log, rows, keys, problem = _rows(data, prob, label, by, time, weight, reference)
+    groups = rows.select(GROUP, *keys).unique(GROUP, keep="first", maintain_order=True)
     if threshold is not None:
-        table = _given(groups, ratios, threshold)
+        table = _given(groups.select(GROUP), ratios, threshold)
     else:
-        table = thresholds_for(rows, problem, keys, ratios, arl0, simulated_alarms, seed)
+        # From the log in its order: the sample's rows are those of `pc.monitor`.
+        args = (ratios, arl0, simulated_alarms, seed)
+        table = thresholds_for(log.lazy(), problem, keys, groups, *args)
     parts = []
     for ratio in ratios:
         step, flag = cusum_step(problem, math.log(ratio))
@@ -154,7 +158,7 @@ def oe_rows(
     (:func:`polars_calib.observed_minus_expected` over the group's rows in time
     order). Refused rows and null times raise, as in :func:`polars_calib.monitor`.
     """
-    rows, keys, _ = _rows(data, prob, label, by, time, weight, None)
+    _, rows, keys, _ = _rows(data, prob, label, by, time, weight, None)
     chart = observed_minus_expected(prob, label, weight=weight).over(GROUP)
     frame = rows.select(*keys, time, GROUP, ROW_NUMBER, chart.alias("statistic"))
     return ChartRows(frame, keys, time)

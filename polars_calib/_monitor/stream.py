@@ -35,13 +35,13 @@ from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError, problem_counts, raise_for_problems
 from polars_calib._monitor.alarms import chart_arrays, chart_terms
 from polars_calib._monitor.batched import BATCH_ROWS, GROUP, TIME, Charts, Unordered, physical
+from polars_calib._monitor.reference import REF, REFERENCE_ROWS, reference_count
 
 __all__ = [
     "BUCKET_ROWS",
     "FINE_BINS",
     "Groups",
     "checked_groups",
-    "numbered",
     "run_charts",
     "stream_alarms",
 ]
@@ -59,8 +59,14 @@ def checked_groups(
     lf: pl.LazyFrame, problem: Problem, keys: list[str], time: str | None
 ) -> tuple[Groups, tuple[int, int] | None]:
     """Check the log in one streaming pass (refused rows, null times:
-    :class:`CalibrationDataError`); its groups and time span (None when no row)."""
-    extra = []
+    :class:`CalibrationDataError`); its groups and time span (None when no row).
+
+    With a reference flag ``REF`` in the log, the groups also hold their reference
+    counts (:data:`~polars_calib._monitor.reference.REFERENCE_ROWS`), which size the
+    thresholds' sample (:func:`~polars_calib._monitor.reference.reference_sample`).
+    """
+    counted = [reference_count(problem)] if REF in lf.collect_schema() else []
+    extra = [] if keys else list(counted)
     if time is not None:
         extra += [
             pl.col(time).null_count().alias("__nulls"),
@@ -69,7 +75,7 @@ def checked_groups(
         ]
     queries = [problem_counts(lf, problem.checks, extra)]
     if keys:  # a second aggregation (the keys in a list of the first would hold the rows)
-        queries.append(lf.group_by(keys).agg())
+        queries.append(lf.group_by(keys).agg(counted))
     done = pl.collect_all(queries, engine="streaming")
     counts = done[0]
     raise_for_problems(counts, problem.checks)
@@ -82,22 +88,11 @@ def checked_groups(
             raise CalibrationDataError(msg)
         if rows:
             span = (int(counts.item(0, "__low")), int(counts.item(0, "__high")))
-    if keys:
-        groups = done[1].sort(keys)
-        groups = groups.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(GROUP))
-    else:
-        groups = pl.DataFrame({GROUP: [0] * min(rows, 1)}, schema={GROUP: pl.Int64})
-    return groups.select(*keys, GROUP), span
-
-
-def numbered(frame: pl.DataFrame | pl.LazyFrame, groups: Groups, keys: list[str]) -> pl.DataFrame:
-    """`frame` with its rows' group numbers ``GROUP`` (the rows' order kept)."""
-    if not keys:
-        return frame.lazy().with_columns(pl.lit(0, pl.Int64).alias(GROUP)).collect()
-    joined = frame.lazy().join(
-        groups.lazy(), on=keys, how="left", nulls_equal=True, maintain_order="left"
-    )
-    return joined.collect()
+    # Without keys, one group when the log has a row.
+    groups = done[1].sort(keys) if keys else counts.head(min(rows, 1))
+    groups = groups.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(GROUP))
+    names = [*keys, GROUP, *([REFERENCE_ROWS] if counted else [])]
+    return groups.select(names), span
 
 
 def stream_alarms(
