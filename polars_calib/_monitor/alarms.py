@@ -58,6 +58,7 @@ THRESHOLD_COLUMNS = pl.Schema(
         "arl0_markov": pl.Float64,
         "alarms_simulated": pl.Int64,
         "rows_simulated": pl.Int64,
+        "reference_rows": pl.Int64,
     }
 )
 
@@ -223,6 +224,7 @@ def thresholds_for(
                     "arl0_markov": markov_check(*atoms[g][j], h) if estimate else math.nan,
                     "alarms_simulated": 0 if estimate is None else estimate.alarms,
                     "rows_simulated": rows[g][j],
+                    "reference_rows": part.height,
                 }
             )
     schema = pl.Schema({**named.schema, **THRESHOLD_COLUMNS})
