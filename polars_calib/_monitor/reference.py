@@ -101,7 +101,7 @@ def reference_sample(
         )
         raise CalibrationDataError(msg)
     weight = problem.weight if problem.weight is not None else pl.lit(1.0)
-    columns = [GROUP, problem.prob.alias("p"), weight.alias("w")]
+    columns: list[str | pl.Expr] = [GROUP, problem.prob.alias("p"), weight.alias("w")]
     sampled = bool((groups[REFERENCE_ROWS] > SAMPLE_ROWS).any())
     if sampled:  # the position is the row's in the log: numbered before any filter
         lf = lf.with_row_index(_POSITION)

@@ -394,9 +394,11 @@ def update_monitor_store(
     replaces the manifest last: a failure leaves the store as it was, and a second
     update at the same time is refused. Its memory holds a batch of rows and a few
     numbers per group, bin and chart, not the day's rows (the rows at ``T`` are read
-    only when some of them are new; simulated thresholds hold the rows of the groups
-    new to the store); the new rows are streamed to a temporary parquet file (the
-    system's temporary directory, about 25 bytes a row), removed after.
+    only when some of them are new; simulated thresholds hold at most 65,536 rows'
+    ``(p, w)`` of each group new to the store, a sample of its rows in this update
+    above that, as :func:`cusum_thresholds`); the new rows are streamed to a temporary
+    parquet file (the system's temporary directory, about 25 bytes a row), removed
+    after.
 
     See Also
     --------

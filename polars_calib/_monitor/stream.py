@@ -5,8 +5,11 @@ per-group table, not the rows:
 
 1. one streaming aggregation: the refused rule's counts, null times, the time span and
    the groups (numbered in the order of their keys);
-2. for simulated thresholds, the reference rows' ``(p, w)`` (the simulation draws from
-   them: memory grows with the *reference* rows; ``threshold=`` reads none);
+2. for simulated thresholds, one streaming pass keeping per group at most
+   :data:`~polars_calib._monitor.reference.SAMPLE_ROWS` reference rows' ``(p, w)``
+   (all of them up to that, a sample chosen by the counter-based hash of the row's
+   position above it: :func:`~polars_calib._monitor.reference.reference_sample`;
+   pass 1 counts each group's reference rows); ``threshold=`` reads none;
 3. the rows in batches (``collect_batches``), in the log's order, through
    :class:`~polars_calib._monitor.batched.Charts`. A log whose rows are in time order
    within each group (a log appended in time order, or one sorted by group and time)
