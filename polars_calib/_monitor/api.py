@@ -152,7 +152,7 @@ def cusum_thresholds(
     65,536 of them without replacement (those with the smallest counter-based draws of
     their position in the log and the seed), chosen in a streaming pass: memory holds
     at most 65,536 rows' ``(p, w)`` per group, whatever the log's length, and the
-    sample's error on the ARL is a tenth of the simulation's standard error at the
+    sample's error on the ARL is a twentieth of the simulation's standard error at the
     defaults. The same log, order and seed give the same sample on any engine.
 
     References

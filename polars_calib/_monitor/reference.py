@@ -40,17 +40,18 @@ REFERENCE_ROWS = "__calib_reference_rows__"
 """A group's reference rows with a probability and a label (in the groups' table)."""
 SAMPLE_ROWS = 65_536
 """Reference rows per group a simulation draws from, at most. A sample of n rows moves
-the law of the chart's step, so the simulated ARL0, by about its coefficient of
-variation over sqrt(n): at 65,536 rows, 0.4% times that coefficient (near 1 for p ~
-Beta(2, 5), a few for rare events): a tenth of the simulation's own standard error,
-about 4% at the defaults (``docs/monitoring.md``). Memory: 16 bytes a row (the two
-atoms per row of each chart, a few times that, while a group's charts are simulated),
-1 MB a group."""
+the law of the chart's step, so the ARL0 at a given threshold, by about 1 / sqrt(n)
+times a coefficient of variation near 1: at 65,536 rows, by 0.1 to 0.2% (a standard
+deviation; Brook and Evans' ARL at ARL0 = 10,000 of 20 samples of 2M rows, for p ~
+Beta(2, 5), uniform, or between 0.001 and 0.01: ``docs/monitoring.md``), a twentieth
+of the simulation's own standard error, about 4% at the defaults; a sample four times
+smaller would still be a tenth. Memory: about 30 bytes a row (a few times that while a
+group's charts are simulated), 2 MB a group."""
 SAMPLE_COUNTER = 4
 """The counter of the sample's words (the excursions' draws use 2 and 3)."""
 _SPARE = 8.0
 """Standard deviations of a group's kept count above ``SAMPLE_ROWS``: fewer rows pass
-with a probability below 1e-15 (then the sample is the rows that passed)."""
+with a probability of about 2e-15 (then the sample is the rows that passed)."""
 _POSITION, _WORD = "__calib_position__", "__calib_word__"
 _LIMIT = "__calib_limit__"
 
@@ -58,8 +59,12 @@ _LIMIT = "__calib_limit__"
 def reference_count(problem: Problem) -> pl.Expr:
     """In an aggregation over a log holding ``REF``: its reference rows with a
     probability and a label (:data:`REFERENCE_ROWS`)."""
-    used = used_rows(problem) & pl.col(REF).fill_null(False)
-    return used.sum().cast(pl.Int64).alias(REFERENCE_ROWS)
+    return _is_reference(problem).sum().cast(pl.Int64).alias(REFERENCE_ROWS)
+
+
+def _is_reference(problem: Problem) -> pl.Expr:
+    """True on a reference row the charts use (a probability, a label, not refused)."""
+    return used_rows(problem) & pl.col(REF).fill_null(False)
 
 
 def _limits(groups: pl.DataFrame) -> pl.DataFrame:
@@ -105,7 +110,7 @@ def reference_sample(
     sampled = bool((groups[REFERENCE_ROWS] > SAMPLE_ROWS).any())
     if sampled:  # the position is the row's in the log: numbered before any filter
         lf = lf.with_row_index(_POSITION)
-    rows = _numbered(lf, groups, keys).filter(used_rows(problem) & pl.col(REF).fill_null(False))
+    rows = _numbered(lf, groups, keys).filter(_is_reference(problem))
     if not sampled:
         return rows.select(columns).collect(engine="streaming").sort(GROUP, "p", "w")
     rows = with_row_key(rows, pl.col(_POSITION), seed, ("__calib_h1__", "__calib_h2__"))
