@@ -52,8 +52,13 @@ memory        ``--memory``: peak RSS of ``pc.monitor`` (thresholds given) on a p
               ``--baseline PATH`` also the package found at ``PATH`` (an older checkout).
               Target: memory flat as the rows grow.
 
+              ``--simulated``: simulated thresholds instead (no ``threshold=``): peak
+              RSS of ``pc.cusum_thresholds`` and of ``pc.monitor`` on a log of 10 models
+              (each above ``SAMPLE_ROWS`` reference rows from 2M rows on), in time order.
+
     python bench/monitoring.py --memory --baseline /path/to/old/checkout
     python bench/monitoring.py --memory --store --sizes 4000000,16000000   # a store's update
+    python bench/monitoring.py --memory --simulated --sizes 2000000,16000000
 """
 
 from __future__ import annotations
@@ -344,20 +349,25 @@ elif case == "store":  # a first update: every row is new (a store needs a Datet
 elif case == "plot":  # the CUSUM charts of every model (Altair), decimated
     chart = pc.plot_cusum(pl.scan_parquet(path), "p", "y", by="model", time="ts", threshold=5.0)
     rows = chart.data.height  # the rows drawn
-else:
-    plan = pl.scan_parquet(path).calib.monitor("p", "y", by="model", time="ts", threshold=5.0)
+elif case == "cusum_thresholds":  # simulated from every row (no reference=)
+    rows = pl.scan_parquet(path).calib.cusum_thresholds("p", "y", by="model").collect().height
+else:  # "monitor" (thresholds given) or "simulated" (thresholds simulated from every row)
+    given = dict(threshold=5.0) if case == "monitor" else {}
+    plan = pl.scan_parquet(path).calib.monitor("p", "y", by="model", time="ts", **given)
     rows = plan.collect().height
 print(json.dumps({"peak": status("VmHWM:"), "import": before,
                   "seconds": time.perf_counter() - start, "rows": rows, "package": pc.__file__}))
 """
 
 
-def memory_log(rng: np.random.Generator, rows: int, path: Path, shuffled: bool) -> None:
-    """A log of `rows` rows, 100 models, in time order (or shuffled); models 0 to 9 have
-    their odds doubled in the second half."""
-    model = rng.integers(0, 100, rows)
+def memory_log(
+    rng: np.random.Generator, rows: int, path: Path, shuffled: bool, models: int = 100
+) -> None:
+    """A log of `rows` rows of `models` models, in time order (or shuffled); the first
+    tenth of the models have their odds doubled in the second half."""
+    model = rng.integers(0, models, rows)
     p = rng.beta(2.0, 5.0, rows)
-    odds = np.where((model < 10) & (np.arange(rows) >= rows // 2), 2.0, 1.0) * p / (1 - p)
+    odds = np.where((model < models // 10) & (np.arange(rows) >= rows // 2), 2.0, 1.0) * p / (1 - p)
     log = pl.DataFrame(
         {
             "model": pl.Series(model).cast(pl.String),
@@ -375,12 +385,16 @@ def memory(
     rng: np.random.Generator, sizes: list[int], baseline: str | None, case: str = "monitor"
 ) -> None:
     """Peak RSS of ``pc.monitor`` (`case` ``"store"``: of a store's update; ``"plot"``:
-    of ``pc.plot_cusum``; both in time order only) on a parquet log (a subprocess per
-    case, one after the other), with `baseline` (a checkout's path) as "before"."""
+    of ``pc.plot_cusum``; both in time order only; ``"simulated"``: of
+    ``pc.cusum_thresholds`` and ``pc.monitor`` with simulated thresholds, 10 models, in
+    time order) on a parquet log (a subprocess per case, one after the other), with
+    `baseline` (a checkout's path) as "before"."""
     import json
     import os
     import subprocess
     import sys
+
+    runs = ["cusum_thresholds", "simulated"] if case == "simulated" else [case]
 
     here = str(Path(__file__).resolve().parents[1])
     versions = {"this": here, **({"baseline": baseline} if baseline else {})}
@@ -391,13 +405,16 @@ def memory(
         for rows in sizes:
             for shuffled in (False, True) if case == "monitor" else (False,):
                 path = Path(directory) / "log.parquet"
-                memory_log(rng, rows, path, shuffled)
+                memory_log(rng, rows, path, shuffled, 10 if case == "simulated" else 100)
                 order = "shuffled" if shuffled else "time order"
-                for version, where in [*versions.items(), ("read_parquet", here)]:
+                versions_and_runs = [
+                    *((version, where, run) for run in runs for version, where in versions.items()),
+                    ("read_parquet", here, "read"),
+                ]
+                for version, where, run in versions_and_runs:
                     # The package from `where`: PYTHONPATH, run from the log's directory
                     # (python -c puts the working directory first on sys.path).
                     env = {**os.environ, "PYTHONPATH": where}
-                    run = "read" if version == "read_parquet" else case
                     done = subprocess.run(
                         [sys.executable, "-c", MEMORY_RUN, str(path), run],
                         env=env,
@@ -410,7 +427,8 @@ def memory(
                     assert got["package"].startswith(where), got["package"]
                     peak, base = got["peak"] / 1024, got["import"] / 1024
                     print(
-                        f"| {rows:,} | {order} | {version} | {peak:.0f} | {peak - base:.0f} "
+                        f"| {rows:,} | {order}{'' if len(runs) == 1 else ', ' + run} "
+                        f"| {version} | {peak:.0f} | {peak - base:.0f} "
                         f"| {got['seconds']:.1f} | {got['rows']:,} |",
                         flush=True,
                     )
@@ -430,11 +448,15 @@ def main() -> None:
         "--baseline", metavar="PATH", help="with --memory: a checkout to compare (PYTHONPATH)"
     )
     parser.add_argument("--sizes", help="with --memory: the logs' rows, comma-separated")
+    parser.add_argument(
+        "--simulated", action="store_true", help="with --memory: simulated thresholds"
+    )
     args = parser.parse_args()
     if args.memory:
         sizes = [1_000_000, 4_000_000] if args.small else [1_000_000, 4_000_000, 16_000_000]
         sizes = [int(size) for size in args.sizes.split(",")] if args.sizes else sizes
         case = "store" if args.store else "plot" if args.plot else "monitor"
+        case = "simulated" if args.simulated else case
         memory(np.random.default_rng(args.seed), sizes, args.baseline, case)
         return
     if args.store:

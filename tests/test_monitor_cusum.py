@@ -8,6 +8,7 @@ generator for the thresholds.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -486,6 +487,52 @@ def test_thresholds_are_reproducible_per_group_and_weights_are_not_rows() -> Non
     assert not early["threshold"].equals(both["threshold"])
     with pytest.raises(pc.CalibrationDataError, match="1 of 2 groups have no reference row"):
         pc.cusum_thresholds(df, "p", "y", by="g", reference=pl.col("g") == "a", **options)
+
+
+SAMPLE_ROWS = 65_536  # polars_calib._monitor.reference.SAMPLE_ROWS
+FULL_REFERENCE = {0.5: 3.7014504953, 2.0: 3.4826490071}
+"""Group "a"'s thresholds of the log of the test below simulated from all its 196,608
+rows (computed once by the version that held them all: 2026-11-26, commit a7e6044)."""
+
+
+@pytest.mark.slow  # about 3 s
+def test_a_large_group_simulates_from_a_reproducible_sample(tmp_path: Path) -> None:
+    """A group of 3 × SAMPLE_ROWS reference rows: its simulation draws from a sample
+    of exactly SAMPLE_ROWS of them, the same from a DataFrame, a LazyFrame and a scan
+    of the log in parquet files (the rows' positions in the log, read by the streaming
+    engine), the thresholds within the simulation's standard error of those from all
+    its rows; `pc.monitor` alarms at them, and a new store's first update gives its
+    alarms. A small group beside it keeps all its rows (its thresholds are those of a
+    log of it alone)."""
+    rng = np.random.default_rng(5)
+    n = 3 * SAMPLE_ROWS
+    p = rng.beta(2, 5, n)
+    large = pl.DataFrame({"g": "a", "p": p, "y": (rng.random(n) < p).astype(np.int64)})
+    small = pl.DataFrame({"g": "b", "p": rng.beta(2, 5, 500)})
+    small = small.with_columns(y=(pl.col("p") > 0.3).cast(pl.Int64))
+    seconds = pl.duration(seconds=pl.int_range(pl.len()))
+    log = pl.concat([large, small]).with_columns(ts=pl.datetime(2026, 1, 1) + seconds)
+    for i, start in enumerate(range(0, log.height, 70_000)):
+        log.slice(start, 70_000).write_parquet(tmp_path / f"{i}.parquet", row_group_size=9_000)
+    options: dict[str, Any] = {"by": "g", "arl0": 1000, "simulated_alarms": 20}
+    table = pc.cusum_thresholds(log, "p", "y", **options)
+    assert_frame_equal(pc.cusum_thresholds(log, "p", "y", **options), table)
+    for frame in (log.lazy(), pl.scan_parquet(tmp_path / "*.parquet")):
+        assert_frame_equal(pc.cusum_thresholds(frame, "p", "y", **options).collect(), table)
+    assert table["reference_rows"].to_list() == [SAMPLE_ROWS] * 2 + [500] * 2
+    for row in table.filter(g="a").iter_rows(named=True):
+        full = FULL_REFERENCE[row["odds_ratio"]]
+        # A sample (not all the rows), and log ARL moves by h (the tilt is 1): the gap
+        # is within the ARL's relative error.
+        assert 1e-6 < abs(row["threshold"] - full) < row["arl0_se"] / row["arl0"], row
+    alone = pc.cusum_thresholds(small, "p", "y", **options)
+    assert_frame_equal(table.filter(g="b"), alone)
+    alarms = pc.monitor(pl.scan_parquet(tmp_path / "*.parquet"), "p", "y", time="ts", **options)
+    used = alarms.collect().join(table, on=["g", "odds_ratio"], suffix="_simulated")
+    assert used.height > 100 and used["g"].n_unique() == 2
+    assert (used["threshold"] == used["threshold_simulated"]).all()
+    stored = pc.update_monitor_store(log, tmp_path / "store", "p", "y", time="ts", **options)
+    assert_frame_equal(stored, alarms.collect())
 
 
 def test_monitor_uses_the_simulated_thresholds() -> None:

@@ -1,6 +1,7 @@
 """The CUSUM charts' options, terms and state, and their thresholds from a target ARL0.
 
-:func:`thresholds_for` simulates each group's calibrated stream from its reference rows;
+:func:`thresholds_for` simulates each group's calibrated stream from its reference rows
+(a sample of them above :data:`~polars_calib._monitor.reference.SAMPLE_ROWS`);
 :func:`chart_terms` gives each chart's terms and :func:`chart_arrays` seeds the restarted
 charts of :mod:`polars_calib._monitor.batched` (which ``pc.monitor``, the store's update
 and the drift charts run over the log in batches: :mod:`polars_calib._monitor.stream`).
@@ -15,9 +16,9 @@ import numpy as np
 import polars as pl
 
 from polars_calib._core.problem import Problem
-from polars_calib._core.validation import CalibrationDataError
 from polars_calib._monitor.batched import GROUP, physical
-from polars_calib._monitor.cusum import check_odds_ratio, cusum_step, used_rows
+from polars_calib._monitor.cusum import check_odds_ratio, cusum_step
+from polars_calib._monitor.reference import reference_sample
 from polars_calib._monitor.thresholds import (
     Estimate,
     markov_check,
@@ -36,7 +37,6 @@ __all__ = [
     "thresholds_for",
 ]
 
-REF = "__calib_reference__"
 LOW, HIGH = 0.75, 1.25
 """The simulation keeps the records above ``LOW`` times the Markov chain's threshold and
 walks each excursion up to ``HIGH`` times it (again from 0 and twice as high for a chart
@@ -53,6 +53,7 @@ THRESHOLD_COLUMNS = pl.Schema(
         "arl0_markov": pl.Float64,
         "alarms_simulated": pl.Int64,
         "rows_simulated": pl.Int64,
+        "reference_rows": pl.Int64,
     }
 )
 
@@ -80,50 +81,40 @@ def check_options(
 
 
 def thresholds_for(
-    df: pl.DataFrame,
+    lf: pl.LazyFrame,
     problem: Problem,
     keys: list[str],
+    groups: pl.DataFrame,
     ratios: list[float],
     arl0: float,
     simulated_alarms: int,
     seed: int,
-    groups: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Per (group, odds ratio): the simulated threshold for `arl0` and its checks.
 
-    `df` holds ``GROUP``, the keys, the inputs and the reference flag ``REF`` of every
-    group's rows, or only the reference rows when `groups` gives every group's
-    ``GROUP`` and keys.
+    `lf` is the log in its order (the keys, the inputs and the reference flag ``REF``),
+    `groups` the groups to simulate (``GROUP``, the keys and perhaps their reference
+    counts): each group's simulation draws from its reference rows, at most
+    :data:`~polars_calib._monitor.reference.SAMPLE_ROWS` of them
+    (:func:`~polars_calib._monitor.reference.reference_sample`).
     """
-    used = df.filter(used_rows(problem) & pl.col(REF).fill_null(False))
-    weight = problem.weight if problem.weight is not None else pl.lit(1.0)
-    # Sorted: the simulation picks rows by index, and the thresholds depend on the
-    # reference's values, not on the order the frame holds them in.
-    used = used.select(GROUP, *keys, problem.prob.alias("p"), weight.alias("w")).sort(
-        GROUP, "p", "w"
-    )
-    if groups is None:
-        groups = df.select(GROUP, *keys).unique(GROUP, keep="first", maintain_order=True)
-    if missing := groups.height - used[GROUP].n_unique():
-        msg = (
-            f"invalid calibration data: {missing} of {groups.height} groups have no "
-            "reference row with a probability and a label to simulate thresholds from"
-        )
-        raise CalibrationDataError(msg)
+    used = reference_sample(lf, problem, keys, groups, seed)
     log_rs = [math.log(ratio) for ratio in ratios]
     parts = used.partition_by(GROUP, maintain_order=True, include_key=True)
     arrays = [(part["p"].to_numpy(), part["w"].to_numpy()) for part in parts]
     atoms = [[term_atoms(p, w, log_r) for log_r in log_rs] for p, w in arrays]
     found = _simulated(arrays, atoms, arl0, EXCURSIONS * simulated_alarms, seed)
     rows = [[walked for _, walked in group] for group in found]
+    named = groups.select(GROUP, *keys)
     records = []
     for g, part in enumerate(parts):
+        group = named.row(by_predicate=pl.col(GROUP) == part[GROUP][0], named=True)
         for j, ratio in enumerate(ratios):
             estimate = found[g][j][0]
             h = math.nan if estimate is None else estimate.threshold
             records.append(
                 {
-                    **part.select(GROUP, *keys).row(0, named=True),
+                    **group,
                     "odds_ratio": ratio,
                     "threshold": h,
                     "arl0": math.nan if estimate is None else estimate.arl,
@@ -131,9 +122,10 @@ def thresholds_for(
                     "arl0_markov": markov_check(*atoms[g][j], h) if estimate else math.nan,
                     "alarms_simulated": 0 if estimate is None else estimate.alarms,
                     "rows_simulated": rows[g][j],
+                    "reference_rows": part.height,
                 }
             )
-    schema = pl.Schema({**df.select(GROUP, *keys).schema, **THRESHOLD_COLUMNS})
+    schema = pl.Schema({**named.schema, **THRESHOLD_COLUMNS})
     return pl.DataFrame(records, schema=schema, orient="row")
 
 

@@ -12,15 +12,9 @@ from polars.io.plugins import register_io_source
 from polars_calib._core.exprs import Keys
 from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError
-from polars_calib._monitor.alarms import (
-    GROUP,
-    REF,
-    THRESHOLD_COLUMNS,
-    check_options,
-    thresholds_for,
-)
-from polars_calib._monitor.cusum import used_rows
-from polars_calib._monitor.stream import checked_groups, numbered, stream_alarms
+from polars_calib._monitor.alarms import GROUP, THRESHOLD_COLUMNS, check_options, thresholds_for
+from polars_calib._monitor.reference import REF
+from polars_calib._monitor.stream import checked_groups, stream_alarms
 from polars_calib._table.plan import FrameT, Prepared, prepare
 
 __all__ = ["cusum_thresholds", "monitor"]
@@ -133,8 +127,9 @@ def cusum_thresholds(
         One row per (group, odds ratio): the keys, ``odds_ratio``, ``threshold`` (the
         smallest ``h`` whose simulated ARL reaches `arl0`), ``arl0`` (the simulated ARL
         at ``h``), ``arl0_se`` (its standard error), ``arl0_markov`` (Brook and Evans'
-        Markov-chain ARL at ``h``), ``alarms_simulated`` (the excursions above ``h``)
-        and ``rows_simulated`` (the rows they walked).
+        Markov-chain ARL at ``h``), ``alarms_simulated`` (the excursions above ``h``),
+        ``rows_simulated`` (the rows they walked) and ``reference_rows`` (the reference
+        rows drawn from: all of the group's up to 65,536, else a sample of 65,536).
 
     Raises
     ------
@@ -152,6 +147,13 @@ def cusum_thresholds(
     for every ``h`` at once; each step's reference row and label come from the
     counter-based draws of ``(excursion, step, seed)``: the same on any engine, and
     common to every group (see ``docs/monitoring.md``).
+
+    A group with more than 65,536 reference rows is simulated from a uniform sample of
+    65,536 of them without replacement (those with the smallest counter-based draws of
+    their position in the log and the seed), chosen in a streaming pass: memory holds
+    at most 65,536 rows' ``(p, w)`` per group, whatever the log's length, and the
+    sample's error on the ARL is a twentieth of the simulation's standard error at the
+    defaults. The same log, order and seed give the same sample on any engine.
 
     References
     ----------
@@ -205,11 +207,9 @@ def _simulated(
     seed: int,
 ) -> pl.DataFrame:
     """The simulated thresholds of every group, from its reference rows (the only rows
-    held in memory: the simulation draws from their ``(p, w)``)."""
-    reference = numbered(lf.filter(used_rows(problem) & pl.col(REF).fill_null(False)), groups, keys)
-    return thresholds_for(
-        reference, problem, keys, ratios, arl0, simulated_alarms, seed, groups=groups
-    )
+    held in memory: at most ``SAMPLE_ROWS`` ``(p, w)`` a group, which the simulation
+    draws from)."""
+    return thresholds_for(lf, problem, keys, groups, ratios, arl0, simulated_alarms, seed)
 
 
 def monitor(
@@ -278,18 +278,19 @@ def monitor(
 
     Notes
     -----
-    The chart alarms when ``S > threshold`` and restarts at 0 after the alarm's row.
-    The rows are read in batches, each chart carrying per group its running sum, the
-    sum at its last restart, their running minimum and the run start: memory grows with
-    the groups, not the rows (simulated thresholds also hold the reference rows'
-    ``(p, w)``). A log whose rows are in time order within each group is read as it is;
-    otherwise it is first sorted out of memory, bucket by bucket of time through
-    temporary parquet files. Within a batch each group's chart is a ``cumsum`` and a
-    running minimum, and after an alarm the search restarts over windows of doubling
-    size: a loop over the alarms, never over the rows. A LazyFrame's result is a plan
-    (a Python scan) that reads nothing until collected; it then reads the log three
-    times (the checks, the groups, the rows), four with simulated thresholds, and
-    twice more to sort a log out of time order. See ``docs/monitoring.md``, "Memory".
+    The chart alarms when ``S > threshold`` and restarts at 0 after the alarm's row. The
+    rows are read in batches, each chart carrying per group its running sum, the sum at
+    its last restart, their running minimum and the run start: memory grows with the
+    groups, not the rows (simulated thresholds also hold at most 65,536 reference rows'
+    ``(p, w)`` per group: see :func:`cusum_thresholds`). A log whose rows are in time
+    order within each group is read as it is; otherwise it is first sorted out of
+    memory, bucket by bucket of time through temporary parquet files. Within a batch
+    each group's chart is a ``cumsum`` and a running minimum, and after an alarm the
+    search restarts over windows of doubling size: a loop over the alarms, never over
+    the rows. A LazyFrame's result is a plan (a Python scan) that reads nothing until
+    collected; it then reads the log three times (the checks, the groups, the rows),
+    four with simulated thresholds, and twice more to sort a log out of time order. See
+    ``docs/monitoring.md``, "Memory".
 
     See Also
     --------

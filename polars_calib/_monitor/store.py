@@ -51,14 +51,14 @@ from polars_calib._frames.statistics import (
 from polars_calib._monitor.alarms import (
     CHART_STATE,
     GROUP,
-    REF,
     chart_arrays,
     check_options,
     thresholds_for,
 )
 from polars_calib._monitor.api import _given, _lazy
 from polars_calib._monitor.batched import TIME, Charts, from_physical
-from polars_calib._monitor.stream import Groups, numbered, run_charts
+from polars_calib._monitor.reference import REF
+from polars_calib._monitor.stream import Groups, run_charts
 from polars_calib._monitor.windows import windows_with_limits
 
 __all__ = ["monitor_store_alarms", "monitor_store_windows", "update_monitor_store"]
@@ -210,7 +210,7 @@ def _thresholds(
     """Per (group, chart) of the new `rows` (`groups`: ``GROUP`` and the keys): the
     store's threshold, or for a group new to the store the given threshold or one
     simulated from the group's rows of this update (read then: the simulation draws
-    from them)."""
+    from at most ``SAMPLE_ROWS`` of them a group)."""
     keys: list[str] = options["by"]
     known = pl.DataFrame(
         schema={GROUP: pl.Int64, "odds_ratio": pl.Float64, "threshold": pl.Float64}
@@ -225,11 +225,11 @@ def _thresholds(
     if options["threshold"] is not None:
         made = _given(new.select(GROUP), options["odds_ratio"], options["threshold"])
     else:
-        reference = rows.join(new.lazy(), on=keys, how="semi", nulls_equal=True) if keys else rows
         made = thresholds_for(
-            numbered(reference, new, keys).with_columns(pl.lit(True).alias(REF)),
+            rows.with_columns(pl.lit(True).alias(REF)),
             prepared.problem,
             keys,
+            new,
             options["odds_ratio"],
             options["arl0"],
             options["simulated_alarms"],
@@ -403,10 +403,12 @@ def update_monitor_store(
     replaces the manifest last: a failure leaves the store as it was, and a second
     update at the same time is refused. Its memory holds a batch of rows and a few
     numbers per group, bin and chart, not the day's rows (the rows at ``T`` are held
-    only when some of them are new; simulated thresholds hold the rows of the groups
-    new to the store). The log is read once: its rows from ``T`` on are streamed to a
-    temporary parquet file (the system's temporary directory, about 25 bytes a row),
-    which the update then reads, and which is removed after.
+    only when some of them are new; simulated thresholds hold at most 65,536 rows'
+    ``(p, w)`` of each group new to the store, a sample of its rows in this update
+    above that, as :func:`cusum_thresholds`). The log is read once: its rows from
+    ``T`` on are streamed to a temporary parquet file (the system's temporary
+    directory, about 25 bytes a row), which the update then reads, and which is
+    removed after.
 
     See Also
     --------

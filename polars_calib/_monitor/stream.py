@@ -5,8 +5,11 @@ per-group table, not the rows:
 
 1. one streaming aggregation: the refused rule's counts, null times, the time span and
    the groups (numbered in the order of their keys);
-2. for simulated thresholds, the reference rows' ``(p, w)`` (the simulation draws from
-   them: memory grows with the *reference* rows; ``threshold=`` reads none);
+2. for simulated thresholds, one streaming pass keeping per group at most
+   :data:`~polars_calib._monitor.reference.SAMPLE_ROWS` reference rows' ``(p, w)``
+   (all of them up to that, a sample chosen by the counter-based hash of the row's
+   position above it: :func:`~polars_calib._monitor.reference.reference_sample`;
+   pass 1 counts each group's reference rows); ``threshold=`` reads none;
 3. the rows in batches (``collect_batches``), in the log's order, through
    :class:`~polars_calib._monitor.batched.Charts`. A log whose rows are in time order
    within each group (a log appended in time order, or one sorted by group and time)
@@ -45,6 +48,7 @@ from polars_calib._monitor.batched import (
     physical,
 )
 from polars_calib._monitor.decimation import Drawn
+from polars_calib._monitor.reference import REF, REFERENCE_ROWS, reference_count
 
 __all__ = [
     "BUCKET_ROWS",
@@ -52,7 +56,6 @@ __all__ = [
     "ROWS",
     "Groups",
     "checked_groups",
-    "numbered",
     "run_batches",
     "run_charts",
     "stream_alarms",
@@ -75,8 +78,14 @@ def checked_groups(
 ) -> tuple[Groups, tuple[int, int] | None]:
     """Check the log in one streaming pass (refused rows, null times:
     :class:`CalibrationDataError`); its groups with their rows, and its time span (None
-    when no row)."""
-    extra = []
+    when no row).
+
+    With a reference flag ``REF`` in the log, the groups also hold their reference
+    counts (:data:`~polars_calib._monitor.reference.REFERENCE_ROWS`), which size the
+    thresholds' sample (:func:`~polars_calib._monitor.reference.reference_sample`).
+    """
+    counted = [reference_count(problem)] if REF in lf.collect_schema() else []
+    extra = [] if keys else list(counted)
     if time is not None:
         extra += [
             pl.col(time).null_count().alias("__nulls"),
@@ -85,7 +94,7 @@ def checked_groups(
         ]
     queries = [problem_counts(lf, problem.checks, extra)]
     if keys:  # a second aggregation (the keys in a list of the first would hold the rows)
-        queries.append(lf.group_by(keys).agg(pl.len().cast(pl.Int64).alias(ROWS)))
+        queries.append(lf.group_by(keys).agg(pl.len().cast(pl.Int64).alias(ROWS), *counted))
     done = pl.collect_all(queries, engine="streaming")
     counts = done[0]
     raise_for_problems(counts, problem.checks)
@@ -100,25 +109,11 @@ def checked_groups(
             span = (int(counts.item(0, "__low")), int(counts.item(0, "__high")))
     if keys:
         groups = done[1].sort(keys)
-        groups = groups.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(GROUP))
-    else:
-        schema = {GROUP: pl.Int64, ROWS: pl.Int64}
-        groups = pl.DataFrame({GROUP: [0] * min(rows, 1), ROWS: [rows] * min(rows, 1)}, schema)
-    return groups.select(*keys, GROUP, ROWS), span
-
-
-def numbered(frame: pl.DataFrame | pl.LazyFrame, groups: Groups, keys: list[str]) -> pl.DataFrame:
-    """`frame` with its rows' group numbers ``GROUP`` (the rows' order kept)."""
-    if not keys:
-        return frame.lazy().with_columns(pl.lit(0, pl.Int64).alias(GROUP)).collect()
-    joined = frame.lazy().join(
-        groups.lazy().select(*keys, GROUP),
-        on=keys,
-        how="left",
-        nulls_equal=True,
-        maintain_order="left",
-    )
-    return joined.collect()
+    else:  # one group when the log has a row
+        groups = counts.head(min(rows, 1)).with_columns(pl.lit(rows, pl.Int64).alias(ROWS))
+    groups = groups.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(GROUP))
+    names = [*keys, GROUP, ROWS, *([REFERENCE_ROWS] if counted else [])]
+    return groups.select(names), span
 
 
 def stream_alarms(
