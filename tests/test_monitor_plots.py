@@ -345,3 +345,28 @@ def test_monitor_windows_chart_shades_the_limits_and_marks_the_alerts() -> None:
     np.testing.assert_allclose(markers.get_offsets()[:, 1], alerts["oe_ratio"].to_numpy())
     with pytest.raises(ValueError, match="oe_ratio_lower_limit"):
         pc.plot_monitor_windows(windows.drop("oe_ratio_lower_limit"), "oe_ratio", "day")
+
+
+@pytest.mark.parametrize("kind", ["cusum", "oe"])
+def test_a_chart_of_many_drawn_rows_can_be_shown(kind: str) -> None:
+    # Four panels of about 2,000 drawn rows each: more than the 5,000 rows Altair
+    # embeds from a data frame (MaxRowsError when the chart is shown), by design.
+    rng = np.random.default_rng(5)
+    n = 16_000
+    p = rng.uniform(0.05, 0.95, n)
+    log = pl.DataFrame(
+        {
+            "model": np.repeat(["a", "b", "c", "d"], n // 4),
+            "day": np.tile(np.arange(n // 4), 4),
+            "p": p,
+            "y": rng.random(n) < p,
+        }
+    ).with_columns((pl.date(2026, 1, 1) + pl.duration(days=pl.col("day") // 40)).alias("day"))
+    if kind == "cusum":
+        chart = pc.plot_cusum(log, "p", "y", by="model", time="day", threshold=6.0)
+    else:
+        chart = pc.plot_observed_minus_expected(log, "p", "y", by="model", time="day")
+    drawn = _data(chart)  # to_dict(), as a notebook does to show it
+    assert drawn.height > 5_000
+    # Dates drawn as Altair writes them (local midnight).
+    assert drawn["day"][0] == "2026-01-01T00:00:00"

@@ -7,6 +7,8 @@ Each function draws a frame its chart module has checked and laid out (see
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
@@ -488,12 +490,16 @@ def drift(drawn: DriftFrame) -> alt.LayerChart | alt.FacetChart:
             .transform_filter("datum.alarm")
             .properties(description="triangles: the alarms")
         )
+    # The drawn rows as a named dataset: Altair refuses to embed a data frame of more
+    # than 5,000 rows when the chart is shown, and a drift chart keeps up to about
+    # `max_points` rows a panel by design (8 panels: 16,000).
+    data, datasets = _named(frame)
     if len(drawn.panels) == 1:
-        chart = alt.layer(*layers, data=frame).properties(
-            width=640, height=220, title=f"{drawn.title} ({drawn.panels[0]})"
+        chart = alt.layer(*layers, data=data).properties(
+            width=640, height=220, title=f"{drawn.title} ({drawn.panels[0]})", datasets=datasets
         )
         return cast("alt.LayerChart", chart)
-    layered = alt.layer(*layers, data=frame).properties(width=640, height=160)
+    layered = alt.layer(*layers, data=data).properties(width=640, height=160)
     faceted = layered.facet(
         row=alt.Row(
             f"{PANEL}:N",
@@ -503,4 +509,25 @@ def drift(drawn: DriftFrame) -> alt.LayerChart | alt.FacetChart:
         ),
         title=drawn.title,
     ).resolve_scale(y="independent")
-    return cast("alt.FacetChart", faceted)
+    return cast("alt.FacetChart", faceted.properties(datasets=datasets))
+
+
+def _named(frame: pl.DataFrame) -> tuple[Any, dict[str, list[dict[str, Any]]]]:
+    """`frame` as a named dataset of JSON rows, and the chart's ``datasets`` holding it.
+
+    Temporal columns become the strings Altair writes for a data frame (local ISO
+    times: a Date at midnight, a Datetime with its fraction and its zone's offset).
+    """
+    import altair as alt
+
+    iso = []
+    for name, dtype in frame.schema.items():
+        if dtype == pl.Date:
+            iso.append(pl.col(name).cast(pl.Datetime).dt.to_string("%Y-%m-%dT%H:%M:%S"))
+        elif isinstance(dtype, pl.Datetime):
+            zone = "%z" if dtype.time_zone is not None else ""
+            iso.append(pl.col(name).dt.to_string(f"%Y-%m-%dT%H:%M:%S%.f{zone}"))
+    values = frame.with_columns(iso).to_dicts()
+    digest = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
+    name = f"data-{digest[:32]}"
+    return alt.NamedData(name=name), {name: values}
