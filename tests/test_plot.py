@@ -679,3 +679,25 @@ def test_regression_charts_save_as_png(forecasts: pl.DataFrame, tmp_path: Path) 
         chart = pc.plot_pit_histogram(table, backend=backend)  # type: ignore[call-overload]
         written = pc.save_png(chart, tmp_path / f"{backend}.png", scale=1)
         assert written.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_a_diagram_of_many_groups_can_be_shown() -> None:
+    # 60 groups x 100 levels: more rows than the 5,000 Altair embeds from a data frame
+    # (MaxRowsError when a notebook shows the chart); the rows go to named datasets.
+    pytest.importorskip("altair")
+    import numpy as np
+
+    rng = np.random.default_rng(2)
+    n = 30_000
+    mu, sigma = rng.normal(size=n), rng.uniform(0.5, 2.0, n)
+    group = rng.integers(0, 60, n)
+    # Too narrow for half the groups, too wide for the others.
+    spread = np.where(group % 2 == 0, 1.5, 0.6)
+    log = pl.DataFrame(
+        {"g": group, "mu": mu, "sigma": sigma, "y": mu + spread * sigma * rng.normal(size=n)}
+    )
+    table = pc.quantile_reliability(log, "y", mean="mu", std="sigma", by="g")
+    assert table.height > 5_000
+    spec = pc.plot_quantile_reliability(table).to_dict()
+    drawn = [row for rows in spec["datasets"].values() for row in rows if "observed" in row]
+    assert len(drawn) == table.height

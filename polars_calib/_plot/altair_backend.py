@@ -7,9 +7,11 @@ Each function draws a frame its chart module has checked and laid out (see
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, cast
 
 import polars as pl
 
@@ -44,12 +46,72 @@ from polars_calib._plot.common import (
 
 __all__ = ["drift", "forest", "over_time", "pit_histogram", "quantile_reliability", "reliability"]
 
+P = ParamSpec("P")
+C = TypeVar("C")
+
 if TYPE_CHECKING:
     import altair as alt
 
     from polars_calib._plot.drift import DriftFrame
 
 
+def _embedded(draw: Callable[P, C]) -> Callable[P, C]:
+    """`draw`, its chart's data frames moved to named datasets of its top level.
+
+    Altair refuses to show a chart that embeds a data frame of more than 5,000 rows
+    (``MaxRowsError``, raised by ``to_dict``, which a notebook calls to show it). A
+    chart of many groups draws more by design (a drift chart keeps about `max_points`
+    rows a panel; a quantile diagram 100 levels a group), so the frames are written as
+    Altair writes them, into the chart's ``datasets`` (one copy a frame).
+    """
+
+    @functools.wraps(draw)
+    def drawn(*args: P.args, **kwargs: P.kwargs) -> C:
+        chart: Any = draw(*args, **kwargs)
+        chart = chart.copy(deep=True)
+        datasets: dict[str, list[dict[str, Any]]] = {}
+        _name_frames(chart, datasets)
+        return cast("C", chart.properties(datasets=datasets) if datasets else chart)
+
+    return drawn
+
+
+def _name_frames(node: Any, datasets: dict[str, list[dict[str, Any]]]) -> None:
+    """Replace each data frame of `node` and its parts by a named dataset."""
+    import altair as alt
+
+    if isinstance(getattr(node, "data", None), pl.DataFrame):
+        name, values = _dataset(node.data)
+        node.data = alt.NamedData(name=name)
+        datasets[name] = values
+    for part in ("layer", "hconcat", "vconcat", "concat"):
+        children: Any = getattr(node, part, alt.Undefined)
+        for child in [] if children is alt.Undefined else children:
+            _name_frames(child, datasets)
+    spec = getattr(node, "spec", alt.Undefined)
+    if spec is not alt.Undefined:
+        _name_frames(spec, datasets)
+
+
+def _dataset(frame: pl.DataFrame) -> tuple[str, list[dict[str, Any]]]:
+    """`frame` as JSON rows and a name from their hash, as Altair names its datasets.
+
+    Temporal columns become the strings Altair writes for a data frame (local ISO
+    times: a Date at midnight, a Datetime with its fraction and its zone's offset).
+    """
+    iso = []
+    for name, dtype in frame.schema.items():
+        if dtype == pl.Date:
+            iso.append(pl.col(name).cast(pl.Datetime).dt.to_string("%Y-%m-%dT%H:%M:%S"))
+        elif isinstance(dtype, pl.Datetime):
+            zone = "%z" if dtype.time_zone is not None else ""
+            iso.append(pl.col(name).dt.to_string(f"%Y-%m-%dT%H:%M:%S%.f{zone}"))
+    values = frame.with_columns(iso).to_dicts()
+    digest = hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()
+    return f"data-{digest[:32]}", values
+
+
+@_embedded
 def reliability(
     frame: pl.DataFrame,
     groups: list[str],
@@ -161,6 +223,7 @@ def _reliability_panel(
     return alt.vconcat(diagram, histogram, spacing=8)
 
 
+@_embedded
 def quantile_reliability(
     frame: pl.DataFrame,
     groups: list[str],
@@ -243,6 +306,7 @@ def _quantile_panel(data: pl.DataFrame, colour: Any, tooltip: list[Any]) -> alt.
     return cast("alt.LayerChart", chart)
 
 
+@_embedded
 def pit_histogram(drawn: PitFrame) -> alt.LayerChart | alt.HConcatChart:
     """The density bars per group over the uniform line; one panel, and legend, per facet."""
     import altair as alt
@@ -311,6 +375,7 @@ def _pit_panel(data: pl.DataFrame, drawn: PitFrame, colours: dict[str, str]) -> 
     return cast("alt.LayerChart", chart)
 
 
+@_embedded
 def over_time(drawn: OverTimeFrame) -> alt.LayerChart | alt.FacetChart:
     """The metric's lines (and band) per window, one panel per facet value."""
     import altair as alt
@@ -381,6 +446,7 @@ def _time_axis(ticks: list[Any]) -> Any:
     return alt.Axis(values=values, format="%b %d") if days else alt.Axis(values=values)
 
 
+@_embedded
 def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) -> alt.LayerChart:
     """One row per slice: its interval, its point (hollow when small), the overall line."""
     import altair as alt
@@ -447,6 +513,7 @@ def forest(frame: pl.DataFrame, overall: float | None, column: str, title: str) 
     return cast("alt.LayerChart", chart)
 
 
+@_embedded
 def drift(drawn: DriftFrame) -> alt.LayerChart | alt.FacetChart:
     """Running charts: per panel a line per series, dashed thresholds, alarm triangles."""
     import altair as alt
@@ -490,16 +557,12 @@ def drift(drawn: DriftFrame) -> alt.LayerChart | alt.FacetChart:
             .transform_filter("datum.alarm")
             .properties(description="triangles: the alarms")
         )
-    # The drawn rows as a named dataset: Altair refuses to embed a data frame of more
-    # than 5,000 rows when the chart is shown, and a drift chart keeps up to about
-    # `max_points` rows a panel by design (8 panels: 16,000).
-    data, datasets = _named(frame)
     if len(drawn.panels) == 1:
-        chart = alt.layer(*layers, data=data).properties(
-            width=640, height=220, title=f"{drawn.title} ({drawn.panels[0]})", datasets=datasets
+        chart = alt.layer(*layers, data=frame).properties(
+            width=640, height=220, title=f"{drawn.title} ({drawn.panels[0]})"
         )
         return cast("alt.LayerChart", chart)
-    layered = alt.layer(*layers, data=data).properties(width=640, height=160)
+    layered = alt.layer(*layers, data=frame).properties(width=640, height=160)
     faceted = layered.facet(
         row=alt.Row(
             f"{PANEL}:N",
@@ -509,25 +572,4 @@ def drift(drawn: DriftFrame) -> alt.LayerChart | alt.FacetChart:
         ),
         title=drawn.title,
     ).resolve_scale(y="independent")
-    return cast("alt.FacetChart", faceted.properties(datasets=datasets))
-
-
-def _named(frame: pl.DataFrame) -> tuple[Any, dict[str, list[dict[str, Any]]]]:
-    """`frame` as a named dataset of JSON rows, and the chart's ``datasets`` holding it.
-
-    Temporal columns become the strings Altair writes for a data frame (local ISO
-    times: a Date at midnight, a Datetime with its fraction and its zone's offset).
-    """
-    import altair as alt
-
-    iso = []
-    for name, dtype in frame.schema.items():
-        if dtype == pl.Date:
-            iso.append(pl.col(name).cast(pl.Datetime).dt.to_string("%Y-%m-%dT%H:%M:%S"))
-        elif isinstance(dtype, pl.Datetime):
-            zone = "%z" if dtype.time_zone is not None else ""
-            iso.append(pl.col(name).dt.to_string(f"%Y-%m-%dT%H:%M:%S%.f{zone}"))
-    values = frame.with_columns(iso).to_dicts()
-    digest = hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()
-    name = f"data-{digest[:32]}"
-    return alt.NamedData(name=name), {name: values}
+    return cast("alt.FacetChart", faceted)
