@@ -39,7 +39,7 @@ from polars_calib._core.problem import (
 )
 from polars_calib._core.regression import _numeric
 
-__all__ = ["ENSEMBLE_TERMS", "ensemble_problem", "rank_pit_expr"]
+__all__ = ["ENSEMBLE_TERMS", "ensemble_problem", "member_quantile", "rank_pit_expr"]
 
 ENSEMBLE_TERMS = ("crps_energy", "crps_fair")
 """The row terms of an ensemble problem."""
@@ -107,6 +107,32 @@ def ensemble_terms(y: pl.Expr, x: pl.Expr) -> dict[str, pl.Expr]:
         "crps_energy": spread - half_pairs / (m * m),
         "crps_fair": spread - half_pairs / (m * (m - 1.0)),
     }
+
+
+def member_quantile(ensemble: IntoExpr, level: float | pl.Expr) -> pl.Expr:
+    """The empirical quantile at `level` of each row's members (numpy's ``"linear"`` rule).
+
+    Hyndman and Fan's type 7, numpy's default: with the members sorted,
+    x_(0) ≤ … ≤ x_(M - 1), h = (M - 1) · level, j = ⌊h⌋ and g = h - j, the quantile is
+    x_(j) + g (x_(j + 1) - x_(j)), written as numpy's ``_lerp`` writes it
+    (x_(j + 1) - (1 - g)(x_(j + 1) - x_(j)) when g ≥ 1/2), so the value is numpy's to the
+    last bit. `level` is a number in [0, 1] or a Float64 expression (one per row). Null
+    for a null or empty ensemble; a row the ensemble's refused rule refuses (a null, NaN
+    or infinite member) gives a number that means nothing: mask it with the problem's
+    ``ok``.
+    """
+    members = _members(ensemble).list.sort()
+    m = members.list.len()
+    h = (m - 1).cast(pl.Float64) * level
+    j = h.floor()
+    g = h - j
+    below = j.cast(pl.Int64)
+    # h rounds to M - 1 at most (level ≤ 1): the upper neighbour stops at the last member.
+    above = pl.min_horizontal(below + 1, m - 1)
+    a = members.list.get(below, null_on_oob=True)
+    b = members.list.get(above, null_on_oob=True)
+    step = b - a
+    return pl.when(g >= 0.5).then(b - step * (1.0 - g)).otherwise(a + step * g)
 
 
 def _bound(value: pl.Expr, step: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:

@@ -1,6 +1,6 @@
 """Recalibration of regression predictions per group: σ scaling, split-conformal intervals and
 the isotonic recalibration of the PIT (:mod:`polars_calib._recalibration.regression_isotonic`)
-for Gaussian predictions; conformalized intervals and quantiles
+for Gaussian predictions; conformalized intervals, ensembles and quantiles
 (:mod:`polars_calib._recalibration.regression_forms`).
 
 :func:`fit_regression_calibrator` reads the Gaussian problem's rows (the one refused
@@ -38,6 +38,8 @@ from polars_calib._recalibration.lookup import group_index, per_group
 from polars_calib._recalibration.regression_forms import (
     SCORE,
     adjusted_interval,
+    ensemble_interval,
+    ensemble_scores,
     interval_scores,
     order_statistic,
     quantile_scores,
@@ -87,9 +89,9 @@ __all__ = [
 
 RegressionRecalibration = Literal["std_scaling", "conformal", "isotonic"]
 """The recalibration methods of regression predictions (all three for the Gaussian
-form, ``"conformal"`` for intervals and quantiles)."""
+form, ``"conformal"`` for intervals, ensembles and quantiles)."""
 
-CalibratorForm = Literal["gaussian", "interval", "quantile"]
+CalibratorForm = Literal["gaussian", "interval", "quantile", "ensemble"]
 """The prediction forms a regression calibrator recalibrates."""
 
 REGRESSION_FORMAT = "polars_calib.regression_calibrator"
@@ -97,7 +99,9 @@ REGRESSION_FORMAT = "polars_calib.regression_calibrator"
 
 REGRESSION_FORMAT_VERSION = 2
 """Version 2 adds the interval and quantile forms (``options.form`` and their columns);
-a version 1 file is a Gaussian calibrator and still loads."""
+a version 1 file is a Gaussian calibrator and still loads. The ensemble form adds
+``options.ensemble``, written only in an ensemble calibrator's file, so every other
+file is unchanged (and an older reader refuses an ensemble file by that field)."""
 
 _SCORE = SCORE
 _PARAMETER: dict[str, str] = {"std_scaling": "scale", "conformal": "quantile"}
@@ -117,7 +121,9 @@ class RegressionCalibrator:
     points ``x`` and ``y`` (List(Float64)) of the map R from the PIT to its empirical
     CDF (the identity where ``fallback``, a group without used weight). Interval
     form: ``quantile``, the CQR correction (the interval [lower − quantile, upper +
-    quantile]; infinite where ``fallback``). Quantile form: ``shift``
+    quantile]; infinite where ``fallback``). Ensemble form: ``quantile``, the CQR
+    correction of the members' central interval at `level` (see
+    :meth:`interval_exprs`). Quantile form: ``shift``
     (List(Float64), one per level: q' = q + shift, then sorted; +inf at a level
     where ``fallback``). Build one with :func:`fit_regression_calibrator`.
     ``computed`` holds the keys fitted `by` an expression (computed again from the
@@ -137,6 +143,7 @@ class RegressionCalibrator:
     upper: str | None = None
     quantiles: str | tuple[str, ...] | None = None
     levels: tuple[float, ...] | None = None
+    ensemble: str | None = None
 
     def _keys(self) -> list[pl.Expr]:
         return [self.computed.get(k, pl.col(k)) for k in self.by]
@@ -153,6 +160,7 @@ class RegressionCalibrator:
             hint = {
                 "gaussian": "expr(), interval_exprs(), cdf_expr() or quantile_expr()",
                 "interval": "interval_exprs() or apply()",
+                "ensemble": "interval_exprs() or apply()",
                 "quantile": "quantiles_expr() or apply()",
             }[self.form]
             msg = f"{name} is for {form} predictions, this calibrator's are {self.form}: use {hint}"
@@ -270,6 +278,7 @@ class RegressionCalibrator:
         level: float | None = None,
         lower: IntoExpr | None = None,
         upper: IntoExpr | None = None,
+        ensemble: IntoExpr | None = None,
     ) -> tuple[pl.Expr, pl.Expr]:
         """Return the interval's bounds, named ``lower`` and ``upper``.
 
@@ -279,7 +288,11 @@ class RegressionCalibrator:
         Interval form (`lower`, `upper`: default the fitted columns; no `mean`,
         `std` or `level`): ``[lower − q, upper + q]``, the midpoint of the input
         interval where ``q < −(upper − lower) / 2`` would invert it; null on a row
-        whose bounds the interval form refuses, or of a group not fitted.
+        whose bounds the interval form refuses, or of a group not fitted. Ensemble
+        form (`ensemble`: default the fitted column; no other argument): the same
+        adjustment of the members' central interval at the fitted level (their type 7
+        quantiles at ``(1 ∓ level) / 2``); null on a row whose ensemble the ensemble
+        form refuses (a null, NaN or infinite member, no member).
 
         Examples
         --------
@@ -292,11 +305,14 @@ class RegressionCalibrator:
         >>> train.select(*cal.interval_exprs()).row(0)
         (-1.0, 1.0)
         """
-        if self.form == "interval":
-            return self._adjusted(mean, std, level, lower, upper)
+        if self.form in ("interval", "ensemble"):
+            return self._adjusted(mean, std, level, lower, upper, ensemble)
         self._require_form("gaussian", "interval_exprs()")
-        if lower is not None or upper is not None:
-            msg = "`lower=` and `upper=` are the interval form's: this calibrator is Gaussian"
+        if lower is not None or upper is not None or ensemble is not None:
+            msg = (
+                "`lower=`, `upper=` and `ensemble=` are the interval and ensemble forms': "
+                "this calibrator is Gaussian"
+            )
             raise TypeError(msg)
         if self.method == "isotonic":
             chosen = self.level if level is None else level
@@ -327,17 +343,29 @@ class RegressionCalibrator:
         level: float | None,
         lower: IntoExpr | None,
         upper: IntoExpr | None,
+        ensemble: IntoExpr | None,
     ) -> tuple[pl.Expr, pl.Expr]:
-        """The interval form's conformalized bounds (see :meth:`interval_exprs`)."""
-        if mean is not None or std is not None or level is not None:
-            msg = (
-                "an interval calibrator adjusts `lower=` and `upper=` at its fitted level: "
-                "give no `mean`, `std` or `level`"
-            )
-            raise TypeError(msg)
-        assert self.lower is not None and self.upper is not None  # the interval form's
-        lo = pl.col(self.lower) if lower is None else to_expr(lower, "lower")
-        hi = pl.col(self.upper) if upper is None else to_expr(upper, "upper")
+        """The interval and ensemble forms' conformalized bounds (see :meth:`interval_exprs`)."""
+        if self.form == "ensemble":
+            if any(v is not None for v in (mean, std, level, lower, upper)):
+                msg = (
+                    "an ensemble calibrator adjusts the central interval of `ensemble=` at "
+                    "its fitted level: give no `mean`, `std`, `level`, `lower` or `upper`"
+                )
+                raise TypeError(msg)
+            assert self.ensemble is not None and self.level is not None  # the form's
+            members = pl.col(self.ensemble) if ensemble is None else ensemble
+            lo, hi = ensemble_interval(members, self.level)
+        else:
+            if any(v is not None for v in (mean, std, level, ensemble)):
+                msg = (
+                    "an interval calibrator adjusts `lower=` and `upper=` at its fitted "
+                    "level: give no `mean`, `std`, `level` or `ensemble`"
+                )
+                raise TypeError(msg)
+            assert self.lower is not None and self.upper is not None  # the interval form's
+            lo = pl.col(self.lower) if lower is None else to_expr(lower, "lower")
+            hi = pl.col(self.upper) if upper is None else to_expr(upper, "upper")
         quantile = self._per_group(self.params["quantile"].cast(pl.Float64))
         new_lo, new_hi = adjusted_interval(lo, hi, quantile)
         return new_lo.alias("lower"), new_hi.alias("upper")
@@ -390,8 +418,9 @@ class RegressionCalibrator:
     def apply(self, data: FrameT) -> FrameT:
         """Return `data` with ``<std>_calibrated`` (σ scaling) or ``lower``/``upper`` added.
 
-        ``lower``/``upper``: the conformal intervals, or the isotonic calibrator's
-        recalibrated central intervals at its fitted `level`. Interval form:
+        ``lower``/``upper``: the conformal intervals (of the Gaussian or the ensemble
+        form), or the isotonic calibrator's recalibrated central intervals at its
+        fitted `level`. Interval form:
         ``<lower>_calibrated`` and ``<upper>_calibrated``. Quantile form:
         ``<quantiles>_calibrated`` (a list), or ``<column>_calibrated`` for each of K
         quantile columns.
@@ -422,7 +451,7 @@ class RegressionCalibrator:
                 listed.list.get(k).alias(f"{name}_calibrated")
                 for k, name in enumerate(self.quantiles)
             )
-        if self.method in ("conformal", "isotonic"):
+        if self.form == "ensemble" or self.method in ("conformal", "isotonic"):
             return data.with_columns(*self.interval_exprs())
         return data.with_columns(self.expr().alias(f"{self.std}_calibrated"))
 
@@ -456,6 +485,8 @@ class RegressionCalibrator:
             "levels": None if self.levels is None else list(self.levels),
             "level": self.level,
         }
+        if self.form == "ensemble":
+            options["ensemble"] = self.ensemble  # only here: other forms' files are unchanged
         return {
             "format": REGRESSION_FORMAT,
             "format_version": REGRESSION_FORMAT_VERSION,
@@ -562,8 +593,9 @@ def fit_regression_calibrator(
         The quantile form: an Array or List column of K predicted quantiles (or K
         column names) at their K levels in (0, 1), strictly increasing.
     ensemble
-        The ensemble form has no recalibration (a ``ValueError``): see
-        ``docs/regression.md``.
+        The ensemble form: an Array or List column of M members per row (a sample
+        from the predictive distribution), recalibrated as the central interval of
+        its members at `level` (method ``"conformal"``, the default).
     lower, upper
         The interval form: column names of the bounds of one interval per row.
     by
@@ -581,11 +613,14 @@ def fit_regression_calibrator(
         2019, MAPIE's ``ConformalizedQuantileRegressor`` with a symmetric
         correction): q the ⌈(n + 1) · level⌉-th smallest score max(lower − y, y −
         upper), the interval [lower − q, upper + q] (``interval_exprs``).
+        Ensembles, ``"conformal"``: the same CQR correction of the members' central
+        interval, from their empirical quantiles at (1 − level)/2 and (1 + level)/2
+        (numpy's default ``"linear"`` rule, Hyndman and Fan's type 7).
         Quantiles, ``"conformal"``: each level τ shifted by the ⌈(n + 1) τ⌉-th
         smallest y − q_τ of the group, then sorted (``quantiles_expr``).
     level
-        The conformal intervals' nominal coverage, in (0, 1) (Gaussian and interval
-        forms); for ``"isotonic"``, the level of the central intervals ``apply``
+        The conformal intervals' nominal coverage, in (0, 1) (Gaussian, interval and
+        ensemble forms); for ``"isotonic"``, the level of the central intervals ``apply``
         adds; unused by σ scaling and the quantile form (each level is its own).
     weight
         Row weights (σ scaling, and isotonic as frequency weights of the empirical
@@ -603,7 +638,8 @@ def fit_regression_calibrator(
         A missing or non-numeric column, or refused rows (the form's rule, as
         :func:`regression_summary`'s: a NaN or infinite target or mean, a standard
         deviation that is not a positive finite number, a bad weight, a lower bound
-        above its upper bound, crossing quantiles), counted per check. A row with a
+        above its upper bound, crossing quantiles, an ensemble member null, NaN or
+        infinite, an ensemble with no member), counted per check. A row with a
         null is ignored.
 
     Notes
@@ -659,12 +695,6 @@ def fit_regression_calibrator(
     )
     check_choice("method", chosen, get_args(RegressionRecalibration))
     exact_level = _check_level(level)
-    if kind == "ensemble":
-        msg = (
-            "ensembles have no recalibration yet: summarize the members as quantiles "
-            "(`quantiles=`, `levels=`) or an interval (`lower=`, `upper=`) and fit that form"
-        )
-        raise ValueError(msg)
     if kind != "gaussian" and chosen != "conformal":
         msg = f"the {kind} form's recalibration is method 'conformal', got {chosen!r}"
         raise ValueError(msg)
@@ -685,6 +715,11 @@ def fit_regression_calibrator(
         prepared, rows = interval_scores(data, target, lower, upper, by)
         fitted = _fit_scalar(rows, prepared.keys, "conformal", exact_level)
         columns, fields = ["quantile"], {"lower": lower, "upper": upper}
+    elif kind == "ensemble":
+        assert ensemble is not None
+        prepared, rows = ensemble_scores(data, target, ensemble, float(level), by)
+        fitted = _fit_scalar(rows, prepared.keys, "conformal", exact_level)
+        columns, fields = ["quantile"], {"ensemble": ensemble}
     elif kind == "quantile":
         assert quantiles is not None and levels is not None
         found = check_levels(levels)
@@ -753,6 +788,7 @@ _FORM_OPTIONS: dict[str, tuple[str, ...]] = {
     "gaussian": ("mean", "std"),
     "interval": ("lower", "upper"),
     "quantile": ("quantiles", "levels"),
+    "ensemble": ("ensemble",),
 }
 
 
@@ -795,6 +831,7 @@ _CONTENT = record(
                 "upper": optional(string),
                 "quantiles": optional(_quantile_columns),
                 "levels": optional(array(number(0.0, 1.0, above=True), least=1)),
+                "ensemble": optional(string),
                 "level": optional(number(0.0, 1.0, above=True)),
             },
             ("level",),
@@ -820,7 +857,7 @@ def _check_params(content: dict[str, Any]) -> None:
     if form == "quantile":
         width = len(content["options"]["levels"])
         rules["shift"] = ("List(Float64)", array(optional(number()), length=width))
-    elif form == "interval":
+    elif form in ("interval", "ensemble"):
         rules["quantile"] = ("Float64", optional(number()))  # negative: the interval shrinks
     elif method == "isotonic":
         points = array(number(0.0, 1.0), least=2, order=True)
@@ -926,4 +963,5 @@ def load_regression_calibrator(path: str | Path) -> RegressionCalibrator:
         upper=options.get("upper"),
         quantiles=tuple(quantiles) if isinstance(quantiles, list) else quantiles,
         levels=None if levels is None else tuple(float(v) for v in levels),
+        ensemble=options.get("ensemble"),
     )
