@@ -7,7 +7,7 @@ The fits read each form's problem (the one refused rule of
 order statistics in one aggregation; the applied bounds and quantiles are pure
 expressions (:class:`~polars_calib.RegressionCalibrator`). The order statistic, its
 finite-sample guarantee and the handling of inverted intervals and crossing quantiles
-are derived in ``docs/regression.md``, "Conformal recalibration of intervals and
+are derived in ``docs/regression.md``, "Conformal recalibration of intervals, ensembles and
 quantiles". An ensemble is conformalized as the interval between its members'
 empirical quantiles at (1 ∓ level) / 2 (:func:`ensemble_interval`), with the interval
 form's score and correction.
