@@ -201,9 +201,8 @@ def test_ensemble_bad_rows_are_refused_with_their_counts() -> None:
 
 def test_ensemble_arguments_are_checked(tmp_path: Path) -> None:
     data = pl.DataFrame({"y": [1.0, 2.0], "x": [[0.0, 2.0], [1.0, 3.0]], "mu": 0.0})
-    for method in ("std_scaling", "isotonic"):
-        with pytest.raises(ValueError, match="ensemble form's recalibration is method 'con"):
-            pc.fit_regression_calibrator(data, "y", ensemble="x", method=method)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="method 'conformal' or 'isotonic', got 'std_scaling'"):
+        pc.fit_regression_calibrator(data, "y", ensemble="x", method="std_scaling")
     with pytest.raises(ValueError, match="`weight` is not supported"):
         pc.fit_regression_calibrator(data, "y", ensemble="x", weight="mu")
     cal = pc.fit_regression_calibrator(data, "y", ensemble="x")
@@ -227,3 +226,145 @@ def test_ensemble_arguments_are_checked(tmp_path: Path) -> None:
     path.write_text(json.dumps(content))
     with pytest.raises(pc.CalibrationDataError, match=r"options\.lower: must be null"):
         pc.load_regression_calibrator(path)
+
+
+# Isotonic recalibration of the rank PIT (Kuleshov et al. 2018).
+
+
+def _isotonic_reference(u: np.ndarray, tau: float) -> float:
+    """numpy: R⁻¹(tau) for the map from (distinct) PITs `u` to their empirical CDF.
+
+    R is linear between its points (0, 0), (u_(i), i / n) and (1, 1); with distinct
+    PITs it increases strictly, so its inverse is the interpolation the other way.
+    """
+    n = len(u)
+    x = np.concatenate([[0.0], np.sort(u), [1.0]])
+    y = np.concatenate([[0.0], np.arange(1, n + 1) / n, [1.0]])
+    return float(np.interp(tau, y, x))
+
+
+def _weibull(members: list[float], t: float) -> float:
+    """numpy's type 6 quantile, ±inf beyond the outer members' levels 1/(M+1), M/(M+1)."""
+    m = len(members)
+    if t < 1 / (m + 1):
+        return -math.inf
+    if t > m / (m + 1):
+        return math.inf
+    return float(np.quantile(members, t, method="weibull"))
+
+
+def test_isotonic_ensemble_matches_numpy_per_group() -> None:
+    spread = {"narrow": 0.6, "wide": 2.5}
+    train = _ensembles(400, 5, spread, members=9).with_columns(row=pl.int_range(pl.len()) * 7)
+    cal = pc.fit_regression_calibrator(
+        train, "y", ensemble="x", by="g", method="isotonic", level=0.5, seed=11, id="row"
+    )
+    assert (cal.form, cal.method, cal.level) == ("ensemble", "isotonic", 0.5)
+    assert cal.params.columns == ["g", "count", "fallback", "x", "y"]
+    pit = train.with_columns(u=pc.rank_pit("y", ensemble="x", seed=11, id="row"))
+    new = _ensembles(40, 6, spread, members=9)
+    out = new.with_columns(
+        *cal.interval_exprs(), median=cal.quantile_expr(0.5), q9=cal.quantile_expr(0.9)
+    )
+    for group in spread:
+        u = pit.filter(pl.col("g") == group)["u"].to_numpy()
+        assert len(np.unique(u)) == len(u)  # continuous draws: the reference's premise
+        part = out.filter(pl.col("g") == group)
+        members = [list(m) for m in part["x"]]
+        for column, tau in (("lower", 0.25), ("upper", 0.75), ("median", 0.5), ("q9", 0.9)):
+            t = _isotonic_reference(u, tau)
+            expected = [_weibull(m, t) for m in members]
+            np.testing.assert_allclose(part[column], expected, rtol=1e-12, atol=1e-12)
+        # The recalibrated PIT of the training rows is their empirical CDF: R(u_i) = i / n.
+        fitted = pit.filter(pl.col("g") == group).with_columns(
+            r=cal.cdf_expr("y", seed=11, id="row")
+        )
+        ranks = fitted["u"].rank("ordinal").to_numpy() / fitted.height
+        np.testing.assert_allclose(fitted["r"], ranks, rtol=1e-12, atol=1e-12)
+
+
+def test_isotonic_ensemble_calibrates_held_out_pits_and_quantiles() -> None:
+    # Under-dispersed in one group, over-dispersed in the other: the PIT curve lies on
+    # either side of the diagonal before, on it after.
+    spread = {"narrow": 0.7, "wide": 2.0}
+    cal = pc.fit_regression_calibrator(
+        _ensembles(4000, 7, spread, members=19), "y", ensemble="x", by="g", method="isotonic"
+    )
+    test = _ensembles(8000, 8, spread, members=19)
+    before = test.with_columns(u=pc.rank_pit("y", ensemble="x", seed=1))
+    after = test.with_columns(u=cal.cdf_expr("y", seed=1))
+    for group, sign in (("narrow", 1.0), ("wide", -1.0)):
+        for tau in (0.1, 0.3, 0.5, 0.7, 0.9):
+            raw = before.filter(pl.col("g") == group).select((pl.col("u") <= tau).mean()).item()
+            fixed = after.filter(pl.col("g") == group).select((pl.col("u") <= tau).mean()).item()
+            # About 3 standard errors (2000 training rows and 4000 test rows per group).
+            assert abs(fixed - tau) < 0.03, (group, tau, fixed)
+            if tau in (0.1, 0.9):  # too narrow: too many PITs in the tails; too wide: too few
+                assert sign * (raw - tau) * math.copysign(1.0, 0.5 - tau) > 0.04, (group, raw)
+        quantiles = test.filter(pl.col("g") == group).select(
+            (pl.col("y") <= cal.quantile_expr(tau)).mean().alias(str(tau))
+            for tau in (0.25, 0.5, 0.75)
+        )
+        assert np.allclose(quantiles.row(0), (0.25, 0.5, 0.75), atol=0.03), (group, quantiles)
+
+
+def test_isotonic_ensemble_tails_beyond_the_members_are_infinite(tmp_path: Path) -> None:
+    # Four members: the rank PIT puts them at levels 1/5 .. 4/5. A calibrated ensemble's
+    # 90 % interval needs its 5 % and 95 % quantiles, beyond the outer members: the
+    # members do not say how far, so the bounds are infinite (numpy would clamp them to
+    # the outer members, an interval covering about 60 %, not 90 %).
+    data = _ensembles(2000, 9, {"a": 1.0}, members=4)
+    cal = pc.fit_regression_calibrator(data, "y", ensemble="x", method="isotonic", level=0.9)
+    out = cal.apply(data.head(3))
+    assert out["lower"].to_list() == [-math.inf] * 3 and out["upper"].to_list() == [math.inf] * 3
+    middle = data.head(3).select(*cal.interval_exprs(level=0.4))
+    assert middle.select(pl.all().is_finite().all()).row(0) == (True, True)
+    path = cal.save(tmp_path / "isotonic.json")
+    loaded = pc.load_regression_calibrator(path)
+    assert loaded.params.equals(cal.params)
+    assert (loaded.form, loaded.method, loaded.level, loaded.ensemble) == (
+        "ensemble",
+        "isotonic",
+        0.9,
+        "x",
+    )
+    assert loaded.apply(data).equals(cal.apply(data))
+
+
+def test_isotonic_ensemble_weights_are_frequencies_and_bad_rows_refused() -> None:
+    # Weight 2 is the row twice: with the row's id, its two copies draw the same PIT.
+    data = _ensembles(60, 10, {"a": 0.5, "b": 2.0}).with_columns(
+        row=pl.int_range(pl.len()), w=(pl.int_range(pl.len()) % 3 + 1).cast(pl.Float64)
+    )
+    weighted = pc.fit_regression_calibrator(
+        data, "y", ensemble="x", by="g", method="isotonic", id="row", weight="w"
+    )
+    copies = data.select(pl.all().repeat_by(pl.col("w").cast(pl.Int64)).explode())
+    repeated = pc.fit_regression_calibrator(
+        copies, "y", ensemble="x", by="g", method="isotonic", id="row"
+    )
+    for column in ("x", "y"):
+        for a, b in zip(weighted.params[column], repeated.params[column], strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-15)
+    # Another seed, other draws.
+    other = pc.fit_regression_calibrator(
+        data, "y", ensemble="x", by="g", method="isotonic", id="row", seed=5
+    )
+    assert not other.params["x"].equals(repeated.params["x"])
+    bad = data.with_columns(x=pl.col("x").cast(pl.List(pl.Float64)))
+    bad = bad.with_columns(
+        x=pl.when(pl.col("row") == 4).then(pl.lit([1.0, None])).otherwise(pl.col("x"))
+    )
+    with pytest.raises(pc.CalibrationDataError, match=r"ensemble member null.*in 1 of"):
+        pc.fit_regression_calibrator(bad, "y", ensemble="x", method="isotonic")
+    with pytest.raises(TypeError, match="`seed=` and `id=` are the rank PIT's, used by"):
+        pc.fit_regression_calibrator(data, "y", ensemble="x", seed=3)
+    with pytest.raises(TypeError, match="`seed=` and `id=` are the rank PIT's"):
+        pc.fit_regression_calibrator(data.with_columns(s=1.0), "y", mean="y", std="s", id="row")
+    cal = pc.fit_regression_calibrator(data, "y", ensemble="x", method="isotonic")
+    with pytest.raises(TypeError, match="`mean=` and `std=` are the Gaussian form's"):
+        cal.quantile_expr(0.5, mean="y")
+    with pytest.raises(TypeError, match="`lower=` and `upper=` are the interval form's"):
+        cal.interval_exprs(lower="y")
+    with pytest.raises(ValueError, match=r"use interval_exprs\(\) or apply\(\) \(and cdf_expr"):
+        cal.expr()

@@ -39,7 +39,13 @@ from polars_calib._core.problem import (
 )
 from polars_calib._core.regression import _numeric
 
-__all__ = ["ENSEMBLE_TERMS", "ensemble_problem", "member_quantile", "rank_pit_expr"]
+__all__ = [
+    "ENSEMBLE_TERMS",
+    "ensemble_problem",
+    "member_quantile",
+    "rank_pit_expr",
+    "rank_quantile",
+]
 
 ENSEMBLE_TERMS = ("crps_energy", "crps_fair")
 """The row terms of an ensemble problem."""
@@ -123,11 +129,34 @@ def member_quantile(ensemble: IntoExpr, level: float | pl.Expr) -> pl.Expr:
     """
     members = _members(ensemble).list.sort()
     m = members.list.len()
-    h = (m - 1).cast(pl.Float64) * level
+    return _interpolated(members, m, (m - 1).cast(pl.Float64) * level)
+
+
+def rank_quantile(ensemble: IntoExpr, level: float | pl.Expr) -> pl.Expr:
+    """The quantile at `level` of each row's members on the rank PIT's scale.
+
+    The rank PIT puts the i-th smallest member (1-based) at level i / (M + 1), and is
+    linear between (a row's PIT is uniform within its rank): the quantile is numpy's
+    ``"weibull"`` rule (Hyndman and Fan's type 6), h = (M + 1) · level - 1 (0-based)
+    interpolated as :func:`member_quantile`. Below 1 / (M + 1) and above M / (M + 1) the
+    members say only that a mass of 1 / (M + 1) lies beyond each end, not where: -inf
+    and +inf there (numpy clamps to the extreme members instead). `level` and the nulls
+    as :func:`member_quantile`.
+    """
+    members = _members(ensemble).list.sort()
+    m = members.list.len()
+    # numpy's order of operations (M · level + level - 1), for its value to the last bit.
+    h = m.cast(pl.Float64) * level + level - 1.0
+    inside = _interpolated(members, m, h)
+    return pl.when(h < 0.0).then(float("-inf")).when(h > m - 1).then(float("inf")).otherwise(inside)
+
+
+def _interpolated(members: pl.Expr, m: pl.Expr, h: pl.Expr) -> pl.Expr:
+    """The sorted `members` at the 0-based position `h` in [0, M - 1], linear between them."""
     j = h.floor()
     g = h - j
     below = j.cast(pl.Int64)
-    # h rounds to M - 1 at most (level ≤ 1): the upper neighbour stops at the last member.
+    # h rounds to M - 1 at most: the upper neighbour stops at the last member.
     above = pl.min_horizontal(below + 1, m - 1)
     a = members.list.get(below, null_on_oob=True)
     b = members.list.get(above, null_on_oob=True)

@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import polars as pl
 
+from polars_calib._core.ensembles import ensemble_problem, rank_quantile
 from polars_calib._core.exprs import GroupKeys, IntoExpr, Keys, to_expr
 from polars_calib._core.files import write_text
 from polars_calib._core.options import check_choice
@@ -32,6 +33,7 @@ from polars_calib._core.quantiles import check_levels
 from polars_calib._core.regression import gaussian_problem
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._frames.regression_forms import Form
+from polars_calib._metrics.ensembles import rank_pit
 from polars_calib._recalibration.apply import _interpolate
 from polars_calib._recalibration.calibrator import _frame_from_json, _frame_to_json
 from polars_calib._recalibration.lookup import group_index, per_group
@@ -74,6 +76,7 @@ from polars_calib._recalibration.schema import (
     record,
     string,
 )
+from polars_calib._table.ensembles import prepare_ensemble
 from polars_calib._table.plan import FrameT, Prepared
 from polars_calib._table.regression import prepare_gaussian
 from polars_calib._version import __version__
@@ -89,7 +92,8 @@ __all__ = [
 
 RegressionRecalibration = Literal["std_scaling", "conformal", "isotonic"]
 """The recalibration methods of regression predictions (all three for the Gaussian
-form, ``"conformal"`` for intervals, ensembles and quantiles)."""
+form, ``"conformal"`` and ``"isotonic"`` for ensembles, ``"conformal"`` for intervals
+and quantiles)."""
 
 CalibratorForm = Literal["gaussian", "interval", "quantile", "ensemble"]
 """The prediction forms a regression calibrator recalibrates."""
@@ -123,7 +127,8 @@ class RegressionCalibrator:
     form: ``quantile``, the CQR correction (the interval [lower − quantile, upper +
     quantile]; infinite where ``fallback``). Ensemble form: ``quantile``, the CQR
     correction of the members' central interval at `level` (see
-    :meth:`interval_exprs`). Quantile form: ``shift``
+    :meth:`interval_exprs`), or, isotonic, the points ``x`` and ``y`` of the map R
+    from the rank PIT to its empirical CDF. Quantile form: ``shift``
     (List(Float64), one per level: q' = q + shift, then sorted; +inf at a level
     where ``fallback``). Build one with :func:`fit_regression_calibrator`.
     ``computed`` holds the keys fitted `by` an expression (computed again from the
@@ -160,7 +165,8 @@ class RegressionCalibrator:
             hint = {
                 "gaussian": "expr(), interval_exprs(), cdf_expr() or quantile_expr()",
                 "interval": "interval_exprs() or apply()",
-                "ensemble": "interval_exprs() or apply()",
+                "ensemble": "interval_exprs() or apply()"
+                + (" (and cdf_expr(), quantile_expr())" if self.method == "isotonic" else ""),
                 "quantile": "quantiles_expr() or apply()",
             }[self.form]
             msg = f"{name} is for {form} predictions, this calibrator's are {self.form}: use {hint}"
@@ -184,12 +190,21 @@ class RegressionCalibrator:
         return mu.cast(pl.Float64), sigma.cast(pl.Float64)
 
     def cdf_expr(
-        self, target: IntoExpr, *, mean: IntoExpr | None = None, std: IntoExpr | None = None
+        self,
+        target: IntoExpr,
+        *,
+        mean: IntoExpr | None = None,
+        std: IntoExpr | None = None,
+        ensemble: IntoExpr | None = None,
+        seed: int = 0,
+        id: IntoExpr | None = None,  # noqa: A002  (pc.rank_pit's row identity)
     ) -> pl.Expr:
         """Return the recalibrated PIT ``R(Φ((y - μ) / σ))`` of an isotonic calibrator.
 
         Null on a row with a null or refused input (see :func:`polars_calib.pit`) or
-        of a group not fitted.
+        of a group not fitted. Ensemble form: ``R(u)`` of the randomized rank PIT
+        ``u`` of `ensemble` (default: the fitted column) with its `seed` and `id`, as
+        :func:`polars_calib.rank_pit`.
 
         Examples
         --------
@@ -203,10 +218,20 @@ class RegressionCalibrator:
         [0.25, 0.5, 0.75, 1.0]
         """
         self._require("isotonic", "cdf_expr")
-        mu, sigma = self._gaussian(mean, std)
-        problem = gaussian_problem(target, mu, sigma)
-        assert problem.ok is not None  # a Gaussian problem has its one-pass rule
-        u = pl.when(problem.ok).then(problem.prob)
+        if self.form == "ensemble":
+            self._no_gaussian(mean, std)
+            u = rank_pit(target, ensemble=self._members(ensemble), seed=seed, id=id)
+        else:
+            if ensemble is not None or seed != 0 or id is not None:
+                msg = (
+                    "`ensemble=`, `seed=` and `id=` are the ensemble form's: this "
+                    "calibrator is Gaussian"
+                )
+                raise TypeError(msg)
+            mu, sigma = self._gaussian(mean, std)
+            problem = gaussian_problem(target, mu, sigma)
+            assert problem.ok is not None  # a Gaussian problem has its one-pass rule
+            u = pl.when(problem.ok).then(problem.prob)
         name = to_expr(target, "target").meta.output_name(raise_if_undetermined=False) or "cdf"
         if not self.params.height:
             return pl.lit(None, pl.Float64).alias(name)  # nothing fitted: every group unseen
@@ -214,12 +239,22 @@ class RegressionCalibrator:
         return _interpolate(self.params.select("x", "y"), g, u).alias(name)
 
     def quantile_expr(
-        self, level: float, *, mean: IntoExpr | None = None, std: IntoExpr | None = None
+        self,
+        level: float,
+        *,
+        mean: IntoExpr | None = None,
+        std: IntoExpr | None = None,
+        ensemble: IntoExpr | None = None,
     ) -> pl.Expr:
         """Return the recalibrated `level`-quantile ``μ + σ Φ⁻¹(R⁻¹(level))``, isotonic.
 
         ``R⁻¹(level)`` is one number per group (the smallest PIT where the map
-        reaches `level`); ``±inf`` where it is 0 or 1.
+        reaches `level`); ``±inf`` where it is 0 or 1. Ensemble form: the members'
+        quantile at level ``t = R⁻¹(level)`` on the rank PIT's scale, where the i-th
+        smallest of M members sits at i / (M + 1), linear between (numpy's
+        ``"weibull"`` rule); ``-inf`` below 1 / (M + 1) and ``+inf`` above
+        M / (M + 1), where the members do not say how far the tail goes. Null on a row
+        whose ensemble the ensemble form refuses, or of a group not fitted.
 
         Examples
         --------
@@ -235,9 +270,31 @@ class RegressionCalibrator:
         self._require("isotonic", "quantile_expr")
         tau = float(_check_level(level))
         points = zip(self.params["x"].to_list(), self.params["y"].to_list())
-        z = [normal_quantile(inverse(x, y, tau)) for x, y in points]
+        t = [inverse(x, y, tau) for x, y in points]
+        if self.form == "ensemble":
+            self._no_gaussian(mean, std)
+            members = self._members(ensemble)
+            # The target plays no part in the members' own checks: a constant stands in.
+            ok = ensemble_problem(pl.lit(0.0), members).ok
+            assert ok is not None  # an ensemble problem has its one-pass rule
+            quantile = rank_quantile(members, self._per_group(t))
+            return pl.when(ok).then(quantile).alias(f"quantile_{level}")
+        if ensemble is not None:
+            msg = "`ensemble=` is the ensemble form's: this calibrator is Gaussian"
+            raise TypeError(msg)
         mu, sigma = self._gaussian(mean, std)
+        z = [normal_quantile(u) for u in t]
         return (mu + sigma * self._per_group(z)).alias(f"quantile_{level}")
+
+    def _members(self, ensemble: IntoExpr | None) -> IntoExpr:
+        assert self.ensemble is not None  # the ensemble form's
+        return pl.col(self.ensemble) if ensemble is None else ensemble
+
+    @staticmethod
+    def _no_gaussian(mean: IntoExpr | None, std: IntoExpr | None) -> None:
+        if mean is not None or std is not None:
+            msg = "`mean=` and `std=` are the Gaussian form's: this calibrator is an ensemble's"
+            raise TypeError(msg)
 
     def _require(self, method: str, name: str) -> None:
         if self.method != method:
@@ -305,24 +362,34 @@ class RegressionCalibrator:
         >>> train.select(*cal.interval_exprs()).row(0)
         (-1.0, 1.0)
         """
-        if self.form in ("interval", "ensemble"):
+        if self.form == "interval" or (self.form == "ensemble" and self.method == "conformal"):
             return self._adjusted(mean, std, level, lower, upper, ensemble)
-        self._require_form("gaussian", "interval_exprs()")
-        if lower is not None or upper is not None or ensemble is not None:
-            msg = (
-                "`lower=`, `upper=` and `ensemble=` are the interval and ensemble forms': "
-                "this calibrator is Gaussian"
-            )
-            raise TypeError(msg)
+        if self.form == "ensemble":
+            if lower is not None or upper is not None:
+                msg = (
+                    "`lower=` and `upper=` are the interval form's: an ensemble calibrator "
+                    "takes `ensemble=`"
+                )
+                raise TypeError(msg)
+        else:
+            self._require_form("gaussian", "interval_exprs()")
+            if lower is not None or upper is not None or ensemble is not None:
+                msg = (
+                    "`lower=`, `upper=` and `ensemble=` are the interval and ensemble forms': "
+                    "this calibrator is Gaussian"
+                )
+                raise TypeError(msg)
         if self.method == "isotonic":
             chosen = self.level if level is None else level
             if chosen is None:
                 msg = "give the intervals' `level` (this calibrator holds none)"
                 raise ValueError(msg)
             nominal = float(_check_level(chosen))
-            lower = self.quantile_expr((1.0 - nominal) / 2.0, mean=mean, std=std)
-            upper = self.quantile_expr((1.0 + nominal) / 2.0, mean=mean, std=std)
-            return lower.alias("lower"), upper.alias("upper")
+            bounds = [
+                self.quantile_expr(tau, mean=mean, std=std, ensemble=ensemble)
+                for tau in ((1.0 - nominal) / 2.0, (1.0 + nominal) / 2.0)
+            ]
+            return bounds[0].alias("lower"), bounds[1].alias("upper")
         if self.method != "conformal":
             msg = (
                 "interval bounds need method 'conformal' or 'isotonic', this calibrator "
@@ -569,6 +636,8 @@ def fit_regression_calibrator(
     quantiles: str | Sequence[str] | None = None,
     levels: Sequence[float] | None = None,
     ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
     lower: str | None = None,
     upper: str | None = None,
     by: Keys = None,
@@ -595,7 +664,13 @@ def fit_regression_calibrator(
     ensemble
         The ensemble form: an Array or List column of M members per row (a sample
         from the predictive distribution), recalibrated as the central interval of
-        its members at `level` (method ``"conformal"``, the default).
+        its members at `level` (method ``"conformal"``, the default) or through its
+        randomized rank PIT (``"isotonic"``).
+    seed, id
+        The rank PIT's draws (as :func:`polars_calib.rank_pit`): the seed, and an
+        integer column holding a unique row id (default: the row's position in
+        `data`). Only for ``"isotonic"`` ensembles (else a ``TypeError`` unless left
+        at their defaults).
     lower, upper
         The interval form: column names of the bounds of one interval per row.
     by
@@ -616,6 +691,9 @@ def fit_regression_calibrator(
         Ensembles, ``"conformal"``: the same CQR correction of the members' central
         interval, from their empirical quantiles at (1 − level)/2 and (1 + level)/2
         (numpy's default ``"linear"`` rule, Hyndman and Fan's type 7).
+        Ensembles, ``"isotonic"``: the map R from the randomized rank PIT to its
+        empirical CDF in the group, as for the Gaussian form; the quantile at τ is the
+        members' quantile at R⁻¹(τ) on the rank PIT's scale (``quantile_expr``).
         Quantiles, ``"conformal"``: each level τ shifted by the ⌈(n + 1) τ⌉-th
         smallest y − q_τ of the group, then sorted (``quantiles_expr``).
     level
@@ -623,8 +701,8 @@ def fit_regression_calibrator(
         ensemble forms); for ``"isotonic"``, the level of the central intervals ``apply``
         adds; unused by σ scaling and the quantile form (each level is its own).
     weight
-        Row weights (σ scaling, and isotonic as frequency weights of the empirical
-        CDF).
+        Row weights (σ scaling, and isotonic, both forms, as frequency weights of the
+        empirical CDF).
 
     Returns
     -------
@@ -687,6 +765,8 @@ def fit_regression_calibrator(
         quantiles=quantiles,
         levels=levels,
         ensemble=ensemble,
+        seed=seed,
+        id=id,
         lower=lower,
         upper=upper,
     ).kind
@@ -695,8 +775,10 @@ def fit_regression_calibrator(
     )
     check_choice("method", chosen, get_args(RegressionRecalibration))
     exact_level = _check_level(level)
-    if kind != "gaussian" and chosen != "conformal":
-        msg = f"the {kind} form's recalibration is method 'conformal', got {chosen!r}"
+    allowed = {"gaussian": chosen, "ensemble": "isotonic"}.get(kind, "conformal")
+    if chosen not in ("conformal", allowed):
+        named = "'conformal'" + (" or 'isotonic'" if kind == "ensemble" else "")
+        msg = f"the {kind} form's recalibration is method {named}, got {chosen!r}"
         raise ValueError(msg)
     if chosen == "conformal" and weight is not None:
         msg = "`weight` is not supported with method 'conformal' (unweighted split conformal)"
@@ -717,9 +799,9 @@ def fit_regression_calibrator(
         columns, fields = ["quantile"], {"lower": lower, "upper": upper}
     elif kind == "ensemble":
         assert ensemble is not None
-        prepared, rows = ensemble_scores(data, target, ensemble, float(level), by)
-        fitted = _fit_scalar(rows, prepared.keys, "conformal", exact_level)
-        columns, fields = ["quantile"], {"ensemble": ensemble}
+        options = (seed, id, by, weight)
+        prepared, fitted, columns = _fit_ensemble(data, target, ensemble, options, chosen, level)
+        fields = {"ensemble": ensemble}
     elif kind == "quantile":
         assert quantiles is not None and levels is not None
         found = check_levels(levels)
@@ -763,17 +845,57 @@ def _gaussian_rows(
     """The Gaussian problem and its rows: keys, the method's score, weight, flags."""
     prepared = prepare_gaussian(data, target, mean=mean, std=std, by=by, weight=weight)
     problem = prepared.problem
-    refused = problem.refused.fill_null(False)
     z2 = problem.terms["squared_error"] / problem.terms["variance"]
     score = {"std_scaling": z2, "conformal": z2.sqrt(), "isotonic": problem.prob}[method]
-    rows = prepared.lf.select(
+    return prepared, _score_rows(prepared, score)
+
+
+def _score_rows(prepared: Prepared, score: pl.Expr) -> pl.LazyFrame:
+    """The problem's rows: keys, `score`, weight, flags."""
+    problem = prepared.problem
+    refused = problem.refused.fill_null(False)
+    return prepared.lf.select(
         *prepared.keys,
         score.alias(_SCORE),
         (pl.lit(1.0) if problem.weight is None else problem.weight).alias(WEIGHT),
         (problem.present & ~refused).alias(USED),
         refused.alias(REFUSED),
     )
-    return prepared, rows
+
+
+def _fit_ensemble(
+    data: pl.DataFrame | pl.LazyFrame,
+    target: str,
+    ensemble: str,
+    options: tuple[int, str | None, Keys, str | None],
+    method: RegressionRecalibration,
+    level: float,
+) -> tuple[Prepared, pl.DataFrame, list[str]]:
+    """Fit the ensemble form: the CQR correction of the members' central interval, or
+    the isotonic map of the rank PIT (`options`: its seed and id, the keys, the weight)."""
+    seed, identity, by, weight = options
+    if method == "conformal":
+        if seed != 0 or identity is not None:
+            msg = (
+                "`seed=` and `id=` are the rank PIT's, used by method 'isotonic': "
+                "'conformal' reads no PIT"
+            )
+            raise TypeError(msg)
+        prepared, rows = ensemble_scores(data, target, ensemble, level, by)
+        return prepared, _fit_scalar(rows, prepared.keys, method, _check_level(level)), ["quantile"]
+    prepared = prepare_ensemble(
+        data,
+        target,
+        ensemble=ensemble,
+        seed=seed,
+        id=identity,
+        by=by,
+        time=None,
+        every=None,
+        weight=weight,
+    )
+    rows = _score_rows(prepared, prepared.problem.prob)  # the rank PIT
+    return prepared, fit_pit_isotonic(rows, prepared.keys, _SCORE), ["x", "y"]
 
 
 def _quantile_columns(value: Any, path: str) -> None:
@@ -802,7 +924,8 @@ def _check_form(content: dict[str, Any]) -> str:
                 fail(f"options.{name}", f"is missing (a {form} calibrator's)")
             if other != form and options.get(name) is not None:
                 fail(f"options.{name}", f"must be null for a {form} calibrator")
-    if form != "gaussian" and method != "conformal":
+    allowed = {"gaussian": method, "ensemble": "isotonic"}.get(form, "conformal")
+    if method not in ("conformal", allowed):
         fail("method", f"must be 'conformal' for a {form} calibrator, got {method!r}")
     if form == "quantile":
         try:
@@ -857,11 +980,11 @@ def _check_params(content: dict[str, Any]) -> None:
     if form == "quantile":
         width = len(content["options"]["levels"])
         rules["shift"] = ("List(Float64)", array(optional(number()), length=width))
-    elif form in ("interval", "ensemble"):
-        rules["quantile"] = ("Float64", optional(number()))  # negative: the interval shrinks
-    elif method == "isotonic":
+    elif method == "isotonic":  # the Gaussian and ensemble forms' map of the PIT
         points = array(number(0.0, 1.0), least=2, order=True)
         rules |= {"x": ("List(Float64)", points), "y": ("List(Float64)", points)}
+    elif form in ("interval", "ensemble"):
+        rules["quantile"] = ("Float64", optional(number()))  # negative: the interval shrinks
     else:
         name = _PARAMETER[method]
         positive = number(0.0, above=True) if name == "scale" else optional(number(0.0))
