@@ -123,13 +123,11 @@ def member_quantile(ensemble: IntoExpr, level: float | pl.Expr) -> pl.Expr:
     x_(j) + g (x_(j + 1) - x_(j)), written as numpy's ``_lerp`` writes it
     (x_(j + 1) - (1 - g)(x_(j + 1) - x_(j)) when g ≥ 1/2), so the value is numpy's to the
     last bit. `level` is a number in [0, 1] or a Float64 expression (one per row). Null
-    for a null or empty ensemble; a row the ensemble's refused rule refuses (a null, NaN
-    or infinite member) gives a number that means nothing: mask it with the problem's
-    ``ok``.
+    for a null or empty ensemble or a null level; a row the ensemble's refused rule
+    refuses (a null, NaN or infinite member) gives a value that means nothing: mask it
+    with the problem's ``ok``.
     """
-    members = _members(ensemble).list.sort()
-    m = members.list.len()
-    return _interpolated(members, m, (m - 1).cast(pl.Float64) * level)
+    return _at_level(ensemble, level, lambda m, p: (m - 1.0) * p, tails=False)
 
 
 def rank_quantile(ensemble: IntoExpr, level: float | pl.Expr) -> pl.Expr:
@@ -143,25 +141,55 @@ def rank_quantile(ensemble: IntoExpr, level: float | pl.Expr) -> pl.Expr:
     and +inf there (numpy clamps to the extreme members instead). `level` and the nulls
     as :func:`member_quantile`.
     """
-    members = _members(ensemble).list.sort()
-    m = members.list.len()
     # numpy's order of operations (M · level + level - 1), for its value to the last bit.
-    h = m.cast(pl.Float64) * level + level - 1.0
-    inside = _interpolated(members, m, h)
-    return pl.when(h < 0.0).then(float("-inf")).when(h > m - 1).then(float("inf")).otherwise(inside)
+    return _at_level(ensemble, level, lambda m, p: m * p + p - 1.0, tails=True)
 
 
-def _interpolated(members: pl.Expr, m: pl.Expr, h: pl.Expr) -> pl.Expr:
-    """The sorted `members` at the 0-based position `h` in [0, M - 1], linear between them."""
+def _at_level(
+    ensemble: IntoExpr,
+    level: float | pl.Expr,
+    position: Callable[[pl.Expr, pl.Expr], pl.Expr],
+    *,
+    tails: bool,
+) -> pl.Expr:
+    """The sorted members at the 0-based `position` (M, level) ∈ [0, M - 1], linear between.
+
+    Written inside one ``list.eval`` over [level, sorted members...], where they are
+    ``pl.element()``, a leaf: the members are sorted once per row. Outside it, each of
+    the several reads of the sorted list would sort it again (Polars' common
+    subexpression elimination does not reach inside ``when``), and a bound of an applied
+    interval reads its two quantiles a dozen times (``docs/performance.md``).
+    `tails`: -inf below position 0 and +inf above M - 1 (else the clamped neighbours).
+    """
+    members = _members(ensemble).list.eval(pl.element().sort())
+    chosen = level if isinstance(level, pl.Expr) else pl.lit(level, pl.Float64)
+    return (
+        pl.concat_list(chosen.cast(pl.Float64), members)
+        .list.eval(_interpolated(pl.element(), position, tails=tails))
+        .list.first()
+    )
+
+
+def _interpolated(
+    packed: pl.Expr, position: Callable[[pl.Expr, pl.Expr], pl.Expr], *, tails: bool
+) -> pl.Expr:
+    """Inside ``list.eval`` of [level, sorted members...]: the quantile (see `_at_level`)."""
+    level, members = packed.first(), packed.slice(1)
+    m = members.len().cast(pl.Float64)
+    h = position(m, level)
     j = h.floor()
     g = h - j
     below = j.cast(pl.Int64)
     # h rounds to M - 1 at most: the upper neighbour stops at the last member.
-    above = pl.min_horizontal(below + 1, m - 1)
-    a = members.list.get(below, null_on_oob=True)
-    b = members.list.get(above, null_on_oob=True)
+    above = pl.min_horizontal(below + 1, m.cast(pl.Int64) - 1)
+    a = members.get(below, null_on_oob=True)
+    b = members.get(above, null_on_oob=True)
     step = b - a
-    return pl.when(g >= 0.5).then(b - step * (1.0 - g)).otherwise(a + step * g)
+    inside = pl.when(g >= 0.5).then(b - step * (1.0 - g)).otherwise(a + step * g)
+    if not tails:
+        return inside
+    beyond = pl.when(h < 0.0).then(float("-inf")).when(h > m - 1.0).then(float("inf"))
+    return pl.when(m < 1.0).then(None).otherwise(beyond.otherwise(inside))
 
 
 def _bound(value: pl.Expr, step: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:

@@ -40,7 +40,7 @@ from polars_calib._recalibration.lookup import group_index, per_group
 from polars_calib._recalibration.regression_forms import (
     SCORE,
     adjusted_interval,
-    ensemble_interval,
+    ensemble_adjusted,
     ensemble_scores,
     interval_scores,
     order_statistic,
@@ -422,17 +422,18 @@ class RegressionCalibrator:
                 raise TypeError(msg)
             assert self.ensemble is not None and self.level is not None  # the form's
             members = pl.col(self.ensemble) if ensemble is None else ensemble
-            lo, hi = ensemble_interval(members, self.level)
-        else:
-            if any(v is not None for v in (mean, std, level, ensemble)):
-                msg = (
-                    "an interval calibrator adjusts `lower=` and `upper=` at its fitted "
-                    "level: give no `mean`, `std`, `level` or `ensemble`"
-                )
-                raise TypeError(msg)
-            assert self.lower is not None and self.upper is not None  # the interval form's
-            lo = pl.col(self.lower) if lower is None else to_expr(lower, "lower")
-            hi = pl.col(self.upper) if upper is None else to_expr(upper, "upper")
+            quantile = self._per_group(self.params["quantile"].cast(pl.Float64))
+            new_lo, new_hi = ensemble_adjusted(members, self.level, quantile)
+            return new_lo.alias("lower"), new_hi.alias("upper")
+        if any(v is not None for v in (mean, std, level, ensemble)):
+            msg = (
+                "an interval calibrator adjusts `lower=` and `upper=` at its fitted "
+                "level: give no `mean`, `std`, `level` or `ensemble`"
+            )
+            raise TypeError(msg)
+        assert self.lower is not None and self.upper is not None  # the interval form's
+        lo = pl.col(self.lower) if lower is None else to_expr(lower, "lower")
+        hi = pl.col(self.upper) if upper is None else to_expr(upper, "upper")
         quantile = self._per_group(self.params["quantile"].cast(pl.Float64))
         new_lo, new_hi = adjusted_interval(lo, hi, quantile)
         return new_lo.alias("lower"), new_hi.alias("upper")

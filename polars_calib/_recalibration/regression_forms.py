@@ -34,6 +34,7 @@ from polars_calib._table.quantiles import prepare_quantiles
 __all__ = [
     "SCORE",
     "adjusted_interval",
+    "ensemble_adjusted",
     "ensemble_interval",
     "ensemble_scores",
     "interval_scores",
@@ -106,6 +107,25 @@ def ensemble_interval(ensemble: IntoExpr, level: float) -> tuple[pl.Expr, pl.Exp
     lower = member_quantile(ensemble, (1.0 - level) / 2.0)
     upper = member_quantile(ensemble, (1.0 + level) / 2.0)
     return pl.when(ok).then(lower), pl.when(ok).then(upper)
+
+
+def ensemble_adjusted(
+    ensemble: IntoExpr, level: float, quantile: pl.Expr
+) -> tuple[pl.Expr, pl.Expr]:
+    """The ensemble's central interval at `level`, adjusted as :func:`adjusted_interval`.
+
+    The adjustment reads each bound several times: it runs inside one ``list.eval`` over
+    [lower, upper, quantile], where they are leaves, so each row's members are sorted
+    and interpolated once per output bound, not once per read (see
+    :func:`~polars_calib._core.ensembles.member_quantile`).
+    """
+    lower, upper = ensemble_interval(ensemble, level)
+    packed = pl.concat_list(lower, upper, quantile.cast(pl.Float64))
+    new_lower, new_upper = adjusted_interval(*(pl.element().get(k) for k in range(3)))
+    return (
+        packed.list.eval(new_lower).list.first(),
+        packed.list.eval(new_upper).list.first(),
+    )
 
 
 def ensemble_scores(
