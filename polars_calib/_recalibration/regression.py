@@ -349,7 +349,9 @@ class RegressionCalibrator:
         form (`ensemble`: default the fitted column; no other argument): the same
         adjustment of the members' central interval at the fitted level (their type 7
         quantiles at ``(1 ∓ level) / 2``); null on a row whose ensemble the ensemble
-        form refuses (a null, NaN or infinite member, no member).
+        form refuses (a null, NaN or infinite member, no member). An isotonic ensemble
+        calibrator (`ensemble`, `level`) gives its recalibrated quantiles at
+        ``(1 ∓ level) / 2`` (:meth:`quantile_expr`).
 
         Examples
         --------
@@ -487,8 +489,8 @@ class RegressionCalibrator:
         """Return `data` with ``<std>_calibrated`` (σ scaling) or ``lower``/``upper`` added.
 
         ``lower``/``upper``: the conformal intervals (of the Gaussian or the ensemble
-        form), or the isotonic calibrator's recalibrated central intervals at its
-        fitted `level`. Interval form:
+        form), or the isotonic calibrator's (Gaussian or ensemble) recalibrated
+        central intervals at its fitted `level`. Interval form:
         ``<lower>_calibrated`` and ``<upper>_calibrated``. Quantile form:
         ``<quantiles>_calibrated`` (a list), or ``<column>_calibrated`` for each of K
         quantile columns.
