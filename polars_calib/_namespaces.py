@@ -643,6 +643,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
         quantiles: str | Sequence[str] | None = None,
         levels: Sequence[float] | None = None,
         ensemble: str | None = None,
+        seed: int = 0,
+        id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
         lower: str | None = None,
         upper: str | None = None,
         by: Keys = None,
@@ -670,6 +672,8 @@ class _FrameCalibNamespace(Generic[FrameT]):
             quantiles=quantiles,
             levels=levels,
             ensemble=ensemble,
+            seed=seed,
+            id=id,
             lower=lower,
             upper=upper,
             by=by,

@@ -228,8 +228,8 @@ def test_form_and_method_arguments_are_checked() -> None:
         pc.fit_regression_calibrator(data, "y", lower="lo", upper="hi", method="std_scaling")
     with pytest.raises(ValueError, match="`weight` is not supported"):
         pc.fit_regression_calibrator(data, "y", lower="lo", upper="hi", weight="mu")
-    with pytest.raises(ValueError, match="ensembles have no recalibration"):
-        pc.fit_regression_calibrator(data, "y", ensemble="lo")
+    with pytest.raises(ValueError, match="the ensemble form's recalibration is method 'conf"):
+        pc.fit_regression_calibrator(data, "y", ensemble="lo", method="std_scaling")
     with pytest.raises(TypeError, match="one interval per fit"):
         pc.fit_regression_calibrator(data, "y", lower=["lo"], upper=["hi"])  # type: ignore[arg-type]
     cal = pc.fit_regression_calibrator(data, "y", lower="lo", upper="hi")

@@ -86,6 +86,11 @@ def typed_regression(df: pl.DataFrame, lf: pl.LazyFrame, curve: pc.Curve) -> Non
     shifted = pc.fit_regression_calibrator(df, "y", quantiles=["q1", "q2"], levels=[0.1, 0.9])
     assert_type(shifted.quantiles_expr(), pl.Expr)
     assert_type(shifted.apply(lf), pl.LazyFrame)
+    members = pc.fit_regression_calibrator(df, "y", ensemble="x", by="g", level=0.8)
+    assert_type(members.interval_exprs(ensemble="x2"), tuple[pl.Expr, pl.Expr])
+    ranked = pc.fit_regression_calibrator(lf, "y", ensemble="x", method="isotonic", id="row")
+    assert_type(ranked.cdf_expr("y", seed=3, id="row"), pl.Expr)
+    assert_type(ranked.quantile_expr(0.9, ensemble="x"), pl.Expr)
     metrics: list[pc.RegressionMetric] = ["crps", "mean_absolute_calibration_error"]
     assert_type(pc.regression_summary(lf, "y", mean="mu", std="s", metrics=metrics), pl.LazyFrame)
     assert_type(pc.frame(df).quantile_reliability("y", mean="mu", std="s"), pl.DataFrame)

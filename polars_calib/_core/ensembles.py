@@ -39,7 +39,13 @@ from polars_calib._core.problem import (
 )
 from polars_calib._core.regression import _numeric
 
-__all__ = ["ENSEMBLE_TERMS", "ensemble_problem", "rank_pit_expr"]
+__all__ = [
+    "ENSEMBLE_TERMS",
+    "ensemble_problem",
+    "member_quantile",
+    "rank_pit_expr",
+    "rank_quantile",
+]
 
 ENSEMBLE_TERMS = ("crps_energy", "crps_fair")
 """The row terms of an ensemble problem."""
@@ -107,6 +113,83 @@ def ensemble_terms(y: pl.Expr, x: pl.Expr) -> dict[str, pl.Expr]:
         "crps_energy": spread - half_pairs / (m * m),
         "crps_fair": spread - half_pairs / (m * (m - 1.0)),
     }
+
+
+def member_quantile(ensemble: IntoExpr, level: float | pl.Expr) -> pl.Expr:
+    """The empirical quantile at `level` of each row's members (numpy's ``"linear"`` rule).
+
+    Hyndman and Fan's type 7, numpy's default: with the members sorted,
+    x_(0) ≤ … ≤ x_(M - 1), h = (M - 1) · level, j = ⌊h⌋ and g = h - j, the quantile is
+    x_(j) + g (x_(j + 1) - x_(j)), written as numpy's ``_lerp`` writes it
+    (x_(j + 1) - (1 - g)(x_(j + 1) - x_(j)) when g ≥ 1/2), so the value is numpy's to the
+    last bit. `level` is a number in [0, 1] or a Float64 expression (one per row). Null
+    for a null or empty ensemble or a null level; a row the ensemble's refused rule
+    refuses (a null, NaN or infinite member) gives a value that means nothing: mask it
+    with the problem's ``ok``.
+    """
+    return _at_level(ensemble, level, lambda m, p: (m - 1.0) * p, tails=False)
+
+
+def rank_quantile(ensemble: IntoExpr, level: float | pl.Expr) -> pl.Expr:
+    """The quantile at `level` of each row's members on the rank PIT's scale.
+
+    The rank PIT puts the i-th smallest member (1-based) at level i / (M + 1), and is
+    linear between (a row's PIT is uniform within its rank): the quantile is numpy's
+    ``"weibull"`` rule (Hyndman and Fan's type 6), h = (M + 1) · level - 1 (0-based)
+    interpolated as :func:`member_quantile`. Below 1 / (M + 1) and above M / (M + 1) the
+    members say only that a mass of 1 / (M + 1) lies beyond each end, not where: -inf
+    and +inf there (numpy clamps to the extreme members instead). `level` and the nulls
+    as :func:`member_quantile`.
+    """
+    # numpy's order of operations (M · level + level - 1), for its value to the last bit.
+    return _at_level(ensemble, level, lambda m, p: m * p + p - 1.0, tails=True)
+
+
+def _at_level(
+    ensemble: IntoExpr,
+    level: float | pl.Expr,
+    position: Callable[[pl.Expr, pl.Expr], pl.Expr],
+    *,
+    tails: bool,
+) -> pl.Expr:
+    """The sorted members at the 0-based `position` (M, level) ∈ [0, M - 1], linear between.
+
+    Written inside one ``list.eval`` over [level, sorted members...], where they are
+    ``pl.element()``, a leaf: the members are sorted once per row. Outside it, each of
+    the several reads of the sorted list would sort it again (Polars' common
+    subexpression elimination does not reach inside ``when``), and a bound of an applied
+    interval reads its two quantiles a dozen times (``docs/performance.md``).
+    `tails`: -inf below position 0 and +inf above M - 1 (else the clamped neighbours).
+    """
+    members = _members(ensemble).list.eval(pl.element().sort())
+    chosen = level if isinstance(level, pl.Expr) else pl.lit(level, pl.Float64)
+    return (
+        pl.concat_list(chosen.cast(pl.Float64), members)
+        .list.eval(_interpolated(pl.element(), position, tails=tails))
+        .list.first()
+    )
+
+
+def _interpolated(
+    packed: pl.Expr, position: Callable[[pl.Expr, pl.Expr], pl.Expr], *, tails: bool
+) -> pl.Expr:
+    """Inside ``list.eval`` of [level, sorted members...]: the quantile (see `_at_level`)."""
+    level, members = packed.first(), packed.slice(1)
+    m = members.len().cast(pl.Float64)
+    h = position(m, level)
+    j = h.floor()
+    g = h - j
+    below = j.cast(pl.Int64)
+    # h rounds to M - 1 at most: the upper neighbour stops at the last member.
+    above = pl.min_horizontal(below + 1, m.cast(pl.Int64) - 1)
+    a = members.get(below, null_on_oob=True)
+    b = members.get(above, null_on_oob=True)
+    step = b - a
+    inside = pl.when(g >= 0.5).then(b - step * (1.0 - g)).otherwise(a + step * g)
+    if not tails:
+        return inside
+    beyond = pl.when(h < 0.0).then(float("-inf")).when(h > m - 1.0).then(float("inf"))
+    return pl.when(m < 1.0).then(None).otherwise(beyond.otherwise(inside))
 
 
 def _bound(value: pl.Expr, step: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:

@@ -1,6 +1,6 @@
 """Recalibration of regression predictions per group: σ scaling, split-conformal intervals and
 the isotonic recalibration of the PIT (:mod:`polars_calib._recalibration.regression_isotonic`)
-for Gaussian predictions; conformalized intervals and quantiles
+for Gaussian predictions; conformalized intervals, ensembles and quantiles
 (:mod:`polars_calib._recalibration.regression_forms`).
 
 :func:`fit_regression_calibrator` reads the Gaussian problem's rows (the one refused
@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import polars as pl
 
+from polars_calib._core.ensembles import ensemble_problem, rank_quantile
 from polars_calib._core.exprs import GroupKeys, IntoExpr, Keys, to_expr
 from polars_calib._core.files import write_text
 from polars_calib._core.options import check_choice
@@ -32,12 +33,15 @@ from polars_calib._core.quantiles import check_levels
 from polars_calib._core.regression import gaussian_problem
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._frames.regression_forms import Form
+from polars_calib._metrics.ensembles import rank_pit
 from polars_calib._recalibration.apply import _interpolate
 from polars_calib._recalibration.calibrator import _frame_from_json, _frame_to_json
 from polars_calib._recalibration.lookup import group_index, per_group
 from polars_calib._recalibration.regression_forms import (
     SCORE,
     adjusted_interval,
+    ensemble_adjusted,
+    ensemble_scores,
     interval_scores,
     order_statistic,
     quantile_scores,
@@ -72,6 +76,7 @@ from polars_calib._recalibration.schema import (
     record,
     string,
 )
+from polars_calib._table.ensembles import prepare_ensemble
 from polars_calib._table.plan import FrameT, Prepared
 from polars_calib._table.regression import prepare_gaussian
 from polars_calib._version import __version__
@@ -87,9 +92,10 @@ __all__ = [
 
 RegressionRecalibration = Literal["std_scaling", "conformal", "isotonic"]
 """The recalibration methods of regression predictions (all three for the Gaussian
-form, ``"conformal"`` for intervals and quantiles)."""
+form, ``"conformal"`` and ``"isotonic"`` for ensembles, ``"conformal"`` for intervals
+and quantiles)."""
 
-CalibratorForm = Literal["gaussian", "interval", "quantile"]
+CalibratorForm = Literal["gaussian", "interval", "quantile", "ensemble"]
 """The prediction forms a regression calibrator recalibrates."""
 
 REGRESSION_FORMAT = "polars_calib.regression_calibrator"
@@ -97,7 +103,9 @@ REGRESSION_FORMAT = "polars_calib.regression_calibrator"
 
 REGRESSION_FORMAT_VERSION = 2
 """Version 2 adds the interval and quantile forms (``options.form`` and their columns);
-a version 1 file is a Gaussian calibrator and still loads."""
+a version 1 file is a Gaussian calibrator and still loads. The ensemble form adds
+``options.ensemble``, written only in an ensemble calibrator's file, so every other
+file is unchanged (and an older reader refuses an ensemble file by that field)."""
 
 _SCORE = SCORE
 _PARAMETER: dict[str, str] = {"std_scaling": "scale", "conformal": "quantile"}
@@ -117,7 +125,10 @@ class RegressionCalibrator:
     points ``x`` and ``y`` (List(Float64)) of the map R from the PIT to its empirical
     CDF (the identity where ``fallback``, a group without used weight). Interval
     form: ``quantile``, the CQR correction (the interval [lower − quantile, upper +
-    quantile]; infinite where ``fallback``). Quantile form: ``shift``
+    quantile]; infinite where ``fallback``). Ensemble form: ``quantile``, the CQR
+    correction of the members' central interval at `level` (see
+    :meth:`interval_exprs`), or, isotonic, the points ``x`` and ``y`` of the map R
+    from the rank PIT to its empirical CDF. Quantile form: ``shift``
     (List(Float64), one per level: q' = q + shift, then sorted; +inf at a level
     where ``fallback``). Build one with :func:`fit_regression_calibrator`.
     ``computed`` holds the keys fitted `by` an expression (computed again from the
@@ -137,6 +148,7 @@ class RegressionCalibrator:
     upper: str | None = None
     quantiles: str | tuple[str, ...] | None = None
     levels: tuple[float, ...] | None = None
+    ensemble: str | None = None
 
     def _keys(self) -> list[pl.Expr]:
         return [self.computed.get(k, pl.col(k)) for k in self.by]
@@ -153,6 +165,8 @@ class RegressionCalibrator:
             hint = {
                 "gaussian": "expr(), interval_exprs(), cdf_expr() or quantile_expr()",
                 "interval": "interval_exprs() or apply()",
+                "ensemble": "interval_exprs() or apply()"
+                + (" (and cdf_expr(), quantile_expr())" if self.method == "isotonic" else ""),
                 "quantile": "quantiles_expr() or apply()",
             }[self.form]
             msg = f"{name} is for {form} predictions, this calibrator's are {self.form}: use {hint}"
@@ -176,12 +190,21 @@ class RegressionCalibrator:
         return mu.cast(pl.Float64), sigma.cast(pl.Float64)
 
     def cdf_expr(
-        self, target: IntoExpr, *, mean: IntoExpr | None = None, std: IntoExpr | None = None
+        self,
+        target: IntoExpr,
+        *,
+        mean: IntoExpr | None = None,
+        std: IntoExpr | None = None,
+        ensemble: IntoExpr | None = None,
+        seed: int = 0,
+        id: IntoExpr | None = None,  # noqa: A002  (pc.rank_pit's row identity)
     ) -> pl.Expr:
         """Return the recalibrated PIT ``R(Φ((y - μ) / σ))`` of an isotonic calibrator.
 
         Null on a row with a null or refused input (see :func:`polars_calib.pit`) or
-        of a group not fitted.
+        of a group not fitted. Ensemble form: ``R(u)`` of the randomized rank PIT
+        ``u`` of `ensemble` (default: the fitted column) with its `seed` and `id`, as
+        :func:`polars_calib.rank_pit`.
 
         Examples
         --------
@@ -195,10 +218,20 @@ class RegressionCalibrator:
         [0.25, 0.5, 0.75, 1.0]
         """
         self._require("isotonic", "cdf_expr")
-        mu, sigma = self._gaussian(mean, std)
-        problem = gaussian_problem(target, mu, sigma)
-        assert problem.ok is not None  # a Gaussian problem has its one-pass rule
-        u = pl.when(problem.ok).then(problem.prob)
+        if self.form == "ensemble":
+            self._no_gaussian(mean, std)
+            u = rank_pit(target, ensemble=self._members(ensemble), seed=seed, id=id)
+        else:
+            if ensemble is not None or seed != 0 or id is not None:
+                msg = (
+                    "`ensemble=`, `seed=` and `id=` are the ensemble form's: this "
+                    "calibrator is Gaussian"
+                )
+                raise TypeError(msg)
+            mu, sigma = self._gaussian(mean, std)
+            problem = gaussian_problem(target, mu, sigma)
+            assert problem.ok is not None  # a Gaussian problem has its one-pass rule
+            u = pl.when(problem.ok).then(problem.prob)
         name = to_expr(target, "target").meta.output_name(raise_if_undetermined=False) or "cdf"
         if not self.params.height:
             return pl.lit(None, pl.Float64).alias(name)  # nothing fitted: every group unseen
@@ -206,12 +239,22 @@ class RegressionCalibrator:
         return _interpolate(self.params.select("x", "y"), g, u).alias(name)
 
     def quantile_expr(
-        self, level: float, *, mean: IntoExpr | None = None, std: IntoExpr | None = None
+        self,
+        level: float,
+        *,
+        mean: IntoExpr | None = None,
+        std: IntoExpr | None = None,
+        ensemble: IntoExpr | None = None,
     ) -> pl.Expr:
         """Return the recalibrated `level`-quantile ``μ + σ Φ⁻¹(R⁻¹(level))``, isotonic.
 
         ``R⁻¹(level)`` is one number per group (the smallest PIT where the map
-        reaches `level`); ``±inf`` where it is 0 or 1.
+        reaches `level`); ``±inf`` where it is 0 or 1. Ensemble form: the members'
+        quantile at level ``t = R⁻¹(level)`` on the rank PIT's scale, where the i-th
+        smallest of M members sits at i / (M + 1), linear between (numpy's
+        ``"weibull"`` rule); ``-inf`` below 1 / (M + 1) and ``+inf`` above
+        M / (M + 1), where the members do not say how far the tail goes. Null on a row
+        whose ensemble the ensemble form refuses, or of a group not fitted.
 
         Examples
         --------
@@ -227,9 +270,31 @@ class RegressionCalibrator:
         self._require("isotonic", "quantile_expr")
         tau = float(_check_level(level))
         points = zip(self.params["x"].to_list(), self.params["y"].to_list())
-        z = [normal_quantile(inverse(x, y, tau)) for x, y in points]
+        t = [inverse(x, y, tau) for x, y in points]
+        if self.form == "ensemble":
+            self._no_gaussian(mean, std)
+            members = self._members(ensemble)
+            # The target plays no part in the members' own checks: a constant stands in.
+            ok = ensemble_problem(pl.lit(0.0), members).ok
+            assert ok is not None  # an ensemble problem has its one-pass rule
+            quantile = rank_quantile(members, self._per_group(t))
+            return pl.when(ok).then(quantile).alias(f"quantile_{level}")
+        if ensemble is not None:
+            msg = "`ensemble=` is the ensemble form's: this calibrator is Gaussian"
+            raise TypeError(msg)
         mu, sigma = self._gaussian(mean, std)
+        z = [normal_quantile(u) for u in t]
         return (mu + sigma * self._per_group(z)).alias(f"quantile_{level}")
+
+    def _members(self, ensemble: IntoExpr | None) -> IntoExpr:
+        assert self.ensemble is not None  # the ensemble form's
+        return pl.col(self.ensemble) if ensemble is None else ensemble
+
+    @staticmethod
+    def _no_gaussian(mean: IntoExpr | None, std: IntoExpr | None) -> None:
+        if mean is not None or std is not None:
+            msg = "`mean=` and `std=` are the Gaussian form's: this calibrator is an ensemble's"
+            raise TypeError(msg)
 
     def _require(self, method: str, name: str) -> None:
         if self.method != method:
@@ -270,6 +335,7 @@ class RegressionCalibrator:
         level: float | None = None,
         lower: IntoExpr | None = None,
         upper: IntoExpr | None = None,
+        ensemble: IntoExpr | None = None,
     ) -> tuple[pl.Expr, pl.Expr]:
         """Return the interval's bounds, named ``lower`` and ``upper``.
 
@@ -279,7 +345,13 @@ class RegressionCalibrator:
         Interval form (`lower`, `upper`: default the fitted columns; no `mean`,
         `std` or `level`): ``[lower − q, upper + q]``, the midpoint of the input
         interval where ``q < −(upper − lower) / 2`` would invert it; null on a row
-        whose bounds the interval form refuses, or of a group not fitted.
+        whose bounds the interval form refuses, or of a group not fitted. Ensemble
+        form (`ensemble`: default the fitted column; no other argument): the same
+        adjustment of the members' central interval at the fitted level (their type 7
+        quantiles at ``(1 ∓ level) / 2``); null on a row whose ensemble the ensemble
+        form refuses (a null, NaN or infinite member, no member). An isotonic ensemble
+        calibrator (`ensemble`, `level`) gives its recalibrated quantiles at
+        ``(1 ∓ level) / 2`` (:meth:`quantile_expr`).
 
         Examples
         --------
@@ -292,21 +364,34 @@ class RegressionCalibrator:
         >>> train.select(*cal.interval_exprs()).row(0)
         (-1.0, 1.0)
         """
-        if self.form == "interval":
-            return self._adjusted(mean, std, level, lower, upper)
-        self._require_form("gaussian", "interval_exprs()")
-        if lower is not None or upper is not None:
-            msg = "`lower=` and `upper=` are the interval form's: this calibrator is Gaussian"
-            raise TypeError(msg)
+        if self.form == "interval" or (self.form == "ensemble" and self.method == "conformal"):
+            return self._adjusted(mean, std, level, lower, upper, ensemble)
+        if self.form == "ensemble":
+            if lower is not None or upper is not None:
+                msg = (
+                    "`lower=` and `upper=` are the interval form's: an ensemble calibrator "
+                    "takes `ensemble=`"
+                )
+                raise TypeError(msg)
+        else:
+            self._require_form("gaussian", "interval_exprs()")
+            if lower is not None or upper is not None or ensemble is not None:
+                msg = (
+                    "`lower=`, `upper=` and `ensemble=` are the interval and ensemble forms': "
+                    "this calibrator is Gaussian"
+                )
+                raise TypeError(msg)
         if self.method == "isotonic":
             chosen = self.level if level is None else level
             if chosen is None:
                 msg = "give the intervals' `level` (this calibrator holds none)"
                 raise ValueError(msg)
             nominal = float(_check_level(chosen))
-            lower = self.quantile_expr((1.0 - nominal) / 2.0, mean=mean, std=std)
-            upper = self.quantile_expr((1.0 + nominal) / 2.0, mean=mean, std=std)
-            return lower.alias("lower"), upper.alias("upper")
+            bounds = [
+                self.quantile_expr(tau, mean=mean, std=std, ensemble=ensemble)
+                for tau in ((1.0 - nominal) / 2.0, (1.0 + nominal) / 2.0)
+            ]
+            return bounds[0].alias("lower"), bounds[1].alias("upper")
         if self.method != "conformal":
             msg = (
                 "interval bounds need method 'conformal' or 'isotonic', this calibrator "
@@ -327,12 +412,25 @@ class RegressionCalibrator:
         level: float | None,
         lower: IntoExpr | None,
         upper: IntoExpr | None,
+        ensemble: IntoExpr | None,
     ) -> tuple[pl.Expr, pl.Expr]:
-        """The interval form's conformalized bounds (see :meth:`interval_exprs`)."""
-        if mean is not None or std is not None or level is not None:
+        """The interval and ensemble forms' conformalized bounds (see :meth:`interval_exprs`)."""
+        if self.form == "ensemble":
+            if any(v is not None for v in (mean, std, level, lower, upper)):
+                msg = (
+                    "an ensemble calibrator adjusts the central interval of `ensemble=` at "
+                    "its fitted level: give no `mean`, `std`, `level`, `lower` or `upper`"
+                )
+                raise TypeError(msg)
+            assert self.ensemble is not None and self.level is not None  # the form's
+            members = pl.col(self.ensemble) if ensemble is None else ensemble
+            quantile = self._per_group(self.params["quantile"].cast(pl.Float64))
+            new_lo, new_hi = ensemble_adjusted(members, self.level, quantile)
+            return new_lo.alias("lower"), new_hi.alias("upper")
+        if any(v is not None for v in (mean, std, level, ensemble)):
             msg = (
-                "an interval calibrator adjusts `lower=` and `upper=` at its fitted level: "
-                "give no `mean`, `std` or `level`"
+                "an interval calibrator adjusts `lower=` and `upper=` at its fitted "
+                "level: give no `mean`, `std`, `level` or `ensemble`"
             )
             raise TypeError(msg)
         assert self.lower is not None and self.upper is not None  # the interval form's
@@ -390,8 +488,9 @@ class RegressionCalibrator:
     def apply(self, data: FrameT) -> FrameT:
         """Return `data` with ``<std>_calibrated`` (σ scaling) or ``lower``/``upper`` added.
 
-        ``lower``/``upper``: the conformal intervals, or the isotonic calibrator's
-        recalibrated central intervals at its fitted `level`. Interval form:
+        ``lower``/``upper``: the conformal intervals (of the Gaussian or the ensemble
+        form), or the isotonic calibrator's (Gaussian or ensemble) recalibrated
+        central intervals at its fitted `level`. Interval form:
         ``<lower>_calibrated`` and ``<upper>_calibrated``. Quantile form:
         ``<quantiles>_calibrated`` (a list), or ``<column>_calibrated`` for each of K
         quantile columns.
@@ -422,7 +521,7 @@ class RegressionCalibrator:
                 listed.list.get(k).alias(f"{name}_calibrated")
                 for k, name in enumerate(self.quantiles)
             )
-        if self.method in ("conformal", "isotonic"):
+        if self.form == "ensemble" or self.method in ("conformal", "isotonic"):
             return data.with_columns(*self.interval_exprs())
         return data.with_columns(self.expr().alias(f"{self.std}_calibrated"))
 
@@ -456,6 +555,8 @@ class RegressionCalibrator:
             "levels": None if self.levels is None else list(self.levels),
             "level": self.level,
         }
+        if self.form == "ensemble":
+            options["ensemble"] = self.ensemble  # only here: other forms' files are unchanged
         return {
             "format": REGRESSION_FORMAT,
             "format_version": REGRESSION_FORMAT_VERSION,
@@ -538,6 +639,8 @@ def fit_regression_calibrator(
     quantiles: str | Sequence[str] | None = None,
     levels: Sequence[float] | None = None,
     ensemble: str | None = None,
+    seed: int = 0,
+    id: str | None = None,  # noqa: A002  (pc.rank_pit's row identity)
     lower: str | None = None,
     upper: str | None = None,
     by: Keys = None,
@@ -562,8 +665,15 @@ def fit_regression_calibrator(
         The quantile form: an Array or List column of K predicted quantiles (or K
         column names) at their K levels in (0, 1), strictly increasing.
     ensemble
-        The ensemble form has no recalibration (a ``ValueError``): see
-        ``docs/regression.md``.
+        The ensemble form: an Array or List column of M members per row (a sample
+        from the predictive distribution), recalibrated as the central interval of
+        its members at `level` (method ``"conformal"``, the default) or through its
+        randomized rank PIT (``"isotonic"``).
+    seed, id
+        The rank PIT's draws (as :func:`polars_calib.rank_pit`): the seed, and an
+        integer column holding a unique row id (default: the row's position in
+        `data`). Only for ``"isotonic"`` ensembles (else a ``TypeError`` unless left
+        at their defaults).
     lower, upper
         The interval form: column names of the bounds of one interval per row.
     by
@@ -581,15 +691,21 @@ def fit_regression_calibrator(
         2019, MAPIE's ``ConformalizedQuantileRegressor`` with a symmetric
         correction): q the ⌈(n + 1) · level⌉-th smallest score max(lower − y, y −
         upper), the interval [lower − q, upper + q] (``interval_exprs``).
+        Ensembles, ``"conformal"``: the same CQR correction of the members' central
+        interval, from their empirical quantiles at (1 − level)/2 and (1 + level)/2
+        (numpy's default ``"linear"`` rule, Hyndman and Fan's type 7).
+        Ensembles, ``"isotonic"``: the map R from the randomized rank PIT to its
+        empirical CDF in the group, as for the Gaussian form; the quantile at τ is the
+        members' quantile at R⁻¹(τ) on the rank PIT's scale (``quantile_expr``).
         Quantiles, ``"conformal"``: each level τ shifted by the ⌈(n + 1) τ⌉-th
         smallest y − q_τ of the group, then sorted (``quantiles_expr``).
     level
-        The conformal intervals' nominal coverage, in (0, 1) (Gaussian and interval
-        forms); for ``"isotonic"``, the level of the central intervals ``apply``
+        The conformal intervals' nominal coverage, in (0, 1) (Gaussian, interval and
+        ensemble forms); for ``"isotonic"``, the level of the central intervals ``apply``
         adds; unused by σ scaling and the quantile form (each level is its own).
     weight
-        Row weights (σ scaling, and isotonic as frequency weights of the empirical
-        CDF).
+        Row weights (σ scaling, and isotonic, both forms, as frequency weights of the
+        empirical CDF).
 
     Returns
     -------
@@ -603,7 +719,8 @@ def fit_regression_calibrator(
         A missing or non-numeric column, or refused rows (the form's rule, as
         :func:`regression_summary`'s: a NaN or infinite target or mean, a standard
         deviation that is not a positive finite number, a bad weight, a lower bound
-        above its upper bound, crossing quantiles), counted per check. A row with a
+        above its upper bound, crossing quantiles, an ensemble member null, NaN or
+        infinite, an ensemble with no member), counted per check. A row with a
         null is ignored.
 
     Notes
@@ -651,6 +768,8 @@ def fit_regression_calibrator(
         quantiles=quantiles,
         levels=levels,
         ensemble=ensemble,
+        seed=seed,
+        id=id,
         lower=lower,
         upper=upper,
     ).kind
@@ -659,14 +778,10 @@ def fit_regression_calibrator(
     )
     check_choice("method", chosen, get_args(RegressionRecalibration))
     exact_level = _check_level(level)
-    if kind == "ensemble":
-        msg = (
-            "ensembles have no recalibration yet: summarize the members as quantiles "
-            "(`quantiles=`, `levels=`) or an interval (`lower=`, `upper=`) and fit that form"
-        )
-        raise ValueError(msg)
-    if kind != "gaussian" and chosen != "conformal":
-        msg = f"the {kind} form's recalibration is method 'conformal', got {chosen!r}"
+    allowed = {"gaussian": chosen, "ensemble": "isotonic"}.get(kind, "conformal")
+    if chosen not in ("conformal", allowed):
+        named = "'conformal'" + (" or 'isotonic'" if kind == "ensemble" else "")
+        msg = f"the {kind} form's recalibration is method {named}, got {chosen!r}"
         raise ValueError(msg)
     if chosen == "conformal" and weight is not None:
         msg = "`weight` is not supported with method 'conformal' (unweighted split conformal)"
@@ -685,6 +800,11 @@ def fit_regression_calibrator(
         prepared, rows = interval_scores(data, target, lower, upper, by)
         fitted = _fit_scalar(rows, prepared.keys, "conformal", exact_level)
         columns, fields = ["quantile"], {"lower": lower, "upper": upper}
+    elif kind == "ensemble":
+        assert ensemble is not None
+        options = (seed, id, by, weight)
+        prepared, fitted, columns = _fit_ensemble(data, target, ensemble, options, chosen, level)
+        fields = {"ensemble": ensemble}
     elif kind == "quantile":
         assert quantiles is not None and levels is not None
         found = check_levels(levels)
@@ -728,17 +848,57 @@ def _gaussian_rows(
     """The Gaussian problem and its rows: keys, the method's score, weight, flags."""
     prepared = prepare_gaussian(data, target, mean=mean, std=std, by=by, weight=weight)
     problem = prepared.problem
-    refused = problem.refused.fill_null(False)
     z2 = problem.terms["squared_error"] / problem.terms["variance"]
     score = {"std_scaling": z2, "conformal": z2.sqrt(), "isotonic": problem.prob}[method]
-    rows = prepared.lf.select(
+    return prepared, _score_rows(prepared, score)
+
+
+def _score_rows(prepared: Prepared, score: pl.Expr) -> pl.LazyFrame:
+    """The problem's rows: keys, `score`, weight, flags."""
+    problem = prepared.problem
+    refused = problem.refused.fill_null(False)
+    return prepared.lf.select(
         *prepared.keys,
         score.alias(_SCORE),
         (pl.lit(1.0) if problem.weight is None else problem.weight).alias(WEIGHT),
         (problem.present & ~refused).alias(USED),
         refused.alias(REFUSED),
     )
-    return prepared, rows
+
+
+def _fit_ensemble(
+    data: pl.DataFrame | pl.LazyFrame,
+    target: str,
+    ensemble: str,
+    options: tuple[int, str | None, Keys, str | None],
+    method: RegressionRecalibration,
+    level: float,
+) -> tuple[Prepared, pl.DataFrame, list[str]]:
+    """Fit the ensemble form: the CQR correction of the members' central interval, or
+    the isotonic map of the rank PIT (`options`: its seed and id, the keys, the weight)."""
+    seed, identity, by, weight = options
+    if method == "conformal":
+        if seed != 0 or identity is not None:
+            msg = (
+                "`seed=` and `id=` are the rank PIT's, used by method 'isotonic': "
+                "'conformal' reads no PIT"
+            )
+            raise TypeError(msg)
+        prepared, rows = ensemble_scores(data, target, ensemble, level, by)
+        return prepared, _fit_scalar(rows, prepared.keys, method, _check_level(level)), ["quantile"]
+    prepared = prepare_ensemble(
+        data,
+        target,
+        ensemble=ensemble,
+        seed=seed,
+        id=identity,
+        by=by,
+        time=None,
+        every=None,
+        weight=weight,
+    )
+    rows = _score_rows(prepared, prepared.problem.prob)  # the rank PIT
+    return prepared, fit_pit_isotonic(rows, prepared.keys, _SCORE), ["x", "y"]
 
 
 def _quantile_columns(value: Any, path: str) -> None:
@@ -753,6 +913,7 @@ _FORM_OPTIONS: dict[str, tuple[str, ...]] = {
     "gaussian": ("mean", "std"),
     "interval": ("lower", "upper"),
     "quantile": ("quantiles", "levels"),
+    "ensemble": ("ensemble",),
 }
 
 
@@ -766,7 +927,8 @@ def _check_form(content: dict[str, Any]) -> str:
                 fail(f"options.{name}", f"is missing (a {form} calibrator's)")
             if other != form and options.get(name) is not None:
                 fail(f"options.{name}", f"must be null for a {form} calibrator")
-    if form != "gaussian" and method != "conformal":
+    allowed = {"gaussian": method, "ensemble": "isotonic"}.get(form, "conformal")
+    if method not in ("conformal", allowed):
         fail("method", f"must be 'conformal' for a {form} calibrator, got {method!r}")
     if form == "quantile":
         try:
@@ -795,6 +957,7 @@ _CONTENT = record(
                 "upper": optional(string),
                 "quantiles": optional(_quantile_columns),
                 "levels": optional(array(number(0.0, 1.0, above=True), least=1)),
+                "ensemble": optional(string),
                 "level": optional(number(0.0, 1.0, above=True)),
             },
             ("level",),
@@ -820,11 +983,11 @@ def _check_params(content: dict[str, Any]) -> None:
     if form == "quantile":
         width = len(content["options"]["levels"])
         rules["shift"] = ("List(Float64)", array(optional(number()), length=width))
-    elif form == "interval":
-        rules["quantile"] = ("Float64", optional(number()))  # negative: the interval shrinks
-    elif method == "isotonic":
+    elif method == "isotonic":  # the Gaussian and ensemble forms' map of the PIT
         points = array(number(0.0, 1.0), least=2, order=True)
         rules |= {"x": ("List(Float64)", points), "y": ("List(Float64)", points)}
+    elif form in ("interval", "ensemble"):
+        rules["quantile"] = ("Float64", optional(number()))  # negative: the interval shrinks
     else:
         name = _PARAMETER[method]
         positive = number(0.0, above=True) if name == "scale" else optional(number(0.0))
@@ -926,4 +1089,5 @@ def load_regression_calibrator(path: str | Path) -> RegressionCalibrator:
         upper=options.get("upper"),
         quantiles=tuple(quantiles) if isinstance(quantiles, list) else quantiles,
         levels=None if levels is None else tuple(float(v) for v in levels),
+        ensemble=options.get("ensemble"),
     )

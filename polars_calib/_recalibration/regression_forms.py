@@ -1,13 +1,16 @@
-"""Conformal recalibration of interval and quantile predictions per group.
+"""Conformal recalibration of interval, ensemble and quantile predictions per group.
 
 The fits read each form's problem (the one refused rule of
-:func:`~polars_calib._table.intervals.prepare_intervals` and
+:func:`~polars_calib._table.intervals.prepare_intervals`,
+:func:`~polars_calib._table.ensembles.prepare_ensemble` and
 :func:`~polars_calib._table.quantiles.prepare_quantiles`) and take each group's
 order statistics in one aggregation; the applied bounds and quantiles are pure
 expressions (:class:`~polars_calib.RegressionCalibrator`). The order statistic, its
 finite-sample guarantee and the handling of inverted intervals and crossing quantiles
-are derived in ``docs/regression.md``, "Conformal recalibration of intervals and
-quantiles".
+are derived in ``docs/regression.md``, "Conformal recalibration of intervals, ensembles and
+quantiles". An ensemble is conformalized as the interval between its members'
+empirical quantiles at (1 ∓ level) / 2 (:func:`ensemble_interval`), with the interval
+form's score and correction.
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ from fractions import Fraction
 
 import polars as pl
 
-from polars_calib._core.exprs import Keys
+from polars_calib._core.ensembles import ensemble_problem, member_quantile
+from polars_calib._core.exprs import IntoExpr, Keys
 from polars_calib._core.prediction_intervals import interval_problem
 from polars_calib._core.quantiles import quantile_problem, quantile_values
 from polars_calib._recalibration.rows import REFUSED, USED, group_columns, grouped
+from polars_calib._table.ensembles import prepare_ensemble
 from polars_calib._table.intervals import prepare_intervals
 from polars_calib._table.plan import Prepared
 from polars_calib._table.quantiles import prepare_quantiles
@@ -29,6 +34,9 @@ from polars_calib._table.quantiles import prepare_quantiles
 __all__ = [
     "SCORE",
     "adjusted_interval",
+    "ensemble_adjusted",
+    "ensemble_interval",
+    "ensemble_scores",
     "interval_scores",
     "order_statistic",
     "quantile_scores",
@@ -78,7 +86,57 @@ def interval_scores(
     )
     y = prepared.problem.label
     lo, hi = (pl.col(name).cast(pl.Float64) for name in (lower, upper))
-    return prepared, _rows(prepared, {SCORE: pl.max_horizontal(lo - y, y - hi)})
+    return prepared, _rows(prepared, {SCORE: _cqr_score(y, lo, hi)})
+
+
+def _cqr_score(y: pl.Expr, lower: pl.Expr, upper: pl.Expr) -> pl.Expr:
+    """The CQR nonconformity score ``max(l - y, y - u)``, negative inside the interval."""
+    return pl.max_horizontal(lower - y, y - upper)
+
+
+def ensemble_interval(ensemble: IntoExpr, level: float) -> tuple[pl.Expr, pl.Expr]:
+    """The central interval at `level` of each row's members: their quantiles at (1 ∓ level) / 2.
+
+    Type 7 quantiles (:func:`~polars_calib._core.ensembles.member_quantile`); null bounds
+    on a row whose ensemble the ensemble form refuses (a null, NaN or infinite member, no
+    member) or is null.
+    """
+    # The target plays no part in the members' own checks: a finite constant stands in.
+    ok = ensemble_problem(pl.lit(0.0), ensemble).ok
+    assert ok is not None  # an ensemble problem has its one-pass rule
+    lower = member_quantile(ensemble, (1.0 - level) / 2.0)
+    upper = member_quantile(ensemble, (1.0 + level) / 2.0)
+    return pl.when(ok).then(lower), pl.when(ok).then(upper)
+
+
+def ensemble_adjusted(
+    ensemble: IntoExpr, level: float, quantile: pl.Expr
+) -> tuple[pl.Expr, pl.Expr]:
+    """The ensemble's central interval at `level`, adjusted as :func:`adjusted_interval`.
+
+    The adjustment reads each bound several times: it runs inside one ``list.eval`` over
+    [lower, upper, quantile], where they are leaves, so each row's members are sorted
+    and interpolated once per output bound, not once per read (see
+    :func:`~polars_calib._core.ensembles.member_quantile`).
+    """
+    lower, upper = ensemble_interval(ensemble, level)
+    packed = pl.concat_list(lower, upper, quantile.cast(pl.Float64))
+    new_lower, new_upper = adjusted_interval(*(pl.element().get(k) for k in range(3)))
+    return (
+        packed.list.eval(new_lower).list.first(),
+        packed.list.eval(new_upper).list.first(),
+    )
+
+
+def ensemble_scores(
+    data: pl.DataFrame | pl.LazyFrame, target: str, ensemble: str, level: float, by: Keys
+) -> tuple[Prepared, pl.LazyFrame]:
+    """The ensemble problem and its rows: keys, the CQR score of its central interval, flags."""
+    prepared = prepare_ensemble(
+        data, target, ensemble=ensemble, seed=0, id=None, by=by, time=None, every=None, weight=None
+    )
+    lo, hi = ensemble_interval(ensemble, level)
+    return prepared, _rows(prepared, {SCORE: _cqr_score(prepared.problem.label, lo, hi)})
 
 
 def quantile_scores(
