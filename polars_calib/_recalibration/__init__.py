@@ -41,8 +41,8 @@ from polars_calib._recalibration.maps import ClippedScoresWarning
 from polars_calib._recalibration.regression import (
     RegressionCalibrator,
     fit_regression_calibrator,
-    load_regression_calibrator,
 )
+from polars_calib._recalibration.regression_file import load_regression_calibrator
 
 __all__ = [
     "FORMAT",
