@@ -4,10 +4,10 @@
 ``pc.mean_absolute_calibration_error`` and its siblings) run, inside one group, the
 finishers the frame functions run on a quantile table
 (:mod:`polars_calib._table.quantiles`): each row's bin ``b = #{k : q_k < y}`` by the one
-bin rule, each bin's weight summed over a window keyed by its index, cumulated and
-read at each level. They work in ``select``, ``group_by().agg``, ``over`` and the
-streaming engine; a group holding a refused row (:mod:`polars_calib._core.quantiles`)
-gives null.
+bin rule, and per level one masked sum of the weight over the bins below it. They work
+in ``select``, ``group_by().agg``, ``over`` and the streaming engine, whose
+``group_by().agg`` over a scan holds no rows; a group holding a refused row
+(:mod:`polars_calib._core.quantiles`) gives null.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from polars_calib._core.quantiles import (
     quantile_binning,
     quantile_problem,
 )
-from polars_calib._table.bin_sums import per_bin, row_mean
-from polars_calib._table.quantiles import quantile_scalar
-from polars_calib._table.regression import bin_pairs
+from polars_calib._table.bin_sums import row_mean
+from polars_calib._table.quantiles import quantile_levels, quantile_scalar
+from polars_calib._table.regression import level_list
 
 __all__ = ["pinball_loss", "quantile_curve_metric"]
 
@@ -53,11 +53,9 @@ def quantile_curve_metric(
     # Masked after binning: the rule is one reference (no common subexpressions here).
     bins = pl.when(used).then(binning.index(problem.prob))
     row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
-    bin_weight = per_bin(pl.when(used).then(row_weight), bins, binning)
-    bin_index = bins.filter(bins.is_first_distinct() & bins.is_not_null())
+    weights = quantile_levels(bins, row_weight, len(found))
     total = pl.when(used).then(row_weight).sum()
-    pairs = bin_pairs(bin_index, bin_weight, pl.lit(0.0))
-    value = pairs.list.eval(quantile_scalar(found, metric)).list.first()
+    value = level_list(weights, total).list.eval(quantile_scalar(found, metric)).list.first()
     return _named(pl.when(~problem.invalid & (total > 0.0)).then(value), target)
 
 

@@ -2,10 +2,10 @@
 
 Each expression runs, inside one group, the finisher the frame functions run on the
 statistics table (:mod:`polars_calib._table.regression`): the PIT binned by the one bin
-rule on ``2 (n_levels - 1)`` bins, each bin's weight summed over a window keyed by its
-index, cumulated and read at each level. They work in ``select``, ``group_by().agg``,
-``over`` and the streaming engine; a group holding a refused row gives null. See
-``docs/regression.md``.
+rule on ``2 (n_levels - 1)`` bins, and per level one masked sum of the weight over the
+bins the level covers. They work in ``select``, ``group_by().agg``, ``over`` and the
+streaming engine, whose ``group_by().agg`` over a scan holds no rows (the sums are plain
+reductions); a group holding a refused row gives null. See ``docs/regression.md``.
 """
 
 from __future__ import annotations
@@ -19,8 +19,14 @@ from polars_calib._core.options import CURVES, Curve, check_choice, check_n_leve
 from polars_calib._core.quantiles import QuantileColumns, is_quantile_form
 from polars_calib._core.regression import gaussian_problem
 from polars_calib._metrics.quantiles import quantile_curve_metric
-from polars_calib._table.bin_sums import per_bin, row_mean
-from polars_calib._table.regression import bin_pairs, curve_scalar, level_binning
+from polars_calib._table.bin_sums import row_mean
+from polars_calib._table.regression import (
+    curve_scalar,
+    curve_spans,
+    level_binning,
+    level_list,
+    level_weights,
+)
 
 __all__ = [
     "crps",
@@ -112,15 +118,14 @@ def _curve_metric(
     check_choice("curve", curve, CURVES)
     problem = gaussian_problem(target, mean, std, weight)
     used = problem.present & ~problem.refused
-    binning = level_binning(n_levels)
-    bins = binning.index(pl.when(used).then(problem.prob))
+    bins = level_binning(n_levels).index(pl.when(used).then(problem.prob))
     row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
-    bin_weight = per_bin(pl.when(used).then(row_weight), bins, binning)
-    bin_index = bins.filter(bins.is_first_distinct() & bins.is_not_null())
-    center = pl.when(used).then(problem.weighted(problem.terms["center"])).sum()
+    weights = level_weights(bins, curve_spans(n_levels, curve), row_weight)
+    if curve == "interval":
+        center = pl.when(used).then(problem.weighted(problem.terms["center"])).sum()
+        weights[0] = weights[0] + center
     total = pl.when(used).then(row_weight).sum()
-    pairs = bin_pairs(bin_index, bin_weight, center)
-    value = pairs.list.eval(curve_scalar(n_levels, curve, metric)).list.first()
+    value = level_list(weights, total).list.eval(curve_scalar(n_levels, metric)).list.first()
     return _named(pl.when(~problem.invalid & (total > 0.0)).then(value), target)
 
 

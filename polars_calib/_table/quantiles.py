@@ -13,9 +13,12 @@ holds them, and ``b`` alone does not say so): the column names carry the levels 
 (``repr``), so a finisher reads a table's levels from its schema, even from a plan.
 Tables of parts of the rows merge by summing rows of the same keys and bin.
 
-:func:`quantile_scalar` and :func:`quantile_shares` compute the curve's numbers inside
-``list.eval`` of :func:`~polars_calib._table.regression.bin_pairs`, from a table or from
-the rows of one group (the expressions of :mod:`polars_calib._metrics.quantiles`).
+The weight at each level is one masked sum over the bins below it
+(:func:`quantile_levels`, by :func:`~polars_calib._table.regression.level_weights`, as
+the Gaussian curves), from a table or from the rows of one group (the expressions of
+:mod:`polars_calib._metrics.quantiles`); :func:`quantile_scalar` computes the curve's
+numbers inside ``list.eval`` of their
+:func:`~polars_calib._table.regression.level_list`.
 """
 
 from __future__ import annotations
@@ -42,16 +45,21 @@ from polars_calib._core.validation import CalibrationDataError
 from polars_calib._table.columns import grouped
 from polars_calib._table.pipeline import Plan, prepared_plan
 from polars_calib._table.plan import Prepared, group_keys, with_keys
-from polars_calib._table.regression import _check_schema, _cumulative, bin_pairs
+from polars_calib._table.regression import (
+    _check_schema,
+    curve_shares,
+    level_list,
+    level_weights,
+)
 
 __all__ = [
     "QUANTILE_METRICS",
     "finish_quantiles",
     "prepare_quantiles",
+    "quantile_levels",
     "quantile_plan",
     "quantile_reliability_levels",
     "quantile_scalar",
-    "quantile_shares",
     "quantile_terms",
     "table_levels",
     "with_grid_size",
@@ -237,26 +245,14 @@ def check_table_edges(stats: pl.DataFrame, levels: Sequence[float]) -> None:
         raise CalibrationDataError(msg)
 
 
-def _curve_weights(n_levels: int) -> pl.Expr:
-    """Inside ``list.eval`` of :func:`bin_pairs`: ``W(b < k)`` for k = 1 .. K."""
-    bins, weights = pl.element().struct.field("bin"), pl.element().struct.field("weight")
-    binned = bins >= 0
-    index = bins.filter(binned).append(pl.lit(-1, pl.Int64))
-    weights_ = weights.filter(binned).append(pl.lit(0.0, pl.Float64))
-    return _cumulative(index, weights_, list(range(n_levels)))
-
-
-def quantile_shares(n_levels: int) -> pl.Expr:
-    """Inside ``list.eval`` of :func:`bin_pairs`: the observed share at each level
-    (correctly rounded quotients: the divisor is column-shaped)."""
-    weights = pl.element().struct.field("weight")
-    total = weights.filter(pl.element().struct.field("bin") >= 0).sum()
-    inside = _curve_weights(n_levels)
-    return inside / (inside * 0.0 + total)
+def quantile_levels(bins: pl.Expr, weight: pl.Expr, n_levels: int) -> list[pl.Expr]:
+    """Aggregates: ``W(b < k)``, the weight at or below the k-th quantile, k = 1 .. K."""
+    return level_weights(bins, [(0, k - 1) for k in range(1, n_levels + 1)], weight)
 
 
 def quantile_scalar(levels: Sequence[float], metric: str) -> pl.Expr:
-    """Inside ``list.eval`` of :func:`bin_pairs`: a scalar of the quantile curve.
+    """Inside ``list.eval`` of :func:`~polars_calib._table.regression.level_list` of
+    :func:`quantile_levels`: a scalar of the quantile curve.
 
     Over the K given levels: the mean of ``|obs - τ|`` and the root of the mean of
     ``(obs - τ)²``; Kuleshov's score, the mean of ``(τ - obs)²`` (weights ``1 / K``).
@@ -267,7 +263,7 @@ def quantile_scalar(levels: Sequence[float], metric: str) -> pl.Expr:
     where the gap changes sign (uncertainty-toolbox's rule, on uneven steps).
     """
     n_levels = len(levels)
-    gap = quantile_shares(n_levels) - pl.lit(pl.Series(list(levels), dtype=pl.Float64))
+    gap = curve_shares(n_levels) - pl.lit(pl.Series(list(levels), dtype=pl.Float64))
     if metric == "mean_absolute_calibration_error":
         return gap.abs().mean()
     if metric == "root_mean_squared_calibration_error":
@@ -294,9 +290,9 @@ def _validity() -> tuple[pl.Expr, pl.Expr]:
     return total, ok
 
 
-def _pairs() -> pl.Expr:
-    binned = pl.col("bin").is_not_null()
-    return bin_pairs(pl.col("bin").filter(binned), pl.col("weight").filter(binned), pl.lit(0.0))
+def _table_levels(n_levels: int) -> list[pl.Expr]:
+    """:func:`quantile_levels` of a group of a table (refused rows: a null bin)."""
+    return quantile_levels(pl.col("bin"), pl.col("weight"), n_levels)
 
 
 def _pinball(tau: float, total: pl.Expr) -> pl.Expr:
@@ -318,10 +314,10 @@ def finish_quantiles(
     values: dict[str, pl.Expr] = {
         "pinball_loss": pl.sum_horizontal(_pinball(tau, total) for tau in levels) / len(levels)
     }
-    pairs = _pairs()
+    curve_list = level_list(_table_levels(len(levels)), total)
     for metric in metrics:
         if metric in _CURVE:
-            values[metric] = pairs.list.eval(quantile_scalar(levels, metric)).list.first()
+            values[metric] = curve_list.list.eval(quantile_scalar(levels, metric)).list.first()
     per_group = stats.group_by(group).agg(
         pl.col("count").filter(binned).sum().alias("count"),
         pl.col("count").filter(~binned).sum().alias("refused"),
@@ -346,15 +342,15 @@ def _interval_columns(levels: Sequence[float]) -> list[pl.Expr]:
     """Aggregates of a table group: the central intervals of the symmetric pairs of
     levels, innermost first: ``level`` ``1 - 2 τ_k`` and ``inside`` the weight of
     ``q_k <= y <= q_(K-1-k)`` (0-based), ``C(K-1-k) - C(k) + T_k`` with ``C(t)`` the
-    weight of bins up to t and ``T_k`` that of ties ``y == q_k``."""
+    weight of bins up to t and ``T_k`` that of ties ``y == q_k``: the weight of bins
+    ``k + 1 .. K - 1 - k`` and the ties."""
     pairs = check_interval_levels(levels)
     binned = pl.col("bin").is_not_null()
-    cumulative = _pairs().list.eval(_curve_weights(len(levels)))
+    spans = [(lower + 1, upper) for lower, upper in reversed(pairs)]
+    weights = level_weights(pl.col("bin"), spans, pl.col("weight"))
     inside = [
-        cumulative.list.get(upper)
-        - cumulative.list.get(lower)
-        + pl.col(f"sum_{tie_term(levels[lower])}").filter(binned).sum()
-        for lower, upper in reversed(pairs)
+        weight + pl.col(f"sum_{tie_term(levels[lower])}").filter(binned).sum()
+        for weight, (lower, _) in zip(weights, reversed(pairs), strict=True)
     ]
     nominal = [1.0 - 2.0 * levels[lower] for lower, _ in reversed(pairs)]
     return [
@@ -383,7 +379,7 @@ def quantile_reliability_levels(
     else:
         columns = [
             pl.lit(pl.Series(list(levels), dtype=pl.Float64)).alias("level"),
-            _pairs().list.eval(_curve_weights(len(levels))).alias("inside"),
+            pl.concat_list(_table_levels(len(levels))).alias("inside"),
             pl.concat_list(_pinball(tau, total) for tau in levels).alias("pinball"),
         ]
         per_level = ["level", "inside", "pinball"]

@@ -9,9 +9,15 @@ then cumulative weights of bins (``docs/regression.md``, "One table, both curves
   ``L - 1 - j .. L - 2 + j`` (the endpoints ``(L - 1 ∓ j) / B`` are edges of the grid),
   plus, at level 0, the weight of rows with ``y == μ`` (the table's ``sum_center``).
 
-:func:`curve_weights` computes a curve from the per-bin series of one group, whichever
-holds them: a statistics table (:func:`finish_regression`, :func:`reliability_levels`)
-or the rows of a group (the expressions of :mod:`polars_calib._metrics.regression`).
+Each level's weight is one masked sum, ``when(bin in span).then(weight).sum()``, over the
+bins its curve point covers (:func:`curve_spans`, :func:`level_weights`): the same
+aggregate sums a group's rows (the expressions of :mod:`polars_calib._metrics.regression`)
+or a group's rows of a statistics table (:func:`finish_regression`,
+:func:`reliability_levels`). The ``L`` weights and the group's total weight form one list
+(:func:`level_list`), which :func:`curve_scalar` and :func:`curve_shares` read inside
+``list.eval``: no window and no ``implode``, so Polars' streaming engine runs the
+aggregation of a ``group_by`` over a scan without holding its rows (``docs/regression.md``,
+"Streaming").
 """
 
 from __future__ import annotations
@@ -40,13 +46,14 @@ from polars_calib._table.plan import Prepared, group_keys, with_keys
 
 __all__ = [
     "REGRESSION_METRICS",
-    "bin_pairs",
     "curve_scalar",
     "curve_shares",
-    "curve_weights",
+    "curve_spans",
     "finish_regression",
     "gaussian_plan",
     "level_binning",
+    "level_list",
+    "level_weights",
     "levels",
     "prepare_gaussian",
     "regression_terms",
@@ -73,65 +80,56 @@ def level_binning(n_levels: int) -> Binning:
     return Binning(2 * (n_levels - 1))
 
 
-CENTER_BIN = -2
-"""The bin of a group's pairs that carries its weight of rows with ``y == μ``."""
-
-
-def bin_pairs(bin_index: pl.Expr, bin_weight: pl.Expr, center: pl.Expr) -> pl.Expr:
-    """The pairs ``{bin, weight}`` of the current group, one per non-empty bin, and
-    the pair ``{CENTER_BIN, center}``, gathered in one list: what the finishers read.
-
-    The finishers read the bins many times; a list's elements are computed once
-    (an aggregation would evaluate its input at each reference).
-    """
-    pairs = pl.struct(bin_index.cast(pl.Int64).alias("bin"), bin_weight.alias("weight"))
-    extra = pl.struct(
-        pl.lit(CENTER_BIN, pl.Int64).alias("bin"), center.cast(pl.Float64).alias("weight")
-    )
-    return pairs.append(extra).implode()
-
-
-def _cumulative(index: pl.Expr, weights: pl.Expr, targets: Sequence[int]) -> pl.Expr:
-    """The weight of the bins up to each of `targets` (bin indices): `index` and
-    `weights` hold one entry per non-empty bin and the sentinel bin -1 of weight 0, so
-    that every target (at least -1) finds a bin. The search is over integer bin
-    indices (no second bin rule)."""
-    running = weights.sort_by(index).cum_sum()
-    found = index.sort().search_sorted(pl.Series(targets, dtype=pl.Int64), side="right")
-    return running.gather(found - 1)
-
-
-def curve_weights(n_levels: int, curve: Curve) -> pl.Expr:
-    """Inside ``list.eval`` of :func:`bin_pairs`: the weight at or below each level
-    (quantile) or inside each central interval, one entry per level (see the module)."""
-    bins, weights = pl.element().struct.field("bin"), pl.element().struct.field("weight")
-    binned = bins >= 0
-    index = bins.filter(binned).append(pl.lit(-1, pl.Int64))
-    weights_ = weights.filter(binned).append(pl.lit(0.0, pl.Float64))
+def curve_spans(n_levels: int, curve: Curve) -> list[tuple[int, int]]:
+    """Per level ``j``, the first and last bin its curve point covers (see the module):
+    ``(0, 2j - 1)`` (quantile) or ``(L - 1 - j, L - 2 + j)`` (interval); a span whose
+    last bin is below its first covers none."""
     last = n_levels - 1
     if curve == "quantile":
-        return _cumulative(index, weights_, [2 * j - 1 for j in range(n_levels)])
-    upper = _cumulative(index, weights_, [last - 1 + j for j in range(n_levels)])
-    lower = _cumulative(index, weights_, [last - 1 - j for j in range(n_levels)])
-    center = weights.filter(bins == CENTER_BIN).sum()
-    at_zero = pl.lit(pl.Series([1.0] + [0.0] * last))
-    return upper - lower + center * at_zero
+        return [(0, 2 * j - 1) for j in range(n_levels)]
+    return [(last - j, last - 1 + j) for j in range(n_levels)]
 
 
-def curve_shares(n_levels: int, curve: Curve) -> pl.Expr:
-    """Inside ``list.eval`` of :func:`bin_pairs`: the observed share per level.
+def level_weights(
+    bins: pl.Expr, spans: Sequence[tuple[int, int]], weight: pl.Expr
+) -> list[pl.Expr]:
+    """One aggregate per span: the sum of `weight` over the rows of the current group
+    whose bin (an integer of the one bin rule, null for an unused row) lies in it.
+
+    A masked sum, ``when(mask).then(weight).sum()``: no filter, window or list, which
+    Polars' streaming group-by runs as a reduction; the span is a comparison of bin
+    indices (no second bin rule). Gaussian and quantile predictions, rows and tables,
+    all build their curves here.
+    """
+    sums = []
+    for first, last in spans:
+        if last < first:
+            sums.append(pl.lit(0.0, pl.Float64))
+            continue
+        inside = bins <= last if first == 0 else bins.is_between(first, last)
+        sums.append(pl.when(inside).then(weight).sum().cast(pl.Float64))
+    return sums
+
+
+def level_list(weights: Sequence[pl.Expr], total: pl.Expr) -> pl.Expr:
+    """The list of the levels' `weights` and the group's `total` weight, last: what
+    :func:`curve_shares` and :func:`curve_scalar` read (each aggregate referenced
+    once: aggregations get no common-subexpression elimination in memory)."""
+    return pl.concat_list([*weights, total.cast(pl.Float64)])
+
+
+def curve_shares(n_levels: int) -> pl.Expr:
+    """Inside ``list.eval`` of :func:`level_list`: the observed share per level.
 
     Each share is the correctly rounded quotient: Polars divides by a scalar through
     its reciprocal (35 / 100 -> 0.35000000000000003), so the divisor is column-shaped.
     """
-    weights = pl.element().struct.field("weight")
-    total = weights.filter(pl.element().struct.field("bin") >= 0).sum()
-    inside = curve_weights(n_levels, curve)
-    return inside / (inside * 0.0 + total)
+    inside = pl.element().head(n_levels)
+    return inside / (inside * 0.0 + pl.element().last())
 
 
-def curve_scalar(n_levels: int, curve: Curve, metric: str) -> pl.Expr:
-    """Inside ``list.eval`` of :func:`bin_pairs`: a scalar of the curve.
+def curve_scalar(n_levels: int, metric: str) -> pl.Expr:
+    """Inside ``list.eval`` of :func:`level_list`: a scalar of the curve.
 
     Mean absolute and root-mean-squared calibration errors (the mean over levels of
     ``|obs - p|`` and the root of that of ``(obs - p)²``), the miscalibration area
@@ -139,7 +137,7 @@ def curve_scalar(n_levels: int, curve: Curve, metric: str) -> pl.Expr:
     where it crosses it: uncertainty-toolbox 0.1.1) and Kuleshov's score (the mean
     over levels of ``(p - obs)²``, weights ``1 / L``, on the quantile curve).
     """
-    gap = curve_shares(n_levels, curve) - pl.lit(pl.Series(levels(n_levels)))
+    gap = curve_shares(n_levels) - pl.lit(pl.Series(levels(n_levels)))
     if metric == "mean_absolute_calibration_error":
         return gap.abs().mean()
     if metric == "root_mean_squared_calibration_error":
@@ -286,11 +284,11 @@ def finish_regression(
         # An ensemble table's (NaN where a row has one member: no fair estimate).
         "crps_fair": mean_of("crps_fair").fill_nan(None),
     }
-    pairs = _table_pairs()
     for metric in metrics:
         if metric in _CURVE_METRICS or metric == "quantile_calibration_score":
             used: Curve = "quantile" if metric == "quantile_calibration_score" else curve
-            values[metric] = pairs.list.eval(curve_scalar(n_levels, used, metric)).list.first()
+            curve_list = _table_levels(n_levels, used, total)
+            values[metric] = curve_list.list.eval(curve_scalar(n_levels, metric)).list.first()
     per_group = stats.group_by(group).agg(
         pl.col("count").filter(binned).sum().alias("count"),
         pl.col("count").filter(~binned).sum().alias("refused"),
@@ -299,11 +297,14 @@ def finish_regression(
     return per_group.sort(group, nulls_last=True).select(*keys, "count", "refused", *metrics)
 
 
-def _table_pairs() -> pl.Expr:
-    """:func:`bin_pairs` of a group of a statistics table."""
-    binned = pl.col("bin").is_not_null()
-    center = pl.col("sum_center").filter(binned).sum()
-    return bin_pairs(pl.col("bin").filter(binned), pl.col("weight").filter(binned), center)
+def _table_levels(n_levels: int, curve: Curve, total: pl.Expr) -> pl.Expr:
+    """:func:`level_list` of a group of a statistics table (its refused rows have a
+    null bin, in no span)."""
+    weights = level_weights(pl.col("bin"), curve_spans(n_levels, curve), pl.col("weight"))
+    if curve == "interval":
+        center = pl.when(pl.col("bin").is_not_null()).then(pl.col("sum_center")).sum()
+        weights[0] = weights[0] + center
+    return level_list(weights, total)
 
 
 def reliability_levels(
@@ -318,16 +319,16 @@ def reliability_levels(
     stats, group = grouped(stats, keys)
     binned = pl.col("bin").is_not_null()
     total, ok = _validity(group)
-    pairs = _table_pairs()
-    # A group of only null rows has one pair (its center): a curve of zeros, masked.
+    curve_list = _table_levels(n_levels, curve, total)
+    # A group of only null rows has a curve of zeros and no weight: masked.
     masked = [pl.when("ok").then(pl.col(c)).alias(c) for c in ("inside", "observed")]
     lower, upper = wilson_interval(pl.col("inside"), pl.col("total"), z)
     return (
         stats.group_by(group)
         .agg(
             pl.lit(pl.Series(levels(n_levels))).alias("level"),
-            pairs.list.eval(curve_weights(n_levels, curve)).alias("inside"),
-            pairs.list.eval(curve_shares(n_levels, curve)).alias("observed"),
+            curve_list.list.head(n_levels).alias("inside"),
+            curve_list.list.eval(curve_shares(n_levels)).alias("observed"),
             pl.col("count").filter(binned).sum().alias("count"),
             total.alias("total"),
             ok.alias("ok"),
