@@ -26,8 +26,8 @@ from polars_calib._core.quantiles import (
     quantile_problem,
 )
 from polars_calib._table.bin_sums import row_mean
-from polars_calib._table.quantiles import quantile_levels, quantile_scalar
-from polars_calib._table.regression import level_list
+from polars_calib._table.quantiles import quantile_scalar
+from polars_calib._table.regression import level_list, level_weights
 
 __all__ = ["pinball_loss", "quantile_curve_metric"]
 
@@ -50,10 +50,13 @@ def quantile_curve_metric(
     problem = quantile_problem(target, quantiles, found, weight)
     used = problem.present & ~problem.refused
     binning = quantile_binning(found)
-    # Masked after binning: the rule is one reference (no common subexpressions here).
-    bins = pl.when(used).then(binning.index(problem.prob))
+    # W(b < k) per level: one comparison of the row's upper edge with the level (the
+    # bin rule's cumulative form: a bin index is K comparisons, referenced K times);
+    # masked (a refused row makes the group null, but keep its prob out of the sums).
+    prob = pl.when(used).then(problem.prob)
     row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
-    weights = quantile_levels(bins, row_weight, len(found))
+    masks = [binning.at_most(prob, k - 1) for k in range(1, len(found) + 1)]
+    weights = level_weights(masks, row_weight)
     total = pl.when(used).then(row_weight).sum()
     value = level_list(weights, total).list.eval(quantile_scalar(found, metric)).list.first()
     return _named(pl.when(~problem.invalid & (total > 0.0)).then(value), target)

@@ -17,7 +17,7 @@ import polars as pl
 from polars_calib._core.exprs import IntoExpr, to_expr
 from polars_calib._core.options import CURVES, Curve, check_choice, check_n_levels
 from polars_calib._core.quantiles import QuantileColumns, is_quantile_form
-from polars_calib._core.regression import gaussian_problem
+from polars_calib._core.regression import gaussian_problem, unchecked_pit
 from polars_calib._metrics.quantiles import quantile_curve_metric
 from polars_calib._table.bin_sums import row_mean
 from polars_calib._table.regression import (
@@ -26,6 +26,7 @@ from polars_calib._table.regression import (
     level_binning,
     level_list,
     level_weights,
+    span_masks,
 )
 
 __all__ = [
@@ -118,9 +119,11 @@ def _curve_metric(
     check_choice("curve", curve, CURVES)
     problem = gaussian_problem(target, mean, std, weight)
     used = problem.present & ~problem.refused
-    bins = level_binning(n_levels).index(pl.when(used).then(problem.prob))
+    # Unused rows need no mask: a null input or weight makes the row's PIT or weight
+    # null (in no sum), and a refused row makes the group null.
+    bins = level_binning(n_levels).index(unchecked_pit(target, mean, std))
     row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
-    weights = level_weights(bins, curve_spans(n_levels, curve), row_weight)
+    weights = level_weights(span_masks(bins, curve_spans(n_levels, curve)), row_weight)
     if curve == "interval":
         center = pl.when(used).then(problem.weighted(problem.terms["center"])).sum()
         weights[0] = weights[0] + center

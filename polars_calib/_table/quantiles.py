@@ -50,6 +50,7 @@ from polars_calib._table.regression import (
     curve_shares,
     level_list,
     level_weights,
+    span_masks,
 )
 
 __all__ = [
@@ -246,8 +247,9 @@ def check_table_edges(stats: pl.DataFrame, levels: Sequence[float]) -> None:
 
 
 def quantile_levels(bins: pl.Expr, weight: pl.Expr, n_levels: int) -> list[pl.Expr]:
-    """Aggregates: ``W(b < k)``, the weight at or below the k-th quantile, k = 1 .. K."""
-    return level_weights(bins, [(0, k - 1) for k in range(1, n_levels + 1)], weight)
+    """Aggregates: ``W(b < k)``, the weight at or below the k-th quantile, k = 1 .. K,
+    of a table's rows (their bins ``b``)."""
+    return level_weights(span_masks(bins, [(0, k - 1) for k in range(1, n_levels + 1)]), weight)
 
 
 def quantile_scalar(levels: Sequence[float], metric: str) -> pl.Expr:
@@ -347,7 +349,7 @@ def _interval_columns(levels: Sequence[float]) -> list[pl.Expr]:
     pairs = check_interval_levels(levels)
     binned = pl.col("bin").is_not_null()
     spans = [(lower + 1, upper) for lower, upper in reversed(pairs)]
-    weights = level_weights(pl.col("bin"), spans, pl.col("weight"))
+    weights = level_weights(span_masks(pl.col("bin"), spans), pl.col("weight"))
     inside = [
         weight + pl.col(f"sum_{tie_term(levels[lower])}").filter(binned).sum()
         for weight, (lower, _) in zip(weights, reversed(pairs), strict=True)

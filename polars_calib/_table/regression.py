@@ -58,6 +58,7 @@ __all__ = [
     "prepare_gaussian",
     "regression_terms",
     "reliability_levels",
+    "span_masks",
 ]
 
 REGRESSION_METRICS: tuple[RegressionMetric, ...] = GAUSSIAN_METRICS
@@ -90,25 +91,29 @@ def curve_spans(n_levels: int, curve: Curve) -> list[tuple[int, int]]:
     return [(last - j, last - 1 + j) for j in range(n_levels)]
 
 
-def level_weights(
-    bins: pl.Expr, spans: Sequence[tuple[int, int]], weight: pl.Expr
-) -> list[pl.Expr]:
-    """One aggregate per span: the sum of `weight` over the rows of the current group
-    whose bin (an integer of the one bin rule, null for an unused row) lies in it.
+def span_masks(bins: pl.Expr, spans: Sequence[tuple[int, int]]) -> list[pl.Expr | None]:
+    """Per span, whether a row's bin (an integer of the one bin rule, null for an
+    unused row) lies in it; None for a span that covers no bin."""
+    return [
+        None if last < first else bins <= last if first == 0 else bins.is_between(first, last)
+        for first, last in spans
+    ]
+
+
+def level_weights(masks: Sequence[pl.Expr | None], weight: pl.Expr) -> list[pl.Expr]:
+    """One aggregate per level: the sum of `weight` over the rows of the current group
+    in the level's mask (:func:`span_masks`; 0 for None).
 
     A masked sum, ``when(mask).then(weight).sum()``: no filter, window or list, which
-    Polars' streaming group-by runs as a reduction; the span is a comparison of bin
-    indices (no second bin rule). Gaussian and quantile predictions, rows and tables,
-    all build their curves here.
+    Polars' streaming group-by runs as a reduction. Gaussian and quantile predictions,
+    rows and tables, all build their curves here.
     """
-    sums = []
-    for first, last in spans:
-        if last < first:
-            sums.append(pl.lit(0.0, pl.Float64))
-            continue
-        inside = bins <= last if first == 0 else bins.is_between(first, last)
-        sums.append(pl.when(inside).then(weight).sum().cast(pl.Float64))
-    return sums
+    return [
+        pl.lit(0.0, pl.Float64)
+        if mask is None
+        else pl.when(mask).then(weight).sum().cast(pl.Float64)
+        for mask in masks
+    ]
 
 
 def level_list(weights: Sequence[pl.Expr], total: pl.Expr) -> pl.Expr:
@@ -300,7 +305,8 @@ def finish_regression(
 def _table_levels(n_levels: int, curve: Curve, total: pl.Expr) -> pl.Expr:
     """:func:`level_list` of a group of a statistics table (its refused rows have a
     null bin, in no span)."""
-    weights = level_weights(pl.col("bin"), curve_spans(n_levels, curve), pl.col("weight"))
+    masks = span_masks(pl.col("bin"), curve_spans(n_levels, curve))
+    weights = level_weights(masks, pl.col("weight"))
     if curve == "interval":
         center = pl.when(pl.col("bin").is_not_null()).then(pl.col("sum_center")).sum()
         weights[0] = weights[0] + center
