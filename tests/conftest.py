@@ -220,6 +220,14 @@ def vectors(P: np.ndarray, dtype: str = "array") -> pl.Series:
     return series.cast(pl.Array(pl.Float64, P.shape[1])) if dtype == "array" else series
 
 
+def streams(lf: pl.LazyFrame) -> bool:
+    """Whether the streaming engine runs a group-by of `lf` as its own node, with no node
+    holding its whole input (Polars' "in-memory engine fallback", ``in-memory-map``)."""
+    graph = lf.show_graph(engine="streaming", plan_stage="physical", raw_output=True, show=False)
+    assert isinstance(graph, str)
+    return "in-memory-map" not in graph and 'label="group-by' in graph
+
+
 class CountingSource:
     """A LazyFrame over `data` that counts how often the engine reads it."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from polars.testing import assert_frame_equal
 
 import polars_calib as pc
 import reference_regression as rr
-from conftest import CountingSource, FrameContext
+from conftest import CountingSource, FrameContext, streams
 
 FIXTURES = Path(__file__).parent / "data" / "regression" / "fixtures.json"
 
@@ -457,3 +458,27 @@ def test_central_intervals_of_symmetric_pairs_match_the_reference_bounds_inclusi
         pc.quantile_reliability(
             df, "y", quantiles="q", levels=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7], curve="interval"
         )
+
+
+@pytest.mark.parametrize("weight", [None, "w"])
+def test_quantile_curve_expressions_stream_in_group_by(weight: str | None) -> None:
+    # Group 0's quantiles are too narrow, group 1's too wide: the gap changes sign.
+    rng = np.random.default_rng(4)
+    levels = [0.1, 0.25, 0.5, 0.75, 0.9]
+    z = np.array([NormalDist().inv_cdf(t) for t in levels])
+    group = rng.integers(0, 2, 400)
+    y = rng.normal(size=400)
+    q = np.where(group[:, None] == 0, 0.5, 2.0) * z[None, :]
+    df = pl.DataFrame({"g": group, "y": y, "q": q, "w": (np.arange(400) % 4).astype(float)})
+    options: dict[str, Any] = {"quantiles": "q", "levels": levels, "weight": weight}
+    query = (
+        df.lazy()
+        .group_by("g")
+        .agg(*(f("y", **options).alias(m) for m, f in EXPRESSIONS.items()))
+        .sort("g")
+    )
+    assert streams(query)
+    summary = pc.regression_summary(df, "y", **options, by="g", metrics=list(EXPRESSIONS))
+    assert_frame_equal(
+        query.collect(engine="streaming"), summary.drop("count", "refused"), check_exact=True
+    )

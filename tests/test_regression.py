@@ -23,7 +23,7 @@ from polars.testing import assert_frame_equal
 
 import polars_calib as pc
 import reference_regression as rr
-from conftest import CountingSource, FrameContext
+from conftest import CountingSource, FrameContext, streams
 
 FIXTURES = Path(__file__).parent / "data" / "regression" / "fixtures.json"
 
@@ -519,3 +519,36 @@ def test_bad_options_raise(options: dict[str, Any], error: type[Exception]) -> N
         pc.regression_summary(df, "y", mean="mu", std="sigma", **options)
     with pytest.raises(error):
         pc.miscalibration_area("y", mean="mu", std="sigma", **options)
+
+
+def test_the_fallback_observable_sees_an_aggregation_over_a_list() -> None:
+    lf = _random_frame(3, 20, False).lazy()
+    assert not streams(lf.group_by("g").agg(pl.col("y").implode().list.len()))
+    assert streams(lf.group_by("g").agg(pl.col("y").mean()))
+
+
+@pytest.mark.parametrize("curve", ["interval", "quantile"])
+@pytest.mark.parametrize("weight", [None, "w"])
+def test_curve_expressions_stream_in_group_by(curve: str, weight: str | None) -> None:
+    # Groups under- and over-dispersed (the curve's gap changes sign), with null rows.
+    df = _random_frame(11, 300, True)
+    options: dict[str, Any] = {"mean": "mu", "std": "sigma", "weight": weight}
+    query = (
+        df.lazy()
+        .group_by("g")
+        .agg(
+            *(f("y", **options, curve=curve).alias(name) for name, f in EXPRESSIONS.items()),  # type: ignore[arg-type]
+            pc.quantile_calibration_score("y", **options).alias("quantile_calibration_score"),
+        )
+    )
+    assert streams(query)
+    streamed = query.sort("g").collect(engine="streaming")
+    summary = pc.regression_summary(
+        df,
+        "y",
+        **options,
+        by="g",
+        curve=curve,
+        metrics=list(streamed.columns[1:]),  # type: ignore[arg-type]
+    )
+    assert_frame_equal(streamed, summary.drop("count", "refused"), check_exact=True)

@@ -21,8 +21,6 @@ an edge:
 * :meth:`Binning.cell_words`: the cell of a probability vector on the K-dimensional
   uniform grid (each component's :meth:`Binning.value`), packed into exact integer
   words ``sum_k b_k B**k`` (the canonical statistics table, :mod:`polars_calib._table`);
-* :meth:`Binning.at_most`: whether a value lies in the first bins, one comparison (the
-  quantile curve of quantile predictions, one masked sum per level);
 * :meth:`Binning.masks`: one boolean per uniform bin, for the masked sums of the
   expression path: up to :data:`MAX_MASKED_BINS` bins, an expression sums each bin as
   ``when(mask).then(x).sum()`` (no index, no window: it streams and costs a comparison
@@ -218,17 +216,6 @@ class Binning:
             masks.append(prob.is_between(lower, upper, closed="right" if right else "left"))
         masks.append(prob > edges[-2] if right else prob >= edges[-2])
         return masks
-
-    def at_most(self, prob: pl.Expr, last: int) -> pl.Expr:
-        """Whether `prob` (null or in [0, 1]) lies in bins ``0 .. last``: one comparison
-        with the edge above bin `last` (a peer's inner edge or ``(last + 1) / B``), the
-        cumulative form of :meth:`masks`; a null is in none."""
-        if last >= self.n_bins - 1:
-            return prob.is_not_null()
-        if self.inner is not None:
-            return ~self._beyond(prob, self.inner[last])
-        edge = uniform_edges(self.n_bins)[last + 1]
-        return prob <= edge if self.closed == "right" else prob < edge
 
     def grid(self) -> pl.LazyFrame:
         """The uniform bins with their exact edges: ``bin`` (Int32), ``lower``, ``upper``."""

@@ -60,6 +60,7 @@ __all__ = [
     "quantile_values",
     "symmetric_pairs",
     "tie_term",
+    "unchecked_bin",
 ]
 
 QuantileColumns = IntoExpr | Sequence[IntoExpr]
@@ -201,9 +202,7 @@ def quantile_problem(
     if w is not None:
         ok = ok & weight_ok(w)
     present = _present(y, listed, w)
-    # b = #{k : q_k < y}; the sign of q_k - y is exact (a finite difference is 0 only
-    # for equal numbers), so q_k - y < 0 is q_k < y.
-    below = (listed - y).list.eval((pl.element() < 0.0).cast(pl.Int64)).list.sum()
+    below = _below(listed, y)
     # The upper edge of the row's bin: τ_(b+1), 1 above the last quantile.
     upper_edges = [*levels, 1.0]
     prob = pl.when(listed.is_not_null()).then(
@@ -227,6 +226,27 @@ def quantile_problem(
         terms,
         ok=ok,
     )
+
+
+def _below(listed: pl.Expr, y: pl.Expr) -> pl.Expr:
+    """The row's bin ``b = #{k : q_k < y}`` (see the module): the sign of ``q_k - y`` is
+    exact (a finite difference is 0 only for equal numbers), so ``q_k - y < 0`` is
+    ``q_k < y``."""
+    return (listed - y).list.eval((pl.element() < 0.0).cast(pl.Int64)).list.sum()
+
+
+def unchecked_bin(target: IntoExpr, quantiles: QuantileColumns, n_levels: int) -> pl.Expr:
+    """The bin ``b`` of :func:`quantile_problem`'s rows (the one bin rule gives it back
+    from the problem's ``prob``), from the inputs without their type checks; null
+    where the target or the quantiles are null.
+
+    For an aggregation that references it once per level beside its problem's own
+    aggregates, which plan the checks once, and which Polars' streaming group-by runs
+    as reductions (``prob``'s ``replace_strict`` of a list of values is not one).
+    """
+    y = to_expr(target, "target").cast(pl.Float64)
+    listed = _as_list(quantiles, n_levels)
+    return pl.when(y.is_not_null() & listed.is_not_null()).then(_below(listed, y))
 
 
 def is_quantile_form(

@@ -22,12 +22,12 @@ from polars_calib._core.quantiles import (
     QuantileColumns,
     check_levels,
     pinball_term,
-    quantile_binning,
     quantile_problem,
+    unchecked_bin,
 )
 from polars_calib._table.bin_sums import row_mean
-from polars_calib._table.quantiles import quantile_scalar
-from polars_calib._table.regression import level_list, level_weights
+from polars_calib._table.quantiles import quantile_levels, quantile_scalar
+from polars_calib._table.regression import level_list
 
 __all__ = ["pinball_loss", "quantile_curve_metric"]
 
@@ -49,14 +49,12 @@ def quantile_curve_metric(
     found = check_levels(levels)
     problem = quantile_problem(target, quantiles, found, weight)
     used = problem.present & ~problem.refused
-    binning = quantile_binning(found)
-    # W(b < k) per level: one comparison of the row's upper edge with the level (the
-    # bin rule's cumulative form: a bin index is K comparisons, referenced K times);
-    # masked (a refused row makes the group null, but keep its prob out of the sums).
-    prob = pl.when(used).then(problem.prob)
+    # W(b < k) per level, from the row's bin b (the one bin rule's index of `prob`).
+    # Unused rows need no mask: a null input or weight keeps the row out of the sums,
+    # and a refused row makes the group null.
+    bins = unchecked_bin(target, quantiles, len(found))
     row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
-    masks = [binning.at_most(prob, k - 1) for k in range(1, len(found) + 1)]
-    weights = level_weights(masks, row_weight)
+    weights = quantile_levels(bins, row_weight, len(found))
     total = pl.when(used).then(row_weight).sum()
     value = level_list(weights, total).list.eval(quantile_scalar(found, metric)).list.first()
     return _named(pl.when(~problem.invalid & (total > 0.0)).then(value), target)
