@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 import polars_calib as pc
 import reference
+from conftest import near_edges
 
 
 def _every_edge(max_bins: int) -> pl.DataFrame:
@@ -171,3 +172,20 @@ def test_bin_index_is_named_after_the_probability(closed: str) -> None:
     got = df.select(pc.bin_index("score", n_bins=10, closed=closed))  # type: ignore[arg-type]
     assert got.columns == ["score"]
     assert got["score"].to_list() == ([0, 6, 9] if closed == "right" else [0, 7, 9])
+
+
+@pytest.mark.parametrize("closed", ["right", "left"])
+@pytest.mark.parametrize("n_bins", [2, 18, 198])
+def test_a_run_of_bins_is_the_bin_index_between_its_ends(closed: str, n_bins: int) -> None:
+    # The curve expressions' level masks (two comparisons) against the one bin rule's index.
+    from polars_calib._core.binning import Binning
+
+    binning = Binning(n_bins, "uniform", closed)  # type: ignore[arg-type]
+    df = pl.DataFrame({"p": [*near_edges(n_bins, ulps=2), None]})
+    p, index = pl.col("p"), binning.index(pl.col("p"))
+    runs = [(0, 0), (0, n_bins - 1), (n_bins - 1, n_bins - 1), (1, n_bins // 2), (0, n_bins // 2)]
+    runs += [(n_bins // 3, n_bins - 1), (n_bins // 2, n_bins // 2)]
+    for first, last in runs:
+        got = df.select(binning.within(p, first, last).fill_null(False)).to_series()
+        expected = df.select(index.is_between(first, last).fill_null(False)).to_series()
+        assert got.to_list() == expected.to_list(), (first, last)

@@ -21,6 +21,8 @@ an edge:
 * :meth:`Binning.cell_words`: the cell of a probability vector on the K-dimensional
   uniform grid (each component's :meth:`Binning.value`), packed into exact integer
   words ``sum_k b_k B**k`` (the canonical statistics table, :mod:`polars_calib._table`);
+* :meth:`Binning.within`: whether a value lies in a run of uniform bins, one or two
+  comparisons (the union of their masks: a level of a calibration curve);
 * :meth:`Binning.masks`: one boolean per uniform bin, for the masked sums of the
   expression path: up to :data:`MAX_MASKED_BINS` bins, an expression sums each bin as
   ``when(mask).then(x).sum()`` (no index, no window: it streams and costs a comparison
@@ -216,6 +218,24 @@ class Binning:
             masks.append(prob.is_between(lower, upper, closed="right" if right else "left"))
         masks.append(prob > edges[-2] if right else prob >= edges[-2])
         return masks
+
+    def within(self, prob: pl.Expr, first: int, last: int) -> pl.Expr:
+        """Whether `prob` (null or in [0, 1]) lies in the uniform bins ``first .. last``:
+        the union of their :meth:`masks`, one comparison with each outer edge (none at
+        0 and 1); a null is in none."""
+        if self.inner is not None or self.strategy != "uniform":
+            msg = "`within` is for uniform bins of exact edges k / n_bins"
+            raise ValueError(msg)
+        edges = uniform_edges(self.n_bins)
+        lower, upper = edges[first], edges[last + 1]
+        right = self.closed == "right"
+        if first == 0 and last == self.n_bins - 1:
+            return prob.is_not_null()
+        if first == 0:
+            return prob <= upper if right else prob < upper
+        if last == self.n_bins - 1:
+            return prob > lower if right else prob >= lower
+        return prob.is_between(lower, upper, closed="right" if right else "left")
 
     def grid(self) -> pl.LazyFrame:
         """The uniform bins with their exact edges: ``bin`` (Int32), ``lower``, ``upper``."""

@@ -26,7 +26,6 @@ from polars_calib._table.regression import (
     level_binning,
     level_list,
     level_weights,
-    span_masks,
 )
 
 __all__ = [
@@ -121,9 +120,15 @@ def _curve_metric(
     used = problem.present & ~problem.refused
     # Unused rows need no mask: a null input or weight makes the row's PIT or weight
     # null (in no sum), and a refused row makes the group null.
-    bins = level_binning(n_levels).index(unchecked_pit(target, mean, std))
+    # One comparison per edge (Binning.within), not the bin index: each level refers to
+    # the PIT once (the streaming engine shares it between levels, not inside one).
+    pit, binning = unchecked_pit(target, mean, std), level_binning(n_levels)
+    masks = [
+        None if last < first else binning.within(pit, first, last)
+        for first, last in curve_spans(n_levels, curve)
+    ]
     row_weight = pl.lit(1.0) if problem.weight is None else problem.weight
-    weights = level_weights(span_masks(bins, curve_spans(n_levels, curve)), row_weight)
+    weights = level_weights(masks, row_weight)
     if curve == "interval":
         center = pl.when(used).then(problem.weighted(problem.terms["center"])).sum()
         weights[0] = weights[0] + center

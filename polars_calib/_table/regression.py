@@ -111,7 +111,7 @@ def level_weights(masks: Sequence[pl.Expr | None], weight: pl.Expr) -> list[pl.E
     return [
         pl.lit(0.0, pl.Float64)
         if mask is None
-        else pl.when(mask).then(weight).sum().cast(pl.Float64)
+        else pl.when(mask).then(weight).otherwise(0.0).sum().cast(pl.Float64)
         for mask in masks
     ]
 
