@@ -38,6 +38,9 @@ summary     ``regression_summary`` with the 100-level curve (MACE), CRPS and NLL
 reliability ``quantile_reliability`` (the 100-level quantile curve per group)
 ence        ``variance_summary(..., metrics=["ence"])``: ENCE over 10 σ-bins between each
             group's own min and max of σ (a first pass per group, joined back to the rows)
+expressions ``group_by("g").agg(pc.mean_absolute_calibration_error(...), pc.crps(...))``:
+            the expressions of issue 25's first example (the 100-level curve as 100 masked
+            sums per group, no window or list of rows)
 mean        ``group_by("g").agg(pl.col("y").mean())``: what the streaming engine itself keeps
 
 It prints a Markdown table. Nothing here is a test: timings vary by machine.
@@ -239,7 +242,7 @@ def report(times: dict[str, tuple[float, float]]) -> None:
 
 MEMORY_ROWS = [10_000_000, 30_000_000, 100_000_000]
 CHUNK = 5_000_000  # rows of each parquet file: the writer never holds more
-MEMORY_CASES = ("summary", "reliability", "ence", "mean")
+MEMORY_CASES = ("summary", "reliability", "ence", "expressions", "mean")
 
 
 def write_memory_data(rows: list[int], groups: int, directory: Path) -> tuple[int, list[Path]]:
@@ -270,6 +273,10 @@ def memory_query(case: str, lf: pl.LazyFrame) -> pl.LazyFrame:
         return pc.quantile_reliability(lf, "y", **GAUSS, by="g")
     if case == "ence":
         return pc.variance_summary(lf, "y", **GAUSS, by="g", metrics=["ence"])
+    if case == "expressions":
+        return lf.group_by("g").agg(
+            mace=pc.mean_absolute_calibration_error("y", **GAUSS), crps=pc.crps("y", **GAUSS)
+        )
     return lf.group_by("g").agg(pl.col("y").mean())
 
 
