@@ -164,6 +164,12 @@ def ence(
     ``closed="left"`` the numbers are netcal's. ENCE grows with the number of bins on
     calibrated predictions (Pernot 2023): see ``docs/regression.md``.
 
+    Memory: the expression gathers the group's used rows into one list before binning
+    them (netcal's range is the group's own smallest and largest value, known only
+    after reading them), so a streaming ``group_by().agg`` over a scan holds every row
+    (about 2 GB at 20M rows); :func:`~polars_calib.variance_summary` gives the same
+    numbers per group from a statistics table that streams.
+
     References
     ----------
     Levi, Gispan, Giladi and Fetaya, "Evaluating and calibrating uncertainty
@@ -244,6 +250,12 @@ def uce(
     ``MSE_b`` and ``MV_b`` are the bin's weighted means of ``(y - μ)²`` and ``σ²``;
     ``W`` is the weight of every used row of the group.
 
+    Memory: the expression gathers the group's used rows into one list before binning
+    them (netcal's range is the group's own smallest and largest value, known only
+    after reading them), so a streaming ``group_by().agg`` over a scan holds every row
+    (about 2 GB at 20M rows); :func:`~polars_calib.variance_summary` gives the same
+    numbers per group from a statistics table that streams.
+
     References
     ----------
     Laves, Ihler, Fast, Kahrs and Ortmaier, "Well-calibrated regression uncertainty in
@@ -321,6 +333,12 @@ def qce(
     -----
     ``c_τ`` is the weighted share of rows inside the central τ-interval, as netcal
     tests it: ``(y - μ)² / σ² <= χ²₁(τ) = Φ⁻¹((1 + τ)/2)²``.
+
+    Memory: the expression gathers the group's used rows into one list before binning
+    them (netcal's range is the group's own smallest and largest value, known only
+    after reading them), so a streaming ``group_by().agg`` over a scan holds every row
+    (about 2 GB at 20M rows); :func:`~polars_calib.variance_summary` gives the same
+    numbers per group from a statistics table that streams.
 
     References
     ----------
