@@ -9,15 +9,16 @@ then cumulative weights of bins (``docs/regression.md``, "One table, both curves
   ``L - 1 - j .. L - 2 + j`` (the endpoints ``(L - 1 ∓ j) / B`` are edges of the grid),
   plus, at level 0, the weight of rows with ``y == μ`` (the table's ``sum_center``).
 
-Each level's weight is one masked sum, ``when(bin in span).then(weight).sum()``, over the
-bins its curve point covers (:func:`curve_spans`, :func:`level_weights`): the same
-aggregate sums a group's rows (the expressions of :mod:`polars_calib._metrics.regression`)
-or a group's rows of a statistics table (:func:`finish_regression`,
-:func:`reliability_levels`). The ``L`` weights and the group's total weight form one list
-(:func:`level_list`), which :func:`curve_scalar` and :func:`curve_shares` read inside
-``list.eval``: no window and no ``implode``, so Polars' streaming engine runs the
-aggregation of a ``group_by`` over a scan without holding its rows (``docs/regression.md``,
-"Streaming").
+Each level's weight is one masked sum, ``when(mask).then(weight).sum()``, over the bins
+its curve point covers (:func:`curve_spans`, :func:`level_weights`): over a table's rows
+by their bin index (:func:`span_masks`; :func:`finish_regression`,
+:func:`reliability_levels`), over a group's rows by comparing the PIT with the run's
+outer edges (``Binning.within``; the expressions of
+:mod:`polars_calib._metrics.regression`). The ``L`` weights and the group's total weight
+form one list (:func:`level_list`), which :func:`curve_scalar` and :func:`curve_shares`
+read inside ``list.eval``: no window and no ``implode``, so Polars' streaming engine runs
+the aggregation of a ``group_by`` over a scan without holding its rows
+(``docs/regression.md``, "The expressions stream").
 """
 
 from __future__ import annotations
