@@ -21,6 +21,7 @@ from polars.testing import assert_frame_equal
 
 import polars_calib as pc
 import reference_regression as rr
+from conftest import streams
 
 FIXTURES = Path(__file__).parent / "data" / "regression" / "fixtures.json"
 FUNCTIONS = {"ENCE": pc.ence, "UCE": pc.uce, "QCE": pc.qce}
@@ -287,3 +288,30 @@ def test_bad_arguments_raise_when_built(options: dict, error: type, message: str
 def test_bad_levels_raise(levels: Any, error: type) -> None:
     with pytest.raises(error, match="`levels`"):
         pc.qce("y", **OPTIONS, levels=levels)
+
+
+@pytest.mark.parametrize("weight", [None, "w"])
+def test_a_fixed_range_and_the_marginal_qce_stream_in_group_by(weight: str | None) -> None:
+    # Known bins: per-bin masked sums, no list of rows (a group's own range needs them).
+    df = _random_frame(8, 400)
+    if weight is None:
+        df = df.with_columns(w=pl.lit(1.0))
+    value_range, levels = (0.3, 1.6), [0.1, 0.5, 0.9]
+    options: dict[str, Any] = {**OPTIONS, "n_bins": 5, "closed": "left", "weight": weight}
+    query = (
+        df.lazy()
+        .group_by("g")
+        .agg(
+            pc.ence("y", **options, range=value_range).alias("ence"),
+            pc.uce("y", **options, range=(0.3 * 0.3, 1.6 * 1.6)).alias("uce"),
+            pc.qce("y", **options, levels=levels).alias("qce_m"),
+            pc.qce("y", **options, levels=levels, marginal=False, range=value_range).alias("qce_c"),
+        )
+        .sort("g")
+    )
+    assert streams(query)
+    assert not streams(df.lazy().group_by("g").agg(pc.ence("y", **options)))
+    for row in query.collect(engine="streaming").iter_rows(named=True):
+        expected = _reference(df.filter(pl.col("g") == row["g"]), 5, value_range, levels)
+        for name, value in expected.items():
+            assert row[name] == pytest.approx(value, rel=1e-12, abs=1e-14), name

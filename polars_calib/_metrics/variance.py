@@ -54,6 +54,12 @@ class _Rows:
     expression of the fields (the row rule and the edges expanded in every masked sum
     made plans of seconds). The list holds the group's counted rows, as the package's
     quantile-bin expressions do.
+
+    With a fixed ``range`` (or no bins: the marginal QCE) the bins are known before
+    reading: the list holds instead one entry per bin of the weighted sums of its rows
+    (masked sums, ``when(bin == k).then(w x).otherwise(0).sum()``) and one entry, bin -1,
+    of all counted rows' sums: plain reductions, which Polars' streaming group-by runs
+    without holding rows.
     """
 
     def __init__(
@@ -75,16 +81,21 @@ class _Rows:
             "squared_error": problem.terms["squared_error"],
             **(extra or {}),
         }
+        self.n_bins = 0 if bins is None else bins[0].n_bins
+        # Sums when the bins are known before reading: a fixed range, or none (marginal).
+        self.summed = bins is None or bins[0].value_range is not None
+        total = pl.when(counted).then(row_weight).sum()
+        self.valid = ~problem.invalid & (total > 0.0)
         if bins is not None:
             spec, over = bins
             sigma = to_expr(std, "std").cast(pl.Float64)
             binned = sigma if over == "sigma" else problem.terms["variance"]
             columns["bin"] = spec.index(pl.when(counted).then(binned))
-        packed = pl.struct([e.alias(k) for k, e in columns.items()]).filter(counted)
-        self._packed = packed.implode()
-        total = pl.when(counted).then(row_weight).sum()
-        self.valid = ~problem.invalid & (total > 0.0)
-        self.n_bins = 0 if bins is None else bins[0].n_bins
+        if self.summed:
+            self._packed = _bin_sums(columns, counted, self.n_bins)
+        else:
+            packed = pl.struct([e.alias(k) for k, e in columns.items()]).filter(counted)
+            self._packed = packed.implode()
 
     @staticmethod
     def field(name: str) -> pl.Expr:
@@ -100,11 +111,33 @@ class _Rows:
         result = self._packed.list.eval(value).list.first()
         return _named(pl.when(self.valid).then(result), target)
 
-    @classmethod
-    def sum(cls, value: pl.Expr, mask: pl.Expr | None = None) -> pl.Expr:
-        """Weighted sum of `value` over the packed rows (in `mask`)."""
-        weighted = cls.field("weight") * value
+    def sum(self, name: str | None, mask: pl.Expr | None = None) -> pl.Expr:
+        """Weighted sum of the column `name` (None: the weight) over the packed rows (in
+        `mask`; all counted rows without one), inside :meth:`finish`."""
+        if self.summed:
+            value = self.field("weight" if name is None else name)
+            return pl.when(self.field("bin") == -1 if mask is None else mask).then(value).sum()
+        weighted = self.field("weight") * (
+            1.0 if name is None else self.field(name).cast(pl.Float64)
+        )
         return weighted.sum() if mask is None else pl.when(mask).then(weighted).sum()
+
+
+def _bin_sums(columns: dict[str, pl.Expr], counted: pl.Expr, n_bins: int) -> pl.Expr:
+    """Per bin of ``columns["bin"]`` (and bin -1: every counted row), a struct of the
+    weighted sums of the other columns, in one list."""
+    weight, bin_ = columns["weight"], columns.get("bin")
+    values = {k: v.cast(pl.Float64) for k, v in columns.items() if k not in ("weight", "bin")}
+
+    def sums(mask: pl.Expr, index: int) -> pl.Expr:
+        fields = [pl.when(mask).then(weight).otherwise(0.0).sum().alias("weight")]
+        fields += [
+            pl.when(mask).then(weight * v).otherwise(0.0).sum().alias(k) for k, v in values.items()
+        ]
+        return pl.struct(pl.lit(index, pl.Int32).alias("bin"), *fields)
+
+    per_bin = [] if bin_ is None else [sums(bin_ == k, k) for k in range(n_bins)]
+    return pl.concat_list([sums(counted, -1), *per_bin])
 
 
 def _named(value: pl.Expr, column: IntoExpr) -> pl.Expr:
@@ -164,11 +197,13 @@ def ence(
     ``closed="left"`` the numbers are netcal's. ENCE grows with the number of bins on
     calibrated predictions (Pernot 2023): see ``docs/regression.md``.
 
-    Memory: the expression gathers the group's used rows into one list before binning
-    them (netcal's range is the group's own smallest and largest value, known only
-    after reading them), so a streaming ``group_by().agg`` over a scan holds every row
-    (about 2 GB at 20M rows); :func:`~polars_calib.variance_summary` gives the same
-    numbers per group from a statistics table that streams.
+    Memory: with a fixed `range` the bins are known before reading, and the expression
+    is a sum per bin, which a streaming ``group_by().agg`` over a scan runs without
+    holding rows. netcal's range (the group's own smallest and largest value) and
+    quantile bins are known only after reading the group: the expression then gathers
+    its rows into one list before binning them (about 2 GB at 20M rows);
+    :func:`~polars_calib.variance_summary` gives the same numbers per group from a
+    statistics table that streams.
 
     References
     ----------
@@ -191,12 +226,12 @@ def ence(
     └──────────┘
     """
     bins = SigmaBins(n_bins, strategy, range, closed)
-    rows, field = _Rows(target, mean, std, weight, (bins, "sigma")), _Rows.field
+    rows = _Rows(target, mean, std, weight, (bins, "sigma"))
     terms, filled = [], []
     for mask in rows.masks():
-        bin_weight = rows.sum(pl.lit(1.0), mask)
-        rmv = (rows.sum(field("variance"), mask) / bin_weight).sqrt()
-        rmse = (rows.sum(field("squared_error"), mask) / bin_weight).sqrt()
+        bin_weight = rows.sum(None, mask)
+        rmv = (rows.sum("variance", mask) / bin_weight).sqrt()
+        rmse = (rows.sum("squared_error", mask) / bin_weight).sqrt()
         terms.append(pl.when(bin_weight > 0.0).then((rmv - rmse).abs() / rmv))
         filled.append((bin_weight > 0.0).cast(pl.Float64))
     n_filled = pl.sum_horizontal(filled)
@@ -250,11 +285,13 @@ def uce(
     ``MSE_b`` and ``MV_b`` are the bin's weighted means of ``(y - μ)²`` and ``σ²``;
     ``W`` is the weight of every used row of the group.
 
-    Memory: the expression gathers the group's used rows into one list before binning
-    them (netcal's range is the group's own smallest and largest value, known only
-    after reading them), so a streaming ``group_by().agg`` over a scan holds every row
-    (about 2 GB at 20M rows); :func:`~polars_calib.variance_summary` gives the same
-    numbers per group from a statistics table that streams.
+    Memory: with a fixed `range` the bins are known before reading, and the expression
+    is a sum per bin, which a streaming ``group_by().agg`` over a scan runs without
+    holding rows. netcal's range (the group's own smallest and largest value) and
+    quantile bins are known only after reading the group: the expression then gathers
+    its rows into one list before binning them (about 2 GB at 20M rows);
+    :func:`~polars_calib.variance_summary` gives the same numbers per group from a
+    statistics table that streams.
 
     References
     ----------
@@ -277,12 +314,12 @@ def uce(
     └──────┘
     """
     bins = SigmaBins(n_bins, strategy, range, closed)
-    rows, field = _Rows(target, mean, std, weight, (bins, "variance")), _Rows.field
+    rows = _Rows(target, mean, std, weight, (bins, "variance"))
     gaps = [
-        (rows.sum(field("squared_error"), mask) - rows.sum(field("variance"), mask)).abs()
+        (rows.sum("squared_error", mask) - rows.sum("variance", mask)).abs()
         for mask in rows.masks()
     ]
-    return rows.finish(pl.sum_horizontal(gaps) / rows.sum(pl.lit(1.0)), target)
+    return rows.finish(pl.sum_horizontal(gaps) / rows.sum(None), target)
 
 
 def qce(
@@ -334,10 +371,11 @@ def qce(
     ``c_τ`` is the weighted share of rows inside the central τ-interval, as netcal
     tests it: ``(y - μ)² / σ² <= χ²₁(τ) = Φ⁻¹((1 + τ)/2)²``.
 
-    Memory: the expression gathers the group's used rows into one list before binning
-    them (netcal's range is the group's own smallest and largest value, known only
-    after reading them), so a streaming ``group_by().agg`` over a scan holds every row
-    (about 2 GB at 20M rows); :func:`~polars_calib.variance_summary` gives the same
+    Memory: the marginal QCE, and the conditional one with a fixed `range`, are sums
+    (per bin), which a streaming ``group_by().agg`` over a scan runs without holding
+    rows. With netcal's range (the group's own smallest and largest value) or quantile
+    bins, the conditional QCE gathers the group's rows into one list before binning
+    them (about 2 GB at 20M rows); :func:`~polars_calib.variance_summary` gives the same
     numbers per group from a statistics table that streams.
 
     References
@@ -372,15 +410,13 @@ def qce(
     bounds = [NormalDist().inv_cdf(0.5 + tau / 2.0) ** 2 for tau in taus]
     covered = {f"covered_{j}": normalized <= bound for j, bound in enumerate(bounds)}
     rows = _Rows(target, mean, std, weight, None if marginal else (bins, "sigma"), covered)
-    field = _Rows.field
     masks: list[pl.Expr | None] = [None] if marginal else [*rows.masks()]
-    bin_weights = [rows.sum(pl.lit(1.0), mask) for mask in masks]
+    bin_weights = [rows.sum(None, mask) for mask in masks]
     inside = pl.sum_horizontal(bin_weights)
     per_level = []
     for j, tau in enumerate(taus):
-        hits = field(f"covered_{j}").cast(pl.Float64)
         gaps = [
-            (rows.sum(hits, mask) - tau * bin_weight).abs()
+            (rows.sum(f"covered_{j}", mask) - tau * bin_weight).abs()
             for mask, bin_weight in zip(masks, bin_weights)
         ]
         per_level.append(pl.sum_horizontal(gaps) / inside)
