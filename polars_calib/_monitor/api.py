@@ -10,7 +10,6 @@ import polars as pl
 from polars.io.plugins import register_io_source
 
 from polars_calib._core.exprs import Keys
-from polars_calib._core.problem import Problem
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._monitor.alarms import GROUP, THRESHOLD_COLUMNS, check_options, thresholds_for
 from polars_calib._monitor.reference import REF
@@ -189,27 +188,13 @@ def cusum_thresholds(
 
     def run() -> pl.DataFrame:
         groups, _ = checked_groups(lf, prepared.problem, keys, None)
-        table = _simulated(lf, prepared.problem, keys, groups, ratios, arl0, simulated_alarms, seed)
+        table = thresholds_for(
+            lf, prepared.problem, keys, groups, ratios, arl0, simulated_alarms, seed
+        )
         return table.drop(GROUP)
 
     out = pl.Schema({**{key: schema[key] for key in keys}, **THRESHOLD_COLUMNS})
     return _when_collected(data, run, out, "cusum_thresholds")
-
-
-def _simulated(
-    lf: pl.LazyFrame,
-    problem: Problem,
-    keys: list[str],
-    groups: pl.DataFrame,
-    ratios: list[float],
-    arl0: float,
-    simulated_alarms: int,
-    seed: int,
-) -> pl.DataFrame:
-    """The simulated thresholds of every group, from its reference rows (the only rows
-    held in memory: at most ``SAMPLE_ROWS`` ``(p, w)`` a group, which the simulation
-    draws from)."""
-    return thresholds_for(lf, problem, keys, groups, ratios, arl0, simulated_alarms, seed)
 
 
 def monitor(
@@ -327,7 +312,7 @@ def monitor(
     def thresholds(groups: pl.DataFrame) -> pl.DataFrame:
         if threshold is not None:
             return _given(groups.select(GROUP), ratios, threshold)
-        table = _simulated(lf, problem, keys, groups, ratios, arl0, simulated_alarms, seed)
+        table = thresholds_for(lf, problem, keys, groups, ratios, arl0, simulated_alarms, seed)
         return table.select(GROUP, "odds_ratio", "threshold")
 
     if threshold is not None:  # checked now, not when collected

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_calib._core.exprs import Keys
-from polars_calib._monitor.alarms import GROUP, chart_arrays, check_options
-from polars_calib._monitor.api import _given, _lazy, _simulated
+from polars_calib._monitor.alarms import GROUP, chart_arrays, check_options, thresholds_for
+from polars_calib._monitor.api import _given, _lazy
 from polars_calib._monitor.batched import TIME, Sums, from_physical
 from polars_calib._monitor.cusum import excess_step
 from polars_calib._monitor.decimation import Drawn
@@ -80,7 +80,7 @@ def cusum_rows(
     if threshold is not None:
         table = _given(groups.select(GROUP), ratios, threshold)
     else:
-        table = _simulated(
+        table = thresholds_for(
             lf, prepared.problem, keys, groups, ratios, arl0, simulated_alarms, seed
         ).select(GROUP, "odds_ratio", "threshold")
     matrix, _ = chart_arrays(groups.height, ratios, table, None)
