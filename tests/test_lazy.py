@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_calib as pc
 from conftest import CountingSource, make_log
@@ -62,7 +63,10 @@ def test_a_filter_of_the_rows_reaches_the_source(name: str) -> None:
     got = PLANS[name](source.frame().filter(kept)).collect()
     assert source.reads == 1
     assert all(predicate is not None for predicate in source.predicates), name
-    assert got.equals(PLANS[name](data.lazy().filter(kept)).collect())
+    # The same numbers, to rounding: the source's one frame and the in-memory frame's
+    # chunks may sum in another order.
+    expected = PLANS[name](data.lazy().filter(kept)).collect()
+    assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
 
 
 def test_quantile_bins_read_twice_edges_then_bins() -> None:
