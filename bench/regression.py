@@ -12,6 +12,10 @@ hand        what the same formulas cost written by hand in Polars, the part a me
             ``group_by(g, ceil(u * 198)).agg(len())``) against the ECE's
             (``group_by(g, ceil(p * 15)).agg(len(), sum(p), sum(label))``), and the
             per-row CRPS and NLL formulas in ``group_by().agg(formula.mean())``
+floors      the same ratios in other engines, each against its own reference on the same
+            rows: numpy with scipy's ``erfc`` (``np.bincount`` per group, one thread)
+            and DuckDB SQL (``avg`` and ``count`` per group; DuckDB has no ``erf``, so
+            only the NLL and the ECE's table): what a target asks of any engine
 peers       uncertainty-toolbox's ``mean_absolute_calibration_error`` and netcal's
             ``ENCE`` on 1M rows and one group, against ``pc.mean_absolute_calibration_error``
             and ``pc.ence`` on the same rows, when ``--peers-python`` names a Python
@@ -25,6 +29,7 @@ seconds (what a shared machine's load changes least).
     python bench/regression.py                              # 10M rows
     python bench/regression.py --rows 20000 --repeats 1 --no-wait   # a quick check
     python bench/regression.py --peers-python /work/sidevenv-reg/bin/python
+    python bench/regression.py --floors                     # the ratios in numpy and DuckDB
     python bench/regression.py --memory                     # peak memory at 10M, 30M, 100M rows
 
 ``--memory`` measures peak memory instead (issue 25: 100M rows streamed in at most 1 GB):
@@ -175,7 +180,20 @@ def cases(df: pl.DataFrame, scan: pl.LazyFrame) -> dict[str, Callable[[], object
         ),
         "hand: group_by().agg(CRPS formula.mean())": lambda: df.group_by("g").agg(crps),
         "hand: group_by().agg(NLL formula.mean())": lambda: df.group_by("g").agg(nll),
+        "crps: lazy, streaming": lambda: lazy_scores(df, pc.crps("y", **GAUSS)),
+        "nll: lazy, streaming": lambda: lazy_scores(df, pc.nll("y", **GAUSS)),
+        "scores reference: lazy mean, streaming": lambda: lazy_scores(df, pl.col("y").mean()),
+        "hand: CRPS formula, lazy, streaming": lambda: lazy_scores(df, crps),
+        "hand: NLL formula, lazy, streaming": lambda: lazy_scores(df, nll),
     }
+
+
+def lazy_scores(df: pl.DataFrame, score: pl.Expr) -> pl.DataFrame:
+    """``df.lazy().group_by("g").agg(score)`` collected by the streaming engine: Polars
+    runs an eager ``DataFrame.group_by().agg`` in its in-memory engine, which evaluates a
+    formula inside an aggregation group by group (several times slower than the
+    streaming engine's one pass over the rows)."""
+    return df.lazy().group_by("g").agg(score).collect(engine="streaming")
 
 
 def peers(rows: int, repeats: int, python: str, wait: bool) -> dict[str, float]:
@@ -222,20 +240,98 @@ def interleaved(
 def report(times: dict[str, tuple[float, float]]) -> None:
     """Print the ratios of the targets, by wall and CPU seconds."""
     for clock, index in (("wall", 0), ("CPU", 1)):
-        t = [pair[index] for pair in times.values()]
+        t = {name: pair[index] for name, pair in times.items()}
         print(f"\n{clock} seconds:")
-        for where, ours, ece, hand, hand_ece in (
-            ("in memory", t[0], t[1], t[7], t[8]),
-            ("streaming scan", t[2], t[3], t[9], t[10]),
+        for where, kind in (
+            ("in memory", "in memory"),
+            ("streaming scan", "parquet scan, streaming"),
         ):
-            by_hand = hand / hand_ece
-            print(f"curve / ECE, {where}: {ours / ece:.2f}x (target 1.5x; by hand {by_hand:.2f}x)")
-        print(f"curve / by hand: {t[0] / t[7]:.2f}x in memory, {t[2] / t[9]:.2f}x scanned")
-        for name, ours, hand in (("crps", t[4], t[11]), ("nll", t[5], t[12])):
-            print(
-                f"{name} / mean: {ours / t[6]:.2f}x (target 1.2x; the formula by hand "
-                f"{hand / t[6]:.2f}x); {name} / the formula by hand: {ours / hand:.2f}x"
-            )
+            ours = t[f"curve: regression_summary ({kind})"]
+            ece = t[f"curve reference: summary ECE ({kind})"]
+            hand = t[f"hand: curve table ({kind})"] / t[f"hand: ECE table ({kind})"]
+            print(f"curve / ECE, {where}: {ours / ece:.2f}x (target 1.5x; by hand {hand:.2f}x)")
+        for name, formula in (("crps", "CRPS"), ("nll", "NLL")):
+            for form, ours, mean, hand in (
+                (
+                    "eager",
+                    t[f"{name}: group_by().agg(pc.{name})"],
+                    t["scores reference: group_by().agg(mean)"],
+                    t[f"hand: group_by().agg({formula} formula.mean())"],
+                ),
+                (
+                    "lazy, streaming",
+                    t[f"{name}: lazy, streaming"],
+                    t["scores reference: lazy mean, streaming"],
+                    t[f"hand: {formula} formula, lazy, streaming"],
+                ),
+            ):
+                print(
+                    f"{name} / mean, {form}: {ours / mean:.2f}x (target 1.2x; the formula by "
+                    f"hand {hand / mean:.2f}x); {name} / the formula by hand: {ours / hand:.2f}x"
+                )
+
+
+def floors(df: pl.DataFrame, repeats: int, wait: bool) -> dict[str, float]:
+    """The targets' ratios in numpy (with scipy's ``erfc``) and DuckDB, on the same rows:
+    the formula's cost against the reference's in each engine, by hand."""
+    import duckdb  # optional: installed beside the bench, not a dependency
+    from scipy.special import erfc
+
+    g, y, mu, sigma, p = (df[c].to_numpy() for c in ("g", "y", "mu", "sigma", "p"))
+    label = df["label"].to_numpy().astype(np.float64)
+    groups = int(g.max()) + 1
+
+    def per_group(values: np.ndarray) -> np.ndarray:
+        return np.bincount(g, values, groups) / np.bincount(g, minlength=groups)
+
+    def pit() -> np.ndarray:
+        return 0.5 * erfc(-(y - mu) / sigma * math.sqrt(0.5))
+
+    def crps() -> np.ndarray:
+        z = (y - mu) / sigma
+        density = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+        u = 0.5 * erfc(-z * math.sqrt(0.5))
+        return per_group(sigma * (z * (2.0 * u - 1.0) + 2.0 * density - 1.0 / math.sqrt(math.pi)))
+
+    def nll() -> np.ndarray:
+        z = (y - mu) / sigma
+        return per_group(0.5 * math.log(2.0 * math.pi) + np.log(sigma) + 0.5 * z * z)
+
+    def table(bins: int, values: np.ndarray) -> list[np.ndarray]:
+        key = g.astype(np.int64) * (bins + 1) + np.ceil(values * bins).astype(np.int64)
+        return [np.bincount(key, w, groups * (bins + 1)) for w in (None, values, label)]
+
+    con = duckdb.connect()
+    con.register("df", df.select("g", "y", "mu", "sigma", "p", "label").to_arrow())
+    nll_sql = "0.5 * ln(2 * pi()) + ln(sigma) + 0.5 * ((y - mu) / sigma) ^ 2"
+    runs: dict[str, Callable[[], object]] = {
+        "numpy: mean per group": lambda: per_group(y),
+        "numpy: CRPS per group": crps,
+        "numpy: NLL per group": nll,
+        "numpy: ECE table": lambda: table(15, p),
+        "numpy: curve table": lambda: table(198, pit())[0],
+        "duckdb: mean per group": lambda: con.sql("SELECT g, avg(y) FROM df GROUP BY g").fetchall(),
+        "duckdb: NLL per group": lambda: con.sql(
+            f"SELECT g, avg({nll_sql}) FROM df GROUP BY g"
+        ).fetchall(),
+        "duckdb: ECE table": lambda: con.sql(
+            "SELECT g, ceil(p * 15) AS b, count(*), sum(p), sum(label) FROM df GROUP BY g, b"
+        ).fetchall(),
+    }
+    return {name: seconds for name, (seconds, _) in interleaved(runs, repeats, wait).items()}
+
+
+def report_floors(times: dict[str, float]) -> None:
+    """Print each engine's own ratios beside the targets."""
+    for name, seconds in times.items():
+        print(f"| {name} | {seconds:.3f} |")
+    mean, duck = times["numpy: mean per group"], times["duckdb: mean per group"]
+    print(
+        f"\nnumpy: CRPS / mean {times['numpy: CRPS per group'] / mean:.1f}x, NLL / mean "
+        f"{times['numpy: NLL per group'] / mean:.1f}x (target 1.2x); curve table / ECE table "
+        f"{times['numpy: curve table'] / times['numpy: ECE table']:.2f}x (target 1.5x)"
+    )
+    print(f"duckdb: NLL / mean {times['duckdb: NLL per group'] / duck:.1f}x (target 1.2x)")
 
 
 # -- memory (issue 25): peak RSS as rows grow, each query in a fresh process ----------------
@@ -342,6 +438,7 @@ def main() -> None:
     parser.add_argument("--no-wait", action="store_true")
     parser.add_argument("--peers-python", default=None)
     parser.add_argument("--peer-rows", type=int, default=1_000_000)
+    parser.add_argument("--floors", action="store_true", help="the ratios in numpy and DuckDB")
     parser.add_argument("--memory", action="store_true", help="peak memory from parquet scans")
     parser.add_argument(
         "--memory-rows", type=int, nargs="+", default=MEMORY_ROWS, help="row counts (memory)"
@@ -365,6 +462,10 @@ def main() -> None:
         memory(args.memory_rows, args.groups, args.dir, wait, args.keep, args.cases)
         return
     df = data(args.rows, args.groups)
+    if args.floors:
+        print(f"| {args.rows:,} rows, {args.groups} groups, other engines | seconds |\n|---|---|")
+        report_floors(floors(df, args.repeats, wait))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "log.parquet"
         df.write_parquet(path)

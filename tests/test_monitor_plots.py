@@ -370,3 +370,19 @@ def test_a_chart_of_many_drawn_rows_can_be_shown(kind: str) -> None:
     assert drawn.height > 5_000
     # Dates drawn as Altair writes them (local midnight).
     assert drawn["day"][0] == "2026-01-01T00:00:00"
+
+
+def test_a_null_group_and_the_text_null_get_a_panel_each() -> None:
+    log = _log().with_columns(
+        pl.when(pl.col("model") == "a").then(None).otherwise(pl.lit("null")).alias("model")
+    )
+    for plot in (pc.plot_cusum, pc.plot_observed_minus_expected):
+        options = {"threshold": 2.0} if plot is pc.plot_cusum else {}
+        drawn = _data(plot(log, "p", "y", by="model", time="ts", **options))
+        panels = drawn.get_column(PANEL).unique(maintain_order=True).sort().to_list()
+        assert panels == ["model = null", "model = null (2)"]
+        # Each panel holds one group's rows: as many rows as drawing that group alone.
+        for panel, group in (("model = null", None), ("model = null (2)", "null")):
+            alone = log.filter(pl.col("model").eq_missing(group))
+            single = _data(plot(alone, "p", "y", by="model", time="ts", **options))
+            assert drawn.filter(pl.col(PANEL) == panel).height == single.height

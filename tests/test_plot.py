@@ -701,3 +701,38 @@ def test_a_diagram_of_many_groups_can_be_shown() -> None:
     spec = pc.plot_quantile_reliability(table).to_dict()
     drawn = [row for rows in spec["datasets"].values() for row in rows if "observed" in row]
     assert len(drawn) == table.height
+
+
+def test_groups_whose_labels_coincide_stay_apart(table: pl.DataFrame) -> None:
+    """A null key and the text "null", or a separator inside a value, give two groups
+    the same text; the later one is told apart by " (2)" instead of merging with the
+    other into one line (and one legend entry)."""
+    pytest.importorskip("matplotlib")
+    nulls = table.with_columns(pl.Series("model", [None] * 3 + ["null"] * 3, pl.String))
+    figure = pc.plot_reliability(nulls, backend="matplotlib")
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == [
+        "perfectly calibrated",
+        "null",
+        "null (2)",
+    ]
+    split = table.select(
+        pl.Series("a", ["x / y"] * 3 + ["x"] * 3),
+        pl.Series("b", ["z"] * 3 + ["y / z"] * 3),
+        pl.exclude("model"),
+    )
+    figure = pc.plot_reliability(split, by=["a", "b"], backend="matplotlib")
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == [
+        "perfectly calibrated",
+        "x / y / z",
+        "x / y / z (2)",
+    ]
+    # The label " (2)" is itself taken: the next free number.
+    taken = pl.concat(
+        [nulls, table.filter(pl.col("model") == "a").with_columns(model=pl.lit("null (2)"))]
+    )
+    figure = pc.plot_reliability(taken, backend="matplotlib")
+    assert [text.get_text() for text in figure.legends[0].get_texts()][1:] == [
+        "null",
+        "null (3)",
+        "null (2)",
+    ]

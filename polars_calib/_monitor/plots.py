@@ -19,7 +19,7 @@ from polars_calib._core.exprs import Keys
 from polars_calib._core.options import check_choice
 from polars_calib._monitor.alarms import GROUP
 from polars_calib._monitor.charts import ROW_NUMBER, ChartRows, cusum_rows, oe_rows
-from polars_calib._plot.common import BACKENDS, PANEL, SERIES, TAB10
+from polars_calib._plot.common import BACKENDS, PANEL, SERIES, TAB10, labelled
 from polars_calib._plot.drift import MAX_POINTS, DriftFrame, check_max_points, draw
 from polars_calib._plot.drift import panel_label as _panel
 
@@ -55,8 +55,8 @@ def cusum_frame(charts: ChartRows, title: str | None) -> DriftFrame:
         pl.col("odds_ratio").replace_strict(ratios, names).alias(SERIES),
         (sign * height).alias("value"),
         (sign * threshold).alias("limit"),
-        _panel(charts.keys),
     )
+    drawn = labelled(drawn, charts.keys, _panel(charts.keys), PANEL)
     tooltip = ["odds_ratio", "statistic", "threshold", "run_start"]
     colours: list[str] = [DOWN if ratio < 1 else UP for ratio in ratios]
     if len(set(ratios)) > 2:  # several charts a side: a colour each
@@ -357,8 +357,8 @@ def plot_observed_minus_expected(
         pl.col("statistic").alias("value"),
         pl.lit(None, pl.Float64).alias("limit"),
         pl.lit(False).alias("alarm"),
-        _panel(charts.keys),
     )
+    drawn = labelled(drawn, charts.keys, _panel(charts.keys), PANEL)
     frame = _frame(
         charts,
         drawn,

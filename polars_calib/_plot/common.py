@@ -26,6 +26,7 @@ __all__ = [
     "escape",
     "group_label",
     "keyed",
+    "labelled",
     "laid_out",
     "palette",
     "require",
@@ -262,6 +263,37 @@ def group_label(keys: Sequence[str], default: str) -> pl.Expr:
         [pl.col(name).cast(pl.String).fill_null("null") for name in keys],
         separator=" / ",
     )
+
+
+def labelled(frame: pl.DataFrame, keys: Sequence[str], label: pl.Expr, name: str) -> pl.DataFrame:
+    """`frame` with `label` as the column `name`, one label per group of `keys`.
+
+    A label is text, so two groups can share one: a null key and the text ``"null"``,
+    or a separator inside a value (``"a / b"`` and ``"c"`` against ``"a"`` and
+    ``"b / c"``). Drawn under one label, their points would merge into one line; so a
+    later group whose label is taken gets `` (2)``, `` (3)``, ... in order of first
+    appearance, and no group vanishes from a chart.
+    """
+    labelled = frame.with_columns(label.alias(name))
+    if not keys:
+        return labelled
+    groups = labelled.select(*keys, name).unique(maintain_order=True)
+    if groups.get_column(name).is_unique().all():
+        return labelled
+    names: list[str] = []
+    used: set[str] = set()
+    taken = set(groups.get_column(name).to_list())
+    for text in groups.get_column(name).to_list():  # a loop over the groups, not the rows
+        if text in used:
+            count = 2
+            while f"{text} ({count})" in taken:
+                count += 1
+            text = f"{text} ({count})"
+            taken.add(text)
+        used.add(text)
+        names.append(text)
+    groups = groups.with_columns(pl.Series(name, names, pl.String))
+    return frame.join(groups, on=list(keys), how="left", nulls_equal=True, maintain_order="left")
 
 
 def default_layout(table: pl.DataFrame, keys: Sequence[str]) -> tuple[list[str], str | None]:

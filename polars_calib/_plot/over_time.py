@@ -18,6 +18,7 @@ from polars_calib._plot.common import (
     default_layout,
     group_label,
     keyed,
+    labelled,
     require,
     window_ticks,
 )
@@ -201,9 +202,10 @@ def _drawing_frame(
         for name in (metric, *((lower, upper) if band else ()))
     ]
     carried = [name for name in ("count", ALERT) if name in summary.columns]
-    panel = [pl.col(facet).cast(pl.String).fill_null("null").alias(PANEL)] if facet else []
-    group = group_label(keys, metric).alias(GROUP)
-    frame = summary.select(pl.col(time), *finite, *carried, group, *panel)
+    frame = labelled(summary, keys, group_label(keys, metric), GROUP)
+    if facet:
+        frame = labelled(frame, [facet], group_label([facet], ""), PANEL)
+    frame = frame.select(pl.col(time), *finite, *carried, GROUP, *([PANEL] if facet else []))
     order = frame.get_column(GROUP).unique(maintain_order=True).to_list()
     return OverTimeFrame(
         frame=frame.sort(GROUP, time, maintain_order=True),

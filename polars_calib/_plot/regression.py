@@ -28,6 +28,7 @@ from polars_calib._plot.common import (
     PitFrame,
     checked_table,
     group_label,
+    labelled,
     laid_out,
     require,
     side_by_side,
@@ -157,7 +158,7 @@ def plot_quantile_reliability(
         pl.when(pl.col(name).is_finite()).then(pl.col(name)).cast(pl.Float64).alias(name)
         for name in ("level", "observed", "lower", "upper")
     ]
-    frame = table.with_columns(*finite, group_label(groups, "observed").alias(GROUP))
+    frame = labelled(table.with_columns(*finite), groups, group_label(groups, "observed"), GROUP)
     facets: list[object] = (
         frame.get_column(facet).unique(maintain_order=True).to_list() if facet else [None]
     )
@@ -329,10 +330,9 @@ def _pit_frame(
     table = checked_table(table, PIT_COLUMNS, what, "regression_statistics")
     table, groups, facet = laid_out(table, by, facet, "bin", what)
     table_bins, drawn_bins, closed = _grid(table, n_bins)
-    keyed = table.with_columns(
-        group_label(groups, "all").alias(GROUP),
-        *([pl.col(facet).cast(pl.String).fill_null("null").alias(PANEL)] if facet else []),
-    )
+    keyed = labelled(table, groups, group_label(groups, "all"), GROUP)
+    if facet:
+        keyed = labelled(keyed, [facet], group_label([facet], ""), PANEL)
     keys = [*([PANEL] if facet else []), GROUP]
     binned = pl.col("bin").is_not_null()
     # Every panel and group, in order of first appearance, with its weight and refused rows.

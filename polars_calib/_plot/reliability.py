@@ -22,6 +22,7 @@ from polars_calib._plot.common import (
     RELIABILITY_TITLE,
     checked_table,
     group_label,
+    labelled,
     laid_out,
     require,
     side_by_side,
@@ -178,7 +179,7 @@ def _drawing_frame(
     """
     table = checked_table(table, TABLE_COLUMNS, "reliability table", "reliability")
     table, groups, facet = laid_out(table, by, facet, "bin", "reliability table")
-    frame = side_by_side(table.with_columns(group_label(groups, "all").alias(GROUP)))
+    frame = side_by_side(labelled(table, groups, group_label(groups, "all"), GROUP))
     facets: list[object] = (
         frame.get_column(facet).unique(maintain_order=True).to_list() if facet else [None]
     )
