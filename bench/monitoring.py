@@ -320,6 +320,7 @@ def chart_speed(rng: np.random.Generator, rows: int, models: int = 100) -> None:
         "pc.monitor, thresholds given (few alarms)": lambda: pc.monitor(
             log, "p", "y", by="model", time="ts", threshold=12.0
         ),
+        **duckdb_charts(log),
     }
     times = best_of(5, cases)
     plain = times["plain cum_sum, over(order_by=)"]
@@ -327,6 +328,42 @@ def chart_speed(rng: np.random.Generator, rows: int, models: int = 100) -> None:
     print("|---|---|---|")
     for name, seconds in times.items():
         print(f"| {name} | {seconds:.2f} | {seconds / plain:.2f} |")
+    if "DuckDB: plain running sum" in times:
+        ratio = times["DuckDB: three charts by hand"] / times["DuckDB: plain running sum"]
+        print(f"\nDuckDB: the three charts by hand / its plain running sum: {ratio:.2f}")
+
+
+DUCKDB_WINDOW = "WINDOW w AS (PARTITION BY model ORDER BY ts ROWS UNBOUNDED PRECEDING)"
+
+DUCKDB_CHARTS = f"""
+WITH c AS (
+    SELECT
+        sum(y * ln(2) - ln(1 + p)) OVER w AS up,
+        sum(y * ln(0.5) - ln(1 - 0.5 * p)) OVER w AS down,
+        sum(y - p) OVER w AS oe,
+        model, ts
+    FROM log {DUCKDB_WINDOW}
+)
+SELECT up - least(0, min(up) OVER w), down - least(0, min(down) OVER w), oe
+FROM c {DUCKDB_WINDOW}
+"""
+
+
+def duckdb_charts(log: pl.DataFrame) -> dict[str, Callable[[], object]]:
+    """The same pair in DuckDB SQL when it is installed (not a dependency): a plain running
+    sum per model against the three charts by hand (no checks; the running minimum of a
+    running sum is a second window), each fetched whole as Arrow."""
+    try:
+        import duckdb
+    except ImportError:
+        return {}
+    con = duckdb.connect()
+    con.register("log", log.to_arrow())
+    plain = f"SELECT sum(p) OVER w FROM log {DUCKDB_WINDOW}"
+    return {
+        "DuckDB: plain running sum": lambda: con.sql(plain).arrow(),
+        "DuckDB: three charts by hand": lambda: con.sql(DUCKDB_CHARTS).arrow(),
+    }
 
 
 MEMORY_RUN = """
