@@ -955,3 +955,18 @@ def test_the_drift_section_shows_the_alarms_of_monitor_and_their_charts() -> Non
         assert sum(bool(row["alarm"]) for row in rows) == alarms.height
     with pytest.raises(ValueError, match="`drift` needs `time`"):
         pc.html_report(log, "p", "y", by="model", drift=True)
+
+
+def test_metric_over_time_keeps_a_null_panel_apart_from_the_text_null() -> None:
+    pytest.importorskip("matplotlib")
+    log = small_log().with_columns(
+        segment=pl.when(pl.col("segment") == "A")
+        .then(None)
+        .when(pl.col("segment") == "B")
+        .then(pl.lit("null"))
+        .otherwise("segment")
+    )
+    windows = pc.summary(log, "p", "y", by=["model", "segment"], time="ts", every="1d")
+    figure = pc.plot_metric_over_time(windows, "ece", "ts", backend="matplotlib")
+    titles = sorted(axes.get_title() for axes in figure.axes)
+    assert titles == ["segment = null", "segment = null (2)", "segment = tiny"]
