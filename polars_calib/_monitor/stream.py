@@ -16,9 +16,9 @@ per-group table, not the rows:
    needs nothing more. Otherwise a group's time goes back in some batch, and the rows are
    sorted first, out of memory: cut into buckets of about :data:`BUCKET_ROWS` rows by
    time (edges from a histogram of :data:`FINE_BINS` bins of the time span), each batch's
-   share of a bucket written to a parquet file of a temporary directory, then each bucket
-   read back, sorted by time and the row's position in the log (ties keep the log's
-   order) and fed in batches. The directory is removed after.
+   share of a bucket written to an uncompressed Arrow IPC file of a temporary directory,
+   then each bucket read back (its parts in the log's order), sorted by time (a stable
+   sort: ties keep the log's order) and fed in batches. The directory is removed after.
 
 A bucket holds the rows of its fine bins: a burst of more than :data:`BUCKET_ROWS` rows
 within one fine bin (``1 / FINE_BINS`` of the span; many rows at one time) is one large
@@ -65,7 +65,7 @@ BUCKET_ROWS = 1 << 20
 """Rows per bucket of the out-of-memory sort (a bucket is sorted in memory)."""
 FINE_BINS = 4096
 """Bins of the time span whose counts place the buckets' edges."""
-_ROW, _FINE = "__calib_row__", "__calib_fine__"
+_FINE = "__calib_fine__"
 ROWS = "__calib_rows__"
 Fed = TypeVar("Fed", Charts, Sums)
 Groups = pl.DataFrame
@@ -234,7 +234,7 @@ def _sorted(
     lf: pl.LazyFrame, time: str, span: tuple[int, int], directory: Path
 ) -> Iterator[pl.DataFrame]:
     """The log's rows in time order (ties in the log's order), in batches, sorted bucket
-    by bucket through parquet files in `directory`."""
+    by bucket through Arrow IPC files in `directory`."""
     low, high = span
     scale = FINE_BINS / (high - low + 1)
     fine = ((physical(time) - low).cast(pl.Float64) * scale).floor().cast(pl.Int64)
@@ -243,17 +243,18 @@ def _sorted(
     counts = np.zeros(FINE_BINS, np.int64)
     counts[histogram[_FINE].to_numpy()] = histogram["len"].to_numpy()
     bucket_of = (np.cumsum(counts) - counts) // BUCKET_ROWS  # by the bin's first row
-    seen = 0
+    parts: dict[int, list[Path]] = {}
     for i, batch in enumerate(
         lf.with_columns(fine).collect_batches(chunk_size=BUCKET_ROWS // 4, maintain_order=True)
     ):
-        batch = batch.with_row_index(_ROW, offset=seen)
-        seen += batch.height
         batch = batch.with_columns(pl.Series(_FINE, bucket_of[batch[_FINE].to_numpy()]))
         for (b,), part in batch.partition_by(_FINE, as_dict=True, include_key=False).items():
-            (directory / f"{b:08d}").mkdir(exist_ok=True)
-            part.write_parquet(directory / f"{b:08d}" / f"{i:08d}.parquet")
-    for path in sorted(directory.iterdir()):
-        rows = pl.scan_parquet(path / "*.parquet").sort(time, _ROW).drop(_ROW).collect()
+            path = directory / f"{b:08d}-{i:08d}.arrow"
+            # Uncompressed Arrow IPC: written and read about 2.5 times as fast as parquet.
+            part.write_ipc(path, compression="uncompressed")
+            parts.setdefault(int(b), []).append(path)
+    for b in sorted(parts):
+        # A bucket's parts in the log's order, and a stable sort: ties keep that order.
+        rows = pl.scan_ipc(parts[b]).sort(time, maintain_order=True).collect()
         yield from rows.iter_slices(BATCH_ROWS)
         del rows
