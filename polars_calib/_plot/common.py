@@ -274,12 +274,12 @@ def labelled(frame: pl.DataFrame, keys: Sequence[str], label: pl.Expr, name: str
     later group whose label is taken gets `` (2)``, `` (3)``, ... in order of first
     appearance, and no group vanishes from a chart.
     """
-    labelled = frame.with_columns(label.alias(name))
+    with_label = frame.with_columns(label.alias(name))
     if not keys:
-        return labelled
-    groups = labelled.select(*keys, name).unique(maintain_order=True)
+        return with_label
+    groups = with_label.select(*keys, name).unique(maintain_order=True)
     if groups.get_column(name).is_unique().all():
-        return labelled
+        return with_label
     names: list[str] = []
     used: set[str] = set()
     taken = set(groups.get_column(name).to_list())
