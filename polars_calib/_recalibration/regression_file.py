@@ -31,6 +31,7 @@ from polars_calib._recalibration.schema import (
     Rule,
     array,
     boolean,
+    check_columns,
     choice,
     dictionary,
     distinct_names,
@@ -137,14 +138,7 @@ def _check_params(content: dict[str, Any]) -> None:
         positive = number(0.0, above=True) if name == "scale" else optional(number(0.0))
         rules[name] = ("Float64", positive)
     columns = content["params"]["columns"]
-    for column in [*keys, *rules]:
-        if column not in columns:
-            fail(f"params.columns.{column}", "is missing")
-    for column, dtype in columns.items():
-        if column not in rules and column not in keys:
-            fail(f"params.columns.{column}", "is neither a key (by) nor a column of this method")
-        if column in rules and dtype != rules[column][0]:
-            fail(f"params.columns.{column}", f"must be {rules[column][0]!r}, got {dtype!r:.60}")
+    check_columns(columns, "params.columns", keys, rules, required=[*keys, *rules])
     rows = content["params"]["rows"]
     if not isinstance(rows, list):
         fail("params.rows", "must be a list")

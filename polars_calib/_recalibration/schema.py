@@ -24,7 +24,7 @@ from polars_calib._core.options import (
 from polars_calib._core.validation import CalibrationDataError
 from polars_calib._recalibration.maps import PARAMETERS
 
-__all__ = ["InvalidFileError", "Rule", "check_content", "check_frame"]
+__all__ = ["InvalidFileError", "Rule", "check_columns", "check_content", "check_frame"]
 
 Rule = Callable[[Any, str], None]
 """A field's check: ``rule(value, path)`` returns, or raises :class:`InvalidFileError`."""
@@ -262,6 +262,25 @@ def parameter_rules(method: str, options: Mapping[str, Any]) -> dict[str, tuple[
     }
 
 
+def check_columns(
+    columns: Mapping[str, str],
+    path: str,
+    keys: list[str],
+    known: Mapping[str, tuple[str | None, Rule]],
+    required: list[str],
+) -> None:
+    """Check a parameter table's declared `columns` (name to dtype): every `required`
+    name present, every other one a key or `known`, and each known one of its dtype."""
+    for name in required:
+        if name not in columns:
+            fail(f"{path}.{name}", "is missing")
+    for name, dtype in columns.items():
+        if name not in known and name not in keys:
+            fail(f"{path}.{name}", "is neither a key (by) nor a column of this method")
+        if name in known and dtype != known[name][0]:
+            fail(f"{path}.{name}", f"must be {known[name][0]!r}, got {_shown(dtype)}")
+
+
 def check_frame(
     frame: Mapping[str, Any],
     path: str,
@@ -287,14 +306,7 @@ def check_frame(
     }
     if "class" in keys:
         known["class"] = ("Int32", integer(0, high))
-    for name in [*keys, *rules]:
-        if name not in columns:
-            fail(f"{path}.columns.{name}", "is missing")
-    for name, dtype in columns.items():
-        if name not in known and name not in keys:
-            fail(f"{path}.columns.{name}", "is neither a key (by) nor a column of this method")
-        if name in known and dtype != known[name][0]:
-            fail(f"{path}.columns.{name}", f"must be {known[name][0]!r}, got {_shown(dtype)}")
+    check_columns(columns, f"{path}.columns", keys, known, required=[*keys, *rules])
     names = set(columns)
     for i, row in enumerate(frame["rows"]):
         where = f"{path}.rows[{i}]"
